@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// selection holds kubectl's object selection flags.
+type selection struct {
+	files         resource.FilenameOptions
+	labelSelector string
+	allNamespaces bool
+	local         bool
+}
+
+func (s *selection) addFlags(fs *pflag.FlagSet, what string, local bool) {
+	fs.StringSliceVarP(&s.files.Filenames, "filename", "f", nil, "Files, directories or URLs with the objects "+what+" (- for standard input).")
+	fs.BoolVarP(&s.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
+	fs.StringVarP(&s.files.Kustomize, "kustomize", "k", "", "A kustomization directory with the objects "+what+".")
+	fs.StringVarP(&s.labelSelector, "selector", "l", "", "Label selector, as kubectl's (-l app=web,tier!=db).")
+	fs.BoolVarP(&s.allNamespaces, "all-namespaces", "A", false, "Select objects in all namespaces.")
+	if local {
+		fs.BoolVar(&s.local, "local", false, "Read the objects from -f/-k only, without contacting a cluster (save them with kubectl get -o yaml --show-managed-fields).")
+	}
+}
+
+func (s *selection) validate(args []string) error {
+	hasFiles := len(s.files.Filenames) > 0 || s.files.Kustomize != ""
+	if len(s.files.Filenames) > 0 && s.files.Kustomize != "" {
+		return errors.New("only one of -f and -k can be given")
+	}
+	if s.local {
+		if !hasFiles {
+			return errors.New("--local needs the objects in -f or -k")
+		}
+		if len(args) > 0 {
+			return errors.New("--local reads -f/-k only: drop the TYPE/NAME arguments")
+		}
+	}
+	if !hasFiles && len(args) == 0 {
+		return errors.New("name the objects: TYPE NAME, TYPE/NAME, -f FILE, -k DIR or TYPE -l SELECTOR (see --help)")
+	}
+	if hasFiles && len(args) > 0 {
+		return errors.New("give either TYPE/NAME arguments or -f/-k, not both")
+	}
+	return nil
+}
+
+// objects resolves the selection into objects, with their managedFields.
+func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Unstructured, error) {
+	var b *resource.Builder
+	if s.local {
+		b = resource.NewLocalBuilder().Unstructured().Local()
+	} else {
+		ns, enforce, err := g.configFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return nil, err
+		}
+		b = resource.NewBuilder(g.configFlags).Unstructured().
+			NamespaceParam(ns).DefaultNamespace().AllNamespaces(s.allNamespaces).
+			LabelSelectorParam(s.labelSelector).
+			ResourceTypeOrNameArgs(true, args...).
+			Latest()
+		b = b.FilenameParam(enforce, &s.files)
+	}
+	if s.local {
+		b = b.FilenameParam(false, &s.files)
+	}
+	r := b.ContinueOnError().Flatten().Do()
+	if err := r.Err(); err != nil {
+		return nil, friendly(err)
+	}
+	var out []*unstructured.Unstructured
+	err := r.Visit(func(info *resource.Info, err error) error {
+		if err != nil {
+			return err
+		}
+		u, ok := info.Object.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("%s: unexpected object type %T", info.ObjectName(), info.Object)
+		}
+		out = append(out, u)
+		return nil
+	})
+	if err != nil {
+		return nil, friendly(err)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no objects matched the selection")
+	}
+	return out, nil
+}
+
+// friendly rewrites the errors people hit most into one line that says
+// what to do next.
+func friendly(err error) error {
+	var agg interface{ Errors() []error }
+	if errors.As(err, &agg) && len(agg.Errors()) > 0 {
+		msgs := make([]string, 0, len(agg.Errors()))
+		for _, e := range agg.Errors() {
+			msgs = append(msgs, friendly(e).Error())
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: check the name and the namespace (-n, or -A for all)", err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%w: this needs get permission on the object (check with kubectl auth can-i get ...), or use another --context/--as", err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%w: the credentials were refused; check --kubeconfig/--context", err)
+	case meta.IsNoMatchError(err) || strings.Contains(err.Error(), "doesn't have a resource type"):
+		return fmt.Errorf("%w: list the known types with kubectl api-resources", err)
+	}
+	return err
+}

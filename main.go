@@ -1,0 +1,37 @@
+// Command kubectl-ssa is the kubectl plugin "kubectl ssa": it makes
+// Server-Side Apply field ownership visible, explainable and safe.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-ssa/kubectl-ssa/cmd"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	err := cmd.NewRootCmd(streams).ExecuteContext(ctx)
+	if err == nil {
+		return
+	}
+	var exit *cmd.ExitError
+	if errors.As(err, &exit) {
+		if exit.Err != nil {
+			fmt.Fprintln(os.Stderr, "error: "+exit.Err.Error())
+		}
+		stop()
+		os.Exit(exit.Code)
+	}
+	fmt.Fprintln(os.Stderr, "error: "+err.Error())
+	stop()
+	os.Exit(2)
+}

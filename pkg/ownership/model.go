@@ -1,0 +1,88 @@
+package ownership
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// ReportKind is the kind of the report Analyze returns.
+const ReportKind = "OwnershipReport"
+
+// ObjectRef names an object in every report kubectl-ssa writes.
+type ObjectRef struct {
+	APIVersion      string `json:"apiVersion"`
+	Kind            string `json:"kind"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	UID             string `json:"uid"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+// Owner identifies one managedFields entry: the manager name with operation,
+// subresource and (for Update) apiVersion is the manager's identity. Time is
+// the entry's time, i.e. that manager's last write to the object, not the
+// time the field changed; nil where the entry has none.
+type Owner struct {
+	Manager     string       `json:"manager"`
+	Operation   string       `json:"operation"`
+	Subresource string       `json:"subresource"`
+	APIVersion  string       `json:"apiVersion"`
+	Time        *metav1.Time `json:"time"`
+}
+
+// Manager is one managedFields entry and how many fields it owns.
+type Manager struct {
+	Owner
+	FieldCount int `json:"fieldCount"`
+
+	// Set is the decoded FieldsV1 of the entry.
+	Set *fieldpath.Set `json:"-"`
+}
+
+// Field is one owned path of the object.
+type Field struct {
+	// Path is the apiserver's path string, e.g.
+	// .spec.template.spec.containers[name="nginx"].image.
+	Path   string  `json:"path"`
+	Owners []Owner `json:"owners"`
+	// Value is the field's current value where it is a scalar, or a whole
+	// atomic value; absent for granular maps, structs and list items.
+	Value interface{} `json:"value,omitempty"`
+
+	PathElements fieldpath.Path `json:"-"`
+	// HasValue tells a JSON null value from no value.
+	HasValue bool `json:"-"`
+	// Redacted is set when Value was hidden (Secret data).
+	Redacted bool `json:"-"`
+}
+
+// Report is the ownership of one object.
+type Report struct {
+	Kind     string    `json:"kind"`
+	Object   ObjectRef `json:"object"`
+	Managers []Manager `json:"managers"`
+	Fields   []Field   `json:"fields"`
+	// Unowned lists the top-most paths present in the object that no
+	// manager owns (defaulted fields, fields written before managedFields
+	// existed or after they were reset). Identity and server-managed
+	// metadata (name, uid, resourceVersion, ...) are never owned and are
+	// not listed.
+	Unowned      []string         `json:"unowned"`
+	UnownedPaths []fieldpath.Path `json:"-"`
+
+	// Tree is the ownership trie the views walk; Content is the object
+	// without managedFields, with secret values redacted unless asked for.
+	Tree    *Node                  `json:"-"`
+	Content map[string]interface{} `json:"-"`
+}
+
+// Node is a node of the ownership trie: a path element, the indices (into
+// Report.Managers) of the managers whose sets hold this exact path, and the
+// children that hold owned paths below it.
+type Node struct {
+	PE       fieldpath.PathElement
+	Path     fieldpath.Path
+	Owners   []int
+	Children []*Node
+	index    map[string]*Node
+}

@@ -1,0 +1,43 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"sigs.k8s.io/yaml"
+)
+
+// List wraps several reports.
+type List struct {
+	Kind  string        `json:"kind"`
+	Items []interface{} `json:"items"`
+}
+
+// Data writes reports as JSON or YAML: one report as itself, several as a
+// List. Field names are stable across commands.
+func Data(w io.Writer, format string, items []interface{}) error {
+	var v interface{} = List{Kind: "List", Items: items}
+	if len(items) == 1 {
+		v = items[0]
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		_, err = fmt.Fprintln(w, string(b))
+	case "yaml":
+		b, err = yaml.JSONToYAML(b)
+		if err == nil {
+			_, err = w.Write(b)
+		}
+	default:
+		err = fmt.Errorf("unknown data format %q", format)
+	}
+	return err
+}
+
+// IsData tells whether an output format is JSON or YAML.
+func IsData(format string) bool { return format == "json" || format == "yaml" }
