@@ -92,7 +92,7 @@ func classify(n *ownership.Node, covered []int, p fieldpath.Path, container bool
 	if covered != nil {
 		return lineOwned, covered
 	}
-	if container && n != nil {
+	if container && (n != nil || p.String() == ".metadata") {
 		return lineStructural, nil
 	}
 	return lineUnowned, nil

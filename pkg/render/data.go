@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,13 +22,18 @@ func Data(w io.Writer, format string, items []interface{}) error {
 	if len(items) == 1 {
 		v = items[0]
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
+	b := buf.Bytes()
+	var err error
 	switch format {
 	case "json":
-		_, err = fmt.Fprintln(w, string(b))
+		_, err = w.Write(b)
 	case "yaml":
 		b, err = yaml.JSONToYAML(b)
 		if err == nil {

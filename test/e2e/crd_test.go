@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var crdOnce sync.Once
+
+// widgetCRD: spec.endpoints is a map list keyed by host and port; tags is
+// an atomic list (the CRD default).
+const widgetCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer}
+              endpoints:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [host, port]
+                items:
+                  type: object
+                  required: [host, port]
+                  properties:
+                    host: {type: string}
+                    port: {type: integer}
+                    weight: {type: integer}
+              tags:
+                type: array
+                items: {type: string}
+`
+
+func waitEstablished(t *testing.T, name string) {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		u, err := env.dynamic.Resource(gvr).Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]interface{})
+				if m["type"] == "Established" && m["status"] == "True" {
+					restMapper().Reset()
+					// Discovery takes a moment to serve the new type.
+					time.Sleep(500 * time.Millisecond)
+					return
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("CRD %s not established", name)
+}

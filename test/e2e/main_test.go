@@ -1,0 +1,260 @@
+// Package e2e runs the built kubectl-ssa binary against a real
+// kube-apiserver (with etcd and kube-controller-manager) from the test bed
+// in test/cmd/kube-apiserver. One server serves the whole suite; each test
+// works in its own namespace.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+var env struct {
+	dir        string // private HOME, PATH and test bed directory
+	kubeconfig string
+	binDir     string
+	plugin     string
+	config     *rest.Config
+	client     kubernetes.Interface
+	dynamic    dynamic.Interface
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "kubectl-ssa-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	env.dir = dir
+	env.binDir = filepath.Join(dir, "bin")
+	if err := os.MkdirAll(env.binDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	testbed, err := testbedBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: "+err.Error())
+		return 1
+	}
+	env.plugin = filepath.Join(env.binDir, "kubectl-ssa")
+	build := exec.Command("go", "build", "-o", env.plugin, ".")
+	build.Dir = repoRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building kubectl-ssa: "+err.Error())
+		return 1
+	}
+
+	stop, err := startServer(testbed, filepath.Join(dir, "testbed"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: "+err.Error())
+		return 1
+	}
+	defer stop()
+
+	// The plugin sees only the private HOME and KUBECONFIG.
+	home := filepath.Join(dir, "home")
+	_ = os.MkdirAll(home, 0o700)
+	os.Setenv("HOME", home)
+	os.Setenv("KUBECONFIG", env.kubeconfig)
+	os.Setenv("PATH", env.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	os.Unsetenv("NO_COLOR")
+	return m.Run()
+}
+
+func repoRoot() string {
+	wd, _ := os.Getwd()
+	return filepath.Clean(filepath.Join(wd, "..", ".."))
+}
+
+// testbedBinary returns the kube-apiserver test bed, building it (a no-op
+// when the Go build cache is warm) unless SSA_TESTBED_BIN names one.
+func testbedBinary() (string, error) {
+	if p := os.Getenv("SSA_TESTBED_BIN"); p != "" {
+		return p, nil
+	}
+	cmd := exec.Command("make", "-s", "testbed-path")
+	cmd.Dir = repoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("make testbed-path: %w", err)
+	}
+	path := strings.TrimSpace(string(out))
+	build := exec.Command("make", "-s", "testbed")
+	build.Dir = repoRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the test bed apiserver: %w", err)
+	}
+	return path, nil
+}
+
+// startServer starts the test bed and waits until it says ready. The
+// returned stop ends it by PID, whatever happened.
+func startServer(bin, dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--testbed-dir", dir)
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan struct{})
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if kc, ok := strings.CutPrefix(sc.Text(), "ready KUBECONFIG="); ok {
+				ready <- kc
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case kc := <-ready:
+		env.kubeconfig = kc
+	case <-exited:
+		logf.Close()
+		return nil, fmt.Errorf("the test bed exited before it was ready; see %s", logTail(filepath.Join(dir, "server.log")))
+	case <-time.After(3 * time.Minute):
+		stop()
+		return nil, fmt.Errorf("the test bed was not ready in 3 minutes; %s", logTail(filepath.Join(dir, "server.log")))
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	env.config = cfg
+	env.client = kubernetes.NewForConfigOrDie(cfg)
+	env.dynamic = dynamic.NewForConfigOrDie(cfg)
+	return stop, nil
+}
+
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return "log tail:\n" + string(b)
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// namespace creates a namespace for the test, waits for its default
+// service account, and deletes it at the end.
+func namespace(t *testing.T) string {
+	t.Helper()
+	base := nonDNS.ReplaceAllString(strings.ToLower(t.Name()), "-")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	name := strings.Trim(base, "-") + "-" + rand.String(5)
+	ctx := context.Background()
+	_, err := env.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := env.client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			t.Fatalf("waiting for the default service account in %s: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return name
+}
+
+// result of one run of the plugin.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// ssa runs kubectl-ssa from the private PATH.
+func ssa(t *testing.T, args ...string) result {
+	t.Helper()
+	return ssaIn(t, "", args...)
+}
+
+func ssaIn(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command("kubectl-ssa", args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running kubectl-ssa %v: %v", args, err)
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// mustSSA runs kubectl-ssa and fails the test unless it exits with want.
+func mustSSA(t *testing.T, want int, args ...string) result {
+	t.Helper()
+	r := ssa(t, args...)
+	if r.code != want {
+		t.Fatalf("kubectl-ssa %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
+	}
+	return r
+}

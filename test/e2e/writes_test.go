@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	mapperOnce sync.Once
+	mapper     *restmapper.DeferredDiscoveryRESTMapper
+)
+
+func restMapper() *restmapper.DeferredDiscoveryRESTMapper {
+	mapperOnce.Do(func() {
+		mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(env.client.Discovery()))
+	})
+	return mapper
+}
+
+// parse reads one YAML object.
+func parse(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		t.Fatalf("parsing manifest: %v\n%s", err, manifest)
+	}
+	return u
+}
+
+// resourceFor returns the dynamic client for an object's kind.
+func resourceFor(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInterface {
+	t.Helper()
+	gvk := u.GroupVersionKind()
+	m, err := restMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		restMapper().Reset()
+		if m, err = restMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			t.Fatalf("mapping %s: %v", gvk, err)
+		}
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return env.dynamic.Resource(m.Resource).Namespace(u.GetNamespace())
+	}
+	return env.dynamic.Resource(m.Resource)
+}
+
+// apply server-side applies manifest in ns as manager.
+func apply(t *testing.T, ns, manager, manifest string, force bool) *unstructured.Unstructured {
+	t.Helper()
+	u := parse(t, manifest)
+	if ns != "" {
+		u.SetNamespace(ns)
+	}
+	out, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: force})
+	if err != nil {
+		t.Fatalf("apply by %s: %v", manager, err)
+	}
+	return out
+}
+
+// csaApply does what "kubectl apply" (client-side) does on create: the
+// object with the last-applied annotation, created by the manager
+// kubectl-client-side-apply.
+func csaApply(t *testing.T, ns, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	u := parse(t, manifest)
+	u.SetNamespace(ns)
+	last, err := json.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann["kubectl.kubernetes.io/last-applied-configuration"] = string(last) + "\n"
+	u.SetAnnotations(ann)
+	out, err := resourceFor(t, u).Create(context.Background(), u, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
+	if err != nil {
+		t.Fatalf("client-side apply: %v", err)
+	}
+	return out
+}
+
+// patch sends a merge patch as manager, optionally to a subresource.
+func patch(t *testing.T, obj *unstructured.Unstructured, manager, patchJSON string, subresource ...string) *unstructured.Unstructured {
+	t.Helper()
+	out, err := resourceFor(t, obj).Patch(context.Background(), obj.GetName(), types.MergePatchType, []byte(patchJSON), metav1.PatchOptions{FieldManager: manager}, subresource...)
+	if err != nil {
+		t.Fatalf("patch by %s %v: %v", manager, subresource, err)
+	}
+	return out
+}
+
+// get reads an object back.
+func get(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	out, err := resourceFor(t, obj).Get(context.Background(), obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get %s: %v", obj.GetName(), err)
+	}
+	return out
+}
+
+// kindRef is "kind/name" for the plugin's arguments.
+func kindRef(obj *unstructured.Unstructured) string {
+	gvk := obj.GroupVersionKind()
+	k := strings.ToLower(gvk.Kind)
+	if gvk.Group != "" {
+		k += "." + gvk.Group
+	}
+	return k + "/" + obj.GetName()
+}
+
