@@ -76,6 +76,7 @@ to server-side apply (migrate).`,
 
 	root.AddCommand(
 		newWhoOwnsCmd(g),
+		newExplainConflictCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)

@@ -123,4 +123,3 @@ func kindRef(obj *unstructured.Unstructured) string {
 	}
 	return k + "/" + obj.GetName()
 }
-

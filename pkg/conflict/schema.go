@@ -1,0 +1,318 @@
+package conflict
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/openapi"
+	"k8s.io/kube-openapi/pkg/schemaconv"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// Schema is a managedfields.TypeConverter over the structured-merge-diff
+// types of one or more group-versions, as the apiserver builds them from
+// its OpenAPI models. A kind whose group-version was not loaded is reported
+// as not registered, which the field manager treats as a version the
+// server no longer serves (its managers are dropped), exactly as the
+// apiserver does; so callers must load every group-version that appears in
+// an object's managedFields.
+type Schema struct {
+	parser *typed.Parser
+	index  map[schema.GroupVersionKind]string
+	// Loaded lists the group-versions the schema holds.
+	Loaded []schema.GroupVersion
+	// Source says where the types came from, for reports.
+	Source string
+	// FromCache counts group-versions read from the disk cache.
+	FromCache int
+}
+
+var _ managedfields.TypeConverter = &Schema{}
+
+// ObjectToTyped implements managedfields.TypeConverter.
+func (s *Schema) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	name, ok := s.index[gvk]
+	if !ok {
+		return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa schema", gvk)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("expected an unstructured object, got %T", obj)
+	}
+	return s.parser.Type(name).FromUnstructured(u.UnstructuredContent(), opts...)
+}
+
+// TypedToObject implements managedfields.TypeConverter.
+func (s *Schema) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
+	switch o := value.AsValue().Unstructured().(type) {
+	case map[string]interface{}:
+		return &unstructured.Unstructured{Object: o}, nil
+	default:
+		return nil, fmt.Errorf("failed to convert value to unstructured for type %T", o)
+	}
+}
+
+// Has tells whether the schema knows a kind.
+func (s *Schema) Has(gvk schema.GroupVersionKind) bool {
+	_, ok := s.index[gvk]
+	return ok
+}
+
+// gvSchema is the converted schema of one group-version document: the
+// structured-merge-diff types and which of them are kinds. It is what the
+// disk cache holds, written with the YAML tags structured-merge-diff's own
+// parser reads, so it round-trips exactly.
+type gvSchema struct {
+	Kinds []kindEntry       `yaml:"kinds"`
+	Types smdschema.Schema `yaml:"schema"`
+}
+
+type kindEntry struct {
+	Group   string `yaml:"group"`
+	Version string `yaml:"version"`
+	Kind    string `yaml:"kind"`
+	Type    string `yaml:"type"`
+}
+
+// convertModels converts OpenAPI models as managedfields.NewTypeConverter
+// does (preserveUnknownFields false, as for built-ins and v1 CRDs).
+func convertModels(models map[string]*spec.Schema) (*gvSchema, error) {
+	s, err := schemaconv.ToSchemaFromOpenAPI(models, false)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert models to schema: %w", err)
+	}
+	out := &gvSchema{Types: smdschema.Schema{Types: s.Types}}
+	names := make([]string, 0, len(models))
+	for n := range models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, gvk := range gvksOf(models[n].Extensions) {
+			out.Kinds = append(out.Kinds, kindEntry{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Type: n})
+		}
+	}
+	return out, nil
+}
+
+func gvksOf(ext spec.Extensions) []schema.GroupVersionKind {
+	raw, ok := ext["x-kubernetes-group-version-kind"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var list []schema.GroupVersionKind
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil
+	}
+	out := list[:0]
+	for _, g := range list {
+		if g.Kind != "" {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// newSchema merges converted group-versions into one converter. Types of
+// the same name are the same type from the same server, so the first wins.
+func newSchema(source string, parts map[schema.GroupVersion]*gvSchema) *Schema {
+	s := &Schema{parser: &typed.Parser{}, index: map[schema.GroupVersionKind]string{}, Source: source}
+	seen := map[string]bool{}
+	gvs := make([]schema.GroupVersion, 0, len(parts))
+	for gv := range parts {
+		gvs = append(gvs, gv)
+	}
+	sort.Slice(gvs, func(i, j int) bool { return gvs[i].String() < gvs[j].String() })
+	for _, gv := range gvs {
+		p := parts[gv]
+		for _, t := range p.Types.Types {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				s.parser.Schema.Types = append(s.parser.Schema.Types, t)
+			}
+		}
+		for _, k := range p.Kinds {
+			gvk := schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
+			if _, ok := s.index[gvk]; !ok {
+				s.index[gvk] = k.Type
+			}
+		}
+		s.Loaded = append(s.Loaded, gv)
+	}
+	return s
+}
+
+// Loader fetches group-version schemas from a cluster's /openapi/v3, one
+// document at a time, and caches the converted result on disk keyed by the
+// hash the server puts in each document's URL.
+type Loader struct {
+	Client openapi.Client
+	// CacheDir is the per-cluster cache directory; empty disables caching.
+	CacheDir string
+
+	paths map[string]openapi.GroupVersion
+}
+
+// Load returns a schema holding every group-version in gvs that the server
+// publishes. Group-versions it does not publish are left out: their
+// managers are then dropped, as the server drops them.
+func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, error) {
+	if l.paths == nil {
+		paths, err := l.Client.Paths()
+		if err != nil {
+			return nil, fmt.Errorf("reading the cluster's OpenAPI v3 index (/openapi/v3): %w", err)
+		}
+		l.paths = paths
+	}
+	parts := map[schema.GroupVersion]*gvSchema{}
+	fromCache := 0
+	for _, gv := range uniqueGVs(gvs) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		key := openAPIPath(gv)
+		doc, ok := l.paths[key]
+		if !ok {
+			continue
+		}
+		p, cached, err := l.loadOne(gv, doc)
+		if err != nil {
+			return nil, err
+		}
+		if cached {
+			fromCache++
+		}
+		parts[gv] = p
+	}
+	s := newSchema("cluster OpenAPI v3", parts)
+	s.FromCache = fromCache
+	return s, nil
+}
+
+func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvSchema, bool, error) {
+	file := ""
+	if l.CacheDir != "" {
+		file = filepath.Join(l.CacheDir, cacheName(gv, doc.ServerRelativeURL()))
+		if b, err := os.ReadFile(file); err == nil {
+			p := &gvSchema{}
+			if err := yaml.Unmarshal(b, p); err == nil && len(p.Types.Types) > 0 {
+				return p, true, nil
+			}
+		}
+	}
+	raw, err := doc.Schema("application/json")
+	if err != nil {
+		return nil, false, fmt.Errorf("fetching the OpenAPI v3 schema of %s: %w", gv, err)
+	}
+	var d spec3.OpenAPI
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, false, fmt.Errorf("parsing the OpenAPI v3 schema of %s: %w", gv, err)
+	}
+	if d.Components == nil {
+		return nil, false, fmt.Errorf("the OpenAPI v3 schema of %s has no components", gv)
+	}
+	p, err := convertModels(d.Components.Schemas)
+	if err != nil {
+		return nil, false, fmt.Errorf("converting the OpenAPI v3 schema of %s: %w", gv, err)
+	}
+	if file != "" {
+		if b, err := yaml.Marshal(p); err == nil {
+			_ = writeAtomic(file, b)
+		}
+	}
+	return p, false, nil
+}
+
+func openAPIPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
+	return "apis/" + gv.Group + "/" + gv.Version
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// cacheName keys a document by its group-version and the hash in its URL;
+// a URL without a hash is keyed by the URL's digest.
+func cacheName(gv schema.GroupVersion, serverURL string) string {
+	hash := ""
+	if u, err := url.Parse(serverURL); err == nil {
+		hash = u.Query().Get("hash")
+	}
+	if hash == "" {
+		sum := sha256.Sum256([]byte(serverURL))
+		hash = hex.EncodeToString(sum[:8])
+	}
+	group := gv.Group
+	if group == "" {
+		group = "core"
+	}
+	return unsafeChars.ReplaceAllString(group+"_"+gv.Version+"_"+hash, "_") + ".smd.yaml"
+}
+
+// CacheDirFor returns the schema cache directory of a cluster under base.
+func CacheDirFor(base, host string) string {
+	if base == "" {
+		return ""
+	}
+	h := strings.TrimPrefix(strings.TrimPrefix(host, "https://"), "http://")
+	return filepath.Join(base, "kubectl-ssa", "schema", unsafeChars.ReplaceAllString(h, "_"))
+}
+
+func writeAtomic(file string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}
+
+func uniqueGVs(gvs []schema.GroupVersion) []schema.GroupVersion {
+	seen := map[schema.GroupVersion]bool{}
+	var out []schema.GroupVersion
+	for _, gv := range gvs {
+		if !seen[gv] {
+			seen[gv] = true
+			out = append(out, gv)
+		}
+	}
+	return out
+}
+
+// ErrNoSchema is returned when no schema source fits an object.
+var ErrNoSchema = errors.New("no schema")

@@ -1,0 +1,360 @@
+package conflict
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// ReportKind is the kind of the report Simulate returns.
+const ReportKind = "ConflictReport"
+
+// Actions of a report.
+const (
+	ActionCreate = "create"
+	ActionApply  = "apply"
+)
+
+// Input is one apply to simulate.
+type Input struct {
+	// Live is the object as the server has it, with managedFields, at the
+	// applied apiVersion; nil when it does not exist (the apply creates it).
+	Live *unstructured.Unstructured
+	// Applied is the manifest as it would be sent.
+	Applied      *unstructured.Unstructured
+	FieldManager string
+	Force        bool
+	// Subresource is "" or "status".
+	Subresource string
+	// Schema types the object at every group-version in play.
+	Schema managedfields.TypeConverter
+	// CRD selects the apiserver's custom-resource field manager.
+	CRD bool
+	// Served tells which group-versions the server serves; managers
+	// recorded at others are dropped, as the server drops them. Nil: all.
+	Served func(schema.GroupVersion) bool
+	// HasStatus tells whether the kind has a status subresource (which
+	// makes main-resource writes reset status).
+	HasStatus bool
+}
+
+// Conflict is one field another manager owns with a different value.
+type Conflict struct {
+	Path         string       `json:"path"`
+	Manager      string       `json:"manager"`
+	Operation    string       `json:"operation"`
+	Subresource  string       `json:"subresource"`
+	APIVersion   string       `json:"apiVersion"`
+	Time         *metav1.Time `json:"time"`
+	LiveValue    interface{}  `json:"liveValue"`
+	AppliedValue interface{}  `json:"appliedValue"`
+
+	PathElements fieldpath.Path `json:"-"`
+}
+
+// Owner returns the conflicting manager's identity.
+func (c Conflict) Owner() ownership.Owner {
+	return ownership.Owner{Manager: c.Manager, Operation: c.Operation, Subresource: c.Subresource, APIVersion: c.APIVersion, Time: c.Time}
+}
+
+// Retained is a field the applier stopped setting that stays, because
+// other managers still own it.
+type Retained struct {
+	Path   string            `json:"path"`
+	Owners []ownership.Owner `json:"owners"`
+}
+
+// Report is the prediction for one object.
+type Report struct {
+	Kind         string              `json:"kind"`
+	Object       ownership.ObjectRef `json:"object"`
+	Action       string              `json:"action"`
+	FieldManager string              `json:"fieldManager"`
+	Force        bool                `json:"force"`
+	Subresource  string              `json:"subresource"`
+	Conflicts    []Conflict          `json:"conflicts"`
+	// Message is the apiserver's error message for this apply, empty
+	// when it succeeds.
+	Message string `json:"message"`
+	// Removed are fields the applier owned and no longer sets, that
+	// nobody else owns: the apply removes them (or resets them to their
+	// default).
+	Removed []string `json:"removed"`
+	// Retained are fields the applier no longer sets that stay because
+	// other managers own them.
+	Retained []Retained `json:"retained"`
+	// Released lists managers that own nothing after a forced apply and
+	// disappear from managedFields.
+	Released []ownership.Owner `json:"releasedManagers"`
+	// ManagedFields are the object's managedFields as the server would
+	// store them after the apply (unchanged when it fails).
+	ManagedFields []metav1.ManagedFieldsEntry `json:"managedFields"`
+	Warnings      []string                    `json:"warnings"`
+	Verify        *Verification               `json:"verify,omitempty"`
+
+	// Live and Result are the object before and after, for rendering.
+	Live   *unstructured.Unstructured `json:"-"`
+	Result *unstructured.Unstructured `json:"-"`
+}
+
+// Verification compares the prediction with the server's dry-run.
+type Verification struct {
+	Agrees      bool     `json:"agrees"`
+	Differences []string `json:"differences"`
+}
+
+// Simulate runs the apiserver's field manager over an apply, locally.
+func Simulate(in Input) (*Report, error) {
+	if in.Applied == nil {
+		return nil, errors.New("nothing to apply")
+	}
+	gvk := in.Applied.GroupVersionKind()
+	name := ownership.ObjectName(gvk.Kind, in.Applied.GetNamespace(), in.Applied.GetName())
+	if _, found, _ := unstructured.NestedFieldNoCopy(in.Applied.Object, "metadata", "managedFields"); found {
+		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
+	}
+	r := &Report{
+		Kind:         ReportKind,
+		Action:       ActionApply,
+		FieldManager: in.FieldManager,
+		Force:        in.Force,
+		Subresource:  in.Subresource,
+		Conflicts:    []Conflict{},
+		Removed:      []string{},
+		Retained:     []Retained{},
+		Released:     []ownership.Owner{},
+		Warnings:     []string{},
+	}
+	live := in.Live
+	if live == nil {
+		r.Action = ActionCreate
+		live = &unstructured.Unstructured{Object: map[string]interface{}{}}
+		live.SetGroupVersionKind(gvk)
+		live.SetName(in.Applied.GetName())
+		live.SetNamespace(in.Applied.GetNamespace())
+	}
+	r.Object = ownership.RefOf(live)
+	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
+	r.Live = live
+
+	fm, err := newFieldManager(in, live)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	result, err := fm.Apply(live.DeepCopy(), in.Applied.DeepCopy(), in.FieldManager, false)
+	if err != nil {
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) || !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("%s: the apply would fail: %w", name, err)
+		}
+		r.Message = status.Status().Message
+		conflicts, err := parseConflicts(status.Status(), live, in.Applied)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r.Conflicts = conflicts
+		if !in.Force {
+			r.ManagedFields = live.GetManagedFields()
+			if r.ManagedFields == nil {
+				r.ManagedFields = []metav1.ManagedFieldsEntry{}
+			}
+			r.Result = live
+			return r, nil
+		}
+		r.Message = ""
+		fm, err = newFieldManager(in, live)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		result, err = fm.Apply(live.DeepCopy(), in.Applied.DeepCopy(), in.FieldManager, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the forced apply would fail: %w", name, err)
+		}
+	}
+	res, ok := result.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("%s: unexpected result type %T", name, result)
+	}
+	r.Result = res
+	r.ManagedFields = res.GetManagedFields()
+	if r.ManagedFields == nil {
+		r.ManagedFields = []metav1.ManagedFieldsEntry{}
+	}
+	if err := r.diffOwnership(in, live, res); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, nil
+}
+
+func newFieldManager(in Input, live *unstructured.Unstructured) (*managedfields.FieldManager, error) {
+	gvk := in.Applied.GroupVersionKind()
+	gv := gvk.GroupVersion()
+	var versions []schema.GroupVersion
+	for _, e := range live.GetManagedFields() {
+		if v, err := schema.ParseGroupVersion(e.APIVersion); err == nil {
+			versions = append(versions, v)
+		}
+	}
+	reset := ResetFields(gvk, in.Subresource, in.HasStatus, versions)
+	conv := versionConverter{served: in.Served}
+	if in.CRD {
+		return managedfields.NewDefaultCRDFieldManager(in.Schema, conv, nopDefaulter{}, creater{}, gvk, gv, in.Subresource, reset)
+	}
+	return managedfields.NewDefaultFieldManager(in.Schema, conv, nopDefaulter{}, creater{}, gvk, gv, in.Subresource, reset)
+}
+
+// conflictCause parses the apiserver's cause message, which names the
+// manager as printManager formats it.
+var conflictCause = regexp.MustCompile(`^conflict with ("(?:[^"\\]|\\.)*")(?: with subresource ("(?:[^"\\]|\\.)*"))?(?: using (\S+?)(?: at (\S+))?)?$`)
+
+func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) ([]Conflict, error) {
+	var out []Conflict
+	if st.Details == nil {
+		return nil, fmt.Errorf("conflict without details: %s", st.Message)
+	}
+	entries := live.GetManagedFields()
+	for _, c := range st.Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		m := conflictCause.FindStringSubmatch(c.Message)
+		if m == nil {
+			return nil, fmt.Errorf("unexpected conflict cause %q", c.Message)
+		}
+		mgr, _ := strconv.Unquote(m[1])
+		sub := ""
+		if m[2] != "" {
+			sub, _ = strconv.Unquote(m[2])
+		}
+		op := string(metav1.ManagedFieldsOperationApply)
+		if m[3] != "" {
+			op = string(metav1.ManagedFieldsOperationUpdate)
+		}
+		cf := Conflict{Path: c.Field, Manager: mgr, Operation: op, Subresource: sub, APIVersion: m[3]}
+		for _, e := range entries {
+			if e.Manager == mgr && e.Subresource == sub && string(e.Operation) == op && (m[3] == "" || e.APIVersion == m[3]) {
+				cf.APIVersion, cf.Time = e.APIVersion, e.Time
+				break
+			}
+		}
+		if p, err := ownership.ParsePath(c.Field, applied.Object, live.Object); err == nil {
+			cf.PathElements = p
+			cf.LiveValue, _ = ownership.Lookup(live.Object, p)
+			cf.AppliedValue, _ = ownership.Lookup(applied.Object, p)
+		}
+		out = append(out, cf)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Manager < out[j].Manager
+	})
+	return out, nil
+}
+
+// diffOwnership fills Removed, Retained and Released.
+func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) error {
+	applier := func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == in.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == in.Subresource
+	}
+	before, err := setOf(live.GetManagedFields(), applier)
+	if err != nil {
+		return err
+	}
+	after, err := setOf(res.GetManagedFields(), applier)
+	if err != nil {
+		return err
+	}
+	others := &fieldpath.Set{}
+	othersBy := map[int]*fieldpath.Set{}
+	for i, e := range res.GetManagedFields() {
+		if applier(e) {
+			continue
+		}
+		s, err := ownership.DecodeEntry(e)
+		if err != nil {
+			return err
+		}
+		othersBy[i] = s
+		others = others.Union(s)
+	}
+	dropped := before.Difference(after)
+	var removed []fieldpath.Path
+	dropped.Iterate(func(p fieldpath.Path) {
+		_, inLive := ownership.Lookup(live.Object, p)
+		if !inLive {
+			return
+		}
+		if _, inResult := ownership.Lookup(res.Object, p); !inResult {
+			removed = append(removed, p)
+			return
+		}
+		if others.Has(p) {
+			ret := Retained{Path: p.String()}
+			for i, e := range res.GetManagedFields() {
+				if s, ok := othersBy[i]; ok && s.Has(p) {
+					ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
+				}
+			}
+			r.Retained = append(r.Retained, ret)
+		}
+	})
+	// Report the top-most removed paths: a removed list item implies its
+	// fields.
+	for _, p := range removed {
+		covered := false
+		for _, q := range removed {
+			if len(q) < len(p) && p[:len(q)].Equals(q) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			r.Removed = append(r.Removed, p.String())
+		}
+	}
+	// Managers that existed before and are gone after a forced apply.
+	if in.Force && len(r.Conflicts) > 0 {
+		kept := map[string]bool{}
+		for _, e := range res.GetManagedFields() {
+			kept[identity(e)] = true
+		}
+		for _, e := range live.GetManagedFields() {
+			if !kept[identity(e)] && !applier(e) {
+				r.Released = append(r.Released, ownership.OwnerOf(e))
+			}
+		}
+	}
+	return nil
+}
+
+func identity(e metav1.ManagedFieldsEntry) string {
+	return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
+}
+
+func setOf(entries []metav1.ManagedFieldsEntry, keep func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
+	out := &fieldpath.Set{}
+	for _, e := range entries {
+		if !keep(e) {
+			continue
+		}
+		s, err := ownership.DecodeEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		out = out.Union(s)
+	}
+	return out, nil
+}

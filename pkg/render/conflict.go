@@ -1,0 +1,226 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// ConflictContext is what the resolution commands need to be pasteable.
+type ConflictContext struct {
+	Source       string // the manifest file
+	ResourceArg  string // e.g. deployment.apps/web
+	Namespace    string
+	FieldManager string
+	Subresource  string
+}
+
+func (c ConflictContext) nsFlag() string {
+	if c.Namespace == "" {
+		return ""
+	}
+	return " -n " + shellQuote(c.Namespace)
+}
+
+func (c ConflictContext) fileFlag() string {
+	if c.Source == "" || c.Source == "STDIN" {
+		return "-f MANIFEST"
+	}
+	return "-f " + shellQuote(c.Source)
+}
+
+func (c ConflictContext) managerFlag() string {
+	if c.FieldManager == "kubectl" {
+		return ""
+	}
+	return " --field-manager=" + shellQuote(c.FieldManager)
+}
+
+// ConflictExplanation renders the prediction for one object.
+func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictContext) {
+	p := o.Palette
+	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+	verb := "apply"
+	if r.Subresource != "" {
+		verb = "apply to /" + r.Subresource
+	}
+	who := fmt.Sprintf("%q", r.FieldManager)
+	switch {
+	case r.Action == conflict.ActionCreate:
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, Escape(who))))
+	case r.Message != "":
+		n := len(r.Conflicts)
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, Escape(who), n, plural(n))))
+	case r.Force && len(r.Conflicts) > 0:
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, Escape(who), len(r.Conflicts), plural(len(r.Conflicts)))))
+	default:
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Green(fmt.Sprintf("the %s as %s succeeds without conflicts", verb, Escape(who))))
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
+	}
+
+	if len(r.Conflicts) > 0 {
+		fmt.Fprintln(w)
+		if r.Force {
+			fmt.Fprintln(w, p.Bold("Fields the force takes:"))
+		} else {
+			fmt.Fprintln(w, p.Bold("Conflicts:"))
+		}
+		for _, cf := range r.Conflicts {
+			ow := cf.Owner()
+			fmt.Fprintf(w, "  %s\n", p.Bold(Escape(displayConflictPath(cf))))
+			since := ""
+			if cf.Time != nil {
+				since = ", last write " + o.FormatTime(cf.Time)
+				if o.Time == TimeRelative {
+					since += " ago"
+				}
+			}
+			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", Escape(cf.Manager))), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
+			if d := conflict.Describe(ow, cf.Path); d != "" {
+				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
+			}
+			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
+			fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
+		}
+	}
+	if r.Message != "" {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("The apiserver would answer:"))
+		for _, l := range strings.Split(r.Message, "\n") {
+			fmt.Fprintf(w, "  %s\n", Escape(l))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
+		writeResolutions(w, r, c, p)
+	}
+	if r.Force && len(r.Released) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("Managers left owning nothing (they disappear from managedFields):"))
+		for _, m := range r.Released {
+			fmt.Fprintf(w, "  %s\n", p.Manager(m.Manager, o.OwnerLabel(m)))
+		}
+	}
+	if len(r.Removed) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone and no longer set them; a field with a default gets it back):"))
+		for _, path := range r.Removed {
+			fmt.Fprintf(w, "  %s\n", Escape(path))
+		}
+	}
+	if len(r.Retained) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("The apply does NOT remove (you no longer set them, but other managers own them):"))
+		for _, ret := range r.Retained {
+			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path), o.colorOwners(ret.Owners))
+		}
+		fmt.Fprintf(w, "  %s\n", p.Dim("to remove one, release it from its owners: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
+	}
+	if r.Verify != nil {
+		fmt.Fprintln(w)
+		if r.Verify.Agrees {
+			fmt.Fprintln(w, p.Green("--verify: the server's dry run agrees with the prediction"))
+		} else {
+			fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))
+			for _, d := range r.Verify.Differences {
+				fmt.Fprintf(w, "  %s\n", Escape(d))
+			}
+		}
+	}
+}
+
+func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Palette) {
+	byOwner := map[string][]string{}
+	var owners []string
+	for _, cf := range r.Conflicts {
+		key := fmt.Sprintf("%q", cf.Manager) + subDesc(cf.Subresource)
+		if _, ok := byOwner[key]; !ok {
+			owners = append(owners, key)
+		}
+		byOwner[key] = append(byOwner[key], cf.Path)
+	}
+	sort.Strings(owners)
+	var takes []string
+	for _, k := range owners {
+		takes = append(takes, fmt.Sprintf("%s from %s", strings.Join(byOwner[k], ", "), k))
+	}
+	sub := ""
+	if c.Subresource != "" {
+		sub = " --subresource=" + c.Subresource
+	}
+	cmd := func(s string) string { return p.Green("     $ " + s) }
+	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(strings.Join(takes, "; ")))
+	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
+	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+" "+c.fileFlag()))
+	fmt.Fprintln(w, "  2. Leave them to their owner: remove these fields from your manifest, then apply:")
+	for _, cf := range r.Conflicts {
+		fmt.Fprintf(w, "       %s\n", Escape(displayConflictPath(cf)))
+	}
+	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
+	for _, cf := range r.Conflicts {
+		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))
+	}
+	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
+	seen := map[string]bool{}
+	for _, cf := range r.Conflicts {
+		if seen[cf.Manager+cf.Subresource] {
+			continue
+		}
+		seen[cf.Manager+cf.Subresource] = true
+		var fields []string
+		for _, other := range r.Conflicts {
+			if other.Manager == cf.Manager && other.Subresource == cf.Subresource {
+				fields = append(fields, " --field "+shellQuote(other.Path))
+			}
+		}
+		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+" --from "+shellQuote(cf.Manager)+" --to "+shellQuote(c.FieldManager)))
+	}
+	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
+}
+
+func displayConflictPath(cf conflict.Conflict) string {
+	if cf.PathElements != nil {
+		return ownership.DisplayPath(cf.PathElements)
+	}
+	return cf.Path
+}
+
+func subDesc(sub string) string {
+	if sub == "" {
+		return ""
+	}
+	return fmt.Sprintf(" with subresource %q", sub)
+}
+
+func valueText(v interface{}) string {
+	if v == nil {
+		return "(not set)"
+	}
+	s := compactJSON(v)
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return Escape(s)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
