@@ -82,7 +82,7 @@ func (s *Schema) Has(gvk schema.GroupVersionKind) bool {
 // disk cache holds, written with the YAML tags structured-merge-diff's own
 // parser reads, so it round-trips exactly.
 type gvSchema struct {
-	Kinds []kindEntry       `yaml:"kinds"`
+	Kinds []kindEntry      `yaml:"kinds"`
 	Types smdschema.Schema `yaml:"schema"`
 }
 
