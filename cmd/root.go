@@ -77,6 +77,7 @@ to server-side apply (migrate).`,
 	root.AddCommand(
 		newWhoOwnsCmd(g),
 		newExplainConflictCmd(g),
+		newHandoverCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)

@@ -109,6 +109,10 @@ func closingBracket(s string, open int) (int, error) {
 }
 
 func parseBracket(in string) (fieldpath.PathElement, error) {
+	if name, err := strconv.Unquote(in); err == nil && strings.HasPrefix(in, `"`) {
+		// ["app.kubernetes.io/name"]: a field name, as DisplayPath writes it.
+		return fieldpath.PathElement{FieldName: &name}, nil
+	}
 	if strings.HasPrefix(in, "=") {
 		v, err := parseScalar(in[1:])
 		if err != nil {

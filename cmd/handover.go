@@ -1,0 +1,243 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+type handoverOptions struct {
+	*globalOptions
+	sel             selection
+	fields          []string
+	all             bool
+	from            string
+	fromSubresource string
+	to              string
+	mode            string
+	tempManager     string
+	wait            bool
+	timeout         time.Duration
+	dryRun          string
+	output          string
+	release         bool
+}
+
+func (o *handoverOptions) addFlags(fs *pflag.FlagSet) {
+	o.sel.addFlags(fs, "to change", false)
+	fs.StringArrayVar(&o.fields, "field", nil, "A field to move, as who-owns prints it: .spec.replicas, '.metadata.labels[\"app.kubernetes.io/name\"]', '.spec.template.spec.containers[name=\"app\"].image' (repeatable).")
+	fs.StringVar(&o.from, "from", "", "The manager that gives the fields up (as who-owns -o managers names it).")
+	fs.StringVar(&o.fromSubresource, "from-subresource", "", "Only the entries of --from written through this subresource (scale, status; 'none' for the main resource).")
+	fs.StringVar(&o.dryRun, "dry-run", "none", `"none" writes; "client" prints the plan without sending anything; "server" sends every step as a server dry run.`)
+	fs.StringVarP(&o.output, "output", "o", "text", "Output: text, json or yaml.")
+	fs.Lookup("dry-run").NoOptDefVal = "client"
+}
+
+func newHandoverCmd(g *globalOptions) *cobra.Command {
+	o := &handoverOptions{globalOptions: g, mode: "auto", tempManager: handover.DefaultTempManager, timeout: 2 * time.Minute}
+	cmd := &cobra.Command{
+		Use:   "handover (TYPE/NAME... | TYPE -l SELECTOR | -f FILE) --field PATH --from MANAGER --to MANAGER [flags]",
+		Short: "Move field ownership between managers without ever resetting a value",
+		Long: `Move the ownership of fields from one field manager to another, safely,
+following the two recipes of the Server-Side Apply documentation.
+
+To a controller (--to names a manager that writes the field itself through
+Update or a subresource, like kube-controller-manager for an HPA's
+.spec.replicas): a temporary manager (--temp-manager) first applies the
+fields at their current values, so that taking them away from the old owner
+can never reset them; then the old owner releases them; with --wait the
+command waits until the controller writes the fields and then removes the
+temporary manager.
+
+Between two appliers (e.g. a CI pipeline's manager to argocd-controller):
+the new manager takes shared ownership at the current values, then the old
+manager releases them.
+
+Only managedFields change (apart from the temporary manager's apply, which
+sets the values the fields already have). Every write carries the object's
+resourceVersion; if another writer changes the object in between, the
+command reads it again and plans again. Running it again after it finished
+does nothing; after an interruption it completes the remaining steps.
+
+--mode auto picks "controller" when --to has an Update entry on the object
+(or is kube-controller-manager), "applier" otherwise.`,
+		Example: `  # Hand .spec.replicas to the HorizontalPodAutoscaler, and wait for it
+  kubectl ssa handover deployment/web --field .spec.replicas --from kubectl --to kube-controller-manager --wait
+
+  # See the plan first
+  kubectl ssa handover deployment/web --field .spec.replicas --from kubectl --to kube-controller-manager --dry-run=client
+
+  # Move an image from a CI pipeline's manager to Argo CD, for every Deployment labelled team=pay
+  kubectl ssa handover deployments -l team=pay --field '.spec.template.spec.containers[name="app"].image' --from ci-deploy --to argocd-controller
+
+  # Make a leftover client-side-apply entry let go of a label you removed from your manifest
+  kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field '.metadata.labels.tier'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&o.to, "to", "", "The manager that takes the fields.")
+	cmd.Flags().StringVar(&o.mode, "mode", o.mode, "auto, controller (--to writes the fields itself) or applier (--to applies manifests).")
+	cmd.Flags().StringVar(&o.tempManager, "temp-manager", o.tempManager, "The temporary manager that holds the fields during a handover to a controller.")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "Handover to a controller: wait until it writes the fields, then remove the temporary manager.")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "How long --wait waits.")
+	cmd.ValidArgsFunction = completeResources(g)
+
+	rel := &handoverOptions{globalOptions: g}
+	release := &cobra.Command{
+		Use:   "release (TYPE/NAME... | TYPE -l SELECTOR | -f FILE) --from MANAGER (--field PATH... | --all) [flags]",
+		Short: "Make a manager give up fields, without changing any value",
+		Long: `Take fields out of a manager's managedFields entry, changing no value.
+
+Use it to clear what a manager no longer means to own, typically a leftover
+kubectl-client-side-apply or before-first-apply entry that keeps a field you
+removed from your manifest from being removed. The report says which fields
+are then owned by nobody (they stay as they are) and which are owned only by
+appliers (their next apply without the field removes it).`,
+		Example: `  # A label you removed from the manifest stays because client-side apply still owns it
+  kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field .metadata.labels.tier
+
+  # Drop everything a stale manager owns
+  kubectl ssa handover release configmap/settings --from before-first-apply --all`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rel.release = true
+			return rel.run(cmd.Context(), args)
+		},
+	}
+	rel.addFlags(release.Flags())
+	release.Flags().BoolVar(&rel.all, "all", false, "Release every field of --from.")
+	release.ValidArgsFunction = completeResources(g)
+	cmd.AddCommand(release)
+	return cmd
+}
+
+func (o *handoverOptions) validate(args []string) (migrate.DryRun, error) {
+	dr, err := migrate.ParseDryRun(o.dryRun)
+	if err != nil {
+		return "", err
+	}
+	if o.from == "" {
+		return "", errors.New("name the manager that gives the fields up with --from")
+	}
+	switch o.output {
+	case "text", "json", "yaml":
+	default:
+		return "", fmt.Errorf("--output must be text, json or yaml, not %q", o.output)
+	}
+	if o.release {
+		if len(o.fields) == 0 && !o.all {
+			return "", errors.New("name the fields with --field, or release all of them with --all")
+		}
+		if len(o.fields) > 0 && o.all {
+			return "", errors.New("give --field or --all, not both")
+		}
+	} else {
+		if o.to == "" {
+			return "", errors.New("name the manager that takes the fields with --to")
+		}
+		if len(o.fields) == 0 {
+			return "", errors.New("name the fields to hand over with --field")
+		}
+		if o.to == o.from && o.fromSubresource == "" {
+			return "", errors.New("--from and --to are the same manager")
+		}
+		switch handover.Mode(o.mode) {
+		case handover.ModeAuto, handover.ModeController, handover.ModeApplier:
+		default:
+			return "", fmt.Errorf("--mode must be auto, controller or applier, not %q", o.mode)
+		}
+		if o.wait && dr != migrate.DryRunNone {
+			return "", errors.New("--wait waits for a real handover: drop --dry-run or --wait")
+		}
+	}
+	return dr, o.sel.validate(args)
+}
+
+func (o *handoverOptions) run(ctx context.Context, args []string) error {
+	dr, err := o.validate(args)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	pal, err := o.palette()
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	objs, err := o.sel.objects(o.globalOptions, args)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	c, err := newCluster(o.globalOptions)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
+	var reports []interface{}
+	failed := 0
+	for i, obj := range objs {
+		req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: handover.Mode(o.mode), TempManager: o.tempManager, Wait: o.wait}
+		if o.release {
+			req.Mode, req.To = handover.ModeRelease, ""
+		}
+		for _, f := range o.fields {
+			p, err := ownership.ParsePath(f, obj.Object)
+			if err != nil {
+				return &ExitError{Code: 2, Err: fmt.Errorf("--field %s: %w", f, err)}
+			}
+			req.Fields = append(req.Fields, p)
+		}
+		ri, _, err := c.resource(obj)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		var progress func(handover.Step)
+		if !render.IsData(o.output) && dr == migrate.DryRunNone {
+			progress = func(s handover.Step) {
+				fmt.Fprintf(o.streams.ErrOut, "%s: %s %s\n", objName(obj), s.Name, s.Status)
+			}
+		}
+		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress})
+		if err != nil {
+			failed++
+			msg := err.Error()
+			if !handover.IsError(err) {
+				msg = fmt.Sprintf("%s: %v", objName(obj), friendly(err))
+			}
+			fmt.Fprintln(o.streams.ErrOut, "error: "+msg)
+			if rep == nil {
+				continue
+			}
+			rep.Status = "failed"
+			rep.Message = msg
+		}
+		if render.IsData(o.output) {
+			reports = append(reports, rep)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(o.streams.Out)
+		}
+		render.HandoverNarrative(o.streams.Out, rep, ropts)
+		if rep.Status == "waiting" {
+			failed++
+		}
+	}
+	if len(reports) > 0 {
+		if err := render.Data(o.streams.Out, o.output, reports); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return &ExitError{Code: 2}
+	}
+	return nil
+}

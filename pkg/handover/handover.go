@@ -1,0 +1,451 @@
+// Package handover moves field ownership between managers without ever
+// changing or resetting a field's value, following the two recipes of the
+// Server-Side Apply documentation ("Transferring ownership"):
+//
+//   - to a controller (the HPA replicas case): a temporary manager first
+//     holds the fields at their current values by a real apply, then the
+//     old owner releases them; once the controller writes them, the
+//     temporary manager lets go;
+//   - between appliers: the new manager takes shared ownership at the
+//     current values, then the old manager releases them.
+//
+// And release: a manager gives up fields (a leftover
+// kubectl-client-side-apply entry, say) with no value change.
+//
+// Plan is pure and returns each step with the managedFields predicted after
+// it; Run executes a plan step by step against a cluster, re-reading and
+// re-planning before every step, so an interrupted run completes when run
+// again and a run that already completed does nothing.
+package handover
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Mode is how ownership moves.
+type Mode string
+
+// Modes.
+const (
+	ModeAuto       Mode = "auto"
+	ModeController Mode = "controller"
+	ModeApplier    Mode = "applier"
+	ModeRelease    Mode = "release"
+)
+
+// Step names.
+const (
+	StepHold    = "hold"
+	StepShare   = "share"
+	StepRelease = "release"
+	StepWait    = "wait"
+	StepCleanup = "cleanup"
+)
+
+// DefaultTempManager holds fields during a handover to a controller.
+const DefaultTempManager = "kubectl-ssa-handover"
+
+// Request says what to move.
+type Request struct {
+	// Fields to move; with Mode release and no fields, all of From's.
+	Fields []fieldpath.Path
+	From   string
+	// FromSubresource narrows From to entries of one subresource ("-"
+	// for the main resource); empty: every entry named From.
+	FromSubresource string
+	To              string
+	Mode            Mode
+	TempManager     string
+	Wait            bool
+}
+
+// Step is one write of the plan.
+type Step struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Manager     string   `json:"manager"`
+	Paths       []string `json:"paths"`
+	// Status: planned, done, skipped (already true), dry-run, failed.
+	Status string `json:"status"`
+	// ResourceVersion the step wrote (empty unless done).
+	ResourceVersion string                      `json:"resourceVersion"`
+	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
+
+	// apply is the applied configuration of a hold step; entries the
+	// managedFields of a share/release/cleanup step.
+	apply map[string]interface{}
+}
+
+// FieldState is one field's value and owners.
+type FieldState struct {
+	Path   string            `json:"path"`
+	Value  interface{}       `json:"value"`
+	Owners []ownership.Owner `json:"owners"`
+}
+
+// Report is a handover's plan and outcome.
+type Report struct {
+	Kind   string              `json:"kind"`
+	Object ownership.ObjectRef `json:"object"`
+	Mode   Mode                `json:"mode"`
+	From   string              `json:"from"`
+	To     string              `json:"to"`
+	// Status: planned, completed, already-complete, waiting (the
+	// controller has not written the fields yet), failed.
+	Status  string       `json:"status"`
+	Message string       `json:"message"`
+	Steps   []Step       `json:"steps"`
+	Before  []FieldState `json:"before"`
+	After   []FieldState `json:"after"`
+	// Orphaned are fields a release leaves owned by nobody (they stay, and
+	// no apply will remove them); AppliersOnly are fields then owned only
+	// by appliers, which the next apply of theirs without them removes.
+	Orphaned     []string `json:"orphaned"`
+	AppliersOnly []string `json:"appliersOnly"`
+	Warnings     []string `json:"warnings"`
+}
+
+// ReportKind is the kind of Report.
+const ReportKind = "HandoverReport"
+
+// Error is a handover that can't be done; nothing was written.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
+
+// Plan computes the steps that remain for req on live. It is pure.
+func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
+	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
+	entries := live.GetManagedFields()
+	r := &Report{Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}}
+	if req.TempManager == "" {
+		req.TempManager = DefaultTempManager
+	}
+	isFrom := func(e metav1.ManagedFieldsEntry) bool {
+		if e.Manager != req.From {
+			return false
+		}
+		switch req.FromSubresource {
+		case "":
+			return true
+		case "-", "none":
+			return e.Subresource == ""
+		}
+		return e.Subresource == req.FromSubresource
+	}
+	isTo := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To }
+	isTemp := func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
+	}
+
+	fromSet, err := union(entries, isFrom)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	fields := req.Fields
+	if len(fields) == 0 {
+		if req.Mode != ModeRelease {
+			return nil, fail("%s: name the fields to hand over with --field", name)
+		}
+		fromSet.Iterate(func(p fieldpath.Path) { fields = append(fields, p.Copy()) })
+		if len(fields) == 0 {
+			return nil, fail("%s: %q owns no fields (managers: %s)", name, req.From, managerList(entries))
+		}
+	}
+	for _, p := range fields {
+		if _, ok := ownership.Lookup(live.Object, p); !ok {
+			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, p, strings.ToLower(live.GetKind())+"/"+live.GetName())
+		}
+	}
+	want := fieldpath.NewSet(fields...)
+
+	mode := req.Mode
+	if mode == ModeAuto || mode == "" {
+		mode = ModeApplier
+		for _, e := range entries {
+			if isTo(e) && e.Operation == metav1.ManagedFieldsOperationUpdate {
+				mode = ModeController
+			}
+		}
+		if req.To == "kube-controller-manager" {
+			mode = ModeController
+		}
+	}
+	if mode == ModeController && req.To == "" {
+		return nil, fail("%s: name the controller that takes the fields with --to", name)
+	}
+	r.Mode = mode
+	r.Before = states(live, fields)
+
+	toSet, err := union(entries, isTo)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tempSet, err := union(entries, isTemp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	fromOwns := fromSet.Intersection(want)
+	if !hasManager(entries, isFrom) && !(mode != ModeRelease && toSet.Intersection(want).Equals(want)) {
+		return nil, fail("%s: there is no manager %q on the object (managers: %s)", name, req.From, managerList(entries))
+	}
+
+	// What is already true decides where an interrupted run resumes.
+	toHasAll := toSet.Intersection(want).Equals(want)
+	switch mode {
+	case ModeRelease:
+		if fromOwns.Empty() {
+			r.Status, r.Message = "already-complete", fmt.Sprintf("%q owns none of these fields: nothing to do", req.From)
+			return r, nil
+		}
+	case ModeApplier:
+		if fromOwns.Empty() && toHasAll {
+			r.Status, r.Message = "already-complete", fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
+			return r, nil
+		}
+	case ModeController:
+		if fromOwns.Empty() && toHasAll && tempSet.Intersection(want).Empty() {
+			r.Status, r.Message = "already-complete", fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
+			return r, nil
+		}
+	}
+	// Every field must be owned by the source, unless an earlier run
+	// already moved it.
+	var notOwned []string
+	for _, p := range fields {
+		if !fromSet.Has(p) && !toSet.Has(p) && !tempSet.Has(p) {
+			owners, _ := ownership.Owners(entries, p)
+			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", p, ownerNames(owners)))
+		}
+	}
+	if len(notOwned) > 0 {
+		return nil, fail("%s: %q does not own %s", name, req.From, strings.Join(notOwned, ", "))
+	}
+
+	cur := entries
+	paths := pathStrings(fields)
+	switch mode {
+	case ModeController:
+		needHold := false
+		for _, p := range fields {
+			if !tempSet.Has(p) && !toSet.Has(p) && fromSet.Has(p) {
+				needHold = true
+			}
+		}
+		if needHold {
+			cfg, err := ownership.Partial(live.Object, fields)
+			if err != nil {
+				return nil, fail("%s: %v", name, err)
+			}
+			cfg["apiVersion"], cfg["kind"] = live.GetAPIVersion(), live.GetKind()
+			meta := map[string]interface{}{"name": live.GetName()}
+			if live.GetNamespace() != "" {
+				meta["namespace"] = live.GetNamespace()
+			}
+			if m, ok := cfg["metadata"].(map[string]interface{}); ok {
+				for k, v := range m {
+					meta[k] = v
+				}
+			}
+			cfg["metadata"] = meta
+			cur, err = ownership.AddPaths(cur, applyEntry(req.TempManager, live.GetAPIVersion(), now), want)
+			if err != nil {
+				return nil, err
+			}
+			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: "planned", apply: cfg, ManagedFields: cur,
+				Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
+		}
+	case ModeApplier:
+		if !toHasAll {
+			cur, err = ownership.AddPaths(cur, applyEntry(req.To, live.GetAPIVersion(), now), want)
+			if err != nil {
+				return nil, err
+			}
+			r.Steps = append(r.Steps, Step{Name: StepShare, Manager: req.To, Paths: paths, Status: "planned", ManagedFields: cur,
+				Description: fmt.Sprintf("%q takes shared ownership at the current values (as applying the same values would)", req.To)})
+		}
+	}
+	if !fromOwns.Empty() {
+		var err error
+		cur, _, err = ownership.RemovePaths(cur, isFrom, want)
+		if err != nil {
+			return nil, err
+		}
+		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathStrings(setPaths(fromOwns)), Status: "planned", ManagedFields: cur,
+			Description: fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)})
+	}
+	if mode == ModeController && req.Wait {
+		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: "planned",
+			Description: fmt.Sprintf("wait until %q writes the fields, then %q lets go", req.To, req.TempManager)})
+	}
+	if mode == ModeRelease {
+		r.Orphaned, r.AppliersOnly = afterRelease(cur, fields)
+	}
+	r.Status = "planned"
+	return r, nil
+}
+
+// Cleanup plans the last step of a handover to a controller: once the
+// controller owns every field, the temporary manager releases them.
+func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Path) (*Step, bool, error) {
+	if req.TempManager == "" {
+		req.TempManager = DefaultTempManager
+	}
+	entries := live.GetManagedFields()
+	want := fieldpath.NewSet(fields...)
+	toSet, err := union(entries, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To })
+	if err != nil {
+		return nil, false, err
+	}
+	if !toSet.Intersection(want).Equals(want) {
+		return nil, false, nil
+	}
+	isTemp := func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
+	}
+	tempSet, err := union(entries, isTemp)
+	if err != nil {
+		return nil, false, err
+	}
+	if tempSet.Intersection(want).Empty() {
+		return nil, true, nil
+	}
+	cur, _, err := ownership.RemovePaths(entries, isTemp, want)
+	if err != nil {
+		return nil, false, err
+	}
+	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathStrings(fields), Status: "planned", ManagedFields: cur,
+		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
+}
+
+func applyEntry(manager, apiVersion string, now time.Time) metav1.ManagedFieldsEntry {
+	t := metav1.NewTime(now.UTC().Truncate(time.Second))
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion, Time: &t}
+}
+
+func union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
+	out := &fieldpath.Set{}
+	for _, e := range entries {
+		if !sel(e) {
+			continue
+		}
+		s, err := ownership.DecodeEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		out = out.Union(s)
+	}
+	return out, nil
+}
+
+func hasManager(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) bool {
+	for _, e := range entries {
+		if sel(e) {
+			return true
+		}
+	}
+	return false
+}
+
+func managerList(entries []metav1.ManagedFieldsEntry) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, e := range entries {
+		if !seen[e.Manager] {
+			seen[e.Manager] = true
+			names = append(names, fmt.Sprintf("%q", e.Manager))
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func ownerNames(entries []metav1.ManagedFieldsEntry) string {
+	if len(entries) == 0 {
+		return "nobody"
+	}
+	var names []string
+	for _, e := range entries {
+		s := fmt.Sprintf("%q", e.Manager)
+		if e.Subresource != "" {
+			s += " /" + e.Subresource
+		}
+		names = append(names, s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func pathStrings(ps []fieldpath.Path) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+func setPaths(s *fieldpath.Set) []fieldpath.Path {
+	var out []fieldpath.Path
+	s.Iterate(func(p fieldpath.Path) { out = append(out, p.Copy()) })
+	return out
+}
+
+// States reads the values and owners of fields.
+func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldState {
+	out := make([]FieldState, 0, len(fields))
+	for _, p := range fields {
+		v, _ := ownership.Lookup(obj.Object, p)
+		owners, _ := ownership.Owners(obj.GetManagedFields(), p)
+		fs := FieldState{Path: p.String(), Value: v, Owners: []ownership.Owner{}}
+		for _, o := range owners {
+			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
+		}
+		out = append(out, fs)
+	}
+	return out
+}
+
+// States is exported for the runner's after-state.
+func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldState {
+	return states(obj, fields)
+}
+
+func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []string) {
+	orphaned, appliersOnly = []string{}, []string{}
+	for _, p := range fields {
+		owners, _ := ownership.Owners(entries, p)
+		if len(owners) == 0 {
+			orphaned = append(orphaned, p.String())
+			continue
+		}
+		allApply := true
+		for _, o := range owners {
+			allApply = allApply && o.Operation == metav1.ManagedFieldsOperationApply
+		}
+		if allApply {
+			appliersOnly = append(appliersOnly, p.String())
+		}
+	}
+	sort.Strings(orphaned)
+	sort.Strings(appliersOnly)
+	return orphaned, appliersOnly
+}
+
+// IsError tells whether err is a handover that can't be done.
+func IsError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}

@@ -1,0 +1,271 @@
+package handover
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Options tune Run.
+type Options struct {
+	DryRun migrate.DryRun
+	// Timeout bounds the wait for the controller.
+	Timeout time.Duration
+	// Poll is the interval of the wait (default 1s).
+	Poll time.Duration
+	// Retries bounds re-reads after 409 Conflict (default 5).
+	Retries int
+	Now     func() time.Time
+	// Progress is told about each step as it finishes.
+	Progress func(Step)
+	// Manager names the writes that only change managedFields.
+	Manager string
+}
+
+// Run executes a handover on the object name. Before every step it reads
+// the object and plans again, so what another writer changed in between is
+// taken into account and never overwritten; every write carries the
+// resourceVersion it was planned from.
+func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*Report, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Poll == 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Retries == 0 {
+		opts.Retries = 5
+	}
+	if opts.Manager == "" {
+		opts.Manager = "kubectl-ssa"
+	}
+	if req.TempManager == "" {
+		req.TempManager = DefaultTempManager
+	}
+	live, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := Plan(live, req, opts.Now())
+	if err != nil {
+		return nil, err
+	}
+	fields := req.Fields
+	if len(fields) == 0 {
+		for _, s := range plan.Steps {
+			for _, p := range s.Paths {
+				if pp, err := ownership.ParsePath(p, live.Object); err == nil {
+					fields = append(fields, pp)
+				}
+			}
+		}
+	}
+	report := plan
+	if plan.Status == "already-complete" {
+		report.After = States(live, fields)
+		return report, nil
+	}
+	switch opts.DryRun {
+	case migrate.DryRunClient:
+		for i := range report.Steps {
+			report.Steps[i].Status = "dry-run"
+		}
+		report.Status = "planned"
+		report.Message = "client dry run: nothing was sent"
+		return report, nil
+	case migrate.DryRunServer:
+		for i := range report.Steps {
+			s := &report.Steps[i]
+			if s.Name == StepWait {
+				s.Status = "skipped"
+				continue
+			}
+			if _, err := write(ctx, c, live, *s, opts, true); err != nil {
+				s.Status = "failed"
+				return report, fmt.Errorf("server dry run of step %q: %w", s.Name, err)
+			}
+			s.Status = "dry-run"
+		}
+		report.Status = "planned"
+		report.Message = "server dry run: every step was accepted by the server, nothing was stored"
+		return report, nil
+	}
+
+	var done []Step
+	for {
+		var step *Step
+		var attempt int
+		for attempt = 0; attempt <= opts.Retries; attempt++ {
+			if attempt > 0 || len(done) > 0 {
+				if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
+					return withSteps(report, done), err
+				}
+				if plan, err = Plan(live, req, opts.Now()); err != nil {
+					return withSteps(report, done), err
+				}
+			}
+			if len(plan.Steps) == 0 || plan.Steps[0].Name == StepWait {
+				break
+			}
+			s := plan.Steps[0]
+			out, err := write(ctx, c, live, s, opts, false)
+			if apierrors.IsConflict(err) {
+				continue // someone wrote in between: read again, plan again
+			}
+			if err != nil {
+				s.Status = "failed"
+				return withSteps(report, append(done, s)), fmt.Errorf("step %q: %w", s.Name, err)
+			}
+			if err := unchanged(live, out, fields); err != nil {
+				return withSteps(report, append(done, s)), fmt.Errorf("step %q: %w", s.Name, err)
+			}
+			s.Status, s.ResourceVersion, s.ManagedFields = "done", out.GetResourceVersion(), out.GetManagedFields()
+			step = &s
+			live = out
+			break
+		}
+		if attempt > opts.Retries {
+			return withSteps(report, done), fmt.Errorf("the object kept changing while the handover ran (%d conflicts in a row): nothing more was written; run the command again", opts.Retries+1)
+		}
+		if step == nil {
+			break
+		}
+		done = append(done, *step)
+		if opts.Progress != nil {
+			opts.Progress(*step)
+		}
+	}
+	report = withSteps(report, done)
+	report.Status = "completed"
+
+	if report.Mode == ModeController {
+		if req.Wait {
+			ok, err := waitAndCleanup(ctx, c, name, req, fields, opts, report)
+			if err != nil {
+				return report, err
+			}
+			if !ok {
+				report.Status = "waiting"
+			}
+		} else {
+			report.Message = fmt.Sprintf("%q releases the fields to %q when that controller next writes them; until then %q holds them at their values (run again with --wait to see it through)", req.TempManager, req.To, req.TempManager)
+		}
+	}
+	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		report.After = States(live, fields)
+	}
+	return report, nil
+}
+
+func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, fields []fieldpath.Path, opts Options, report *Report) (bool, error) {
+	deadline := opts.Now().Add(opts.Timeout)
+	wait := Step{Name: StepWait, Manager: req.To, Paths: pathStrings(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
+	for {
+		live, err := c.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		step, owned, err := Cleanup(live, req, fields)
+		if err != nil {
+			return false, err
+		}
+		if owned {
+			wait.Status = "done"
+			report.Steps = append(report.Steps, wait)
+			if opts.Progress != nil {
+				opts.Progress(wait)
+			}
+			if step == nil {
+				report.Message = fmt.Sprintf("%q owns the fields", req.To)
+				return true, nil
+			}
+			out, err := write(ctx, c, live, *step, opts, false)
+			if apierrors.IsConflict(err) {
+				report.Steps = report.Steps[:len(report.Steps)-1]
+				continue
+			}
+			if err != nil {
+				return false, fmt.Errorf("step %q: %w", step.Name, err)
+			}
+			step.Status, step.ResourceVersion, step.ManagedFields = "done", out.GetResourceVersion(), out.GetManagedFields()
+			report.Steps = append(report.Steps, *step)
+			if opts.Progress != nil {
+				opts.Progress(*step)
+			}
+			report.Message = fmt.Sprintf("%q owns the fields", req.To)
+			return true, nil
+		}
+		if !opts.Now().Before(deadline) {
+			wait.Status = "timed-out"
+			report.Steps = append(report.Steps, wait)
+			vals := States(live, fields)
+			report.Message = fmt.Sprintf("%q has not written the fields within %s; %q holds them at their current values (%s), so nothing resets them. Run the same command again to finish", req.To, opts.Timeout, req.TempManager, valueList(vals))
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(opts.Poll):
+		}
+	}
+}
+
+func valueList(vals []FieldState) string {
+	s := ""
+	for i, v := range vals {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s=%v", v.Path, v.Value)
+	}
+	return s
+}
+
+// write sends one step: the hold step is a real server-side apply by the
+// temporary manager, the others rewrite managedFields only.
+func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun bool) (*unstructured.Unstructured, error) {
+	if s.Name == StepHold {
+		cfg := &unstructured.Unstructured{Object: s.apply}
+		cfg.SetResourceVersion(live.GetResourceVersion())
+		ao := metav1.ApplyOptions{FieldManager: s.Manager}
+		if dryRun {
+			ao.DryRun = []string{metav1.DryRunAll}
+		}
+		return c.Apply(ctx, live.GetName(), cfg, ao)
+	}
+	w := migrate.Writer{Resource: c, FieldManager: opts.Manager, DryRun: migrate.DryRunNone}
+	if dryRun {
+		w.DryRun = migrate.DryRunServer
+	}
+	return w.Patch(ctx, live, migrate.ManagedFieldsOps(s.ManagedFields))
+}
+
+// unchanged checks that a write changed no value of the fields.
+func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path) error {
+	for _, p := range fields {
+		a, _ := ownership.Lookup(before.Object, p)
+		b, _ := ownership.Lookup(after.Object, p)
+		if !reflect.DeepEqual(a, b) {
+			return fmt.Errorf("%s changed from %v to %v: stopping (please report this)", p, a, b)
+		}
+	}
+	return nil
+}
+
+func withSteps(r *Report, done []Step) *Report {
+	r.Steps = done
+	if r.Steps == nil {
+		r.Steps = []Step{}
+	}
+	return r
+}

@@ -1,0 +1,103 @@
+package ownership
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// This file edits managedFields entries in memory, the way the tools that
+// rewrite ownership need to: it never touches field values.
+
+// SameIdentity tells whether two entries are the same manager.
+func SameIdentity(a, b metav1.ManagedFieldsEntry) bool {
+	if a.Manager != b.Manager || a.Operation != b.Operation || a.Subresource != b.Subresource {
+		return false
+	}
+	// An applier is one manager whatever apiVersion it applied at; an
+	// Update manager is one per apiVersion.
+	return a.Operation == metav1.ManagedFieldsOperationApply || a.APIVersion == b.APIVersion
+}
+
+// EncodeEntry writes set into the entry's FieldsV1.
+func EncodeEntry(e *metav1.ManagedFieldsEntry, set *fieldpath.Set) error {
+	b, err := set.ToJSON()
+	if err != nil {
+		return err
+	}
+	e.FieldsType = "FieldsV1"
+	e.FieldsV1 = &metav1.FieldsV1{Raw: b}
+	return nil
+}
+
+// RemovePaths takes paths, and everything below them, out of the entries
+// sel selects. Entries left owning nothing are dropped, as the apiserver
+// drops them. It returns the new entries and the paths it removed.
+func RemovePaths(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool, paths *fieldpath.Set) ([]metav1.ManagedFieldsEntry, *fieldpath.Set, error) {
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+	removed := &fieldpath.Set{}
+	for _, e := range entries {
+		if !sel(e) {
+			out = append(out, e)
+			continue
+		}
+		set, err := DecodeEntry(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		kept := set.RecursiveDifference(paths)
+		removed = removed.Union(set.Difference(kept))
+		if kept.Empty() {
+			continue
+		}
+		e = *e.DeepCopy()
+		if err := EncodeEntry(&e, kept); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, e)
+	}
+	return out, removed, nil
+}
+
+// AddPaths adds paths to the entry with the identity of id, creating it
+// when the object has none.
+func AddPaths(entries []metav1.ManagedFieldsEntry, id metav1.ManagedFieldsEntry, paths *fieldpath.Set) ([]metav1.ManagedFieldsEntry, error) {
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries)+1)
+	found := false
+	for _, e := range entries {
+		if !found && SameIdentity(e, id) {
+			set, err := DecodeEntry(e)
+			if err != nil {
+				return nil, err
+			}
+			e = *e.DeepCopy()
+			if err := EncodeEntry(&e, set.Union(paths)); err != nil {
+				return nil, err
+			}
+			found = true
+		}
+		out = append(out, e)
+	}
+	if !found {
+		e := *id.DeepCopy()
+		if err := EncodeEntry(&e, paths); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Owners returns the entries whose sets hold path.
+func Owners(entries []metav1.ManagedFieldsEntry, p fieldpath.Path) ([]metav1.ManagedFieldsEntry, error) {
+	var out []metav1.ManagedFieldsEntry
+	for _, e := range entries {
+		s, err := DecodeEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		if s.Has(p) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,94 @@
+package ownership
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// Partial builds the smallest object that sets the given paths to their
+// values in obj: an applied configuration holding just those fields, with
+// list items identified by their keys. Index elements can't be applied
+// (a position is not an identity), so they are an error.
+func Partial(obj map[string]interface{}, paths []fieldpath.Path) (map[string]interface{}, error) {
+	out := map[string]interface{}{}
+	for _, p := range paths {
+		v, ok := Lookup(obj, p)
+		if !ok {
+			return nil, fmt.Errorf("%s is not set", p)
+		}
+		if err := setPath(out, p, v); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return out, nil
+}
+
+func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error {
+	var cur interface{} = root
+	var assign func(interface{})
+	for i, pe := range p {
+		last := i == len(p)-1
+		switch {
+		case pe.FieldName != nil:
+			m, ok := cur.(map[string]interface{})
+			if !ok {
+				return fmt.Errorf("%s is not a map", p[:i])
+			}
+			if last {
+				m[*pe.FieldName] = v
+				return nil
+			}
+			next, ok := m[*pe.FieldName]
+			if !ok {
+				if p[i+1].FieldName != nil {
+					next = map[string]interface{}{}
+				} else {
+					next = []interface{}{}
+				}
+				m[*pe.FieldName] = next
+			}
+			name := *pe.FieldName
+			assign = func(nv interface{}) { m[name] = nv }
+			cur = next
+		case pe.Key != nil:
+			l, _ := cur.([]interface{})
+			var item map[string]interface{}
+			for _, it := range l {
+				if im, ok := it.(map[string]interface{}); ok && matchKey(im, *pe.Key) {
+					item = im
+				}
+			}
+			if item == nil {
+				item = map[string]interface{}{}
+				for _, f := range *pe.Key {
+					item[f.Name] = f.Value.Unstructured()
+				}
+				l = append(l, item)
+				assign(l)
+			}
+			if last {
+				return nil
+			}
+			list := l
+			assign = func(nv interface{}) { _ = list }
+			cur = item
+		case pe.Value != nil:
+			l, _ := cur.([]interface{})
+			found := false
+			for _, it := range l {
+				if value.Equals(interfaceValue(it), *pe.Value) {
+					found = true
+				}
+			}
+			if !found {
+				assign(append(l, (*pe.Value).Unstructured()))
+			}
+			return nil
+		default:
+			return fmt.Errorf("list index %s has no identity to apply by", pe)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// HandoverNarrative tells a handover step by step.
+func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
+	p := o.Palette
+	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+	var what string
+	switch r.Mode {
+	case handover.ModeRelease:
+		what = fmt.Sprintf("%q releases fields", r.From)
+	case handover.ModeController:
+		what = fmt.Sprintf("hand fields from %q to the controller %q", r.From, r.To)
+	default:
+		what = fmt.Sprintf("hand fields from %q to %q", r.From, r.To)
+	}
+	fmt.Fprintln(w, p.Bold("# "+obj+": "+Escape(what)))
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(w, p.Yellow("  warning: "+Escape(warn)))
+	}
+	if len(r.Before) > 0 {
+		fmt.Fprintln(w, "Before:")
+		writeStates(w, r.Before, o)
+	}
+	if len(r.Steps) > 0 {
+		fmt.Fprintln(w, "Steps:")
+		for i, s := range r.Steps {
+			status := s.Status
+			switch status {
+			case "done":
+				status = p.Green("done")
+				if s.ResourceVersion != "" {
+					status += p.Dim(" (resourceVersion " + s.ResourceVersion + ")")
+				}
+			case "failed", "timed-out":
+				status = p.Red(status)
+			default:
+				status = p.Yellow(status)
+			}
+			fmt.Fprintf(w, "  %d. %-8s %s: %s\n", i+1, s.Name, Escape(s.Description), status)
+			fmt.Fprintf(w, "     %s\n", p.Dim("fields: "+Escape(strings.Join(s.Paths, ", "))))
+		}
+	}
+	if len(r.After) > 0 && r.Status != "planned" {
+		fmt.Fprintln(w, "After:")
+		writeStates(w, r.After, o)
+	}
+	if len(r.Orphaned) > 0 {
+		fmt.Fprintln(w, p.Yellow("Owned by nobody after the release (they stay as they are; no apply will remove them):"))
+		for _, f := range r.Orphaned {
+			fmt.Fprintf(w, "  %s\n", Escape(f))
+		}
+	}
+	if len(r.AppliersOnly) > 0 {
+		fmt.Fprintln(w, "Owned only by appliers after the release (their next apply without these fields removes them):")
+		for _, f := range r.AppliersOnly {
+			fmt.Fprintf(w, "  %s\n", Escape(f))
+		}
+	}
+	status := r.Status
+	switch status {
+	case "completed", "already-complete":
+		status = p.Green(status)
+	case "waiting", "planned":
+		status = p.Yellow(status)
+	default:
+		status = p.Red(status)
+	}
+	line := "Result: " + status
+	if r.Message != "" {
+		line += ": " + Escape(r.Message)
+	}
+	fmt.Fprintln(w, line)
+}
+
+func writeStates(w io.Writer, states []handover.FieldState, o Options) {
+	for _, s := range states {
+		owners := "nobody"
+		if len(s.Owners) > 0 {
+			owners = o.colorOwners(s.Owners)
+		}
+		fmt.Fprintf(w, "  %s = %s  owned by %s\n", Escape(s.Path), valueText(s.Value), owners)
+	}
+}
