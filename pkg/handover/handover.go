@@ -67,6 +67,10 @@ type Request struct {
 	Mode            Mode
 	TempManager     string
 	Wait            bool
+
+	// resume marks the plans Run makes after its first write: the source
+	// manager may be gone by then because it released everything.
+	resume bool
 }
 
 // Step is one write of the plan.
@@ -113,6 +117,9 @@ type Report struct {
 	Orphaned     []string `json:"orphaned"`
 	AppliersOnly []string `json:"appliersOnly"`
 	Warnings     []string `json:"warnings"`
+
+	// Fields are the paths the plan moves (all of From's for release --all).
+	Fields []fieldpath.Path `json:"-"`
 }
 
 // ReportKind is the kind of Report.
@@ -170,6 +177,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		}
 	}
 	want := fieldpath.NewSet(fields...)
+	r.Fields = fields
 
 	mode := req.Mode
 	if mode == ModeAuto || mode == "" {
@@ -198,7 +206,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	fromOwns := fromSet.Intersection(want)
-	if !hasManager(entries, isFrom) && !(mode != ModeRelease && toSet.Intersection(want).Equals(want)) {
+	if !req.resume && !hasManager(entries, isFrom) && !(mode != ModeRelease && toSet.Intersection(want).Equals(want)) {
 		return nil, fail("%s: there is no manager %q on the object (managers: %s)", name, req.From, managerList(entries))
 	}
 

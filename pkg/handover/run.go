@@ -23,7 +23,7 @@ type Options struct {
 	Timeout time.Duration
 	// Poll is the interval of the wait (default 1s).
 	Poll time.Duration
-	// Retries bounds re-reads after 409 Conflict (default 5).
+	// Retries bounds re-reads after 409 Conflict (default 10).
 	Retries int
 	Now     func() time.Time
 	// Progress is told about each step as it finishes.
@@ -44,7 +44,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		opts.Poll = time.Second
 	}
 	if opts.Retries == 0 {
-		opts.Retries = 5
+		opts.Retries = 10
 	}
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
@@ -60,16 +60,9 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	if err != nil {
 		return nil, err
 	}
-	fields := req.Fields
-	if len(fields) == 0 {
-		for _, s := range plan.Steps {
-			for _, p := range s.Paths {
-				if pp, err := ownership.ParsePath(p, live.Object); err == nil {
-					fields = append(fields, pp)
-				}
-			}
-		}
-	}
+	// Later plans work on the same fields, even once --all's manager is gone.
+	fields := plan.Fields
+	req.Fields, req.resume = fields, true
 	report := plan
 	if plan.Status == "already-complete" {
 		report.After = States(live, fields)
