@@ -78,6 +78,7 @@ to server-side apply (migrate).`,
 		newWhoOwnsCmd(g),
 		newExplainConflictCmd(g),
 		newHandoverCmd(g),
+		newMigrateCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)

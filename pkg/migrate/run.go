@@ -1,0 +1,527 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// ReportKind is the kind of the migration report.
+const ReportKind = "MigrationReport"
+
+// Resource is a kind and where it is served.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// Item is one object to migrate, as listed (metadata only).
+type Item struct {
+	Resource Resource
+	Meta     *metav1.PartialObjectMetadata
+}
+
+// Source lists the objects of a run, calling yield for each; it should
+// list in chunks so that memory stays flat however many objects there are.
+type Source func(ctx context.Context, yield func(Item) error) error
+
+// ObjectResult is one object's outcome.
+type ObjectResult struct {
+	Object ownership.ObjectRef `json:"object"`
+	// Result: migrated, would-migrate (dry run), unchanged, skipped,
+	// failed.
+	Result   string   `json:"result"`
+	Reason   string   `json:"reason"`
+	Changes  []Change `json:"changes"`
+	Findings []string `json:"findings"`
+	// Before and After are set by client dry runs, for the diff.
+	Before []metav1.ManagedFieldsEntry `json:"managedFieldsBefore,omitempty"`
+	After  []metav1.ManagedFieldsEntry `json:"managedFieldsAfter,omitempty"`
+	Backup string                      `json:"backup,omitempty"`
+}
+
+// Summary counts outcomes.
+type Summary struct {
+	Scanned   int `json:"scanned"`
+	Migrated  int `json:"migrated"`
+	Unchanged int `json:"unchanged"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+}
+
+// Report is a run's report.
+type Report struct {
+	Kind         string         `json:"kind"`
+	Mode         Mode           `json:"mode"`
+	FieldManager string         `json:"fieldManager"`
+	DryRun       DryRun         `json:"dryRun"`
+	Check        bool           `json:"check"`
+	BackupDir    string         `json:"backupDir"`
+	Summary      Summary        `json:"summary"`
+	Objects      []ObjectResult `json:"objects"`
+}
+
+// Results.
+const (
+	ResultMigrated     = "migrated"
+	ResultWouldMigrate = "would-migrate"
+	ResultUnchanged    = "unchanged"
+	ResultSkipped      = "skipped"
+	ResultFailed       = "failed"
+	ResultNeedsWork    = "needs-migration"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	Plan        Options
+	DryRun      DryRun
+	Concurrency int
+	BackupDir   string
+	// Check only reports findings and what would change; nothing is
+	// written and no backup is made.
+	Check bool
+	// Verify re-reads each migrated object and checks that no value
+	// changed; VerifyApply, when set, checks that applying the
+	// last-applied configuration as the target conflicts with nothing
+	// and removes nothing.
+	Verify      bool
+	VerifyApply func(ctx context.Context, obj *unstructured.Unstructured) error
+	Retries     int
+	// Progress is called after each object (from any goroutine).
+	Progress func(Summary)
+	// KeepAll keeps unchanged objects in the report (otherwise only
+	// their count).
+	KeepAll bool
+	Manager string
+}
+
+// Clients are the API clients Run uses.
+type Clients struct {
+	Metadata metadata.Interface
+	Dynamic  dynamic.Interface
+}
+
+// Run migrates every object src yields, with bounded concurrency.
+func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 8
+	}
+	if opts.Retries <= 0 {
+		opts.Retries = 5
+	}
+	if opts.Manager == "" {
+		opts.Manager = "kubectl-ssa"
+	}
+	rep := &Report{Kind: ReportKind, Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}}
+	if opts.Check {
+		rep.BackupDir, rep.Check = "", true
+	}
+	items := make(chan Item, opts.Concurrency*2)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < opts.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range items {
+				res := migrateOne(ctx, c, it, opts)
+				mu.Lock()
+				rep.Summary.Scanned++
+				switch res.Result {
+				case ResultMigrated, ResultWouldMigrate, ResultNeedsWork:
+					rep.Summary.Migrated++
+				case ResultUnchanged:
+					rep.Summary.Unchanged++
+				case ResultSkipped:
+					rep.Summary.Skipped++
+				case ResultFailed:
+					rep.Summary.Failed++
+				}
+				if res.Result != ResultUnchanged || opts.KeepAll || len(res.Findings) > 0 {
+					rep.Objects = append(rep.Objects, res)
+				}
+				sum := rep.Summary
+				mu.Unlock()
+				if opts.Progress != nil {
+					opts.Progress(sum)
+				}
+			}
+		}()
+	}
+	srcErr := src(ctx, func(it Item) error {
+		select {
+		case items <- it:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(items)
+	wg.Wait()
+	sort.Slice(rep.Objects, func(i, j int) bool { return refKey(rep.Objects[i].Object) < refKey(rep.Objects[j].Object) })
+	return rep, srcErr
+}
+
+func refKey(r ownership.ObjectRef) string {
+	return r.APIVersion + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+func refOf(it Item, m *metav1.PartialObjectMetadata) ownership.ObjectRef {
+	return ownership.ObjectRef{
+		APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
+		Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion,
+	}
+}
+
+func (c Clients) metaClient(it Item) metadata.ResourceInterface {
+	if it.Resource.Namespaced {
+		return c.Metadata.Resource(it.Resource.GVR).Namespace(it.Meta.Namespace)
+	}
+	return c.Metadata.Resource(it.Resource.GVR)
+}
+
+func (c Clients) dynClient(it Item) dynamic.ResourceInterface {
+	if it.Resource.Namespaced {
+		return c.Dynamic.Resource(it.Resource.GVR).Namespace(it.Meta.Namespace)
+	}
+	return c.Dynamic.Resource(it.Resource.GVR)
+}
+
+func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) ObjectResult {
+	meta := it.Meta
+	res := ObjectResult{Object: refOf(it, meta), Changes: []Change{}, Findings: []string{}}
+	fail := func(format string, args ...interface{}) ObjectResult {
+		res.Result, res.Reason = ResultFailed, fmt.Sprintf(format, args...)
+		return res
+	}
+	for attempt := 0; ; attempt++ {
+		obj := Object{Ref: refOf(it, meta), ManagedFields: meta.ManagedFields, Annotations: meta.Annotations}
+		var full *unstructured.Unstructured
+		if opts.Verify && opts.DryRun == DryRunNone && !opts.Check {
+			var err error
+			if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
+				return fail("reading it: %v", err)
+			}
+			obj.Content = full.Object
+		}
+		p, err := MakePlan(obj, opts.Plan)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if p.NeedContent {
+			if full == nil {
+				if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
+					return fail("reading it: %v", err)
+				}
+			}
+			obj.Content = full.Object
+			if p, err = MakePlan(obj, opts.Plan); err != nil {
+				return fail("%v", err)
+			}
+		}
+		res.Findings, res.Changes = p.Findings, p.Changes
+		switch p.Action {
+		case ActionNone:
+			res.Result = ResultUnchanged
+			return res
+		case ActionSkip:
+			res.Result, res.Reason = ResultSkipped, p.Reason
+			return res
+		}
+		if opts.Check {
+			res.Result = ResultNeedsWork
+			return res
+		}
+		if opts.DryRun == DryRunClient {
+			res.Result, res.Before, res.After = ResultWouldMigrate, p.Before, p.After
+			return res
+		}
+		if opts.DryRun == DryRunNone && opts.BackupDir != "" && attempt == 0 {
+			if res.Backup, err = writeBackup(opts.BackupDir, it, meta, p); err != nil {
+				return fail("writing the backup: %v (nothing was changed)", err)
+			}
+		}
+		ops := ManagedFieldsOps(p.After)
+		if p.RemoveLastApplied {
+			ops = append(ops, RemoveAnnotationOp(ownership.LastAppliedAnnotation))
+		}
+		out, err := patchMeta(ctx, c.metaClient(it), meta, ops, opts)
+		switch {
+		case apierrors.IsConflict(err) && attempt < opts.Retries:
+			// Someone wrote in between: read it again and plan again.
+			if meta, err = c.metaClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
+				if apierrors.IsNotFound(err) {
+					res.Result, res.Reason = ResultSkipped, "deleted during the run"
+					return res
+				}
+				return fail("reading it again after a conflict: %v", err)
+			}
+			continue
+		case apierrors.IsNotFound(err):
+			res.Result, res.Reason = ResultSkipped, "deleted during the run"
+			return res
+		case apierrors.IsForbidden(err):
+			return fail("forbidden: %v", apiMessage(err))
+		case err != nil:
+			return fail("%v", apiMessage(err))
+		}
+		if opts.DryRun == DryRunServer {
+			res.Result = ResultWouldMigrate
+			return res
+		}
+		res.Result = ResultMigrated
+		if opts.Verify {
+			err := verify(ctx, c, it, full, out, p, opts)
+			var note *VerifyNote
+			switch {
+			case errors.As(err, &note):
+				res.Reason = "verified; note: " + note.Msg
+			case err != nil:
+				return fail("migrated, but the verification failed: %v", err)
+			default:
+				res.Reason = "verified"
+			}
+		}
+		return res
+	}
+}
+
+func apiMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Message
+	}
+	return err.Error()
+}
+
+func patchMeta(ctx context.Context, mc metadata.ResourceInterface, live *metav1.PartialObjectMetadata, ops []PatchOp, opts RunOptions) (*metav1.PartialObjectMetadata, error) {
+	all := append([]PatchOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: live.ResourceVersion}}, ops...)
+	body, err := json.Marshal(all)
+	if err != nil {
+		return nil, err
+	}
+	po := metav1.PatchOptions{FieldManager: opts.Manager}
+	if opts.DryRun == DryRunServer {
+		po.DryRun = []string{metav1.DryRunAll}
+	}
+	return mc.Patch(ctx, live.Name, types.JSONPatchType, body, po)
+}
+
+// verify re-reads the object and compares every value with before.
+func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstructured, _ *metav1.PartialObjectMetadata, p *Plan, opts RunOptions) error {
+	after, err := c.dynClient(it).Get(ctx, it.Meta.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	strip := func(u *unstructured.Unstructured) map[string]interface{} {
+		o := u.DeepCopy().Object
+		unstructured.RemoveNestedField(o, "metadata", "managedFields")
+		unstructured.RemoveNestedField(o, "metadata", "resourceVersion")
+		if p.RemoveLastApplied {
+			unstructured.RemoveNestedField(o, "metadata", "annotations", ownership.LastAppliedAnnotation)
+			if a, ok, _ := unstructured.NestedMap(o, "metadata", "annotations"); ok && len(a) == 0 {
+				unstructured.RemoveNestedField(o, "metadata", "annotations")
+			}
+		}
+		return o
+	}
+	if before != nil && !reflect.DeepEqual(strip(before), strip(after)) {
+		return errors.New("a value differs from before the migration (another writer may have changed it meanwhile)")
+	}
+	if opts.VerifyApply != nil {
+		return opts.VerifyApply(ctx, after)
+	}
+	return nil
+}
+
+// VerifyNote is a verification finding that the migration did not cause
+// and cannot fix: the last-applied configuration conflicts with a manager
+// that changed a field after the client-side apply (kubectl scale, say).
+// Client-side apply would have overwritten that change silently; a
+// server-side apply reports it.
+type VerifyNote struct{ Msg string }
+
+func (n *VerifyNote) Error() string { return n.Msg }
+
+// Backup is what a backup file holds.
+type Backup struct {
+	Resource        schema.GroupVersionResource `json:"resource"`
+	Kind            string                      `json:"kind"`
+	Namespaced      bool                        `json:"namespaced"`
+	Namespace       string                      `json:"namespace"`
+	Name            string                      `json:"name"`
+	UID             string                      `json:"uid"`
+	ResourceVersion string                      `json:"resourceVersion"`
+	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFields"`
+	LastApplied     *string                     `json:"lastApplied,omitempty"`
+	Migrated        []metav1.ManagedFieldsEntry `json:"migratedManagedFields"`
+}
+
+func backupPath(dir string, it Item, m *metav1.PartialObjectMetadata) string {
+	g := it.Resource.GVR.Group
+	if g == "" {
+		g = "core"
+	}
+	ns := m.Namespace
+	if ns == "" {
+		ns = "_cluster"
+	}
+	return filepath.Join(dir, g+"."+it.Resource.GVR.Version+"."+it.Resource.GVR.Resource, ns, m.Name+".json")
+}
+
+func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) (string, error) {
+	b := Backup{Resource: it.Resource.GVR, Kind: it.Resource.Kind, Namespaced: it.Resource.Namespaced, Namespace: m.Namespace, Name: m.Name,
+		UID: string(m.UID), ResourceVersion: m.ResourceVersion, ManagedFields: m.ManagedFields, Migrated: p.After}
+	if p.RemoveLastApplied {
+		if s, ok := m.Annotations[ownership.LastAppliedAnnotation]; ok {
+			b.LastApplied = &s
+		}
+	}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := backupPath(dir, it, m)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
+}
+
+// Undo restores the managedFields (and annotation) saved in a backup
+// directory. An object changed since the migration is refused unless
+// force; a deleted or re-created object (other uid) is always refused.
+func Undo(ctx context.Context, c Clients, dir string, dryRun DryRun, force bool) (*Report, error) {
+	rep := &Report{Kind: ReportKind, Mode: "undo", DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}}
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the backup directory: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no backups in %s: give the directory migrate printed when it started", dir)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		rep.Summary.Scanned++
+		res := undoOne(ctx, c, f, dryRun, force)
+		switch res.Result {
+		case ResultMigrated, ResultWouldMigrate:
+			rep.Summary.Migrated++
+		case ResultUnchanged:
+			rep.Summary.Unchanged++
+		case ResultSkipped:
+			rep.Summary.Skipped++
+		default:
+			rep.Summary.Failed++
+		}
+		rep.Objects = append(rep.Objects, res)
+	}
+	return rep, nil
+}
+
+func undoOne(ctx context.Context, c Clients, file string, dryRun DryRun, force bool) ObjectResult {
+	res := ObjectResult{Changes: []Change{}, Findings: []string{}, Backup: file}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		res.Result, res.Reason = ResultFailed, err.Error()
+		return res
+	}
+	var b Backup
+	if err := json.Unmarshal(data, &b); err != nil {
+		res.Result, res.Reason = ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup: %v", file, err)
+		return res
+	}
+	res.Object = ownership.ObjectRef{APIVersion: b.Resource.GroupVersion().String(), Kind: b.Kind, Namespace: b.Namespace, Name: b.Name, UID: b.UID}
+	it := Item{Resource: Resource{GVR: b.Resource, Kind: b.Kind, Namespaced: b.Namespaced}, Meta: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace}}}
+	live, err := c.metaClient(it).Get(ctx, b.Name, metav1.GetOptions{})
+	if err != nil {
+		res.Result, res.Reason = ResultFailed, apiMessage(err)
+		return res
+	}
+	res.Object.ResourceVersion = live.ResourceVersion
+	if string(live.UID) != b.UID {
+		res.Result, res.Reason = ResultSkipped, "the object was deleted and created again since the migration"
+		return res
+	}
+	if SameManagedFields(live.ManagedFields, b.ManagedFields) {
+		res.Result, res.Reason = ResultUnchanged, "already as in the backup"
+		return res
+	}
+	if !SameManagedFields(live.ManagedFields, b.Migrated) && !force {
+		res.Result, res.Reason = ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
+		return res
+	}
+	ops := ManagedFieldsOps(b.ManagedFields)
+	if b.LastApplied != nil {
+		if live.Annotations == nil {
+			ops = append(ops, PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
+		}
+		ops = append(ops, PatchOp{Op: "add", Path: "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
+	}
+	if dryRun == DryRunClient {
+		res.Result = ResultWouldMigrate
+		return res
+	}
+	if _, err := patchMeta(ctx, c.metaClient(it), live, ops, RunOptions{DryRun: dryRun, Manager: "kubectl-ssa"}); err != nil {
+		res.Result, res.Reason = ResultFailed, apiMessage(err)
+		return res
+	}
+	res.Result = ResultMigrated
+	if dryRun == DryRunServer {
+		res.Result = ResultWouldMigrate
+	}
+	res.Changes = append(res.Changes, Change{Change: "managedFields restored from the backup"})
+	return res
+}
+
+// SameManagedFields compares entries by identity and fields, ignoring
+// times and order.
+func SameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
+	norm := func(es []metav1.ManagedFieldsEntry) []string {
+		var out []string
+		for _, e := range es {
+			s, err := ownership.DecodeEntry(e)
+			f := ""
+			if err == nil {
+				if j, err := s.ToJSON(); err == nil {
+					f = string(j)
+				}
+			}
+			out = append(out, strings.Join([]string{e.Manager, string(e.Operation), e.Subresource, e.APIVersion, f}, "|"))
+		}
+		sort.Strings(out)
+		return out
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
