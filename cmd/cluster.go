@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -42,7 +43,7 @@ func newCluster(g *globalOptions) (*cluster, error) {
 	if c.discovery, err = g.configFlags.ToDiscoveryClient(); err != nil {
 		return nil, err
 	}
-	cfg, err := g.configFlags.ToRESTConfig()
+	cfg, err := g.restConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +56,20 @@ func newCluster(g *globalOptions) (*cluster, error) {
 	}
 	c.loader = &conflict.Loader{Client: c.discovery.OpenAPIV3(), CacheDir: conflict.CacheDirFor(cacheBase, cfg.Host)}
 	return c, nil
+}
+
+// restConfig is the client configuration with a client-side rate limit
+// fit for bulk work: client-go's default (5 requests per second) would
+// stretch the time between reading an object and writing it, and with it
+// the chance of a conflict with other writers.
+func (g *globalOptions) restConfig() (*rest.Config, error) {
+	cfg, err := g.configFlags.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 200, 400
+	return cfg, nil
 }
 
 // mapping finds the resource of a kind, refreshing discovery once when

@@ -227,7 +227,7 @@ func (o *migrateOptions) clients() (migrate.Clients, *cluster, error) {
 	if err != nil {
 		return migrate.Clients{}, nil, err
 	}
-	cfg, err := o.configFlags.ToRESTConfig()
+	cfg, err := o.restConfig()
 	if err != nil {
 		return migrate.Clients{}, nil, err
 	}

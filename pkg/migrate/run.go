@@ -10,7 +10,9 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,7 +127,7 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 		opts.Concurrency = 8
 	}
 	if opts.Retries <= 0 {
-		opts.Retries = 5
+		opts.Retries = 10
 	}
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
@@ -266,7 +268,9 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 		out, err := patchMeta(ctx, c.metaClient(it), meta, ops, opts)
 		switch {
 		case apierrors.IsConflict(err) && attempt < opts.Retries:
-			// Someone wrote in between: read it again and plan again.
+			// Someone wrote in between: read it again and plan again,
+			// after a short, growing, jittered pause.
+			time.Sleep(time.Duration(attempt+1) * time.Duration(5+rand.IntN(20)) * time.Millisecond)
 			if meta, err = c.metaClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
 				if apierrors.IsNotFound(err) {
 					res.Result, res.Reason = ResultSkipped, "deleted during the run"
@@ -493,7 +497,18 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun DryRun, force b
 		res.Result = ResultWouldMigrate
 		return res
 	}
-	if _, err := patchMeta(ctx, c.metaClient(it), live, ops, RunOptions{DryRun: dryRun, Manager: "kubectl-ssa"}); err != nil {
+	// The annotation comes back as a change of this request: made under
+	// the name of the manager that owned it, the restored managedFields
+	// come out exactly as they were.
+	manager := "kubectl-ssa"
+	if b.LastApplied != nil {
+		for _, e := range b.ManagedFields {
+			if IsCSAEntry(e) && e.APIVersion == b.Resource.GroupVersion().String() {
+				manager = e.Manager
+			}
+		}
+	}
+	if _, err := patchMeta(ctx, c.metaClient(it), live, ops, RunOptions{DryRun: dryRun, Manager: manager}); err != nil {
 		res.Result, res.Reason = ResultFailed, apiMessage(err)
 		return res
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -123,3 +124,5 @@ func kindRef(obj *unstructured.Unstructured) string {
 	}
 	return k + "/" + obj.GetName()
 }
+
+var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}

@@ -1,0 +1,377 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+type migrationReport struct {
+	Kind      string `json:"kind"`
+	BackupDir string `json:"backupDir"`
+	Summary   struct {
+		Scanned, Migrated, Unchanged, Skipped, Failed int
+	} `json:"summary"`
+	Objects []struct {
+		Object struct{ Kind, Namespace, Name string } `json:"object"`
+		Result string                                 `json:"result"`
+		Reason string                                 `json:"reason"`
+	} `json:"objects"`
+}
+
+func migrateJSON(t *testing.T, want int, args ...string) migrationReport {
+	t.Helper()
+	res := mustSSA(t, want, append(args, "-o", "json")...)
+	var r migrationReport
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || r.Kind != "MigrationReport" {
+		t.Fatalf("not a migration report: %v\n%s\n%s", err, res.stdout, res.stderr)
+	}
+	return r
+}
+
+func csaEntries(u *unstructured.Unstructured) []string {
+	var out []string
+	for _, e := range u.GetManagedFields() {
+		if e.Manager == "kubectl-client-side-apply" {
+			out = append(out, e.Manager+"@"+e.APIVersion)
+		}
+	}
+	return out
+}
+
+const csaDeployment = `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  labels: {tier: web, team: pay}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+      - {name: main, image: "nginx:1", args: [serve]}
+      - {name: side, image: "busybox:1"}
+`
+
+const csaConfigMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"},"data":{"a":"1","b":"2"}}`
+
+const csaWidget = `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":1,"endpoints":[{"host":"h","port":1,"weight":1},{"host":"h","port":2,"weight":2}],"tags":["x"]}}`
+
+func TestMigrateClientSideApply(t *testing.T) {
+	createCRD(t)
+	ns := namespace(t)
+	d := csaApply(t, ns, csaDeployment)
+	cm := csaApply(t, ns, csaConfigMap)
+	w := csaApply(t, ns, csaWidget)
+	// Edits after the client-side apply: kubectl scale, a kubectl edit,
+	// and the deployment controller's own status writes.
+	patch(t, d, "kubectl", `{"spec":{"replicas":3}}`, "scale")
+	patch(t, d, "kubectl-edit", `{"metadata":{"annotations":{"note":"edited"}}}`)
+	before := map[string]*unstructured.Unstructured{"d": get(t, d), "cm": get(t, cm), "w": get(t, w)}
+
+	// --check finds them and exits 1; a client dry run writes nothing.
+	chk := migrateJSON(t, 1, "migrate", "-n", ns, "deploy,cm,widgets", "--check")
+	if chk.Summary.Migrated != 3 {
+		t.Errorf("--check: %+v", chk.Summary)
+	}
+	dry := ssa(t, "migrate", "-n", ns, "deploy,cm,widgets", "--dry-run=client", "--color", "never")
+	if dry.code != 0 || !strings.Contains(dry.stdout, "would migrate  Deployment/"+ns+"/app") || !strings.Contains(dry.stdout, "-         f:kubectl.kubernetes.io/last-applied-configuration: {}") {
+		t.Errorf("client dry run: %d\n%s%s", dry.code, dry.stdout, dry.stderr)
+	}
+	migrateJSON(t, 0, "migrate", "-n", ns, "deploy,cm,widgets", "--dry-run=server")
+	for k, b := range before {
+		// (The deployment controller keeps writing status: compare ownership.)
+		if now := get(t, b); len(csaEntries(now)) != 1 || normalizeExcept(now, "kube-controller-manager") != normalizeExcept(b, "kube-controller-manager") {
+			t.Fatalf("a dry run wrote %s", k)
+		}
+	}
+
+	backup := filepath.Join(t.TempDir(), "backup")
+	r := migrateJSON(t, 0, "migrate", "-n", ns, "deploy,cm,widgets", "--verify", "--backup-dir", backup)
+	if r.Summary.Migrated != 3 || r.Summary.Failed != 0 {
+		t.Fatalf("migrate: %+v %+v", r.Summary, r.Objects)
+	}
+	for k, b := range before {
+		now := get(t, b)
+		if left := csaEntries(now); len(left) > 0 {
+			t.Errorf("%s still has %v", k, left)
+		}
+		// No value changed.
+		strip := func(u *unstructured.Unstructured) string {
+			o := u.DeepCopy().Object
+			unstructured.RemoveNestedField(o, "metadata", "managedFields")
+			unstructured.RemoveNestedField(o, "metadata", "resourceVersion")
+			unstructured.RemoveNestedField(o, "status")
+			bb, _ := json.Marshal(o)
+			return string(bb)
+		}
+		if strip(b) != strip(now) {
+			t.Errorf("%s changed:\nbefore %s\nafter  %s", k, strip(b), strip(now))
+		}
+	}
+	rep := whoOwnsJSON(t, "-n", ns, "deploy/app")
+	assertOwners(t, rep, ".metadata.labels.team", "kubectl/Apply")
+	assertOwners(t, rep, `.spec.template.spec.containers[name="main"].args`, "kubectl/Apply")
+	assertOwners(t, rep, ".spec.replicas", "kubectl/Update/scale")
+	assertOwners(t, rep, ".metadata.annotations.note", "kubectl-edit/Update")
+
+	// A second run finds nothing to do.
+	again := migrateJSON(t, 0, "migrate", "-n", ns, "deploy,cm,widgets")
+	if again.Summary.Migrated != 0 || again.Summary.Unchanged != 3 {
+		t.Errorf("second run: %+v", again.Summary)
+	}
+
+	// The proof that ownership moved: server-side applies by "kubectl"
+	// that drop a field really remove it; an unchanged manifest applies
+	// without conflict.
+	// (The manifest follows the kubectl scale to 3: replicas: 2 would
+	// conflict with it, as server-side apply should.)
+	apply(t, ns, "kubectl", strings.Replace(strings.Replace(csaDeployment, ", team: pay", "", 1), "replicas: 2", "replicas: 3", 1), false)
+	if _, ok := get(t, d).GetLabels()["team"]; ok {
+		t.Errorf("the dropped label team is still on the Deployment")
+	}
+	apply(t, ns, "kubectl", csaConfigMap, false)
+	apply(t, ns, "kubectl", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"},"data":{"a":"1"}}`, false)
+	if _, found, _ := unstructured.NestedString(get(t, cm).Object, "data", "b"); found {
+		t.Errorf(".data.b is still in the ConfigMap")
+	}
+	apply(t, ns, "kubectl", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":1,"endpoints":[{"host":"h","port":1,"weight":1}],"tags":["x"]}}`, false)
+	if eps, _, _ := unstructured.NestedSlice(get(t, w).Object, "spec", "endpoints"); len(eps) != 1 {
+		t.Errorf("the dropped endpoint is still there: %v", eps)
+	}
+
+	// Undo refuses objects written since; --force restores them.
+	u := migrateJSON(t, 0, "migrate", "undo", "--backup-dir", backup)
+	if u.Summary.Skipped != 3 {
+		t.Errorf("undo after later writes: %+v", u.Summary)
+	}
+}
+
+func TestMigrateUndoAndRemoveLastApplied(t *testing.T) {
+	ns := namespace(t)
+	cm := csaApply(t, ns, csaConfigMap)
+	orig := get(t, cm)
+	backup := filepath.Join(t.TempDir(), "b")
+	migrateJSON(t, 0, "migrate", "-n", ns, "cm/cfg", "--remove-last-applied", "--backup-dir", backup)
+	now := get(t, cm)
+	if _, ok := now.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+		t.Errorf("--remove-last-applied left the annotation")
+	}
+	files, _ := filepath.Glob(filepath.Join(backup, "core.v1.configmaps", ns, "cfg.json"))
+	if len(files) != 1 {
+		t.Fatalf("no backup file in %s", backup)
+	}
+	u := migrateJSON(t, 0, "migrate", "undo", "--backup-dir", backup)
+	if u.Summary.Migrated != 1 {
+		t.Fatalf("undo: %+v %+v", u.Summary, u.Objects)
+	}
+	restored := get(t, cm)
+	if restored.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"] != orig.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"] {
+		t.Errorf("undo did not restore the annotation")
+	}
+	if normalize(restored.GetManagedFields()) != normalize(orig.GetManagedFields()) {
+		t.Errorf("undo: managedFields\n%s\nwant\n%s", normalize(restored.GetManagedFields()), normalize(orig.GetManagedFields()))
+	}
+}
+
+func TestMigrateOtherAPIVersion(t *testing.T) {
+	createExtraCRDs(t)
+	ns := namespace(t)
+	// Client-side applied at v1; migrated as read at v2.
+	g := csaApply(t, ns, `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"size":"s","color":"red"}}`)
+	file := filepath.Join(t.TempDir(), "g.yaml")
+	writeFile(t, file, fmt.Sprintf(`{"apiVersion":"example.com/v2","kind":"Gadget","metadata":{"name":"g","namespace":"%s"}}`, ns))
+	r := migrateJSON(t, 0, "migrate", "-f", file)
+	if r.Summary.Migrated != 1 {
+		t.Fatalf("%+v %+v", r.Summary, r.Objects)
+	}
+	after := get(t, g)
+	if left := csaEntries(after); len(left) > 0 {
+		t.Fatalf("left %v", left)
+	}
+	rep := whoOwnsJSON(t, "-n", ns, "gadgets.v2.example.com/g")
+	assertOwners(t, rep, ".spec.color", "kubectl/Apply")
+	assertOwners(t, rep, ".spec.size", "kubectl/Apply")
+}
+
+func TestMigrateRenameFoldRelease(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "helm", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"h"},"data":{"a":"1"}}`, false)
+	migrateJSON(t, 0, "migrate", "rename", "-n", ns, "cm/h", "--from", "helm", "--field-manager", "argocd-controller")
+	rep := whoOwnsJSON(t, "-n", ns, "cm/h")
+	assertOwners(t, rep, ".data.a", "argocd-controller/Apply")
+	if hasManager(rep, "helm") {
+		t.Errorf("helm is still there")
+	}
+
+	// before-first-apply after a reset, folded into the applier.
+	patch(t, cm, "resetter", `{"metadata":{"managedFields":[{}]}}`)
+	apply(t, ns, "argocd-controller", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"h"},"data":{"b":"2"}}`, false)
+	rep = whoOwnsJSON(t, "-n", ns, "cm/h")
+	assertOwners(t, rep, ".data.a", "before-first-apply/Update")
+	migrateJSON(t, 0, "migrate", "fold", "-n", ns, "cm/h", "--field-manager", "argocd-controller")
+	rep = whoOwnsJSON(t, "-n", ns, "cm/h")
+	assertOwners(t, rep, ".data.a", "argocd-controller/Apply")
+	// Now the applier can remove it.
+	apply(t, ns, "argocd-controller", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"h"},"data":{"b":"2"}}`, false)
+	if _, found, _ := unstructured.NestedString(get(t, cm).Object, "data", "a"); found {
+		t.Errorf(".data.a survived the fold and apply")
+	}
+
+	migrateJSON(t, 0, "migrate", "release", "-n", ns, "cm/h", "--from", "argocd-controller")
+	rep = whoOwnsJSON(t, "-n", ns, "cm/h")
+	if len(rep.Managers) != 0 || rep.value(".data.b") != nil && len(rep.Fields) != 0 {
+		t.Errorf("after release: %+v", rep.Managers)
+	}
+	if v, _, _ := unstructured.NestedString(get(t, cm).Object, "data", "b"); v != "2" {
+		t.Errorf("release changed a value: %q", v)
+	}
+}
+
+func TestMigrateConcurrentWriter(t *testing.T) {
+	ns := namespace(t)
+	var objs []*unstructured.Unstructured
+	for i := 0; i < 40; i++ {
+		objs = append(objs, csaApply(t, ns, fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%02d"},"data":{"a":"1"}}`, i)))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	last := make([]int, len(objs))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n := 1; ; n++ {
+			for i, o := range objs {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				patch(t, o, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}}}`, n))
+				last[i] = n
+			}
+		}
+	}()
+	r := migrateJSON(t, 0, "migrate", "-n", ns, "configmaps", "--concurrency", "4", "--backup-dir", filepath.Join(t.TempDir(), "b"))
+	close(stop)
+	wg.Wait()
+	if r.Summary.Migrated != 40 || r.Summary.Failed != 0 {
+		t.Fatalf("%+v", r.Summary)
+	}
+	for i, o := range objs {
+		now := get(t, o)
+		if len(csaEntries(now)) > 0 {
+			t.Errorf("%s not migrated", o.GetName())
+		}
+		if got := now.GetLabels()["n"]; got != fmt.Sprint(last[i]) {
+			t.Errorf("%s: the writer's last label is %q, want %d: a write was lost", o.GetName(), got, last[i])
+		}
+	}
+}
+
+func TestMigrateKilledAndRestarted(t *testing.T) {
+	ns := namespace(t)
+	const n = 150
+	for i := 0; i < n; i++ {
+		csaApply(t, ns, fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"k%03d"},"data":{"a":"1"}}`, i))
+	}
+	backup := filepath.Join(t.TempDir(), "b")
+	cmd := exec.Command("kubectl-ssa", "migrate", "-n", ns, "configmaps", "--concurrency", "1", "--backup-dir", backup)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(backup, "core.v1.configmaps", ns, "*.json"))
+		if len(files) >= 10 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+
+	list, err := env.dynamic.Resource(cmGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	migrated := 0
+	for _, item := range list.Items {
+		csa, ssa := false, false
+		for _, e := range item.GetManagedFields() {
+			csa = csa || e.Manager == "kubectl-client-side-apply"
+			ssa = ssa || (e.Manager == "kubectl" && e.Operation == metav1.ManagedFieldsOperationApply)
+		}
+		if csa == ssa {
+			t.Errorf("%s is half-migrated: csa %v ssa %v", item.GetName(), csa, ssa)
+		}
+		if ssa {
+			migrated++
+		}
+	}
+	if migrated == 0 || migrated == n {
+		t.Logf("killed after %d of %d objects (output: %s)", migrated, n, out.String())
+	}
+	r := migrateJSON(t, 0, "migrate", "-n", ns, "configmaps")
+	if r.Summary.Migrated+migrated != n || r.Summary.Failed != 0 {
+		t.Errorf("the restart migrated %d after %d: %+v", r.Summary.Migrated, migrated, r.Summary)
+	}
+	if again := migrateJSON(t, 0, "migrate", "-n", ns, "configmaps"); again.Summary.Migrated != 0 {
+		t.Errorf("third run: %+v", again.Summary)
+	}
+}
+
+func TestMigrateWithoutPatchRights(t *testing.T) {
+	ns := namespace(t)
+	cm := csaApply(t, ns, csaConfigMap)
+	_, err := env.client.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = env.client.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "reader"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := get(t, cm).GetResourceVersion()
+	r := migrateJSON(t, 3, "migrate", "-n", ns, "configmaps", "--as", "reader", "--backup-dir", filepath.Join(t.TempDir(), "b"))
+	if r.Summary.Failed != 1 || !strings.Contains(r.Objects[0].Reason, "forbidden") {
+		t.Errorf("%+v", r)
+	}
+	if get(t, cm).GetResourceVersion() != rv {
+		t.Errorf("the forbidden migration wrote")
+	}
+}
+
+func normalizeExcept(u *unstructured.Unstructured, manager string) string {
+	var keep []metav1.ManagedFieldsEntry
+	for _, e := range u.GetManagedFields() {
+		if e.Manager != manager {
+			keep = append(keep, e)
+		}
+	}
+	return normalize(keep)
+}
