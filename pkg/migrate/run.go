@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
-	"math/rand/v2"
 	"sync"
 	"time"
 
