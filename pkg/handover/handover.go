@@ -99,11 +99,12 @@ type FieldState struct {
 
 // Report is a handover's plan and outcome.
 type Report struct {
-	Kind   string              `json:"kind"`
-	Object ownership.ObjectRef `json:"object"`
-	Mode   Mode                `json:"mode"`
-	From   string              `json:"from"`
-	To     string              `json:"to"`
+	Kind            string              `json:"kind"`
+	Object          ownership.ObjectRef `json:"object"`
+	Mode            Mode                `json:"mode"`
+	From            string              `json:"from"`
+	FromSubresource string              `json:"fromSubresource"`
+	To              string              `json:"to"`
 	// Status: planned, completed, already-complete, waiting (the
 	// controller has not written the fields yet), failed.
 	Status  string       `json:"status"`
@@ -136,7 +137,7 @@ func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Spr
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}}
+	r := &Report{Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -152,7 +153,10 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		}
 		return e.Subresource == req.FromSubresource
 	}
-	isTo := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To }
+	// The same name can be both sides ("kubectl" Apply taking the field
+	// from "kubectl" through /scale): the source's entries are not the
+	// target's.
+	isTo := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To && !isFrom(e) }
 	isTemp := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
 	}

@@ -178,7 +178,11 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 				fields = append(fields, " --field "+shellQuote(other.Path))
 			}
 		}
-		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+" --from "+shellQuote(cf.Manager)+" --to "+shellQuote(c.FieldManager)))
+		from := " --from " + shellQuote(cf.Manager)
+		if cf.Subresource != "" {
+			from += " --from-subresource " + shellQuote(cf.Subresource)
+		}
+		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)))
 	}
 	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
 }

@@ -13,14 +13,18 @@ import (
 func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+	from := fmt.Sprintf("%q", r.From)
+	if r.FromSubresource != "" {
+		from += " (/" + r.FromSubresource + ")"
+	}
 	var what string
 	switch r.Mode {
 	case handover.ModeRelease:
-		what = fmt.Sprintf("%q releases fields", r.From)
+		what = from + " releases fields"
 	case handover.ModeController:
-		what = fmt.Sprintf("hand fields from %q to the controller %q", r.From, r.To)
+		what = fmt.Sprintf("hand fields from %s to the controller %q", from, r.To)
 	default:
-		what = fmt.Sprintf("hand fields from %q to %q", r.From, r.To)
+		what = fmt.Sprintf("hand fields from %s to %q", from, r.To)
 	}
 	fmt.Fprintln(w, p.Bold("# "+obj+": "+Escape(what)))
 	for _, warn := range r.Warnings {

@@ -22,6 +22,9 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 		switch o.Result {
 		case migrate.ResultMigrated:
 			tag = p.Green("migrated")
+			if r.Mode == "undo" {
+				tag = p.Green("restored")
+			}
 		case migrate.ResultWouldMigrate:
 			tag = p.Yellow("would migrate")
 		case migrate.ResultNeedsWork:

@@ -1,0 +1,315 @@
+// Command demo shows kubectl-ssa at work: it starts the local test bed
+// (a real kube-apiserver, etcd and kube-controller-manager), creates
+// objects whose ownership tells a story with real writes, runs each
+// subcommand against them with a caption, and stops the server (or, with
+// --keep, leaves it up and prints the KUBECONFIG to use).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	testbed = flag.String("testbed", "", "the test bed kube-apiserver binary (make testbed-path)")
+	plugin  = flag.String("plugin", "bin/kubectl-ssa", "the kubectl-ssa binary")
+	keep    = flag.Bool("keep", false, "leave the server running at the end and print how to use and stop it")
+)
+
+var dyn dynamic.Interface
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if *testbed == "" {
+		return fmt.Errorf("--testbed is required (run make demo)")
+	}
+	abs, err := filepath.Abs(*plugin)
+	if err != nil {
+		return err
+	}
+	*plugin = abs
+	dir, err := os.MkdirTemp("", "kubectl-ssa-demo-")
+	if err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return err
+	}
+	caption("Starting a local kube-apiserver, etcd and kube-controller-manager (logs: %s)", logf.Name())
+	srv := exec.Command(*testbed, "--testbed-dir", dir)
+	srv.Stderr = logf
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = srv.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = srv.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = srv.Process.Kill()
+		}
+	}
+	defer func() {
+		if !*keep {
+			stop()
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	kubeconfig := ""
+	sc := bufio.NewScanner(out)
+	ready := make(chan string, 1)
+	go func() {
+		for sc.Scan() {
+			if kc, ok := strings.CutPrefix(sc.Text(), "ready KUBECONFIG="); ok {
+				ready <- kc
+			}
+		}
+	}()
+	select {
+	case kubeconfig = <-ready:
+	case <-time.After(3 * time.Minute):
+		return fmt.Errorf("the server did not start; see %s", logf.Name())
+	}
+	os.Setenv("KUBECONFIG", kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	dyn = dynamic.NewForConfigOrDie(cfg)
+
+	if err := story(); err != nil {
+		return err
+	}
+	if *keep {
+		fmt.Printf("\nThe server is still running (PID %d).\n  export KUBECONFIG=%s\n  kubectl ssa who-owns deploy/web -o blame\nStop it with: kill %d\n", srv.Process.Pid, kubeconfig, srv.Process.Pid)
+	} else {
+		caption("Stopping the server (make demo DEMO_ARGS=--keep leaves it up)")
+	}
+	return nil
+}
+
+func caption(format string, args ...interface{}) {
+	fmt.Printf("\n\033[1m==> %s\033[0m\n", fmt.Sprintf(format, args...))
+}
+
+func ssa(args ...string) {
+	fmt.Printf("\033[2m$ kubectl ssa %s\033[0m\n", strings.Join(args, " "))
+	cmd := exec.Command(*plugin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	if err := cmd.Run(); err != nil {
+		fmt.Printf("\033[2m(exit status %d)\033[0m\n", cmd.ProcessState.ExitCode())
+	}
+}
+
+var gvrs = map[string]schema.GroupVersionResource{
+	"Deployment":               {Group: "apps", Version: "v1", Resource: "deployments"},
+	"ConfigMap":                {Version: "v1", Resource: "configmaps"},
+	"HorizontalPodAutoscaler":  {Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+	"CustomResourceDefinition": {Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+	"Widget":                   {Group: "example.com", Version: "v1", Resource: "widgets"},
+}
+
+func obj(manifest string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		panic(err)
+	}
+	return u
+}
+
+func res(u *unstructured.Unstructured) dynamic.ResourceInterface {
+	r := dyn.Resource(gvrs[u.GetKind()])
+	if u.GetKind() == "CustomResourceDefinition" {
+		return r
+	}
+	return r.Namespace("default")
+}
+
+func apply(manager, manifest string) error {
+	u := obj(manifest)
+	_, err := res(u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	return err
+}
+
+func clientSideApply(manifest string) error {
+	u := obj(manifest)
+	last, _ := json.Marshal(u.Object)
+	u.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(last) + "\n"})
+	_, err := res(u).Create(context.Background(), u, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
+	return err
+}
+
+func patch(kind, name, manager, body string, sub ...string) error {
+	_, err := dyn.Resource(gvrs[kind]).Namespace("default").Patch(context.Background(), name, types.MergePatchType, []byte(body), metav1.PatchOptions{FieldManager: manager}, sub...)
+	return err
+}
+
+const web = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app.kubernetes.io/name: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: nginx, image: "nginx:1.27", ports: [{containerPort: 80, protocol: TCP}]}
+`
+
+const api = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: api, image: "nginx:1.27", resources: {requests: {cpu: 10m}}}]
+`
+
+func story() error {
+	dir, err := os.MkdirTemp("", "kubectl-ssa-demo-manifests-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		_ = os.WriteFile(p, []byte(content), 0o600)
+		return p
+	}
+	steps := []error{
+		apply("kubectl", web),
+		patch("Deployment", "web", "kubectl", `{"spec":{"replicas":4}}`, "scale"),
+		apply("team-a", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"color":"blue","size":"large"}}`),
+		apply("team-b", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"color":"blue","owner":"b"}}`),
+		clientSideApply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"legacy"},"data":{"mode":"old","level":"3"}}`),
+		apply("demo-setup", `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              endpoints:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [host, port]
+                items: {type: object, required: [host, port], properties: {host: {type: string}, port: {type: integer}, weight: {type: integer}}}
+`),
+	}
+	for _, err := range steps {
+		if err != nil {
+			return err
+		}
+	}
+	time.Sleep(2 * time.Second) // the CRD becomes served
+	if err := apply("ci", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"gizmo"},"spec":{"endpoints":[{"host":"a.example.com","port":443,"weight":1},{"host":"a.example.com","port":80,"weight":2}]}}`); err != nil {
+		return err
+	}
+	if err := apply("ops", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"gizmo"},"spec":{"endpoints":[{"host":"a.example.com","port":80,"weight":2}]}}`); err != nil {
+		return err
+	}
+
+	caption("who-owns: a Deployment applied with kubectl, then scaled with kubectl scale (the /scale subresource)")
+	ssa("who-owns", "deploy/web")
+	caption("who-owns -o blame: the same object as YAML, each line with its owners")
+	ssa("who-owns", "deploy/web", "-o", "blame")
+	caption("who-owns -o tree, and the managedFields entries")
+	ssa("who-owns", "deploy/web", "-o", "tree")
+	ssa("who-owns", "deploy/web", "-o", "managers")
+	caption("Shared ownership: two appliers set color to the same value")
+	ssa("who-owns", "cm/settings", "-o", "wide", "--shared")
+	caption("A custom resource with a list keyed by host and port, two appliers")
+	ssa("who-owns", "widget/gizmo", "-o", "blame", "--time", "none")
+	caption("An object created with client-side kubectl apply")
+	ssa("who-owns", "cm/legacy", "-o", "managers")
+
+	caption("explain-conflict: the manifest still says replicas: 2, but kubectl scale set 4")
+	ssa("explain-conflict", "-f", write("web.yaml", web), "--verify")
+
+	caption("handover: give .spec.replicas to the HorizontalPodAutoscaler without ever resetting it")
+	if err := apply("kubectl", api); err != nil {
+		return err
+	}
+	go func() {
+		time.Sleep(2 * time.Second)
+		_ = apply("kubectl", `
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  minReplicas: 3
+  maxReplicas: 5
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+`)
+	}()
+	ssa("handover", "deploy/api", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--wait", "--timeout", "60s")
+	caption("Now the manifest without replicas applies cleanly")
+	ssa("explain-conflict", "-f", write("api.yaml", strings.Replace(api, "  replicas: 1\n", "", 1)))
+
+	caption("migrate: what still carries client-side apply?")
+	ssa("migrate", "configmaps", "--check")
+	caption("migrate --dry-run=client: the plan and the managedFields diff")
+	ssa("migrate", "cm/legacy", "--dry-run=client")
+	caption("migrate for real, verified, with a backup")
+	backup := filepath.Join(dir, "backup")
+	ssa("migrate", "cm/legacy", "--verify", "--backup-dir", backup)
+	ssa("who-owns", "cm/legacy", "-o", "managers")
+	caption("Undo the migration")
+	ssa("migrate", "undo", "--backup-dir", backup)
+	return nil
+}
