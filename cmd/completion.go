@@ -104,9 +104,10 @@ func resourceNames(g *globalOptions, typ string) []string {
 		return nil
 	}
 	r := resource.NewBuilder(g.configFlags).Unstructured().NamespaceParam(ns).DefaultNamespace().
-		ResourceTypeOrNameArgs(true, typ).SelectAllParam(true).Flatten().Do()
+		ResourceTypeOrNameArgs(true, typ).Flatten().Do()
 	infos, err := r.Infos()
 	if err != nil {
+		cobra.CompDebugln("listing "+typ+": "+err.Error(), true)
 		return nil
 	}
 	var out []string

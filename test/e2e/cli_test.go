@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	out := mustSSA(t, 0, "version").stdout
+	if !strings.HasPrefix(out, "kubectl-ssa ") {
+		t.Errorf("version: %q", out)
+	}
+	var v struct {
+		Kind      string            `json:"kind"`
+		Version   string            `json:"version"`
+		GoVersion string            `json:"goVersion"`
+		Libraries map[string]string `json:"libraries"`
+	}
+	if err := json.Unmarshal([]byte(mustSSA(t, 0, "version", "-o", "json").stdout), &v); err != nil || v.Kind != "Version" || v.GoVersion == "" {
+		t.Fatalf("version -o json: %v %+v", err, v)
+	}
+	if !strings.HasPrefix(v.Libraries["sigs.k8s.io/structured-merge-diff/v6"], "v6.") || !strings.HasPrefix(v.Libraries["k8s.io/client-go"], "v0.37.") {
+		t.Errorf("libraries %v", v.Libraries)
+	}
+}
+
+func TestHelpShowsKubectlSSA(t *testing.T) {
+	out := mustSSA(t, 0, "--help").stdout
+	for _, want := range []string{"kubectl ssa [command]", "who-owns", "explain-conflict", "handover", "migrate", "--kubeconfig", "--context", "--namespace"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	ns := namespace(t)
+	apply(t, ns, "a", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"complete-me"},"data":{"k":"v"}}`, false)
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		if out := mustSSA(t, 0, "completion", shell).stdout; !strings.Contains(out, "kubectl-ssa") && !strings.Contains(out, "ssa") {
+			t.Errorf("completion %s: %q", shell, out[:min(len(out), 200)])
+		}
+	}
+	// Resource types from discovery, names from the cluster.
+	types := mustSSA(t, 0, "__complete", "who-owns", "config").stdout
+	if !strings.Contains(types, "configmaps\n") {
+		t.Errorf("types: %q", types)
+	}
+	names := mustSSA(t, 0, "__complete", "who-owns", "-n", ns, "configmaps", "").stdout
+	if !strings.Contains(names, "complete-me\n") {
+		t.Errorf("names: %q", names)
+	}
+	slash := mustSSA(t, 0, "__complete", "who-owns", "-n", ns, "configmaps/comp").stdout
+	if !strings.Contains(slash, "configmaps/complete-me\n") {
+		t.Errorf("TYPE/NAME: %q", slash)
+	}
+	// kubectl's plugin completion runs kubectl_complete-ssa.
+	shim, err := filepath.Abs(filepath.Join(repoRoot(), "kubectl_complete-ssa"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(shim, "who-owns", "-n", ns, "configmaps", "")
+	cmd.Env = os.Environ()
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "complete-me") {
+		t.Errorf("kubectl_complete-ssa: %v %q", err, out)
+	}
+}
