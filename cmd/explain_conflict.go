@@ -35,6 +35,7 @@ type explainOptions struct {
 	verify       bool
 	output       string
 	timeMode     string
+	showSecrets  bool
 }
 
 func newExplainConflictCmd(g *globalOptions) *cobra.Command {
@@ -100,6 +101,7 @@ conflict, 2 or more an error.`,
 	f.BoolVar(&o.verify, "verify", false, "Also send the apply to the server as a dry run (dryRun=All) and report any difference from the prediction.")
 	f.StringVarP(&o.output, "output", "o", o.output, "Output: text, json or yaml.")
 	f.StringVar(&o.timeMode, "time", o.timeMode, "How to show when managers last wrote: relative, absolute or none.")
+	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the live and applied values of Secret data instead of redacting them.")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -191,6 +193,11 @@ func (o *explainOptions) run(ctx context.Context) error {
 	}
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
+	}
+	if !o.showSecrets {
+		for _, r := range reports {
+			r.RedactSecrets()
+		}
 	}
 
 	if render.IsData(o.output) {

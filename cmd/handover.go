@@ -219,6 +219,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			rep.Status = "failed"
 			rep.Message = msg
 		}
+		rep.RedactSecrets()
 		if render.IsData(o.output) {
 			reports = append(reports, rep)
 			continue

@@ -358,3 +358,20 @@ func setOf(entries []metav1.ManagedFieldsEntry, keep func(metav1.ManagedFieldsEn
 	}
 	return out, nil
 }
+
+// RedactSecrets hides the values of a Secret's data in the conflicts.
+func (r *Report) RedactSecrets() {
+	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+		return
+	}
+	for i := range r.Conflicts {
+		if ownership.SecretPath(r.Conflicts[i].PathElements) || r.Conflicts[i].PathElements == nil {
+			if r.Conflicts[i].LiveValue != nil {
+				r.Conflicts[i].LiveValue = ownership.Redacted
+			}
+			if r.Conflicts[i].AppliedValue != nil {
+				r.Conflicts[i].AppliedValue = ownership.Redacted
+			}
+		}
+	}
+}

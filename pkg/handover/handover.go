@@ -461,3 +461,19 @@ func IsError(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
 }
+
+// RedactSecrets hides the values of a Secret's data in the report.
+func (r *Report) RedactSecrets() {
+	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+		return
+	}
+	for _, states := range [][]FieldState{r.Before, r.After} {
+		for i := range states {
+			if p, err := ownership.ParsePath(states[i].Path); err != nil || ownership.SecretPath(p) {
+				if states[i].Value != nil {
+					states[i].Value = ownership.Redacted
+				}
+			}
+		}
+	}
+}

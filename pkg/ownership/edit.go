@@ -101,3 +101,17 @@ func Owners(entries []metav1.ManagedFieldsEntry, p fieldpath.Path) ([]metav1.Man
 	}
 	return out, nil
 }
+
+// SecretPath tells whether a path of a Secret holds a secret value: its
+// data, stringData, and the last-applied annotation (client-side apply
+// copies the whole Secret into it).
+func SecretPath(p fieldpath.Path) bool {
+	if len(p) == 0 || p[0].FieldName == nil {
+		return false
+	}
+	switch *p[0].FieldName {
+	case "data", "stringData":
+		return true
+	}
+	return len(p) >= 3 && p[:3].Equals(fieldpath.MakePathOrDie("metadata", "annotations", LastAppliedAnnotation))
+}

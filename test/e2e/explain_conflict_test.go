@@ -533,3 +533,26 @@ func ssaLocalCode(t *testing.T, code int, args ...string) string {
 	writeFile(t, kc, "apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: x, context: {cluster: x}}]\ncurrent-context: x\n")
 	return mustSSA(t, code, append(args, "--kubeconfig", kc)...).stdout
 }
+
+func TestExplainConflictRedactsSecrets(t *testing.T) {
+	ns := namespace(t)
+	apply(t, ns, "vault", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"password":"hunter2"}}`, false)
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	writeFile(t, file, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"password":"swordfish"}}`)
+	for _, o := range []string{"text", "json"} {
+		r := ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", o)
+		if r.code != 1 {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout, "aHVudGVyMg") || strings.Contains(r.stdout, "swordfish") || strings.Contains(r.stdout, "c3dvcmRmaXNo") {
+			t.Errorf("-o %s prints a secret value:\n%s", o, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "<redacted>") {
+			t.Errorf("-o %s does not say it redacted:\n%s", o, r.stdout)
+		}
+	}
+	// (stringData is write-only: the live object has no value there.)
+	if r := ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", "json", "--show-secret-values"); !strings.Contains(r.stdout, `"appliedValue": "swordfish"`) {
+		t.Errorf("--show-secret-values hides the value:\n%s", r.stdout)
+	}
+}
