@@ -14,7 +14,7 @@ CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-ssa
 TESTBED := $(CACHE_DIR)/testbed-$(K8S_VERSION)/kube-apiserver
 TESTBED_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
 
-GOLANGCI_LINT_VERSION := v2.6.2
+GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CACHE_DIR)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
@@ -50,6 +50,7 @@ demo: build testbed ## Start a local API server, create example objects, run eve
 bench: build testbed ## Go benchmarks and the bench/ scripts against the local server
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/who-owns.sh
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
 
 lint: $(GOLANGCI_LINT) ## golangci-lint (pinned) and go mod tidy check
 	$(GOLANGCI_LINT) run ./...
