@@ -2,8 +2,10 @@ package ownership
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,70 +75,119 @@ func OwnerOf(e metav1.ManagedFieldsEntry) Owner {
 // without fields decodes to an empty set.
 func DecodeEntry(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	set := &fieldpath.Set{}
-	if e.FieldsV1 == nil || len(bytes.TrimSpace(e.FieldsV1.Raw)) == 0 {
+	raw := e.FieldsV1.GetRawBytes()
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return set, nil
 	}
 	if e.FieldsType != "" && e.FieldsType != "FieldsV1" {
 		return nil, fmt.Errorf("unknown fieldsType %q", e.FieldsType)
 	}
-	if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
 		return nil, err
 	}
 	return set, nil
 }
 
-// Analyze builds the ownership report of obj.
+// Analyze builds the ownership report of obj. It does not change obj;
+// the report's Content shares the values Analyze leaves as they are with
+// obj, so treat both as read-only.
 func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 	ref := RefOf(obj)
 	name := ObjectName(ref.Kind, ref.Namespace, ref.Name)
 	entries, err := managedFields(obj)
 	if err != nil {
-		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%v): fix the file or re-read the object from the cluster", name, err)
+		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []string{}}
+	r := &Report{Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []string{}, Entries: len(entries)}
 	r.Tree = &Node{}
+	arena := &nodeArena{}
 	for i, e := range entries {
-		set, err := DecodeEntry(e)
+		set, err := decodeInto(e, r.Tree, i, arena)
 		if err != nil {
 			return nil, &CorruptError{Object: name, Entry: i, Err: err}
 		}
-		r.Managers = append(r.Managers, Manager{Owner: OwnerOf(e), FieldCount: set.Size(), Set: set})
-		set.Iterate(func(p fieldpath.Path) { r.Tree.insert(p, i) })
+		r.Managers = append(r.Managers, Manager{Owner: OwnerOf(e.ManagedFieldsEntry), FieldCount: set.Size(), Set: set})
 	}
 	r.Tree.sortAll()
 
-	content := obj.DeepCopy().Object
-	unstructured.RemoveNestedField(content, "metadata", "managedFields")
+	content := withoutManagedFields(obj.Object)
 	if !opts.ShowSecretValues && IsSecret(ref.APIVersion, ref.Kind) {
 		redactSecret(content)
 	}
 	r.Content = content
 
+	// One allocation for all fields and one for all their owners.
+	fields, owners := 0, 0
 	r.Tree.walk(func(n *Node) {
-		if len(n.Owners) == 0 {
-			return
+		if len(n.Owners) > 0 {
+			fields++
+			owners += len(n.Owners)
 		}
-		f := Field{Path: n.Path.String(), PathElements: n.Path}
-		for _, i := range n.Owners {
-			f.Owners = append(f.Owners, r.Managers[i].Owner)
-		}
-		if v, ok := Lookup(content, n.Path); ok && (len(n.Children) == 0 || isScalar(v)) && n.PE.Key == nil {
-			f.Value, f.HasValue = v, true
-			if s, ok := v.(string); ok && s == Redacted {
-				f.Redacted = true
-			}
-		}
-		r.Fields = append(r.Fields, f)
 	})
+	r.Fields = make([]Field, 0, fields)
+	ownerBuf := make([]Owner, 0, owners)
+	// Walk the trie and the object together: each value is found from
+	// its parent's, not from the root.
+	var collect func(n *Node, v interface{}, found bool)
+	collect = func(n *Node, v interface{}, found bool) {
+		for _, c := range n.Children {
+			cv, ok := interface{}(nil), false
+			if found {
+				cv, ok = lookupElement(v, c.PE)
+			}
+			if len(c.Owners) > 0 {
+				start := len(ownerBuf)
+				for _, i := range c.Owners {
+					ownerBuf = append(ownerBuf, r.Managers[i].Owner)
+				}
+				f := Field{Path: pathString(c.Path), PathElements: c.Path, Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)]}
+				if ok && (len(c.Children) == 0 || isScalar(cv)) && c.PE.Key == nil {
+					f.Value, f.HasValue = cv, true
+					if s, ok := cv.(string); ok && s == Redacted {
+						f.Redacted = true
+					}
+				}
+				r.Fields = append(r.Fields, f)
+			}
+			collect(c, cv, ok)
+		}
+	}
+	collect(r.Tree, content, true)
 	r.UnownedPaths = unowned(content, r.Tree)
 	for _, p := range r.UnownedPaths {
-		r.Unowned = append(r.Unowned, p.String())
+		r.Unowned = append(r.Unowned, pathString(p))
 	}
 	return r, nil
 }
 
-func managedFields(obj *unstructured.Unstructured) ([]metav1.ManagedFieldsEntry, error) {
+// withoutManagedFields copies the top level and metadata of an object,
+// leaving out managedFields; deeper values are shared.
+func withoutManagedFields(obj map[string]interface{}) map[string]interface{} {
+	out := make(map[string]interface{}, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	if meta, ok := obj["metadata"].(map[string]interface{}); ok {
+		m := make(map[string]interface{}, len(meta))
+		for k, v := range meta {
+			if k != "managedFields" {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
+}
+
+// rawEntry is a managedFields entry read from an unstructured object, its
+// fieldsV1 kept as the decoded JSON it already is.
+type rawEntry struct {
+	metav1.ManagedFieldsEntry
+	fields interface{}
+}
+
+func managedFields(obj *unstructured.Unstructured) ([]rawEntry, error) {
 	raw, found, err := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields")
 	if err != nil || !found || raw == nil {
 		return nil, err
@@ -145,19 +196,166 @@ func managedFields(obj *unstructured.Unstructured) ([]metav1.ManagedFieldsEntry,
 	if !ok {
 		return nil, fmt.Errorf("expected a list, got %T", raw)
 	}
-	out := make([]metav1.ManagedFieldsEntry, 0, len(list))
+	out := make([]rawEntry, 0, len(list))
 	for i, item := range list {
 		m, ok := item.(map[string]interface{})
 		if !ok {
 			return nil, fmt.Errorf("entry %d: expected an object, got %T", i, item)
 		}
-		var e metav1.ManagedFieldsEntry
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &e); err != nil {
-			return nil, fmt.Errorf("entry %d: %v", i, err)
+		// Converting fieldsV1 would marshal it to JSON to parse it again:
+		// convert the rest and walk fieldsV1 as it is.
+		rest := make(map[string]interface{}, len(m))
+		for k, v := range m {
+			if k != "fieldsV1" {
+				rest[k] = v
+			}
+		}
+		e := rawEntry{fields: m["fieldsV1"]}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rest, &e.ManagedFieldsEntry); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// decodeInto decodes an entry's fieldsV1 as fieldpath.Set.FromJSON does
+// (DecodeEntry), and marks the paths it owns in the trie as owned by
+// owner. It returns the entry's set.
+func decodeInto(e rawEntry, tree *Node, owner int, arena *nodeArena) (*fieldpath.Set, error) {
+	set := &fieldpath.Set{}
+	if e.fields == nil {
+		return set, nil
+	}
+	if e.FieldsType != "" && e.FieldsType != "FieldsV1" {
+		return nil, fmt.Errorf("unknown fieldsType %q", e.FieldsType)
+	}
+	m, ok := e.fields.(map[string]interface{})
+	if !ok {
+		return nil, fmt.Errorf("fieldsV1 is %T, not an object", e.fields)
+	}
+	d := decoder{owner: owner, arena: arena}
+	if err := d.level(m, set, tree); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+type decoder struct {
+	owner int
+	arena *nodeArena
+}
+
+type fieldsItem struct {
+	pe    fieldpath.PathElement
+	child map[string]interface{}
+}
+
+// level decodes one object of a FieldsV1 tree into the set of that level
+// and the trie node. As in structured-merge-diff, a child is a member when
+// it holds "." or nothing it knows, and keys of unknown kinds are skipped.
+// Children are taken in path order, so the set is built by appending.
+func (d decoder) level(m map[string]interface{}, set *fieldpath.Set, n *Node) error {
+	// Field names, nearly all keys, sort as strings ("f:" + name sorts as
+	// name) and before every other kind of element.
+	var fieldKeys []string
+	var others []fieldsItem
+	for k, v := range m {
+		switch {
+		case k == ".":
+			continue
+		case len(k) >= 2 && k[0] == 'f' && k[1] == ':':
+			fieldKeys = append(fieldKeys, k)
+			continue
+		}
+		pe, err := fieldpath.DeserializePathElement(k)
+		if errors.Is(err, fieldpath.ErrUnknownPathElementType) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("parsing key %q as a path element: %w", k, err)
+		}
+		child, err := childObject(k, v)
+		if err != nil {
+			return err
+		}
+		others = append(others, fieldsItem{pe: pe, child: child})
+	}
+	if !slices.IsSorted(fieldKeys) {
+		slices.Sort(fieldKeys)
+	}
+	// Room for this level's children, most of them new.
+	if n.fields == nil && len(fieldKeys) > 0 {
+		n.fields = make(map[string]*Node, len(fieldKeys))
+	}
+	n.Children = slices.Grow(n.Children, len(fieldKeys)+len(others))
+	d.arena.reserve(len(fieldKeys)+len(others), len(n.Path)+1)
+	if set.Members.Size() == 0 {
+		set.Members = fieldpath.MakePathElementSet(len(fieldKeys) + len(others))
+	}
+	names := make([]string, len(fieldKeys))
+	for i, k := range fieldKeys {
+		child, err := childObject(k, m[k])
+		if err != nil {
+			return err
+		}
+		names[i] = k[2:]
+		if err := d.child(fieldsItem{pe: fieldpath.PathElement{FieldName: &names[i]}, child: child}, set, n); err != nil {
+			return err
+		}
+	}
+	if !slices.IsSortedFunc(others, compareItems) {
+		slices.SortFunc(others, compareItems)
+	}
+	for _, it := range others {
+		if err := d.child(it, set, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func childObject(k string, v interface{}) (map[string]interface{}, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]interface{}:
+		return t, nil
+	}
+	return nil, fmt.Errorf("%s: expected an object, got %T", k, v)
+}
+
+func (d decoder) child(it fieldsItem, set *fieldpath.Set, n *Node) error {
+	member, nested := membership(it.child)
+	c := n.childFor(it.pe, d.arena)
+	if member {
+		set.Members.Insert(it.pe)
+		if len(c.Owners) == 0 || c.Owners[len(c.Owners)-1] != d.owner {
+			c.Owners = append(c.Owners, d.owner)
+		}
+	}
+	if nested {
+		return d.level(it.child, set.Children.Descend(it.pe), c)
+	}
+	return nil
+}
+
+func compareItems(a, b fieldsItem) int { return a.pe.Compare(b.pe) }
+
+// membership tells whether a FieldsV1 child marks its path as owned, and
+// whether it holds paths below.
+func membership(child map[string]interface{}) (member, nested bool) {
+	for k := range child {
+		switch {
+		case k == ".":
+			member = true
+		case len(k) >= 2 && k[1] == ':' && !strings.ContainsRune("fvki", rune(k[0])):
+			// an unknown kind of element, skipped
+		default:
+			nested = true
+		}
+	}
+	return member || !nested, nested
 }
 
 // IsSecret tells whether values of this kind are secret.
@@ -165,19 +363,30 @@ func IsSecret(apiVersion, kind string) bool {
 	return apiVersion == "v1" && kind == "Secret"
 }
 
+// redactSecret replaces secret values in content, whose top level and
+// metadata are copies: the maps it changes below them are copied first.
 func redactSecret(content map[string]interface{}) {
 	for _, key := range []string{"data", "stringData"} {
 		if m, ok := content[key].(map[string]interface{}); ok {
+			red := make(map[string]interface{}, len(m))
 			for k := range m {
-				m[k] = Redacted
+				red[k] = Redacted
 			}
+			content[key] = red
 		}
 	}
 	// client-side apply copies the whole Secret, values included, into
-	// this annotation.
-	if ann, ok, _ := unstructured.NestedStringMap(content, "metadata", "annotations"); ok {
-		if _, has := ann[LastAppliedAnnotation]; has {
-			_ = unstructured.SetNestedField(content, Redacted, "metadata", "annotations", LastAppliedAnnotation)
+	// this annotation (whatever the types of the other annotations).
+	if meta, ok := content["metadata"].(map[string]interface{}); ok {
+		if ann, ok := meta["annotations"].(map[string]interface{}); ok {
+			if _, has := ann[LastAppliedAnnotation]; has {
+				c := make(map[string]interface{}, len(ann))
+				for k, v := range ann {
+					c[k] = v
+				}
+				c[LastAppliedAnnotation] = Redacted
+				meta["annotations"] = c
+			}
 		}
 	}
 }
@@ -190,22 +399,54 @@ func isScalar(v interface{}) bool {
 	return true
 }
 
-func (n *Node) insert(p fieldpath.Path, owner int) {
-	cur := n
-	for i, pe := range p {
-		key := peKey(pe)
-		child := cur.index[key]
-		if child == nil {
-			child = &Node{PE: pe, Path: p[:i+1].Copy()}
-			if cur.index == nil {
-				cur.index = map[string]*Node{}
-			}
-			cur.index[key] = child
-			cur.Children = append(cur.Children, child)
-		}
-		cur = child
+// childFor returns the child for pe, adding it when there is none.
+func (n *Node) childFor(pe fieldpath.PathElement, arena *nodeArena) *Node {
+	if c := n.Child(pe); c != nil {
+		return c
 	}
-	cur.Owners = append(cur.Owners, owner)
+	c := arena.node(n.Path, pe)
+	if pe.FieldName != nil {
+		if n.fields == nil {
+			n.fields = map[string]*Node{}
+		}
+		n.fields[*pe.FieldName] = c
+	} else {
+		if n.others == nil {
+			n.others = map[string]*Node{}
+		}
+		n.others[peKey(pe)] = c
+	}
+	n.Children = append(n.Children, c)
+	return c
+}
+
+// nodeArena hands out trie nodes and their paths from blocks: an object
+// has a node for every path any manager owns, thousands for large ones,
+// and one allocation each would be most of the work.
+type nodeArena struct {
+	nodes []Node
+	pes   []fieldpath.PathElement
+}
+
+// reserve makes room for n nodes whose paths have depth elements: the
+// children of one level, most of which are new.
+func (a *nodeArena) reserve(n, depth int) {
+	// Old blocks stay alive through the pointers into them.
+	if cap(a.nodes)-len(a.nodes) < n {
+		a.nodes = make([]Node, 0, max(n, 32))
+	}
+	if cap(a.pes)-len(a.pes) < n*depth {
+		a.pes = make([]fieldpath.PathElement, 0, max(n*depth, 64))
+	}
+}
+
+func (a *nodeArena) node(parent fieldpath.Path, pe fieldpath.PathElement) *Node {
+	a.reserve(1, len(parent)+1)
+	start := len(a.pes)
+	a.pes = append(append(a.pes, parent...), pe)
+	// The path's capacity ends at its length: appending to it copies.
+	a.nodes = append(a.nodes, Node{PE: pe, Path: a.pes[start:len(a.pes):len(a.pes)]})
+	return &a.nodes[len(a.nodes)-1]
 }
 
 func peKey(pe fieldpath.PathElement) string {
@@ -216,9 +457,14 @@ func peKey(pe fieldpath.PathElement) string {
 	return s
 }
 
+func compareNodes(a, b *Node) int { return a.PE.Compare(b.PE) }
+
+// sortAll puts children in path order. Owners are in order already: each
+// entry marks a node once, and entries are decoded in order.
 func (n *Node) sortAll() {
-	sort.Slice(n.Children, func(i, j int) bool { return n.Children[i].PE.Less(n.Children[j].PE) })
-	sort.Ints(n.Owners)
+	if !slices.IsSortedFunc(n.Children, compareNodes) {
+		slices.SortFunc(n.Children, compareNodes)
+	}
 	for _, c := range n.Children {
 		c.sortAll()
 	}
@@ -239,7 +485,13 @@ func (n *Node) Child(pe fieldpath.PathElement) *Node {
 	if n == nil {
 		return nil
 	}
-	return n.index[peKey(pe)]
+	if pe.FieldName != nil {
+		return n.fields[*pe.FieldName]
+	}
+	if n.others == nil {
+		return nil
+	}
+	return n.others[peKey(pe)]
 }
 
 // Atomic tells whether the node is owned as a whole: it is a member of some

@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -110,13 +111,53 @@ func (f Filter) Apply(r *Report) *Report {
 	}
 
 	out.Unowned, out.UnownedPaths = []string{}, nil
+	add := func(p fieldpath.Path) {
+		out.Unowned = append(out.Unowned, p.String())
+		out.UnownedPaths = append(out.UnownedPaths, p)
+	}
 	if !f.Shared && !f.ownerFiltered() {
 		for _, u := range r.UnownedPaths {
 			if pathOK(u) {
-				out.Unowned = append(out.Unowned, u.String())
-				out.UnownedPaths = append(out.UnownedPaths, u)
+				add(u)
+				continue
+			}
+			// Unowned paths are top-most: the paths a glob selects can
+			// lie below one (.spec.strategy.type under .spec.strategy).
+			if len(matchers) > 0 {
+				if v, ok := Lookup(r.Content, u); ok {
+					matchBelow(v, u, pathOK, add)
+				}
 			}
 		}
 	}
 	return &out
+}
+
+// matchBelow calls add for the top-most paths below p (holding v) that ok
+// accepts, in object order. Nothing below p is owned, so list items are
+// addressed by index, as the unowned paths are.
+func matchBelow(v interface{}, p fieldpath.Path, ok func(fieldpath.Path) bool, add func(fieldpath.Path)) {
+	visit := func(child interface{}, pe fieldpath.PathElement) {
+		cp := append(p.Copy(), pe)
+		if ok(cp) {
+			add(cp)
+			return
+		}
+		matchBelow(child, cp, ok, add)
+	}
+	switch t := v.(type) {
+	case map[string]interface{}:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			visit(t[k], fieldpath.PathElement{FieldName: &k})
+		}
+	case []interface{}:
+		for i, item := range t {
+			visit(item, fieldpath.IndexElement(i))
+		}
+	}
 }

@@ -70,8 +70,14 @@ type Report struct {
 	Unowned      []string         `json:"unowned"`
 	UnownedPaths []fieldpath.Path `json:"-"`
 
+	// Entries is the number of managedFields entries of the object;
+	// Managers holds fewer when a filter left some out.
+	Entries int `json:"-"`
+
 	// Tree is the ownership trie the views walk; Content is the object
 	// without managedFields, with secret values redacted unless asked for.
+	// Content shares the values Analyze did not change with the object
+	// analyzed: both are read-only.
 	Tree    *Node                  `json:"-"`
 	Content map[string]interface{} `json:"-"`
 }
@@ -84,5 +90,8 @@ type Node struct {
 	Path     fieldpath.Path
 	Owners   []int
 	Children []*Node
-	index    map[string]*Node
+	// fields indexes children by field name, others by the serialized
+	// path element.
+	fields map[string]*Node
+	others map[string]*Node
 }

@@ -1,7 +1,6 @@
 package ownership
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,7 +9,23 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-var simpleName = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+// simpleName tells whether a field name can be written after a dot:
+// ^[A-Za-z_$][A-Za-z0-9_$-]*$.
+func simpleName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_', c == '$':
+		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // DisplayPath formats a path for people: like the apiserver's path string,
 // but a field name that is not a plain identifier (label keys with dots or
@@ -19,6 +34,11 @@ var simpleName = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 func DisplayPath(p fieldpath.Path) string {
 	var b strings.Builder
 	for _, pe := range p {
+		if pe.FieldName != nil && simpleName(*pe.FieldName) {
+			b.WriteByte('.')
+			b.WriteString(*pe.FieldName)
+			continue
+		}
 		b.WriteString(DisplayElement(pe))
 	}
 	return b.String()
@@ -27,7 +47,7 @@ func DisplayPath(p fieldpath.Path) string {
 // DisplayElement formats one path element as DisplayPath does.
 func DisplayElement(pe fieldpath.PathElement) string {
 	if pe.FieldName != nil {
-		if simpleName.MatchString(*pe.FieldName) {
+		if simpleName(*pe.FieldName) {
 			return "." + *pe.FieldName
 		}
 		return "[" + strconv.Quote(*pe.FieldName) + "]"
@@ -39,56 +59,70 @@ func DisplayElement(pe fieldpath.PathElement) string {
 func Lookup(obj interface{}, p fieldpath.Path) (interface{}, bool) {
 	cur := obj
 	for _, pe := range p {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := cur.(map[string]interface{})
-			if !ok {
-				return nil, false
-			}
-			if cur, ok = m[*pe.FieldName]; !ok {
-				return nil, false
-			}
-		case pe.Index != nil:
-			l, ok := cur.([]interface{})
-			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
-				return nil, false
-			}
-			cur = l[*pe.Index]
-		case pe.Key != nil:
-			l, ok := cur.([]interface{})
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				if m, ok := item.(map[string]interface{}); ok && matchKey(m, *pe.Key) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Value != nil:
-			l, ok := cur.([]interface{})
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				if value.Equals(interfaceValue(item), *pe.Value) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		default:
+		var ok bool
+		if cur, ok = lookupElement(cur, pe); !ok {
 			return nil, false
 		}
 	}
 	return cur, true
+}
+
+// lookupElement returns the child of v that pe names.
+func lookupElement(v interface{}, pe fieldpath.PathElement) (interface{}, bool) {
+	switch {
+	case pe.FieldName != nil:
+		m, ok := v.(map[string]interface{})
+		if !ok {
+			return nil, false
+		}
+		c, ok := m[*pe.FieldName]
+		return c, ok
+	case pe.Index != nil:
+		l, ok := v.([]interface{})
+		if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
+			return nil, false
+		}
+		return l[*pe.Index], true
+	case pe.Key != nil:
+		l, _ := v.([]interface{})
+		for _, item := range l {
+			if m, ok := item.(map[string]interface{}); ok && matchKey(m, *pe.Key) {
+				return item, true
+			}
+		}
+	case pe.Value != nil:
+		l, _ := v.([]interface{})
+		for _, item := range l {
+			if value.Equals(interfaceValue(item), *pe.Value) {
+				return item, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// pathString is p.String(), the apiserver's form, built with fewer
+// allocations.
+func pathString(p fieldpath.Path) string {
+	n := 0
+	for _, pe := range p {
+		if pe.FieldName != nil {
+			n += 1 + len(*pe.FieldName)
+		} else {
+			n += 16
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, pe := range p {
+		if pe.FieldName != nil {
+			b.WriteByte('.')
+			b.WriteString(*pe.FieldName)
+		} else {
+			b.WriteString(pe.String())
+		}
+	}
+	return b.String()
 }
 
 func interfaceValue(v interface{}) value.Value { return value.NewValueInterface(v) }
@@ -137,22 +171,30 @@ func NeverOwned(p string) bool { return neverOwned[p] }
 
 func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
 	var out []fieldpath.Path
-	var visit func(v interface{}, n *Node, p fieldpath.Path, root bool)
-	visit = func(v interface{}, n *Node, p fieldpath.Path, root bool) {
-		ps := p.String()
-		if !root && neverOwned[ps] {
+	// path is one buffer, extended and cut back as the walk goes; paths
+	// that are kept are copied.
+	path := make(fieldpath.Path, 0, 16)
+	var visit func(v interface{}, n *Node, root bool)
+	visit = func(v interface{}, n *Node, root bool) {
+		// neverOwned paths are two elements deep at most
+		if !root && len(path) <= 2 && neverOwned[pathString(path)] {
 			return
 		}
 		if n != nil && (n.Atomic() || (len(n.Owners) > 0 && isScalar(v))) {
 			return
 		}
 		m, isMap := v.(map[string]interface{})
-		if n == nil && !(isMap && (root || ps == ".metadata")) {
-			out = append(out, p)
+		// Below the root and .metadata, a path nobody owns is listed
+		// whole; those two are never owned themselves.
+		if n == nil && (!isMap || !root && !isMetadata(path)) {
+			out = append(out, path.Copy())
 			return
 		}
 		switch t := v.(type) {
 		case map[string]interface{}:
+			if n != nil && len(n.fields) >= len(m) && allOwned(m, n) {
+				return
+			}
 			keys := make([]string, 0, len(m))
 			for k := range m {
 				keys = append(keys, k)
@@ -160,17 +202,37 @@ func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
 			sort.Strings(keys)
 			for _, k := range keys {
 				pe := fieldpath.PathElement{FieldName: &k}
-				visit(m[k], n.Child(pe), append(p.Copy(), pe), false)
+				path = append(path, pe)
+				visit(m[k], n.Child(pe), false)
+				path = path[:len(path)-1]
 			}
 		case []interface{}:
 			for i, item := range t {
 				pe, child := n.ItemElement(item, i)
-				visit(item, child, append(p.Copy(), pe), false)
+				path = append(path, pe)
+				visit(item, child, false)
+				path = path[:len(path)-1]
 			}
 		}
 	}
-	visit(content, tree, fieldpath.Path{}, true)
+	visit(content, tree, true)
 	return out
+}
+
+// allOwned tells whether every key of m is owned whole, as unowned's
+// visit would find, so the keys need not be sorted and visited.
+func allOwned(m map[string]interface{}, n *Node) bool {
+	for k, v := range m {
+		c := n.fields[k]
+		if c == nil || !c.Atomic() && (len(c.Owners) == 0 || !isScalar(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+func isMetadata(p fieldpath.Path) bool {
+	return len(p) == 1 && p[0].FieldName != nil && *p[0].FieldName == "metadata"
 }
 
 // PathMatcher matches paths against a glob such as .spec.template.** or

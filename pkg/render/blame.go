@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -36,9 +35,13 @@ type blamer struct {
 // owned by the atomic value's owners; lines nobody owns say so and are never
 // attributed to an ancestor.
 func Blame(w io.Writer, r *ownership.Report, o Options) error {
-	Header(w, r, o, "")
+	if err := Header(w, r, o, ""); err != nil {
+		return err
+	}
 	if o.showTime() {
-		fmt.Fprintln(w, o.Palette.Dim("# times are each manager's last write to the object, not when the line changed"))
+		if err := writeLine(w, o.Palette.Dim("# times are each manager's last write to the object, not when the line changed")); err != nil {
+			return err
+		}
 	}
 	b := &blamer{r: r}
 	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
@@ -65,6 +68,11 @@ func Blame(w io.Writer, r *ownership.Report, o Options) error {
 			g = o.colorOwners(ownersOf(r, l.owners))
 		default:
 			g = o.Palette.Dim(g)
+		}
+		if l.text == "" {
+			// an empty line of a literal block: no trailing space
+			sb.WriteString(g + pad + o.Palette.Dim(" │") + "\n")
+			continue
 		}
 		sb.WriteString(g + pad + o.Palette.Dim(" │ ") + Escape(l.text) + "\n")
 	}
@@ -145,15 +153,38 @@ func (b *blamer) value(v interface{}, n *ownership.Node, covered []int, p fieldp
 		b.list(t, n, coverFor(n, covered), p, indent)
 	default:
 		kind, owners := classify(n, covered, p, false)
-		s, ok := v.(string)
-		if ok && strings.Contains(s, "\n") {
-			b.add(kind, owners, head+" |-")
-			for _, l := range strings.Split(s, "\n") {
-				b.add(kind, owners, indent+"  "+l)
-			}
-			return
-		}
+		b.scalar(kind, owners, v, head, indent)
+	}
+}
+
+// scalar emits "head value", or a literal block for a multi-line string,
+// with the chomping indicator that keeps the value exact: "|" for one
+// trailing newline, "|-" for none, "|+" for more; and an indentation
+// indicator when the first line starts with a space.
+func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent string) {
+	s, ok := v.(string)
+	if !ok || !strings.Contains(s, "\n") {
 		b.add(kind, owners, head+" "+yamlScalar(v))
+		return
+	}
+	body, chomp := s, "-"
+	if strings.HasSuffix(s, "\n") {
+		body, chomp = s[:len(s)-1], ""
+		if strings.HasSuffix(body, "\n") {
+			chomp = "+"
+		}
+	}
+	ind := ""
+	if strings.HasPrefix(body, " ") {
+		ind = "2"
+	}
+	b.add(kind, owners, head+" |"+ind+chomp)
+	for _, l := range strings.Split(body, "\n") {
+		if l == "" {
+			b.add(kind, owners, "")
+			continue
+		}
+		b.add(kind, owners, indent+"  "+l)
 	}
 }
 
@@ -177,7 +208,7 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 			b.list(t, cn, coverFor(cn, covered), cp, indent+"  ")
 		default:
 			kind, owners := classify(cn, covered, cp, false)
-			b.add(kind, owners, indent+"- "+yamlScalar(item))
+			b.scalar(kind, owners, item, indent+"-", indent)
 		}
 	}
 }

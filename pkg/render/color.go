@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
@@ -95,8 +96,36 @@ func (p *Palette) Green(s string) string  { return p.apply(p.green, s) }
 func (p *Palette) Yellow(s string) string { return p.apply(p.yellow, s) }
 
 // Escape makes a user-controlled string safe for a terminal and keeps it on
-// one line.
+// one line: ESC becomes ^[ (as kubectl's printers.EscapeTerminal writes
+// it), newlines, carriage returns and tabs \n, \r and \t, and every other
+// C0 or C1 control character (backspace, bell, the one-byte CSI U+009B,
+// ...) \u00XX. Strings without control characters, nearly all of them,
+// are returned as they are, without allocating.
 func Escape(s string) string {
-	s = printers.EscapeTerminal(s)
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
+	i := strings.IndexFunc(s, isControl)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		switch {
+		case r == '\x1b':
+			b.WriteString("^[")
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case isControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -87,16 +87,24 @@ func (o Options) plainOwners(owners []ownership.Owner) string {
 }
 
 // Header prints the line above an object's view.
-func Header(w io.Writer, r *ownership.Report, o Options, what string) {
+func Header(w io.Writer, r *ownership.Report, o Options, what string) error {
 	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
 	line := fmt.Sprintf("# %s (%s)", Escape(obj), Escape(r.Object.APIVersion))
 	if what != "" {
 		line += " " + what
 	}
-	fmt.Fprintln(w, o.Palette.Bold(line))
-	if len(r.Managers) == 0 {
-		fmt.Fprintln(w, o.Palette.Yellow("# no managedFields: nothing records who set these fields. The object was written before server-side field tracking, its managedFields were cleared (metadata.managedFields: [{}]), or it was read without them (kubectl get strips them unless --show-managed-fields). The next apply makes before-first-apply the owner of everything."))
+	text := o.Palette.Bold(line) + "\n"
+	if r.Entries == 0 && len(r.Managers) == 0 {
+		text += o.Palette.Yellow("# no managedFields: nothing records who set these fields. The object was written before server-side field tracking, its managedFields were cleared (metadata.managedFields: [{}]), or it was read without them (kubectl get strips them unless --show-managed-fields). The next apply makes before-first-apply the owner of everything.") + "\n"
 	}
+	_, err := io.WriteString(w, text)
+	return err
+}
+
+// writeLine writes s and a newline.
+func writeLine(w io.Writer, s string) error {
+	_, err := io.WriteString(w, s+"\n")
+	return err
 }
 
 const timeNote = "AGE is each manager's last write to the object, not when the field changed"
@@ -107,9 +115,13 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 	if !o.showTime() {
 		hdr = ""
 	}
-	Header(w, r, o, "")
+	if err := Header(w, r, o, ""); err != nil {
+		return err
+	}
 	if hdr != "" {
-		fmt.Fprintln(w, o.Palette.Dim(hdr))
+		if err := writeLine(w, o.Palette.Dim(hdr)); err != nil {
+			return err
+		}
 	}
 	t := &Table{Header: []string{"FIELD", "MANAGER", "OPERATION", "SUBRESOURCE"}}
 	if o.showTime() {
@@ -118,34 +130,54 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 	if o.Wide {
 		t.Header = append(t.Header, "APIVERSION", "VALUE")
 	}
-	for _, f := range r.Fields {
-		var mgr, op, sub, age, av []string
-		for _, ow := range f.Owners {
-			mgr = append(mgr, Escape(ow.Manager))
-			op = append(op, ow.Operation)
-			sub = append(sub, dash(Escape(ow.Subresource)))
-			age = append(age, o.FormatTime(ow.Time))
-			av = append(av, Escape(ow.APIVersion))
+	ncols := len(t.Header)
+	cells := make([]Cell, 0, len(r.Fields)*ncols)
+	t.Rows = make([][]Cell, 0, len(r.Fields))
+	ages := map[*metav1.Time]string{}
+	age := func(ow ownership.Owner) string {
+		s, ok := ages[ow.Time]
+		if !ok {
+			s = o.FormatTime(ow.Time)
+			ages[ow.Time] = s
 		}
-		owners := f.Owners
-		row := []Cell{
-			C(ownership.DisplayPath(f.PathElements)),
-			{Text: strings.Join(mgr, ","), Color: func(string) string {
+		return s
+	}
+	// Most rows have the same few owner sets: colour each set once.
+	colored := o.Palette != nil && o.Palette.enabled
+	coloredOwners := map[string]string{}
+	colorOf := func(owners []ownership.Owner) func(string) string {
+		return func(string) string {
+			key := ownerColumn(owners, func(ow ownership.Owner) string { return ow.Manager + "\x00" })
+			s, ok := coloredOwners[key]
+			if !ok {
 				parts := make([]string, len(owners))
 				for i, ow := range owners {
 					parts[i] = o.Palette.Manager(ow.Manager, Escape(ow.Manager))
 				}
-				return strings.Join(parts, ",")
-			}},
-			C(strings.Join(op, ",")),
-			C(strings.Join(sub, ",")),
+				s = strings.Join(parts, ",")
+				coloredOwners[key] = s
+			}
+			return s
 		}
+	}
+	for _, f := range r.Fields {
+		mgr := Cell{Text: ownerColumn(f.Owners, managerText)}
+		if colored {
+			mgr.Color = colorOf(f.Owners)
+		}
+		row := append(cells[len(cells):],
+			C(ownership.DisplayPath(f.PathElements)),
+			mgr,
+			C(ownerColumn(f.Owners, operationText)),
+			C(ownerColumn(f.Owners, subresourceText)),
+		)
 		if o.showTime() {
-			row = append(row, C(strings.Join(age, ",")))
+			row = append(row, C(ownerColumn(f.Owners, age)))
 		}
 		if o.Wide {
-			row = append(row, C(strings.Join(av, ",")), C(o.value(f)))
+			row = append(row, C(ownerColumn(f.Owners, apiVersionText)), C(o.value(f)))
 		}
+		cells = cells[:len(cells)+len(row)]
 		t.Add(row...)
 	}
 	if unowned {
@@ -162,17 +194,33 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 		}
 	}
 	if len(t.Rows) == 0 {
-		fmt.Fprintln(w, o.Palette.Dim("(no fields match)"))
-		return nil
+		return writeLine(w, o.Palette.Dim("(no fields match)"))
 	}
 	if err := t.Write(w, o.Palette); err != nil {
 		return err
 	}
 	if !unowned && len(r.Unowned) > 0 {
-		fmt.Fprintln(w, o.Palette.Dim(fmt.Sprintf("# %d unowned path(s) not shown: add --unowned to list them", len(r.Unowned))))
+		return writeLine(w, o.Palette.Dim(fmt.Sprintf("# %d unowned path(s) not shown: add --unowned to list them", len(r.Unowned))))
 	}
 	return nil
 }
+
+// ownerColumn is one attribute of a field's owners, joined by commas.
+func ownerColumn(owners []ownership.Owner, attr func(ownership.Owner) string) string {
+	if len(owners) == 1 {
+		return attr(owners[0])
+	}
+	parts := make([]string, len(owners))
+	for i, ow := range owners {
+		parts[i] = attr(ow)
+	}
+	return strings.Join(parts, ",")
+}
+
+func managerText(ow ownership.Owner) string     { return Escape(ow.Manager) }
+func operationText(ow ownership.Owner) string   { return ow.Operation }
+func subresourceText(ow ownership.Owner) string { return dash(Escape(ow.Subresource)) }
+func apiVersionText(ow ownership.Owner) string  { return Escape(ow.APIVersion) }
 
 func dash(s string) string {
 	if s == "" {
@@ -204,16 +252,20 @@ func (o Options) truncate(s string) string {
 }
 
 func compactJSON(v interface{}) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // values are shown, not embedded in HTML
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // ManagerTable renders one row per managedFields entry.
 func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
-	Header(w, r, o, "")
+	if err := Header(w, r, o, ""); err != nil {
+		return err
+	}
 	t := &Table{Header: []string{"MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION"}}
 	if o.showTime() {
 		t.Header = append(t.Header, "LAST-WRITE")
@@ -232,15 +284,16 @@ func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
 		t.Add(row...)
 	}
 	if len(t.Rows) == 0 {
-		fmt.Fprintln(w, o.Palette.Dim("(no managers match)"))
-		return nil
+		return writeLine(w, o.Palette.Dim("(no managers match)"))
 	}
 	return t.Write(w, o.Palette)
 }
 
 // Tree renders the ownership trie, collapsing subtrees one owner set owns.
 func Tree(w io.Writer, r *ownership.Report, o Options) error {
-	Header(w, r, o, "")
+	if err := Header(w, r, o, ""); err != nil {
+		return err
+	}
 	keep := selected(r)
 	var b strings.Builder
 	var visit func(n *ownership.Node, prefix string)
@@ -357,11 +410,51 @@ func SortedKeys(m map[string]interface{}) []string {
 	return keys
 }
 
-// yamlScalar formats a scalar as YAML would.
+// yamlScalar formats a scalar as YAML would, on one line: yaml.v3 never
+// folds long strings (sigs.k8s.io/yaml folds them at 80 columns, which
+// would put a line break inside a blame line).
 func yamlScalar(v interface{}) string {
-	b, err := yaml.Marshal(v)
+	switch t := v.(type) {
+	case string:
+		if plainString(t) {
+			return t
+		}
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case bool:
+		return strconv.FormatBool(t)
+	case nil:
+		return "null"
+	}
+	b, err := yamlv3.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(string(b), "\n")
+}
+
+// plainString tells, conservatively, whether YAML writes s as it is: a
+// letter, then letters, digits, ._/- and inner spaces only (so no ": " or
+// " #"), and not a word YAML 1.1 or
+// 1.2 reads as a bool or null. Most keys and values are such strings, and
+// yaml.Marshal costs a new encoder a call.
+func plainString(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-'):
+		case i > 0 && i < len(s)-1 && c == ' ':
+		default:
+			return false
+		}
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return false
+	}
+	return true
 }

@@ -38,19 +38,31 @@ func (t *Table) Write(w io.Writer, p *Palette) error {
 			}
 		}
 	}
+	// The text is built in one buffer sized for it, then written at once.
+	size := len(widths) + 1
+	for _, wd := range widths {
+		size += wd + 2
+	}
 	var b strings.Builder
+	b.Grow(size * (len(t.Rows) + 1))
 	line := func(cells []Cell) {
-		for i, c := range cells {
-			text := c.Text
+		// Empty cells at the end of a row get no padding, so no line
+		// ends in spaces.
+		last := len(cells) - 1
+		for last > 0 && cells[last].Text == "" {
+			last--
+		}
+		for i, c := range cells[:last+1] {
 			if c.Color != nil {
-				text = c.Color(text)
+				b.WriteString(c.Color(c.Text))
+			} else {
+				b.WriteString(c.Text)
 			}
-			b.WriteString(text)
-			if i < len(cells)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.Text)+2))
+			if i < last {
+				pad(&b, widths[i]-utf8.RuneCountInString(c.Text)+2)
 			}
 		}
-		b.WriteString("\n")
+		b.WriteByte('\n')
 	}
 	if len(t.Header) > 0 {
 		hdr := make([]Cell, len(t.Header))
@@ -64,4 +76,14 @@ func (t *Table) Write(w io.Writer, p *Palette) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+const spaces = "                                                                "
+
+func pad(b *strings.Builder, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		b.WriteString(spaces[:k])
+		n -= k
+	}
 }

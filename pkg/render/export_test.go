@@ -1,0 +1,4 @@
+package render
+
+// YAMLScalar exposes yamlScalar to the tests.
+var YAMLScalar = yamlScalar
