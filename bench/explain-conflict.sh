@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# explain-conflict against the server's own dry run of the same apply.
+#
+# Starts the test bed apiserver, creates a Deployment with $CONTAINERS
+# containers (default 10) by server-side apply (manager platform), changes
+# two of its fields with other managers (kubectl scale, kubectl set image),
+# and writes the platform manifest with other values for them: an apply
+# that conflicts. Then compares the median wall time of $RUNS runs
+# (default 9) of
+#   kubectl-ssa explain-conflict -f m.yaml      warm: schema cache filled by a first run
+#   kubectl-ssa explain-conflict -f m.yaml      cold: a fresh --cache-dir each run
+#   kubectl apply --server-side --dry-run=server -f m.yaml
+#
+#   make build testbed && bench/explain-conflict.sh
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "$0")/lib.sh"
+CONTAINERS=${CONTAINERS:-10}
+[[ "$CONTAINERS" =~ ^[1-9][0-9]*$ ]] || { echo "error: CONTAINERS must be a positive number, not '$CONTAINERS'" >&2; exit 2; }
+
+start_testbed
+
+manifest() { # manifest REPLICAS IMAGE
+	cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: $1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+YAML
+	local i
+	for i in $(seq 0 $((CONTAINERS - 1))); do
+		cat <<YAML
+      - name: c$i
+        image: $2
+        args: [serve, --port=$((8000 + i))]
+        ports: [{containerPort: $((8000 + i)), protocol: TCP, name: http-$i}]
+        env: [{name: MODE, value: production}, {name: INDEX, value: "$i"}]
+        resources: {limits: {cpu: 500m, memory: 256Mi}, requests: {cpu: 100m, memory: 128Mi}}
+YAML
+	done
+}
+manifest 2 nginx:1.27 >"$WORK/live.yaml"
+manifest 4 nginx:1.28 >"$WORK/m.yaml"
+run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/live.yaml"
+run_ok "$KUBECTL" scale deployment web --replicas=3
+run_ok "$KUBECTL" set image deployment/web c0=nginx:1.27-hotfix
+
+# The apply conflicts (exit 1) on .spec.replicas and the image of c0, and
+# the prediction agrees with the server.
+OK_CODES="1"
+run_ok "$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --verify --cache-dir "$WORK/cache"
+grep -q 'replicas' "$WORK/last.out" || { echo "error: no conflict on .spec.replicas predicted:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+run_ok "$KUBECTL" apply --server-side --dry-run=server --field-manager platform -f "$WORK/m.yaml"
+grep -q 'conflict' "$WORK/last.out" || { echo "error: the server's dry run did not conflict:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+
+# Warm: the schema cache and kubectl's discovery cache are filled above.
+measure "kubectl apply --server-side --dry-run=server" "" -- \
+	"$KUBECTL" apply --server-side --dry-run=server --field-manager platform -f "$WORK/m.yaml"
+measure "kubectl-ssa explain-conflict (warm cache)" "" -- \
+	"$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache"
+# Cold: a new cache directory each run (schema and discovery).
+# shellcheck disable=SC2016 # expanded by measure, at each run
+measure "kubectl-ssa explain-conflict (cold cache)" 'rm -rf "$WORK/cold"' -- \
+	"$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cold"
+report "explain-conflict: Deployment with $CONTAINERS containers, 2 conflicts" "kubectl apply --server-side --dry-run=server"
