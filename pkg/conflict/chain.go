@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -58,10 +59,21 @@ type nopDefaulter struct{}
 
 func (nopDefaulter) Default(runtime.Object) {}
 
+// creater makes the empty object the field manager starts from (for
+// before-first-apply). The apiserver uses the typed zero value of a
+// built-in kind, whose empty structs (spec, spec.template, ...) are then
+// not counted as set; custom resources start from an empty map.
 type creater struct{}
 
 func (creater) New(kind schema.GroupVersionKind) (runtime.Object, error) {
 	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	if scheme.Scheme.Recognizes(kind) {
+		if typed, err := scheme.Scheme.New(kind); err == nil {
+			if m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed); err == nil {
+				u.Object = m
+			}
+		}
+	}
 	u.SetGroupVersionKind(kind)
 	return u, nil
 }

@@ -217,8 +217,7 @@ func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvS
 	if l.CacheDir != "" {
 		file = filepath.Join(l.CacheDir, cacheName(gv, doc.ServerRelativeURL()))
 		if b, err := os.ReadFile(file); err == nil {
-			p := &gvSchema{}
-			if err := yaml.Unmarshal(b, p); err == nil && len(p.Types.Types) > 0 {
+			if p, err := decodeCache(b); err == nil && len(p.Types.Types) > 0 {
 				return p, true, nil
 			}
 		}
@@ -240,7 +239,7 @@ func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvS
 	}
 	if file != "" {
 		if b, err := yaml.Marshal(p); err == nil {
-			_ = writeAtomic(file, b)
+			_ = writeAtomic(file, b) // a cache that can't be written is only slower
 		}
 	}
 	return p, false, nil
@@ -312,6 +311,69 @@ func uniqueGVs(gvs []schema.GroupVersion) []schema.GroupVersion {
 		}
 	}
 	return out
+}
+
+// decodeCache reads a cached group-version schema.
+func decodeCache(b []byte) (*gvSchema, error) {
+	p := &gvSchema{}
+	if err := yaml.Unmarshal(b, p); err != nil {
+		return nil, err
+	}
+	normalizeDefaults(&p.Types)
+	return p, nil
+}
+
+// normalizeDefaults gives field defaults read back from YAML the types
+// they had when converted from JSON (float64 numbers, map[string]any),
+// so the cached schema equals the converted one.
+func normalizeDefaults(s *smdschema.Schema) {
+	for i := range s.Types {
+		normalizeAtom(&s.Types[i].Atom)
+	}
+}
+
+func normalizeAtom(a *smdschema.Atom) {
+	if a.Map != nil {
+		for i := range a.Map.Fields {
+			f := &a.Map.Fields[i]
+			if f.Default != nil {
+				f.Default = jsonForm(f.Default)
+			}
+			normalizeAtom(&f.Type.Inlined)
+		}
+		normalizeAtom(&a.Map.ElementType.Inlined)
+	}
+	if a.List != nil {
+		normalizeAtom(&a.List.ElementType.Inlined)
+	}
+}
+
+func jsonForm(v interface{}) interface{} {
+	switch t := v.(type) {
+	case map[interface{}]interface{}:
+		m := make(map[string]interface{}, len(t))
+		for k, val := range t {
+			m[fmt.Sprint(k)] = jsonForm(val)
+		}
+		return m
+	case map[string]interface{}:
+		for k, val := range t {
+			t[k] = jsonForm(val)
+		}
+		return t
+	case []interface{}:
+		for i := range t {
+			t[i] = jsonForm(t[i])
+		}
+		return t
+	case int:
+		return float64(t)
+	case int64:
+		return float64(t)
+	case uint64:
+		return float64(t)
+	}
+	return v
 }
 
 // ErrNoSchema is returned when no schema source fits an object.

@@ -137,8 +137,6 @@ func withoutDefaults(models func(*testing.T) map[string]*spec.Schema) func(*test
 	}
 }
 
-const defaultsBug = "the cache changes the Go types of defaults: float64 numbers come back as int and {} as map[interface{}]interface{} (go.yaml.in/yaml/v2 in Loader.loadOne, pkg/conflict/schema.go), so the schema read from disk does not Equal the converted one"
-
 // roundTrip writes a converted schema to the disk cache and reads it back,
 // as Loader does.
 func roundTrip(t *testing.T, orig *gvSchema) *gvSchema {
@@ -155,8 +153,8 @@ func roundTrip(t *testing.T, orig *gvSchema) *gvSchema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := &gvSchema{}
-	if err := yaml.Unmarshal(raw, back); err != nil {
+	back, err := decodeCache(raw)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return back
@@ -193,18 +191,14 @@ func TestSchemaCacheRoundTrip(t *testing.T) {
 		name      string
 		models    func(*testing.T) map[string]*spec.Schema
 		wantKinds []kindEntry
-		knownBug  string
 	}{
 		{name: "every schema element, no defaults", models: withoutDefaults(smallModels), wantKinds: widget},
 		{name: "coordination.k8s.io/v1 as the apiserver serves it, no defaults", models: withoutDefaults(coordination), wantKinds: lease},
-		{name: "defaults of every JSON type", models: smallModels, wantKinds: widget, knownBug: defaultsBug},
-		{name: "coordination.k8s.io/v1 as the apiserver serves it", models: coordination, wantKinds: lease, knownBug: defaultsBug},
+		{name: "defaults of every JSON type", models: smallModels, wantKinds: widget},
+		{name: "coordination.k8s.io/v1 as the apiserver serves it", models: coordination, wantKinds: lease},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.knownBug != "" {
-				t.Skip("known bug: " + tt.knownBug)
-			}
 			orig, err := convertModels(tt.models(t))
 			if err != nil {
 				t.Fatal(err)
@@ -230,8 +224,8 @@ func TestSchemaCacheRoundTrip(t *testing.T) {
 	}
 }
 
-// Until defaults round-trip exactly, a cached schema must still hold the
-// same defaults as JSON values (which is how structured-merge-diff uses
+// Besides being equal, a cached schema must hold the same defaults as
+// JSON values (which is how structured-merge-diff uses
 // them: as values of list keys) and everything else unchanged.
 func TestSchemaCacheRoundTripDefaultsAsJSON(t *testing.T) {
 	tests := []struct {

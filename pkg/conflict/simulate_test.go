@@ -327,9 +327,6 @@ func TestSimulate(t *testing.T) {
 		applied string
 		force   bool
 		want    want
-		// knownBug skips a scenario whose expectation (the apiserver's
-		// behaviour) Simulate does not meet yet.
-		knownBug string
 	}{
 		{
 			name:    "create",
@@ -602,7 +599,6 @@ func TestSimulate(t *testing.T) {
 					}},
 				},
 			},
-			knownBug: "the runtime.ObjectCreater Simulate uses (pkg/conflict/chain.go) returns an empty object where the apiserver's returns the typed zero value, so the predicted before-first-apply also owns .spec, .spec.strategy, .spec.template, .spec.template.metadata, .spec.template.spec and .spec.template.spec.containers",
 		},
 		{
 			name: "a status update does not conflict with a main-resource apply",
@@ -623,9 +619,6 @@ func TestSimulate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.knownBug != "" {
-				t.Skip("known bug: " + tt.knownBug)
-			}
 			s := &state{}
 			for _, op := range tt.ops {
 				op.run(t, s)
