@@ -16,22 +16,24 @@ import (
 )
 
 func main() {
+	os.Exit(run())
+}
+
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	err := cmd.NewRootCmd(streams).ExecuteContext(ctx)
 	if err == nil {
-		return
+		return 0
 	}
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
 			fmt.Fprintln(os.Stderr, "error: "+exit.Err.Error())
 		}
-		stop()
-		os.Exit(exit.Code)
+		return exit.Code
 	}
 	fmt.Fprintln(os.Stderr, "error: "+err.Error())
-	stop()
-	os.Exit(2)
+	return 2
 }

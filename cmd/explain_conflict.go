@@ -449,7 +449,7 @@ func normalizeManaged(in []metav1.ManagedFieldsEntry) []map[string]interface{} {
 	for _, e := range in {
 		fields := map[string]interface{}{}
 		if e.FieldsV1 != nil {
-			_ = json.Unmarshal(e.FieldsV1.Raw, &fields)
+			_ = json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields)
 		}
 		out = append(out, map[string]interface{}{
 			"manager": e.Manager, "operation": string(e.Operation), "subresource": e.Subresource,

@@ -268,7 +268,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	src, err := o.source(ctx, c, clients.Metadata, args)
+	src, err := o.source(c, clients.Metadata, args)
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
@@ -386,7 +386,7 @@ func (o *migrateOptions) verifyApply(c *cluster, served map[schema.GroupVersion]
 
 // source turns the selection into a stream of objects, listed in chunks
 // and as metadata only.
-func (o *migrateOptions) source(ctx context.Context, c *cluster, mc metadata.Interface, args []string) (migrate.Source, error) {
+func (o *migrateOptions) source(c *cluster, mc metadata.Interface, args []string) (migrate.Source, error) {
 	ns := c.namespace
 	if o.allNamespaces {
 		ns = ""

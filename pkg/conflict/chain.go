@@ -59,13 +59,13 @@ type nopDefaulter struct{}
 
 func (nopDefaulter) Default(runtime.Object) {}
 
-// creater makes the empty object the field manager starts from (for
+// objectCreator makes the empty object the field manager starts from (for
 // before-first-apply). The apiserver uses the typed zero value of a
 // built-in kind, whose empty structs (spec, spec.template, ...) are then
 // not counted as set; custom resources start from an empty map.
-type creater struct{}
+type objectCreator struct{}
 
-func (creater) New(kind schema.GroupVersionKind) (runtime.Object, error) {
+func (objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
 	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
 	if scheme.Scheme.Recognizes(kind) {
 		if typed, err := scheme.Scheme.New(kind); err == nil {

@@ -290,12 +290,12 @@ func writeAtomic(file string, b []byte) error {
 		return err
 	}
 	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	return os.Rename(tmp.Name(), file)
@@ -334,8 +334,8 @@ func normalizeDefaults(s *smdschema.Schema) {
 
 func normalizeAtom(a *smdschema.Atom) {
 	if a.Map != nil {
-		for i := range a.Map.Fields {
-			f := &a.Map.Fields[i]
+		for i := range a.Fields {
+			f := &a.Fields[i]
 			if f.Default != nil {
 				f.Default = jsonForm(f.Default)
 			}

@@ -209,9 +209,9 @@ func newFieldManager(in Input, live *unstructured.Unstructured) (*managedfields.
 	reset := ResetFields(gvk, in.Subresource, in.HasStatus, versions)
 	conv := versionConverter{served: in.Served}
 	if in.CRD {
-		return managedfields.NewDefaultCRDFieldManager(in.Schema, conv, nopDefaulter{}, creater{}, gvk, gv, in.Subresource, reset)
+		return managedfields.NewDefaultCRDFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{}, gvk, gv, in.Subresource, reset)
 	}
-	return managedfields.NewDefaultFieldManager(in.Schema, conv, nopDefaulter{}, creater{}, gvk, gv, in.Subresource, reset)
+	return managedfields.NewDefaultFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{}, gvk, gv, in.Subresource, reset)
 }
 
 // conflictCause parses the apiserver's cause message, which names the

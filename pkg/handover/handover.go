@@ -210,12 +210,12 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	fromOwns := fromSet.Intersection(want)
-	if !req.resume && !hasManager(entries, isFrom) && !(mode != ModeRelease && toSet.Intersection(want).Equals(want)) {
+	toHasAll := toSet.Intersection(want).Equals(want)
+	if !req.resume && !hasManager(entries, isFrom) && (mode == ModeRelease || !toHasAll) {
 		return nil, fail("%s: there is no manager %q on the object (managers: %s)", name, req.From, managerList(entries))
 	}
 
 	// What is already true decides where an interrupted run resumes.
-	toHasAll := toSet.Intersection(want).Equals(want)
 	switch mode {
 	case ModeRelease:
 		if fromOwns.Empty() {

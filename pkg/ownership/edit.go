@@ -25,7 +25,7 @@ func EncodeEntry(e *metav1.ManagedFieldsEntry, set *fieldpath.Set) error {
 		return err
 	}
 	e.FieldsType = "FieldsV1"
-	e.FieldsV1 = &metav1.FieldsV1{Raw: b}
+	e.FieldsV1 = metav1.NewFieldsV1(string(b))
 	return nil
 }
 

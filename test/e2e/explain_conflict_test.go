@@ -158,7 +158,7 @@ func normalize(entries []metav1.ManagedFieldsEntry) string {
 		fields := ""
 		if e.FieldsV1 != nil {
 			var v interface{}
-			_ = json.Unmarshal(e.FieldsV1.Raw, &v)
+			_ = json.Unmarshal(e.FieldsV1.GetRawBytes(), &v)
 			b, _ := json.Marshal(v)
 			fields = string(b)
 		}

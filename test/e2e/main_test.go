@@ -49,7 +49,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	env.dir = dir
 	env.binDir = filepath.Join(dir, "bin")
 	if err := os.MkdirAll(env.binDir, 0o755); err != nil {
@@ -81,10 +81,10 @@ func runMain(m *testing.M) int {
 	// The plugin sees only the private HOME and KUBECONFIG.
 	home := filepath.Join(dir, "home")
 	_ = os.MkdirAll(home, 0o700)
-	os.Setenv("HOME", home)
-	os.Setenv("KUBECONFIG", env.kubeconfig)
-	os.Setenv("PATH", env.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	os.Unsetenv("NO_COLOR")
+	_ = os.Setenv("HOME", home)
+	_ = os.Setenv("KUBECONFIG", env.kubeconfig)
+	_ = os.Setenv("PATH", env.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_ = os.Unsetenv("NO_COLOR")
 	return m.Run()
 }
 
@@ -143,7 +143,7 @@ func startServer(bin, dir string) (func(), error) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
-		logf.Close()
+		_ = logf.Close()
 	}
 	ready := make(chan string, 1)
 	go func() {
@@ -159,7 +159,7 @@ func startServer(bin, dir string) (func(), error) {
 	case kc := <-ready:
 		env.kubeconfig = kc
 	case <-exited:
-		logf.Close()
+		_ = logf.Close()
 		return nil, fmt.Errorf("the test bed exited before it was ready; see %s", logTail(filepath.Join(dir, "server.log")))
 	case <-time.After(3 * time.Minute):
 		stop()

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 
@@ -113,16 +112,6 @@ func get(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructure
 		t.Fatalf("get %s: %v", obj.GetName(), err)
 	}
 	return out
-}
-
-// kindRef is "kind/name" for the plugin's arguments.
-func kindRef(obj *unstructured.Unstructured) string {
-	gvk := obj.GroupVersionKind()
-	k := strings.ToLower(gvk.Kind)
-	if gvk.Group != "" {
-		k += "." + gvk.Group
-	}
-	return k + "/" + obj.GetName()
 }
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}

@@ -106,7 +106,7 @@ func run() error {
 	case <-time.After(3 * time.Minute):
 		return fmt.Errorf("the server did not start; see %s", logf.Name())
 	}
-	os.Setenv("KUBECONFIG", kubeconfig)
+	_ = os.Setenv("KUBECONFIG", kubeconfig)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -212,7 +212,7 @@ func story() error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		_ = os.WriteFile(p, []byte(content), 0o600)

@@ -206,7 +206,10 @@ func run() error {
 		// The apiserver's own signal handler has seen the signal too and
 		// shuts down gracefully; give it a bounded time.
 		select {
-		case <-apiDone:
+		case err := <-apiDone:
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "testbed: kube-apiserver: "+err.Error())
+			}
 		case <-time.After(15 * time.Second):
 		}
 		return nil
@@ -392,9 +395,9 @@ func waitReady(ctx context.Context, kubeconfig string, apiDone <-chan error) err
 		}
 		select {
 		case err := <-apiDone:
-			return fmt.Errorf("kube-apiserver exited before it was ready: %v", err)
+			return fmt.Errorf("kube-apiserver exited before it was ready: %w", err)
 		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver not ready: %v", err)
+			return fmt.Errorf("kube-apiserver not ready: %w", err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -418,7 +421,7 @@ func waitDefaultServiceAccount(ctx context.Context, kubeconfig string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kube-controller-manager did not create the default service account: %v", err)
+			return fmt.Errorf("kube-controller-manager did not create the default service account: %w", err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
