@@ -45,7 +45,7 @@ last write to the object, not of the field's last change.
 Views (-o):
   table     one row per owned field (default); wide adds apiVersion and value
   blame     the object's YAML with a gutter naming each line's owners
-  tree      the field tree, collapsed where one owner holds a whole subtree
+  tree      the field tree, collapsed where one owner set holds every owned field below a node
   managers  one row per managedFields entry
   json|yaml the OwnershipReport (documented in the README)
 

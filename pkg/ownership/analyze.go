@@ -108,6 +108,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 			return nil, &CorruptError{Object: name, Entry: i, Err: err}
 		}
 		r.Managers = append(r.Managers, Manager{Owner: OwnerOf(e.ManagedFieldsEntry), FieldCount: set.Size(), Set: set})
+		r.Owners = append(r.Owners, OwnerOf(e.ManagedFieldsEntry))
 	}
 	r.Tree.sortAll()
 

@@ -73,6 +73,10 @@ type Report struct {
 	// Entries is the number of managedFields entries of the object;
 	// Managers holds fewer when a filter left some out.
 	Entries int `json:"-"`
+	// Owners are the identities of every entry, in managedFields order:
+	// Tree's owner indices point here, whatever a filter removed from
+	// Managers.
+	Owners []Owner `json:"-"`
 
 	// Tree is the ownership trie the views walk; Content is the object
 	// without managedFields, with secret values redacted unless asked for.

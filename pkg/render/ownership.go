@@ -315,7 +315,7 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 			switch {
 			case uniform && count > 1:
 				fmt.Fprintf(&b, "%s%s%s  %s %s\n", prefix, branch, label, o.colorOwners(ownersOf(r, owners)),
-					o.Palette.Dim(fmt.Sprintf("[whole subtree, %d fields]", count)))
+					o.Palette.Dim(fmt.Sprintf("[all %d owned fields below]", count)))
 			case len(c.Owners) > 0:
 				fmt.Fprintf(&b, "%s%s%s  %s\n", prefix, branch, label, o.colorOwners(ownersOf(r, c.Owners)))
 				visit(c, prefix+next)
@@ -333,7 +333,7 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 func ownersOf(r *ownership.Report, idx []int) []ownership.Owner {
 	out := make([]ownership.Owner, len(idx))
 	for i, j := range idx {
-		out[i] = r.Managers[j].Owner
+		out[i] = r.Owners[j]
 	}
 	return out
 }

@@ -203,7 +203,7 @@ func TestWhoOwnsDeployment(t *testing.T) {
 	t.Run("tree", func(t *testing.T) {
 		out := mustSSA(t, 0, "who-owns", "-n", ns, "deploy/web", "-o", "tree", "--time", "none").stdout
 		wantLine(t, out, `── \.replicas  kubectl \(Update /scale\)$`)
-		wantLine(t, out, `── \.template  kubectl \(Apply\) \[whole subtree, \d+ fields\]$`)
+		wantLine(t, out, `── \.template  kubectl \(Apply\) \[all \d+ owned fields below\]$`)
 		wantLine(t, out, `── \["app\.kubernetes\.io/name"\]  kubectl \(Apply\)$`)
 	})
 	t.Run("managers", func(t *testing.T) {
@@ -242,6 +242,12 @@ func TestWhoOwnsDeployment(t *testing.T) {
 		f = whoOwnsJSON(t, "-n", ns, "deploy/web", "--field", ".spec.template.spec.containers[*].ports.**")
 		if len(f.Fields) != 6 {
 			t.Errorf("--field ports.** kept %v", paths(f))
+		}
+		// Views of a filtered report (owner filters drop managers).
+		for _, view := range []string{"tree", "blame", "table", "managers"} {
+			for _, filter := range [][]string{{"--manager", "kubectl-label"}, {"--operation", "Update"}, {"--subresource", "scale"}} {
+				mustSSA(t, 0, append([]string{"who-owns", "-n", ns, "deploy/web", "-o", view}, filter...)...)
+			}
 		}
 		f = whoOwnsJSON(t, "-n", ns, "deploy/web", "--unowned")
 		if len(f.Fields) != 0 || !containsString(f.Unowned, ".spec.strategy") {
