@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -283,7 +284,12 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath
 		if p.Equals(lastAppliedPath) {
 			return
 		}
-		v, ok := ownership.Lookup(lastApplied, p)
+		if last := p[len(p)-1]; last.FieldName != nil && hasChildren(set, p) {
+			// The "." an Update entry keeps for a map or list whose
+			// items it owns one by one: an apply owns the items.
+			return
+		}
+		v, ok := lookupDeclared(lastApplied, p)
 		if m, isMap := v.(map[string]interface{}); ok && isMap && len(m) == 0 {
 			// kubectl writes "annotations": {} into every last-applied
 			// configuration; that declares nothing.
@@ -294,6 +300,50 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath
 		}
 	})
 	return out
+}
+
+// lookupDeclared finds a path in a last-applied configuration. The
+// configuration often leaves out list-key fields the apiserver defaults
+// (a container port's protocol): an item matches a key when every key
+// field it sets is equal and at least one is set.
+func lookupDeclared(obj map[string]interface{}, p fieldpath.Path) (interface{}, bool) {
+	var cur interface{} = obj
+	for _, pe := range p {
+		if pe.Key == nil {
+			var ok bool
+			if cur, ok = ownership.Lookup(cur, fieldpath.Path{pe}); !ok {
+				return nil, false
+			}
+			continue
+		}
+		items, _ := cur.([]interface{})
+		found := false
+		for _, it := range items {
+			m, ok := it.(map[string]interface{})
+			if !ok {
+				continue
+			}
+			set, match := 0, true
+			for _, f := range *pe.Key {
+				v, has := m[f.Name]
+				if !has {
+					continue
+				}
+				set++
+				if !value.Equals(value.NewValueInterface(v), f.Value) {
+					match = false
+				}
+			}
+			if match && set > 0 {
+				cur, found = it, true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // applyStyle drops the "." members Update entries keep for maps and

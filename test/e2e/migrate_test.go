@@ -375,3 +375,23 @@ func normalizeExcept(u *unstructured.Unstructured, manager string) string {
 	}
 	return normalize(keep)
 }
+
+// A last-applied configuration leaves out list-key fields the apiserver
+// defaults (a port's protocol); ownership must still move item by item,
+// so that a changed port replaces the old one as with a native apply.
+func TestMigrateDefaultedListKeys(t *testing.T) {
+	ns := namespace(t)
+	manifest := `{"apiVersion":"v1","kind":"Service","metadata":{"name":"shop"},"spec":{"selector":{"app":"shop"},"ports":[{"name":"web","port":80,"targetPort":8080}]}}`
+	svc := csaApply(t, ns, manifest)
+	migrateJSON(t, 0, "migrate", "-n", ns, "svc/shop", "--verify", "--no-backup")
+	rep := whoOwnsJSON(t, "-n", ns, "svc/shop")
+	assertOwners(t, rep, `.spec.ports[port=80,protocol="TCP"].targetPort`, "kubectl/Apply")
+	if rep.owners(".spec.ports") != nil {
+		t.Errorf(".spec.ports is owned as a whole: %v", rep.owners(".spec.ports"))
+	}
+	apply(t, ns, "kubectl", strings.Replace(manifest, `"port":80`, `"port":81`, 1), false)
+	ports, _, _ := unstructured.NestedSlice(get(t, svc).Object, "spec", "ports")
+	if len(ports) != 1 || ports[0].(map[string]interface{})["port"] != int64(81) {
+		t.Errorf("ports after the apply: %v (the old port must go)", ports)
+	}
+}
