@@ -69,6 +69,9 @@ func (g *globalOptions) restConfig() (*rest.Config, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 200, 400
+	if g.quietWarnings {
+		cfg.WarningHandler = rest.NoWarnings{}
+	}
 	return cfg, nil
 }
 

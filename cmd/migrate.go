@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +47,7 @@ type migrateOptions struct {
 	check             bool
 	output            string
 	force             bool
+	unlisted          []string
 }
 
 func (o *migrateOptions) addSelectionFlags(fs *pflag.FlagSet) {
@@ -260,6 +262,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if o.verify && (dr != migrate.DryRunNone || o.check) {
 		return &ExitError{Code: 2, Err: errors.New("--verify checks real writes: drop --dry-run/--check or --verify")}
 	}
+	o.quietWarnings = o.allKinds
 	clients, c, err := o.clients()
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
@@ -298,19 +301,30 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		}
 	}
 	rep, err := migrate.Run(ctx, clients, src, opts)
-	if backup != "" && o.backupDir == "" && rep != nil && rep.Summary.Migrated == 0 {
-		// A run that wrote nothing leaves no empty backup directory.
-		_ = os.Remove(backup)
-		rep.BackupDir = ""
+	if backup != "" {
+		if entries, _ := os.ReadDir(backup); len(entries) == 0 {
+			// A run that wrote nothing leaves no empty backup directory.
+			_ = os.Remove(backup)
+			fmt.Fprintf(o.streams.ErrOut, "No backup was needed (nothing was written); %s was removed\n", backup)
+			if rep != nil {
+				rep.BackupDir = ""
+			}
+		}
 	}
 	if opts.Progress != nil {
 		fmt.Fprintln(o.streams.ErrOut)
 	}
+	if rep != nil {
+		rep.Unlisted = append(rep.Unlisted, o.unlisted...)
+	}
 	if err != nil {
-		if rep != nil && rep.Summary.Scanned > 0 {
+		code := 3 // some objects were done
+		if rep == nil || rep.Summary.Scanned == 0 {
+			code = 2 // nothing was written
+		} else {
 			_ = o.finish(rep)
 		}
-		return &ExitError{Code: 3, Err: fmt.Errorf("listing objects: %w", friendly(err))}
+		return &ExitError{Code: code, Err: friendly(err)}
 	}
 	return o.finish(rep)
 }
@@ -327,7 +341,7 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 		}
 		render.MigrationReport(o.streams.Out, rep, pal)
 	}
-	if rep.Summary.Failed > 0 {
+	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
 		return &ExitError{Code: 3}
 	}
 	if o.check && rep.Summary.Migrated > 0 {
@@ -477,7 +491,7 @@ func (o *migrateOptions) source(c *cluster, mc metadata.Interface, args []string
 				m, err = ri.Get(ctx, n.name, metav1.GetOptions{})
 			}
 			if err != nil {
-				return fmt.Errorf("%s/%s: %w", strings.ToLower(n.res.Kind), n.name, friendly(err))
+				return fmt.Errorf("%s/%s: %w", strings.ToLower(n.res.Kind), n.name, err)
 			}
 			if err := yield(migrate.Item{Resource: n.res, Meta: m}); err != nil {
 				return err
@@ -495,11 +509,12 @@ func (o *migrateOptions) source(c *cluster, mc metadata.Interface, args []string
 				}
 				if err != nil {
 					if o.allKinds {
-						// One kind we may not list does not stop the others.
-						fmt.Fprintf(o.streams.ErrOut, "warning: listing %s: %v\n", k.GVR.GroupResource(), err)
+						// One kind we may not list does not stop the
+						// others, but the run is then partial.
+						o.unlisted = append(o.unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), apiMessage(err)))
 						break
 					}
-					return fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), friendly(err))
+					return fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), err)
 				}
 				for i := range list.Items {
 					if err := yield(migrate.Item{Resource: k, Meta: &list.Items[i]}); err != nil {
@@ -534,4 +549,12 @@ func (o *migrateOptions) resolveType(c *cluster, t string) (migrate.Resource, er
 
 func resourceOf(m *meta.RESTMapping) migrate.Resource {
 	return migrate.Resource{GVR: m.Resource, Kind: m.GroupVersionKind.Kind, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
+}
+
+func apiMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Message
+	}
+	return err.Error()
 }

@@ -33,6 +33,9 @@ type globalOptions struct {
 	configFlags *genericclioptions.ConfigFlags
 	color       string
 	streams     genericiooptions.IOStreams
+	// quietWarnings drops the apiserver's deprecation warnings (a walk
+	// over every kind would print one per deprecated kind).
+	quietWarnings bool
 }
 
 func (g *globalOptions) palette() (*render.Palette, error) {

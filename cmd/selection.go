@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -98,6 +99,8 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 	return out, nil
 }
 
+var refusedVerb = regexp.MustCompile(`cannot (\w+) resource`)
+
 // friendly rewrites the errors people hit most into one line that says
 // what to do next.
 func friendly(err error) error {
@@ -111,9 +114,13 @@ func friendly(err error) error {
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%w: check the name and the namespace (-n, or -A for all)", err)
+		return fmt.Errorf("%w: check the name and the namespace (-n)", err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w: this needs get permission on the object (check with kubectl auth can-i get ...), or use another --context/--as", err)
+		verb := "get"
+		if m := refusedVerb.FindStringSubmatch(err.Error()); m != nil {
+			verb = m[1]
+		}
+		return fmt.Errorf("%w: this needs %s permission (check with kubectl auth can-i %s ...), or use another --context/--as", err, verb, verb)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%w: the credentials were refused; check --kubeconfig/--context", err)
 	case meta.IsNoMatchError(err) || strings.Contains(err.Error(), "doesn't have a resource type"):

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -78,6 +79,9 @@ type Report struct {
 	Check        bool           `json:"check"`
 	BackupDir    string         `json:"backupDir"`
 	Summary      Summary        `json:"summary"`
+	// Unlisted are the kinds that could not be listed (forbidden, ...):
+	// their objects were not looked at.
+	Unlisted []string `json:"unlisted"`
 	Objects      []ObjectResult `json:"objects"`
 }
 
@@ -132,7 +136,7 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
 	}
-	rep := &Report{Kind: ReportKind, Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}}
+	rep := &Report{Kind: ReportKind, Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	if opts.Check {
 		rep.BackupDir, rep.Check = "", true
 	}
@@ -215,13 +219,25 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 		return res
 	}
 	for attempt := 0; ; attempt++ {
-		obj := Object{Ref: refOf(it, meta), ManagedFields: meta.ManagedFields, Annotations: meta.Annotations}
 		var full *unstructured.Unstructured
 		if opts.Verify && opts.DryRun == DryRunNone && !opts.Check {
+			// Plan from the very object --verify compares with: the
+			// write's resourceVersion precondition then proves nothing
+			// changed in between.
 			var err error
 			if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
 				return fail("reading it: %v", err)
 			}
+			var om metav1.ObjectMeta
+			if m, ok := full.Object["metadata"].(map[string]interface{}); ok {
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &om); err != nil {
+					return fail("reading its metadata: %v", err)
+				}
+			}
+			meta = &metav1.PartialObjectMetadata{TypeMeta: meta.TypeMeta, ObjectMeta: om}
+		}
+		obj := Object{Ref: refOf(it, meta), ManagedFields: meta.ManagedFields, Annotations: meta.Annotations}
+		if full != nil {
 			obj.Content = full.Object
 		}
 		p, err := MakePlan(obj, opts.Plan)
@@ -329,11 +345,16 @@ func patchMeta(ctx context.Context, mc metadata.ResourceInterface, live *metav1.
 	return mc.Patch(ctx, live.Name, types.JSONPatchType, body, po)
 }
 
-// verify re-reads the object and compares every value with before.
-func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstructured, _ *metav1.PartialObjectMetadata, p *Plan, opts RunOptions) error {
+// verify re-reads the object and compares every value with before. When
+// another writer changed it after the migration, the values can't be
+// attributed: that is a note, not a failure.
+func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstructured, written *metav1.PartialObjectMetadata, p *Plan, opts RunOptions) error {
 	after, err := c.dynClient(it).Get(ctx, it.Meta.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
+	}
+	if written != nil && after.GetResourceVersion() != written.ResourceVersion {
+		return &VerifyNote{Msg: "another writer changed the object right after the migration, so its values were not compared"}
 	}
 	strip := func(u *unstructured.Unstructured) map[string]interface{} {
 		o := u.DeepCopy().Object
@@ -347,13 +368,48 @@ func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstru
 		}
 		return o
 	}
-	if before != nil && !reflect.DeepEqual(strip(before), strip(after)) {
-		return errors.New("a value differs from before the migration (another writer may have changed it meanwhile)")
+	if before != nil {
+		if path := firstDifference(strip(before), strip(after), ""); path != "" {
+			return fmt.Errorf("%s differs from before the migration", path)
+		}
 	}
 	if opts.VerifyApply != nil {
 		return opts.VerifyApply(ctx, after)
 	}
 	return nil
+}
+
+// firstDifference returns the first path where two values differ, or "".
+func firstDifference(a, b interface{}, path string) string {
+	am, aok := a.(map[string]interface{})
+	bm, bok := b.(map[string]interface{})
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			if d := firstDifference(am[k], bm[k], path+"."+k); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if !reflect.DeepEqual(a, b) {
+		if path == "" {
+			return "the object"
+		}
+		return path
+	}
+	return ""
 }
 
 // VerifyNote is a verification finding that the migration did not cause
@@ -418,7 +474,7 @@ func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) 
 // directory. An object changed since the migration is refused unless
 // force; a deleted or re-created object (other uid) is always refused.
 func Undo(ctx context.Context, c Clients, dir string, dryRun DryRun, force bool) (*Report, error) {
-	rep := &Report{Kind: ReportKind, Mode: "undo", DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}}
+	rep := &Report{Kind: ReportKind, Mode: "undo", DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {

@@ -64,6 +64,9 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 			}
 		}
 	}
+	for _, u := range r.Unlisted {
+		fmt.Fprintf(w, "%s  %s\n", p.Red("not listed"), Escape(u))
+	}
 	s := r.Summary
 	verb := "migrated"
 	switch {
@@ -75,6 +78,9 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 		verb = "need migration"
 	}
 	fmt.Fprintf(w, "%s %d scanned, %d %s, %d unchanged, %d skipped, %d failed\n", p.Bold("Summary:"), s.Scanned, s.Migrated, verb, s.Unchanged, s.Skipped, s.Failed)
+	if len(r.Unlisted) > 0 {
+		fmt.Fprintf(w, "%s %d kind(s) could not be listed: their objects were not looked at\n", p.Red("Partial:"), len(r.Unlisted))
+	}
 	if r.BackupDir != "" && s.Migrated > 0 && r.Mode != "undo" {
 		fmt.Fprintf(w, "Backups: %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", Escape(r.BackupDir), Escape(r.BackupDir))
 	}
