@@ -36,6 +36,7 @@ type explainOptions struct {
 	output       string
 	timeMode     string
 	showSecrets  bool
+	upgrade      bool
 }
 
 func newExplainConflictCmd(g *globalOptions) *cobra.Command {
@@ -102,6 +103,7 @@ conflict, 2 or more an error.`,
 	f.StringVarP(&o.output, "output", "o", o.output, "Output: text, json or yaml.")
 	f.StringVar(&o.timeMode, "time", o.timeMode, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the live and applied values of Secret data instead of redacting them.")
+	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go).")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -279,15 +281,16 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 			}
 		}
 		in := conflict.Input{
-			Live:         live,
-			Applied:      obj,
-			FieldManager: o.fieldManager,
-			Force:        o.force,
-			Subresource:  o.subresource,
-			Schema:       tc,
-			CRD:          isCustom(gvk),
-			Served:       func(gv schema.GroupVersion) bool { return served[gv] },
-			HasStatus:    c.hasSubresource(mapping, "status"),
+			Live:           live,
+			Applied:        obj,
+			FieldManager:   o.fieldManager,
+			Force:          o.force,
+			Subresource:    o.subresource,
+			Schema:         tc,
+			CRD:            isCustom(gvk),
+			Served:         func(gv schema.GroupVersion) bool { return served[gv] },
+			HasStatus:      c.hasSubresource(mapping, "status"),
+			KubectlUpgrade: o.upgrade,
 		}
 		r, err := simulate(in)
 		if err != nil {
@@ -299,9 +302,22 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 			if err != nil {
 				return nil, err
 			}
-			r.Verify, err = verify(ctx, ri, obj, r, o.fieldManager, o.force, o.subresource)
+			// The server's dry run sees the apply alone, never kubectl's
+			// client-side upgrade: compare it with the plain apply.
+			against := r
+			if len(r.KubectlUpgrade) > 0 {
+				plain := in
+				plain.KubectlUpgrade = false
+				if against, err = simulate(plain); err != nil {
+					return nil, err
+				}
+			}
+			r.Verify, err = verify(ctx, ri, obj, against, o.fieldManager, o.force, o.subresource)
 			if err != nil {
 				return nil, err
+			}
+			if len(r.KubectlUpgrade) > 0 {
+				r.Warnings = append(r.Warnings, "--verify compared the apply step alone: the server can't dry-run kubectl's client-side upgrade")
 			}
 		}
 		reports = append(reports, r)
@@ -376,7 +392,7 @@ func (o *explainOptions) simulateLocal(manifests []manifest) ([]*conflict.Report
 		}
 		r, err := simulate(conflict.Input{
 			Live: live, Applied: obj, FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource,
-			Schema: tc, CRD: custom, HasStatus: hasStatus,
+			Schema: tc, CRD: custom, HasStatus: hasStatus, KubectlUpgrade: o.upgrade,
 		})
 		if err != nil {
 			return nil, err

@@ -6,12 +6,15 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -47,6 +50,12 @@ type Input struct {
 	// HasStatus tells whether the kind has a status subresource (which
 	// makes main-resource writes reset status).
 	HasStatus bool
+	// KubectlUpgrade models what kubectl apply --server-side does before
+	// it applies to an object still carrying client-side apply's
+	// ownership: it moves the Update entries that own the last-applied
+	// annotation to the field manager (client-go's csaupgrade, in a
+	// separate patch the server's dry run never sees).
+	KubectlUpgrade bool
 }
 
 // Conflict is one field another manager owns with a different value.
@@ -101,7 +110,10 @@ type Report struct {
 	// store them after the apply (unchanged when it fails).
 	ManagedFields []metav1.ManagedFieldsEntry `json:"managedFields"`
 	Warnings      []string                    `json:"warnings"`
-	Verify        *Verification               `json:"verify,omitempty"`
+	// KubectlUpgrade lists the client-side apply managers kubectl moves
+	// to the field manager before the apply (empty: none).
+	KubectlUpgrade []string      `json:"kubectlUpgrade"`
+	Verify         *Verification `json:"verify,omitempty"`
 
 	// Live and Result are the object before and after, for rendering.
 	Live   *unstructured.Unstructured `json:"-"`
@@ -125,16 +137,17 @@ func Simulate(in Input) (*Report, error) {
 		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
 	r := &Report{
-		Kind:         ReportKind,
-		Action:       ActionApply,
-		FieldManager: in.FieldManager,
-		Force:        in.Force,
-		Subresource:  in.Subresource,
-		Conflicts:    []Conflict{},
-		Removed:      []string{},
-		Retained:     []Retained{},
-		Released:     []ownership.Owner{},
-		Warnings:     []string{},
+		Kind:           ReportKind,
+		Action:         ActionApply,
+		FieldManager:   in.FieldManager,
+		Force:          in.Force,
+		Subresource:    in.Subresource,
+		Conflicts:      []Conflict{},
+		Removed:        []string{},
+		Retained:       []Retained{},
+		Released:       []ownership.Owner{},
+		Warnings:       []string{},
+		KubectlUpgrade: []string{},
 	}
 	live := in.Live
 	if live == nil {
@@ -146,6 +159,23 @@ func Simulate(in Input) (*Report, error) {
 	}
 	r.Object = ownership.RefOf(live)
 	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
+	if in.KubectlUpgrade && in.Live != nil && in.Subresource == "" {
+		owners := csaupgrade.FindFieldsOwners(live.GetManagedFields(), metav1.ManagedFieldsOperationUpdate,
+			fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)))
+		names := sets.New[string]()
+		for _, o := range owners {
+			names.Insert(o.Manager)
+		}
+		if names.Len() > 0 {
+			upgraded := live.DeepCopy()
+			if err := csaupgrade.UpgradeManagedFields(upgraded, names, in.FieldManager); err != nil {
+				return nil, fmt.Errorf("%s: modelling kubectl's client-side apply upgrade: %w", name, err)
+			}
+			live = upgraded
+			r.KubectlUpgrade = sets.List(names)
+			r.Warnings = append(r.Warnings, fmt.Sprintf("kubectl apply --server-side first moves client-side apply's ownership (%s) to %q; the prediction includes that step (--kubectl-upgrade=false predicts a plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
+		}
+	}
 	r.Live = live
 
 	fm, err := newFieldManager(in, live)
@@ -193,6 +223,17 @@ func Simulate(in Input) (*Report, error) {
 	}
 	if err := r.diffOwnership(in, live, res); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(r.KubectlUpgrade) > 0 {
+		// kubectl writes the last-applied annotation back right after the
+		// apply (an apply by "kubectl-last-applied"): it is not lost.
+		kept := r.Removed[:0]
+		for _, p := range r.Removed {
+			if p != ".metadata.annotations" && p != ".metadata.annotations."+ownership.LastAppliedAnnotation {
+				kept = append(kept, p)
+			}
+		}
+		r.Removed = kept
 	}
 	return r, nil
 }

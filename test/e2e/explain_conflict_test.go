@@ -13,6 +13,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 )
 
 type conflictReport struct {
@@ -39,9 +43,10 @@ type conflictReport struct {
 		Path   string  `json:"path"`
 		Owners []owner `json:"owners"`
 	} `json:"retained"`
-	Released      []owner                     `json:"releasedManagers"`
-	ManagedFields []metav1.ManagedFieldsEntry `json:"managedFields"`
-	Warnings      []string                    `json:"warnings"`
+	Released       []owner                     `json:"releasedManagers"`
+	ManagedFields  []metav1.ManagedFieldsEntry `json:"managedFields"`
+	Warnings       []string                    `json:"warnings"`
+	KubectlUpgrade []string                    `json:"kubectlUpgrade"`
 }
 
 type applyCase struct {
@@ -49,6 +54,9 @@ type applyCase struct {
 	manager     string
 	force       bool
 	subresource string
+	// kubectlUpgrade models kubectl's client-side upgrade; the server's
+	// dry run is a plain apply, so the corpus compares without it.
+	kubectlUpgrade bool
 }
 
 // explain runs explain-conflict -o json on one manifest.
@@ -56,7 +64,7 @@ func explain(t *testing.T, ns string, c applyCase, extra ...string) (conflictRep
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "manifest.yaml")
 	writeFile(t, file, c.manifest)
-	args := []string{"explain-conflict", "-n", ns, "-f", file, "-o", "json", "--field-manager", c.manager}
+	args := []string{"explain-conflict", "-n", ns, "-f", file, "-o", "json", "--field-manager", c.manager, "--kubectl-upgrade=" + fmt.Sprint(c.kubectlUpgrade)}
 	if c.force {
 		args = append(args, "--force-conflicts")
 	}
@@ -554,5 +562,36 @@ func TestExplainConflictRedactsSecrets(t *testing.T) {
 	// (stringData is write-only: the live object has no value there.)
 	if r := ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", "json", "--show-secret-values"); !strings.Contains(r.stdout, `"appliedValue": "swordfish"`) {
 		t.Errorf("--show-secret-values hides the value:\n%s", r.stdout)
+	}
+}
+
+// kubectl apply --server-side on an object still carrying client-side
+// apply first moves that ownership to its field manager (csaupgrade), then
+// applies: the prediction includes that step, so fields dropped from the
+// manifest are predicted removed, as they are.
+func TestExplainConflictKubectlUpgrade(t *testing.T) {
+	ns := namespace(t)
+	cm := csaApply(t, ns, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1","b":"2"}},"data":{"x":"1","yy":"2"}}`)
+	manifest := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1"}},"data":{"x":"1"}}`
+	r, code := explain(t, ns, applyCase{manifest: manifest, manager: "kubectl", kubectlUpgrade: true})
+	if code != 0 || strings.Join(r.Removed, " ") != ".data.yy .metadata.labels.b" || len(r.KubectlUpgrade) != 1 {
+		t.Fatalf("exit %d removed %v upgrade %v", code, r.Removed, r.KubectlUpgrade)
+	}
+	// What kubectl does: the csaupgrade patch, then the apply.
+	live := get(t, cm)
+	p, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New("kubectl-client-side-apply"), "kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resourceFor(t, live).Patch(context.Background(), "c", types.JSONPatchType, p, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, ns, "kubectl", manifest, false)
+	after := get(t, cm)
+	if _, found, _ := unstructured.NestedString(after.Object, "data", "yy"); found {
+		t.Errorf(".data.yy was predicted removed but stayed")
+	}
+	if _, ok := after.GetLabels()["b"]; ok {
+		t.Errorf("label b was predicted removed but stayed")
 	}
 }
