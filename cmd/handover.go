@@ -182,7 +182,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	}
 	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
 	var reports []interface{}
-	failed := 0
+	failed, held := 0, 0
 	for i, obj := range objs {
 		req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: handover.Mode(o.mode), TempManager: o.tempManager, Wait: o.wait}
 		if o.release {
@@ -220,6 +220,9 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			rep.Message = msg
 		}
 		rep.RedactSecrets()
+		if rep.Status == handover.StatusHeld && o.wait {
+			held++
+		}
 		if render.IsData(o.output) {
 			reports = append(reports, rep)
 			continue
@@ -228,9 +231,6 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			fmt.Fprintln(o.streams.Out)
 		}
 		render.HandoverNarrative(o.streams.Out, rep, ropts)
-		if rep.Status == "waiting" {
-			failed++
-		}
 	}
 	if len(reports) > 0 {
 		if err := render.Data(o.streams.Out, o.output, reports); err != nil {
@@ -239,6 +239,10 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	}
 	if failed > 0 {
 		return &ExitError{Code: 2}
+	}
+	if held > 0 {
+		// --wait ran out: the fields are held safely, not yet taken.
+		return &ExitError{Code: 1}
 	}
 	return nil
 }

@@ -119,9 +119,15 @@ type Report struct {
 	AppliersOnly []string `json:"appliersOnly"`
 	Warnings     []string `json:"warnings"`
 
+	// Next says what the user should do now.
+	Next string `json:"next"`
 	// Fields are the paths the plan moves (all of From's for release --all).
 	Fields []fieldpath.Path `json:"-"`
 }
+
+// StatusHeld: the old owner let go and the temporary manager holds the
+// fields until the controller writes them.
+const StatusHeld = "held"
 
 // ReportKind is the kind of Report.
 const ReportKind = "HandoverReport"

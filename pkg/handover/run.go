@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -148,11 +149,15 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 				return report, err
 			}
 			if !ok {
-				report.Status = "waiting"
+				report.Status = StatusHeld
 			}
 		} else {
-			report.Message = fmt.Sprintf("%q releases the fields to %q when that controller next writes them; until then %q holds them at their values (run again with --wait to see it through)", req.TempManager, req.To, req.TempManager)
+			report.Status = StatusHeld
+			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 		}
+	}
+	if report.Mode != ModeRelease && (report.Status == "completed" || report.Status == StatusHeld) {
+		report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
 	}
 	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
 		report.After = States(live, fields)

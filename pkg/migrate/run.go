@@ -72,17 +72,17 @@ type Summary struct {
 
 // Report is a run's report.
 type Report struct {
-	Kind         string         `json:"kind"`
-	Mode         Mode           `json:"mode"`
-	FieldManager string         `json:"fieldManager"`
-	DryRun       DryRun         `json:"dryRun"`
-	Check        bool           `json:"check"`
-	BackupDir    string         `json:"backupDir"`
-	Summary      Summary        `json:"summary"`
+	Kind         string  `json:"kind"`
+	Mode         Mode    `json:"mode"`
+	FieldManager string  `json:"fieldManager"`
+	DryRun       DryRun  `json:"dryRun"`
+	Check        bool    `json:"check"`
+	BackupDir    string  `json:"backupDir"`
+	Summary      Summary `json:"summary"`
 	// Unlisted are the kinds that could not be listed (forbidden, ...):
 	// their objects were not looked at.
-	Unlisted []string `json:"unlisted"`
-	Objects      []ObjectResult `json:"objects"`
+	Unlisted []string       `json:"unlisted"`
+	Objects  []ObjectResult `json:"objects"`
 }
 
 // Results.

@@ -154,6 +154,13 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		sub = " --subresource=" + c.Subresource
 	}
 	cmd := func(s string) string { return p.Green("     $ " + s) }
+	controllers := true
+	for _, cf := range r.Conflicts {
+		controllers = controllers && (cf.Subresource == "scale" || cf.Manager == "kube-controller-manager")
+	}
+	if controllers {
+		fmt.Fprintln(w, "  (The owner scales or controls the object: usually leave the field to it, option 2.)")
+	}
 	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(strings.Join(takes, "; ")))
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
 	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+" "+c.fileFlag()))

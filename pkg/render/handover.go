@@ -73,7 +73,7 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	switch status {
 	case "completed", "already-complete":
 		status = p.Green(status)
-	case "waiting", "planned":
+	case "held", "planned":
 		status = p.Yellow(status)
 	default:
 		status = p.Red(status)
@@ -83,6 +83,9 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 		line += ": " + Escape(r.Message)
 	}
 	fmt.Fprintln(w, line)
+	if r.Next != "" {
+		fmt.Fprintln(w, p.Bold("Next: ")+Escape(r.Next))
+	}
 }
 
 func writeStates(w io.Writer, states []handover.FieldState, o Options) {

@@ -354,3 +354,25 @@ func TestHandoverErrors(t *testing.T) {
 		t.Errorf("a failed handover wrote: %s -> %s", rv, now)
 	}
 }
+
+// A controller writes a field only when its value must change: handed
+// over while already at its target, the field stays held, safely.
+func TestHandoverHeldUntilControllerWrites(t *testing.T) {
+	ns := namespace(t)
+	d := apply(t, ns, "kubectl", strings.Replace(hpaDeployment, "replicas: 1", "replicas: 3", 1), false)
+	res := mustSSA(t, 1, "handover", "-n", ns, "deploy/web", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--wait", "--timeout", "3s", "-o", "json")
+	var r handoverReport
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || r.Status != "held" {
+		t.Fatalf("status %q: %v\n%s", r.Status, err, res.stdout)
+	}
+	rep := whoOwnsJSON(t, "-n", ns, "deploy/web")
+	assertOwners(t, rep, ".spec.replicas", "kubectl-ssa-handover/Apply")
+	if v, _, _ := unstructured.NestedInt64(get(t, d).Object, "spec", "replicas"); v != 3 {
+		t.Errorf("replicas %d", v)
+	}
+	// Without --wait the same state is a success.
+	again := handoverJSON(t, 0, "handover", "-n", ns, "deploy/web", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager")
+	if again.Status != "held" || len(again.Steps) != 0 {
+		t.Errorf("re-run: %s %s", again.Status, stepNames(again))
+	}
+}
