@@ -62,7 +62,8 @@ compiled into kubectl-ssa; custom resources then need --schema CRD.yaml, or
 are typed by deduction (all lists atomic), which the report says.
 
 Exit status, as kubectl diff: 0 the apply would succeed, 1 it would
-conflict, 2 or more an error.`,
+conflict, 2 an error; 3 when --verify found the prediction differs from the
+server's dry run.`,
 		Example: `  # Would this apply conflict, and with whom?
   kubectl ssa explain-conflict -f deploy.yaml
 
@@ -292,6 +293,12 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 			HasStatus:      c.hasSubresource(mapping, "status"),
 			KubectlUpgrade: o.upgrade,
 		}
+		if o.subresource == "scale" {
+			// The Scale type comes with the parent's group-version document.
+			if in.ScaleSchema, err = c.loader.Load(ctx, []schema.GroupVersion{gvk.GroupVersion(), {Group: "autoscaling", Version: "v1"}}); err != nil {
+				return nil, err
+			}
+		}
 		r, err := simulate(in)
 		if err != nil {
 			return nil, err
@@ -389,6 +396,11 @@ func (o *explainOptions) simulateLocal(manifests []manifest) ([]*conflict.Report
 		hasStatus := false
 		if live != nil {
 			_, hasStatus, _ = unstructured.NestedFieldNoCopy(live.Object, "status")
+			if len(live.GetManagedFields()) == 0 {
+				warnings = append(warnings, "the live file has no managedFields (saved without --show-managed-fields?): the prediction treats the object as never applied, so before-first-apply owns everything; save it with kubectl get -o yaml --show-managed-fields")
+			}
+		} else {
+			warnings = append(warnings, "not in --live-file: simulated as a create")
 		}
 		r, err := simulate(conflict.Input{
 			Live: live, Applied: obj, FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource,
@@ -415,6 +427,15 @@ func verify(ctx context.Context, ri interface {
 	var subs []string
 	if sub != "" {
 		subs = []string{sub}
+	}
+	if sub == "scale" {
+		// /scale takes an autoscaling/v1 Scale.
+		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
+		scale := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"spec": map[string]interface{}{"replicas": replicas}}}
+		scale.SetName(obj.GetName())
+		scale.SetNamespace(obj.GetNamespace())
+		obj = scale
 	}
 	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: manager, Force: force, DryRun: []string{metav1.DryRunAll}}, subs...)
 	switch {
@@ -446,6 +467,11 @@ func verify(ctx context.Context, ri interface {
 	default:
 		if r.Message != "" {
 			diff("the prediction has conflicts, the server applied: %s", r.Message)
+			return v, nil
+		}
+		if sub == "scale" {
+			// The server answers with a Scale, which carries no
+			// managedFields of the parent to compare.
 			return v, nil
 		}
 		got, want := normalizeManaged(out.GetManagedFields()), normalizeManaged(r.ManagedFields)

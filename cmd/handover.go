@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,6 +116,7 @@ appliers (their next apply without the field removes it).`,
 		},
 	}
 	rel.addFlags(release.Flags())
+	release.Flags().Lookup("field").Usage = "A field to release, as who-owns prints it (repeatable)."
 	release.Flags().BoolVar(&rel.all, "all", false, "Release every field of --from.")
 	release.ValidArgsFunction = completeResources(g)
 	cmd.AddCommand(release)
@@ -174,6 +176,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	}
 	objs, err := o.sel.objects(o.globalOptions, args)
 	if err != nil {
+		// A handover over a selection with missing objects changes none.
 		return &ExitError{Code: 2, Err: err}
 	}
 	c, err := newCluster(o.globalOptions)
@@ -189,6 +192,12 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			req.Mode, req.To = handover.ModeRelease, ""
 		}
 		for _, f := range o.fields {
+			if strings.ContainsAny(f, "*?") {
+				return &ExitError{Code: 2, Err: fmt.Errorf("--field %s: handover takes exact paths, not globs (list them with kubectl ssa who-owns --field '%s')", f, f)}
+			}
+			if !strings.HasPrefix(f, ".") && !strings.HasPrefix(f, "[") {
+				f = "." + f
+			}
 			p, err := ownership.ParsePath(f, obj.Object)
 			if err != nil {
 				return &ExitError{Code: 2, Err: fmt.Errorf("--field %s: %w", f, err)}

@@ -53,7 +53,7 @@ type migrateOptions struct {
 func (o *migrateOptions) addSelectionFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Files or directories naming the objects (- for standard input).")
 	fs.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
-	fs.StringVarP(&o.labelSelector, "selector", "l", "", "Label selector.")
+	fs.StringVarP(&o.labelSelector, "selector", "l", "", "Label selector, as kubectl's (-l app=web,tier!=db).")
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "Every namespace.")
 	fs.BoolVar(&o.allKinds, "all-kinds", false, "Every kind the server lists and patches, found through discovery.")
 	fs.StringVar(&o.dryRun, "dry-run", "none", `"none" writes; "client" prints the plan and the managedFields diff per object; "server" also sends each patch as a server dry run.`)
@@ -61,7 +61,7 @@ func (o *migrateOptions) addSelectionFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.backupDir, "backup-dir", "", "Where the original managedFields go before any write (default: a new timestamped directory under ~/.kube/ssa-backups, printed at the start).")
 	fs.BoolVar(&o.noBackup, "no-backup", false, "Do not write backups (then undo is impossible).")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "How many objects are migrated at once.")
-	fs.BoolVar(&o.verify, "verify", false, "After each write, re-read the object: every value must equal before, and applying its last-applied configuration as the target must conflict with nothing and remove nothing.")
+	fs.BoolVar(&o.verify, "verify", false, "After each write, re-read the object: every value must equal before (and, when moving client-side apply, applying the last-applied configuration as --field-manager must conflict with nothing and remove nothing).")
 	fs.BoolVar(&o.check, "check", false, "Report which objects need migration and why, write nothing; exit 1 when any do.")
 	fs.StringVarP(&o.output, "output", "o", "text", "Output: text, json or yaml.")
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/resource"
 )
 
@@ -67,8 +68,11 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 		b = resource.NewBuilder(g.configFlags).Unstructured().
 			NamespaceParam(ns).DefaultNamespace().AllNamespaces(s.allNamespaces).
 			LabelSelectorParam(s.labelSelector).
-			ResourceTypeOrNameArgs(true, args...).
-			Latest()
+			ResourceTypeOrNameArgs(true, args...)
+		if len(s.files.Filenames) > 0 || s.files.Kustomize != "" {
+			// Objects named in files are read from the cluster.
+			b = b.Latest()
+		}
 		b = b.FilenameParam(enforce, &s.files)
 	}
 	if s.local {
@@ -79,8 +83,14 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 		return nil, friendly(err)
 	}
 	var out []*unstructured.Unstructured
+	var missing []error
 	err := r.Visit(func(info *resource.Info, err error) error {
 		if err != nil {
+			// Like kubectl get: show what exists, then say what doesn't.
+			if apierrors.IsNotFound(err) {
+				missing = append(missing, err)
+				return nil
+			}
 			return err
 		}
 		u, ok := info.Object.(*unstructured.Unstructured)
@@ -91,13 +101,36 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 		return nil
 	})
 	if err != nil {
-		return nil, friendly(err)
+		// ContinueOnError gathers the errors of single objects: keep
+		// what was found when all of them are "not found".
+		errs := []error{err}
+		var agg utilerrors.Aggregate
+		if errors.As(err, &agg) {
+			errs = agg.Errors()
+		}
+		for _, e := range errs {
+			if !apierrors.IsNotFound(e) {
+				return nil, friendly(err)
+			}
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) > 0 {
+		if len(out) == 0 {
+			return nil, friendly(utilerrors.NewAggregate(missing))
+		}
+		return out, &partialError{err: friendly(utilerrors.NewAggregate(missing))}
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no objects matched the selection")
 	}
 	return out, nil
 }
+
+// partialError: some selected objects were found, others were not.
+type partialError struct{ err error }
+
+func (e *partialError) Error() string { return e.err.Error() }
 
 var refusedVerb = regexp.MustCompile(`cannot (\w+) resource`)
 

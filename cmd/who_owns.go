@@ -120,7 +120,8 @@ func (o *whoOwnsOptions) run(args []string) error {
 		return &ExitError{Code: 2, Err: err}
 	}
 	objs, err := o.sel.objects(o.globalOptions, args)
-	if err != nil {
+	var partial *partialError
+	if err != nil && !errors.As(err, &partial) {
 		return &ExitError{Code: 2, Err: err}
 	}
 	ropts := render.Options{Time: render.TimeMode(o.timeMode), Now: o.now(), Palette: pal, Wide: o.output == "wide"}
@@ -159,6 +160,9 @@ func (o *whoOwnsOptions) run(args []string) error {
 		if err := render.Data(o.streams.Out, o.output, reports); err != nil {
 			return err
 		}
+	}
+	if partial != nil {
+		return &ExitError{Code: 2, Err: partial}
 	}
 	if len(failed) > 0 {
 		return &ExitError{Code: 2}

@@ -57,7 +57,10 @@ func SimulateScale(in Input) (*Report, error) {
 
 	sin := in
 	sin.Live, sin.Applied, sin.CRD, sin.HasStatus = live, applied, false, false
-	sin.Schema = BuiltinSchema()
+	if in.ScaleSchema == nil {
+		return nil, errors.New("an apply to /scale needs the cluster's autoscaling/v1 schema (it can't be simulated with --local)")
+	}
+	sin.Schema = in.ScaleSchema
 	sin.Served = nil
 	r, err := Simulate(sin)
 	if err != nil {

@@ -162,8 +162,16 @@ func newSchema(source string, parts map[schema.GroupVersion]*gvSchema) *Schema {
 		}
 		s.Loaded = append(s.Loaded, gv)
 	}
+	// Scale is published without its group-version-kind (it is served only
+	// as a subresource): index it by its name.
+	scale := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	if _, ok := s.index[scale]; !ok && seen[scaleType] {
+		s.index[scale] = scaleType
+	}
 	return s
 }
+
+const scaleType = "io.k8s.api.autoscaling.v1.Scale"
 
 // Loader fetches group-version schemas from a cluster's /openapi/v3, one
 // document at a time, and caches the converted result on disk keyed by the

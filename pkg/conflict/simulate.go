@@ -56,6 +56,8 @@ type Input struct {
 	// annotation to the field manager (client-go's csaupgrade, in a
 	// separate patch the server's dry run never sees).
 	KubectlUpgrade bool
+	// ScaleSchema types autoscaling/v1 Scale, for applies to /scale.
+	ScaleSchema managedfields.TypeConverter
 }
 
 // Conflict is one field another manager owns with a different value.

@@ -212,6 +212,9 @@ func valueText(v interface{}) string {
 	if v == nil {
 		return "(not set)"
 	}
+	if v == ownership.Redacted {
+		return ownership.Redacted
+	}
 	s := compactJSON(v)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:199]) + "…"

@@ -27,6 +27,9 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 			}
 		case migrate.ResultWouldMigrate:
 			tag = p.Yellow("would migrate")
+			if r.Mode == "undo" {
+				tag = p.Yellow("would restore")
+			}
 		case migrate.ResultNeedsWork:
 			tag = p.Yellow("needs migration")
 		case migrate.ResultSkipped:
@@ -70,6 +73,8 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 	s := r.Summary
 	verb := "migrated"
 	switch {
+	case (r.DryRun == migrate.DryRunClient || r.DryRun == migrate.DryRunServer) && r.Mode == "undo":
+		verb = "to restore (dry run: nothing written)"
 	case r.DryRun == migrate.DryRunClient || r.DryRun == migrate.DryRunServer:
 		verb = "to migrate (dry run: nothing written)"
 	case r.Mode == "undo":
