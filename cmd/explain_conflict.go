@@ -188,22 +188,34 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	var reports []*conflict.Report
+	var all []*conflict.Report
+	var errs []error
 	if o.local {
-		reports, err = o.simulateLocal(manifests)
+		all, errs, err = o.simulateLocal(manifests)
 	} else {
-		reports, err = o.simulateCluster(ctx, manifests)
+		all, errs, err = o.simulateCluster(ctx, manifests)
 	}
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	if !o.showSecrets {
-		for _, r := range reports {
+	// Every object that could be simulated is explained; the others are
+	// errors at the end, as kubectl apply goes on after a bad object.
+	var reports []*conflict.Report
+	var sources []string
+	var failed []error
+	for i, r := range all {
+		if errs[i] != nil {
+			failed = append(failed, errs[i])
+			continue
+		}
+		if !o.showSecrets {
 			r.RedactSecrets()
 		}
+		reports = append(reports, r)
+		sources = append(sources, manifests[i].source)
 	}
 
-	if render.IsData(o.output) {
+	if len(reports) > 0 && render.IsData(o.output) {
 		items := make([]interface{}, len(reports))
 		for i, r := range reports {
 			items[i] = r
@@ -211,20 +223,26 @@ func (o *explainOptions) run(ctx context.Context) error {
 		if err := render.Data(o.streams.Out, o.output, items); err != nil {
 			return err
 		}
-	} else {
+	} else if len(reports) > 0 {
 		ropts := render.Options{Time: render.TimeMode(o.timeMode), Now: time.Now(), Palette: pal}
 		for i, r := range reports {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
 			render.ConflictExplanation(o.streams.Out, r, ropts, render.ConflictContext{
-				Source:       manifests[i].source,
+				Source:       sources[i],
 				ResourceArg:  resourceArg(r),
 				Namespace:    r.Object.Namespace,
 				FieldManager: o.fieldManager,
 				Subresource:  o.subresource,
 			})
 		}
+	}
+	if len(failed) > 0 {
+		for _, e := range failed[:len(failed)-1] {
+			fmt.Fprintln(o.streams.ErrOut, "error: "+e.Error())
+		}
+		return &ExitError{Code: 2, Err: failed[len(failed)-1]}
 	}
 	for _, r := range reports {
 		if r.Verify != nil && !r.Verify.Agrees {
@@ -248,17 +266,16 @@ func resourceArg(r *conflict.Report) string {
 	return k + "/" + r.Object.Name
 }
 
-func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manifest) ([]*conflict.Report, error) {
+func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manifest) ([]*conflict.Report, []error, error) {
 	c, err := newCluster(o.globalOptions)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	served, err := c.servedVersions()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var reports []*conflict.Report
-	for _, m := range manifests {
+	one := func(m manifest) (*conflict.Report, error) {
 		obj := m.obj.DeepCopy()
 		live, mapping, err := c.live(ctx, obj)
 		if err != nil {
@@ -327,9 +344,14 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 				r.Warnings = append(r.Warnings, "--verify compared the apply step alone: the server can't dry-run kubectl's client-side upgrade")
 			}
 		}
-		reports = append(reports, r)
+		return r, nil
 	}
-	return reports, nil
+	reports := make([]*conflict.Report, len(manifests))
+	errs := make([]error, len(manifests))
+	for i, m := range manifests {
+		reports[i], errs[i] = one(m)
+	}
+	return reports, errs, nil
 }
 
 // simulate runs the simulation, routing scale-subresource applies through
@@ -341,29 +363,28 @@ func simulate(in conflict.Input) (*conflict.Report, error) {
 	return conflict.Simulate(in)
 }
 
-func (o *explainOptions) simulateLocal(manifests []manifest) ([]*conflict.Report, error) {
+func (o *explainOptions) simulateLocal(manifests []manifest) ([]*conflict.Report, []error, error) {
 	lives, err := readObjects(&resource.FilenameOptions{Filenames: o.liveFiles})
 	if err != nil {
-		return nil, fmt.Errorf("--live-file: %w", err)
+		return nil, nil, fmt.Errorf("--live-file: %w", err)
 	}
 	schemas := map[schema.GroupKind]*conflict.Schema{}
 	for _, f := range o.schemaFiles {
 		crds, err := readObjects(&resource.FilenameOptions{Filenames: []string{f}})
 		if err != nil {
-			return nil, fmt.Errorf("--schema: %w", err)
+			return nil, nil, fmt.Errorf("--schema: %w", err)
 		}
 		for _, c := range crds {
 			s, err := conflict.CRDSchema(c.obj)
 			if err != nil {
-				return nil, fmt.Errorf("--schema %s: %w", f, err)
+				return nil, nil, fmt.Errorf("--schema %s: %w", f, err)
 			}
 			group, _, _ := unstructured.NestedString(c.obj.Object, "spec", "group")
 			kind, _, _ := unstructured.NestedString(c.obj.Object, "spec", "names", "kind")
 			schemas[schema.GroupKind{Group: group, Kind: kind}] = s
 		}
 	}
-	var reports []*conflict.Report
-	for _, m := range manifests {
+	one := func(m manifest) (*conflict.Report, error) {
 		obj := m.obj.DeepCopy()
 		gvk := obj.GroupVersionKind()
 		var live *unstructured.Unstructured
@@ -410,9 +431,14 @@ func (o *explainOptions) simulateLocal(manifests []manifest) ([]*conflict.Report
 			return nil, err
 		}
 		r.Warnings = append(r.Warnings, warnings...)
-		reports = append(reports, r)
+		return r, nil
 	}
-	return reports, nil
+	reports := make([]*conflict.Report, len(manifests))
+	errs := make([]error, len(manifests))
+	for i, m := range manifests {
+		reports[i], errs[i] = one(m)
+	}
+	return reports, errs, nil
 }
 
 // verify sends the same apply as a server dry run and compares.
@@ -461,7 +487,8 @@ func verify(ctx context.Context, ri interface {
 			diff("conflicts: server %d, predicted %d", len(server), len(local))
 		}
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("--verify: the server dry run was refused (it needs patch permission): %w", err)
+		r.Warnings = append(r.Warnings, "--verify: the server refused the dry run (it needs patch permission): nothing was compared")
+		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("--verify: the server dry run failed: %w", err)
 	default:
