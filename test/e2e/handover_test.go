@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -311,21 +310,7 @@ func TestHandoverErrors(t *testing.T) {
 	ns := namespace(t)
 	cm := apply(t, ns, "ci-deploy", appliersCM, false)
 	apply(t, ns, "other", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"o":"x"}}`, false)
-	_, err := env.client.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = env.client.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "reader"}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	configMapReader(t, ns, "reader")
 	rv := get(t, cm).GetResourceVersion()
 	cases := []struct {
 		name string

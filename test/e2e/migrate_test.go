@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -341,21 +340,7 @@ func TestMigrateKilledAndRestarted(t *testing.T) {
 func TestMigrateWithoutPatchRights(t *testing.T) {
 	ns := namespace(t)
 	cm := csaApply(t, ns, csaConfigMap)
-	_, err := env.client.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = env.client.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "reader"}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	configMapReader(t, ns, "reader")
 	rv := get(t, cm).GetResourceVersion()
 	r := migrateJSON(t, 3, "migrate", "-n", ns, "configmaps", "--as", "reader", "--backup-dir", filepath.Join(t.TempDir(), "b"))
 	if r.Summary.Failed != 1 || !strings.Contains(r.Objects[0].Reason, "forbidden") {

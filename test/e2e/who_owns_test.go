@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -548,21 +545,7 @@ func TestForbiddenIsClear(t *testing.T) {
 	ns := namespace(t)
 	apply(t, ns, "a", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`, false)
 	// A user who may read ConfigMaps but not Deployments.
-	_, err := env.client.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "cm-reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = env.client.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "cm-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "cm-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "reader"}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	configMapReader(t, ns, "reader")
 	mustSSA(t, 0, "who-owns", "-n", ns, "cm/c", "--as", "reader")
 	r := ssa(t, "who-owns", "-n", ns, "deploy/x", "--as", "reader")
 	if r.code == 0 || !strings.Contains(r.stderr, "forbidden") {

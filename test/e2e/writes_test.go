@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sync"
 	"testing"
 
@@ -115,3 +116,23 @@ func get(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructure
 }
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// configMapReader lets user read (get, list) ConfigMaps in ns, nothing more.
+func configMapReader(t *testing.T, ns, user string) {
+	t.Helper()
+	_, err := env.client.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = env.client.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: user}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
