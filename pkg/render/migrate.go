@@ -3,10 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -55,17 +54,18 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 			fmt.Fprintf(w, "    %s %s%s\n", p.Dim("→"), Escape(who), Escape(c.Change))
 		}
 		if o.Result == migrate.ResultWouldMigrate && (o.Before != nil || o.After != nil) {
-			for _, l := range lineDiff(managedYAML(o.Before), managedYAML(o.After)) {
+			for _, l := range managedFieldsDiff(o.Before, o.After) {
 				switch l[0] {
 				case '+':
-					fmt.Fprintln(w, "    "+p.Green(Escape(l)))
+					fmt.Fprintln(w, "      "+p.Green(Escape(l)))
 				case '-':
-					fmt.Fprintln(w, "    "+p.Red(Escape(l)))
+					fmt.Fprintln(w, "      "+p.Red(Escape(l)))
 				default:
-					fmt.Fprintln(w, "    "+p.Dim(Escape(l)))
+					fmt.Fprintln(w, "      "+p.Dim(Escape(l)))
 				}
 			}
 		}
+
 	}
 	for _, u := range r.Unlisted {
 		fmt.Fprintf(w, "%s  %s\n", p.Red("not listed"), Escape(u))
@@ -91,55 +91,56 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 	}
 }
 
-func managedYAML(entries []metav1.ManagedFieldsEntry) []string {
-	if entries == nil {
-		return nil
+// managedFieldsDiff tells, entry by entry, how managedFields change: an
+// entry that goes, one that comes, and the paths an entry gains or loses.
+func managedFieldsDiff(before, after []metav1.ManagedFieldsEntry) []string {
+	type entry struct {
+		label string
+		set   *fieldpath.Set
 	}
-	// Times are noise in a diff of ownership.
-	cp := make([]metav1.ManagedFieldsEntry, len(entries))
-	for i, e := range entries {
-		cp[i] = *e.DeepCopy()
-		cp[i].Time = nil
-	}
-	b, err := yaml.Marshal(map[string]interface{}{"managedFields": cp})
-	if err != nil {
-		return []string{err.Error()}
-	}
-	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-}
-
-// lineDiff is a unified-style diff (without hunks: whole text) by the
-// longest common subsequence; managedFields are small enough.
-func lineDiff(a, b []string) []string {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+	index := func(es []metav1.ManagedFieldsEntry) (map[string]entry, []string) {
+		m := map[string]entry{}
+		var order []string
+		for _, e := range es {
+			key := e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
+			set, err := ownership.DecodeEntry(e)
+			if err != nil {
+				set = &fieldpath.Set{}
 			}
+			label := fmt.Sprintf("%q (%s%s, %s)", e.Manager, e.Operation, subDesc(e.Subresource), e.APIVersion)
+			if _, ok := m[key]; !ok {
+				order = append(order, key)
+			}
+			m[key] = entry{label: label, set: set}
+		}
+		return m, order
+	}
+	b, bOrder := index(before)
+	a, aOrder := index(after)
+	var out []string
+	paths := func(prefix string, s *fieldpath.Set) {
+		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.DisplayPath(p)) })
+	}
+	for _, k := range bOrder {
+		old := b[k]
+		nw, ok := a[k]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("- %s: entry removed (it owned %d paths)", old.label, old.set.Size()))
+		case !old.set.Equals(nw.set):
+			out = append(out, fmt.Sprintf("~ %s:", old.label))
+			paths("-", old.set.Difference(nw.set))
+			paths("+", nw.set.Difference(old.set))
 		}
 	}
-	var out []string
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			out = append(out, "  "+a[i])
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out = append(out, "+ "+b[j])
-			j++
-		default:
-			out = append(out, "- "+a[i])
-			i++
+	for _, k := range aOrder {
+		if _, ok := b[k]; !ok {
+			out = append(out, fmt.Sprintf("+ %s: new entry, owns:", a[k].label))
+			paths("+", a[k].set)
 		}
+	}
+	if len(out) == 0 {
+		out = append(out, "  (managedFields unchanged)")
 	}
 	return out
 }

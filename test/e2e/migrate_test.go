@@ -89,7 +89,7 @@ func TestMigrateClientSideApply(t *testing.T) {
 		t.Errorf("--check: %+v", chk.Summary)
 	}
 	dry := ssa(t, "migrate", "-n", ns, "deploy,cm,widgets", "--dry-run=client", "--color", "never")
-	if dry.code != 0 || !strings.Contains(dry.stdout, "would migrate  Deployment/"+ns+"/app") || !strings.Contains(dry.stdout, "-         f:kubectl.kubernetes.io/last-applied-configuration: {}") {
+	if dry.code != 0 || !strings.Contains(dry.stdout, "would migrate  Deployment/"+ns+"/app") || !strings.Contains(dry.stdout, `- "kubectl-client-side-apply" (Update, apps/v1): entry removed`) || !strings.Contains(dry.stdout, `+   .metadata.labels.team`) {
 		t.Errorf("client dry run: %d\n%s%s", dry.code, dry.stdout, dry.stderr)
 	}
 	migrateJSON(t, 0, "migrate", "-n", ns, "deploy,cm,widgets", "--dry-run=server")
