@@ -3,10 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"sync"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
