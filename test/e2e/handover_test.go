@@ -260,8 +260,12 @@ func TestHandoverConcurrentWriter(t *testing.T) {
 				return
 			default:
 			}
+			if err := tryPatch(cm, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"counter":"%d"}}}`, n+1)); err != nil {
+				t.Errorf("busy writer: %v", err)
+				done <- n
+				return
+			}
 			n++
-			patch(t, cm, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"counter":"%d"}}}`, n))
 			time.Sleep(15 * time.Millisecond)
 		}
 	}()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,6 +41,9 @@ var env struct {
 }
 
 func TestMain(m *testing.M) {
+	// Pdeathsig fires when the thread that started the server ends: keep
+	// this one for the life of the process.
+	runtime.LockOSThread()
 	os.Exit(runMain(m))
 }
 
@@ -127,6 +131,9 @@ func startServer(bin, dir string) (func(), error) {
 	}
 	cmd := exec.Command(bin, "--testbed-dir", dir)
 	cmd.Stderr = logf
+	// If the test binary dies without running its deferred stop (a panic,
+	// a timeout), the server goes with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -261,7 +261,10 @@ func TestMigrateConcurrentWriter(t *testing.T) {
 					return
 				default:
 				}
-				patch(t, o, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}}}`, n))
+				if err := tryPatch(o, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}}}`, n)); err != nil {
+					t.Errorf("busy writer: %v", err)
+					return
+				}
 				last[i] = n
 			}
 		}

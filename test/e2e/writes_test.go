@@ -105,6 +105,18 @@ func patch(t *testing.T, obj *unstructured.Unstructured, manager, patchJSON stri
 	return out
 }
 
+// tryPatch is patch for goroutines other than the test's own (where
+// t.Fatal must not be called).
+func tryPatch(obj *unstructured.Unstructured, manager, patchJSON string) error {
+	gvk := obj.GroupVersionKind()
+	m, err := restMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return err
+	}
+	_, err = env.dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()).Patch(context.Background(), obj.GetName(), types.MergePatchType, []byte(patchJSON), metav1.PatchOptions{FieldManager: manager})
+	return err
+}
+
 // get reads an object back.
 func get(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,7 @@ var (
 var dyn dynamic.Interface
 
 func main() {
+	runtime.LockOSThread() // Pdeathsig is tied to the starting thread
 	flag.Parse()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "demo: "+err.Error())
@@ -63,6 +65,10 @@ func run() error {
 	caption("Starting a local kube-apiserver, etcd and kube-controller-manager (logs: %s)", logf.Name())
 	srv := exec.Command(*testbed, "--testbed-dir", dir)
 	srv.Stderr = logf
+	if !*keep {
+		// The server goes with the demo, however the demo ends.
+		srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	}
 	out, err := srv.StdoutPipe()
 	if err != nil {
 		return err
