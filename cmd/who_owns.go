@@ -127,7 +127,8 @@ func (o *whoOwnsOptions) run(args []string) error {
 	ropts := render.Options{Time: render.TimeMode(o.timeMode), Now: o.now(), Palette: pal, Wide: o.output == "wide"}
 	var reports []interface{}
 	var failed []string
-	for i, obj := range objs {
+	shown := 0
+	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
 			fmt.Fprintln(o.streams.ErrOut, "error: "+err.Error())
@@ -135,13 +136,18 @@ func (o *whoOwnsOptions) run(args []string) error {
 			continue
 		}
 		rep = o.filter.Apply(rep)
+		if len(objs) > 1 && o.filtered() && len(rep.Fields) == 0 && len(rep.Unowned) == 0 && o.output != "managers" {
+			// Over many objects, a filter shows only those it matches.
+			continue
+		}
 		if render.IsData(o.output) {
 			reports = append(reports, rep)
 			continue
 		}
-		if i > 0 {
+		if shown > 0 {
 			fmt.Fprintln(o.streams.Out)
 		}
+		shown++
 		switch o.output {
 		case "table", "wide":
 			err = render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
@@ -168,6 +174,11 @@ func (o *whoOwnsOptions) run(args []string) error {
 		return &ExitError{Code: 2}
 	}
 	return nil
+}
+
+func (o *whoOwnsOptions) filtered() bool {
+	f := o.filter
+	return len(f.Managers) > 0 || len(f.Fields) > 0 || f.Operation != "" || f.Subresource != "" || f.Shared || f.Unowned
 }
 
 func contains(list []string, s string) bool {

@@ -123,6 +123,8 @@ type Report struct {
 	Next string `json:"next"`
 	// Fields are the paths the plan moves (all of From's for release --all).
 	Fields []fieldpath.Path `json:"-"`
+	// Content is the object the plan was made from, to print its paths.
+	Content map[string]interface{} `json:"-"`
 }
 
 // StatusHeld: the old owner let go and the temporary manager holds the
@@ -187,7 +189,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		}
 	}
 	want := fieldpath.NewSet(fields...)
-	r.Fields = fields
+	r.Fields, r.Content = fields, live.Object
 
 	mode := req.Mode
 	if mode == ModeAuto || mode == "" {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -110,14 +112,14 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone and no longer set them; a field with a default gets it back):"))
 		for _, path := range r.Removed {
-			fmt.Fprintf(w, "  %s\n", Escape(path))
+			fmt.Fprintf(w, "  %s\n", Escape(displayPath(path, objectOf(r.Live))))
 		}
 	}
 	if len(r.Retained) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply does NOT remove (you no longer set them, but other managers own them):"))
 		for _, ret := range r.Retained {
-			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path), o.colorOwners(ret.Owners))
+			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(displayPath(ret.Path, objectOf(r.Live), objectOf(r.Result))), o.colorOwners(ret.Owners))
 		}
 		fmt.Fprintf(w, "  %s\n", p.Dim("to remove one, release it from its owners: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
 	}
@@ -142,7 +144,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		if _, ok := byOwner[key]; !ok {
 			owners = append(owners, key)
 		}
-		byOwner[key] = append(byOwner[key], cf.Path)
+		byOwner[key] = append(byOwner[key], displayConflictPath(cf))
 	}
 	sort.Strings(owners)
 	var takes []string
@@ -182,7 +184,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		var fields []string
 		for _, other := range r.Conflicts {
 			if other.Manager == cf.Manager && other.Subresource == cf.Subresource {
-				fields = append(fields, " --field "+shellQuote(other.Path))
+				fields = append(fields, " --field "+shellQuote(displayConflictPath(other)))
 			}
 		}
 		from := " --from " + shellQuote(cf.Manager)
@@ -192,6 +194,13 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)))
 	}
 	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
+}
+
+func objectOf(u *unstructured.Unstructured) map[string]interface{} {
+	if u == nil {
+		return nil
+	}
+	return u.Object
 }
 
 func displayConflictPath(cf conflict.Conflict) string {
