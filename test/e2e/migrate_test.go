@@ -383,3 +383,55 @@ func TestMigrateDefaultedListKeys(t *testing.T) {
 		t.Errorf("ports after the apply: %v (the old port must go)", ports)
 	}
 }
+
+// Entries recorded at an apiVersion the server stopped serving are
+// rewritten to the object's apiVersion (the apiserver would drop them, and
+// the ownership they record, on the next write).
+func TestMigrateAPIVersions(t *testing.T) {
+	ns := namespace(t)
+	crd := `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.example.com}
+spec:
+  group: example.com
+  names: {kind: Gizmo, plural: gizmos, singular: gizmo}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: SERVED
+    storage: false
+    schema: &s
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: string}}}
+  - name: v2
+    served: true
+    storage: true
+    schema: *s
+`
+	apply(t, "", "test-setup", strings.Replace(crd, "SERVED", "true", 1), true)
+	waitEstablished(t, "gizmos.example.com")
+	g := apply(t, ns, "old-tool", `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"g"},"spec":{"size":"xl"}}`, false)
+	apply(t, "", "test-setup", strings.Replace(crd, "SERVED", "false", 1), true)
+	restMapper().Reset()
+	time.Sleep(time.Second) // discovery catches up
+
+	chk := ssa(t, "migrate", "apiversions", "-n", ns, "gizmos.example.com", "--check", "--color", "never")
+	if chk.code != 1 || !strings.Contains(chk.stdout, `"old-tool" (Apply) was recorded at example.com/v1, which the server no longer serves`) {
+		t.Fatalf("--check: exit %d\n%s%s", chk.code, chk.stdout, chk.stderr)
+	}
+	r := migrateJSON(t, 0, "migrate", "apiversions", "-n", ns, "gizmos.example.com", "--no-backup")
+	if r.Summary.Migrated != 1 {
+		t.Fatalf("%+v %+v", r.Summary, r.Objects)
+	}
+	g.SetAPIVersion("example.com/v2")
+	for _, e := range get(t, g).GetManagedFields() {
+		if e.Manager == "old-tool" && e.APIVersion != "example.com/v2" {
+			t.Errorf("old-tool still at %s", e.APIVersion)
+		}
+	}
+	rep := whoOwnsJSON(t, "-n", ns, "gizmos.example.com/g")
+	assertOwners(t, rep, ".spec.size", "old-tool/Apply")
+}
