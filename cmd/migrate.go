@@ -341,6 +341,9 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 		}
 		render.MigrationReport(o.streams.Out, rep, pal)
 	}
+	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
+		fmt.Fprintf(o.streams.ErrOut, "warning: none of the %d objects has a manager named %s\n", rep.Summary.Scanned, strings.Join(o.from, " or "))
+	}
 	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
 		return &ExitError{Code: 3}
 	}

@@ -154,6 +154,9 @@ func (o *whoOwnsOptions) run(args []string) error {
 		case "blame":
 			err = render.Blame(o.streams.Out, rep, ropts)
 		case "tree":
+			if o.filter.Unowned {
+				fmt.Fprintln(o.streams.ErrOut, "note: the tree shows owned fields only; unowned fields are listed by -o table and marked by -o blame")
+			}
 			err = render.Tree(o.streams.Out, rep, ropts)
 		case "managers":
 			err = render.ManagerTable(o.streams.Out, rep, ropts)
