@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -531,5 +529,3 @@ func normalizeManaged(in []metav1.ManagedFieldsEntry) []map[string]interface{} {
 	return out
 }
 
-var _ = meta.IsNoMatchError
-var _ = strings.TrimSpace
