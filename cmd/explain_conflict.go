@@ -528,4 +528,3 @@ func normalizeManaged(in []metav1.ManagedFieldsEntry) []map[string]interface{} {
 	})
 	return out
 }
-
