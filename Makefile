@@ -51,6 +51,7 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/who-owns.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/migrate.sh
 
 lint: $(GOLANGCI_LINT) ## golangci-lint (pinned) and go mod tidy check
 	$(GOLANGCI_LINT) run ./...
