@@ -1,0 +1,216 @@
+package migrate
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+func entry(manager string, op metav1.ManagedFieldsOperationType, apiVersion, fields string) metav1.ManagedFieldsEntry {
+	t := metav1.NewTime(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: apiVersion, Time: &t, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
+}
+
+// owned lists "manager/Operation@apiVersion: paths" for every entry.
+func owned(t *testing.T, es []metav1.ManagedFieldsEntry) []string {
+	t.Helper()
+	var out []string
+	for _, e := range es {
+		s, err := ownership.DecodeEntry(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		s.Iterate(func(p fieldpath.Path) { paths = append(paths, p.String()) })
+		out = append(out, e.Manager+"/"+string(e.Operation)+"@"+e.APIVersion+": "+strings.Join(paths, " "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+const lastApplied = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"tier":"web"},"name":"app","namespace":"ns"},"spec":{"template":{"spec":{"containers":[{"image":"nginx","name":"app","ports":[{"containerPort":8080}]}]}}}}`
+
+// What client-side apply records on create: everything it set, defaulted
+// fields and map/list "." markers included.
+const csaFields = `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:tier":{}}},"f:spec":{"f:progressDeadlineSeconds":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:protocol":{}}},"f:terminationMessagePath":{}}}}}}}`
+
+func TestMakePlan(t *testing.T) {
+	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "app"}
+	ann := map[string]string{ownership.LastAppliedAnnotation: lastApplied}
+	content := map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(1), "paused": true}}
+	served := func(gv schema.GroupVersion) bool { return gv.Version != "v1beta1" }
+	tests := []struct {
+		name        string
+		obj         Object
+		opts        Options
+		wantAction  string
+		wantReason  string
+		wantOwned   []string
+		wantRemove  bool
+		wantContent bool
+		findings    []string
+	}{
+		{
+			name: "client-side apply becomes the applier's declared fields",
+			obj: Object{Ref: ref, Annotations: ann, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("kubectl-client-side-apply", "Update", "apps/v1", csaFields),
+				entry("kubectl", "Update", "apps/v1", `{"f:spec":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionMigrate,
+			wantOwned: []string{
+				// The port keyed with its defaulted protocol is matched, the
+				// list and map "." markers, defaulted fields and the
+				// annotation are left to nobody.
+				`kubectl/Apply@apps/v1: .metadata.labels.tier .spec.template.spec.containers[name="app"] .spec.template.spec.containers[name="app"].image .spec.template.spec.containers[name="app"].name .spec.template.spec.containers[name="app"].ports[containerPort=8080,protocol="TCP"] .spec.template.spec.containers[name="app"].ports[containerPort=8080,protocol="TCP"].containerPort`,
+				"kubectl/Update@apps/v1: .spec.replicas",
+			},
+			findings: []string{`client-side apply leftover: "kubectl-client-side-apply" (Update) owns the last-applied annotation and 13 fields`},
+		},
+		{
+			name: "merged into an existing applier entry, --remove-last-applied",
+			obj: Object{Ref: ref, Annotations: ann, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:tier":{}}}}`),
+				entry("kubectl", "Apply", "apps/v1", `{"f:spec":{"f:paused":{}}}`),
+			}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"kubectl/Apply@apps/v1: .metadata.labels.tier .spec.paused"},
+			wantRemove: true,
+		},
+		{
+			name:       "nothing to do",
+			obj:        Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{entry("kubectl", "Apply", "apps/v1", `{"f:spec":{"f:paused":{}}}`)}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionNone,
+		},
+		{
+			name: "another apiVersion needs the content first",
+			obj: Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("ci", "Update", "apps/v1beta1", `{"f:spec":{"f:replicas":{}}}`),
+			}},
+			opts:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			wantAction:  ActionNone,
+			wantContent: true,
+		},
+		{
+			name: "another apiVersion: carried over where the paths exist",
+			obj: Object{Ref: ref, Content: content, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("ci", "Update", "apps/v1beta1", `{"f:spec":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"kubectl/Apply@apps/v1: .spec.replicas"},
+		},
+		{
+			name: "another apiVersion: skipped where they don't",
+			obj: Object{Ref: ref, Content: content, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("ci", "Update", "apps/v1beta1", `{"f:spec":{"f:rollbackTo":{}}}`),
+			}},
+			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			wantAction: ActionSkip,
+			wantReason: `"ci" (Update) was recorded at apps/v1beta1 and owns .spec.rollbackTo, which do not exist at apps/v1`,
+		},
+		{
+			name: "fold before-first-apply",
+			obj: Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("before-first-apply", "Update", "apps/v1", `{"f:spec":{".":{},"f:paused":{}}}`),
+				entry("argocd", "Apply", "apps/v1", `{"f:spec":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeRename, Target: "argocd", Fold: true},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.paused .spec.replicas"},
+		},
+		{
+			name: "release",
+			obj: Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("old-operator", "Update", "apps/v1", `{"f:spec":{"f:paused":{}}}`),
+				entry("argocd", "Apply", "apps/v1", `{"f:spec":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeRelease, From: []string{"old-operator"}},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.replicas"},
+		},
+		{
+			name: "apiVersions the server stopped serving",
+			obj: Object{Ref: ref, Content: content, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("old", "Apply", "apps/v1beta1", `{"f:spec":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeAPIVersions, Served: served},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"old/Apply@apps/v1: .spec.replicas"},
+			findings:   []string{`"old" (Apply) was recorded at apps/v1beta1, which the server no longer serves: the apiserver drops it on the next write`},
+		},
+		{
+			name: "unparsable last-applied annotation",
+			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: "{not json"}, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`),
+			}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionSkip,
+			wantReason: "the kubectl.kubernetes.io/last-applied-configuration annotation is not valid JSON",
+		},
+		{
+			name:       "corrupt managedFields",
+			obj:        Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{entry("x", "Update", "apps/v1", `{"f:spec":`)}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionSkip,
+			wantReason: `managedFields[0] (x) is corrupt`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := MakePlan(tt.obj, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.NeedContent != tt.wantContent {
+				t.Errorf("NeedContent = %v", p.NeedContent)
+			}
+			if p.Action != tt.wantAction {
+				t.Fatalf("action %q (%s), want %q", p.Action, p.Reason, tt.wantAction)
+			}
+			if !strings.HasPrefix(p.Reason, tt.wantReason) {
+				t.Errorf("reason %q, want prefix %q", p.Reason, tt.wantReason)
+			}
+			if tt.wantOwned != nil {
+				if diff := cmp.Diff(tt.wantOwned, owned(t, p.After)); diff != "" {
+					t.Errorf("managedFields after (-want +got):\n%s", diff)
+				}
+			}
+			if p.RemoveLastApplied != tt.wantRemove {
+				t.Errorf("RemoveLastApplied = %v", p.RemoveLastApplied)
+			}
+			for _, f := range tt.findings {
+				found := false
+				for _, g := range p.Findings {
+					found = found || g == f
+				}
+				if !found {
+					t.Errorf("findings %q lack %q", p.Findings, f)
+				}
+			}
+		})
+	}
+}
+
+func TestSameManagedFieldsIgnoresTimeAndOrder(t *testing.T) {
+	a := []metav1.ManagedFieldsEntry{entry("a", "Apply", "v1", `{"f:data":{"f:x":{}}}`), entry("b", "Update", "v1", `{"f:data":{"f:y":{}}}`)}
+	b := []metav1.ManagedFieldsEntry{a[1], a[0]}
+	b[0].Time = nil
+	if !SameManagedFields(a, b) {
+		t.Error("same entries in another order, without times, compare different")
+	}
+	c := []metav1.ManagedFieldsEntry{a[0], entry("b", "Update", "v1", `{"f:data":{"f:z":{}}}`)}
+	if SameManagedFields(a, c) {
+		t.Error("different fields compare equal")
+	}
+}
