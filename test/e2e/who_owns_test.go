@@ -616,3 +616,34 @@ func createCRD(t *testing.T) {
 		waitEstablished(t, "widgets.example.com")
 	})
 }
+
+func TestWhoOwnsDirectoriesAndKustomize(t *testing.T) {
+	ns := namespace(t)
+	apply(t, ns, "a", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"one"},"data":{"x":"1"}}`, false)
+	apply(t, ns, "b", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"two"},"data":{"y":"2"}}`, false)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "nested"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "one.yaml"), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one, namespace: %s}\n", ns))
+	writeFile(t, filepath.Join(dir, "nested", "two.yaml"), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: two, namespace: %s}\n", ns))
+	count := func(out string) int {
+		var list struct {
+			Items []ownershipReport `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return len(list.Items)
+	}
+	if n := count(mustSSA(t, 0, "who-owns", "-f", dir, "-R", "-o", "json").stdout); n != 2 {
+		t.Errorf("-f DIR -R found %d objects, want 2", n)
+	}
+	if r := mustSSA(t, 0, "who-owns", "-f", dir, "-o", "json").stdout; !strings.Contains(r, `"name": "one"`) || strings.Contains(r, `"name": "two"`) {
+		t.Errorf("-f DIR without -R:\n%s", r)
+	}
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), fmt.Sprintf("namespace: %s\nresources: [one.yaml, nested/two.yaml]\n", ns))
+	if n := count(mustSSA(t, 0, "who-owns", "-k", dir, "-o", "json").stdout); n != 2 {
+		t.Errorf("-k found %d objects, want 2", n)
+	}
+}
