@@ -324,22 +324,17 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 			if err != nil {
 				return nil, err
 			}
-			// The server's dry run sees the apply alone, never kubectl's
-			// client-side upgrade: compare it with the plain apply.
+			// The server's dry run sees one apply: kubectl's first.
 			against := r
-			if len(r.KubectlUpgrade) > 0 {
-				plain := in
-				plain.KubectlUpgrade = false
-				if against, err = simulate(plain); err != nil {
-					return nil, err
-				}
+			if r.FirstApply != nil {
+				against = r.FirstApply
 			}
 			r.Verify, err = verify(ctx, ri, obj, against, o.fieldManager, o.force, o.subresource)
 			if err != nil {
 				return nil, err
 			}
-			if len(r.KubectlUpgrade) > 0 {
-				r.Warnings = append(r.Warnings, "--verify compared the apply step alone: the server can't dry-run kubectl's client-side upgrade")
+			if r.FirstApply != nil {
+				r.Warnings = append(r.Warnings, "--verify compared kubectl's first apply: the server can't dry-run the steps kubectl sends after it")
 			}
 		}
 		return r, nil

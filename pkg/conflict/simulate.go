@@ -117,6 +117,11 @@ type Report struct {
 	KubectlUpgrade []string      `json:"kubectlUpgrade"`
 	Verify         *Verification `json:"verify,omitempty"`
 
+	// FirstApply is kubectl's first apply of the sequence (set when
+	// KubectlUpgrade followed it with more steps): what a server dry run
+	// of the same apply answers.
+	FirstApply *Report `json:"-"`
+
 	// Live and Result are the object before and after, for rendering.
 	Live   *unstructured.Unstructured `json:"-"`
 	Result *unstructured.Unstructured `json:"-"`
@@ -129,7 +134,105 @@ type Verification struct {
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.
+// With KubectlUpgrade it follows what kubectl apply --server-side does
+// after a successful apply to an object still carrying client-side apply:
+// as "kubectl" it keeps the last-applied annotation (an apply by
+// kubectl-last-applied), then moves client-side apply's ownership to its
+// field manager (client-go's csaupgrade) and applies again, so that fields
+// dropped from the manifest are removed.
 func Simulate(in Input) (*Report, error) {
+	r, err := simulateApply(in)
+	if err != nil || !in.KubectlUpgrade || in.Live == nil || in.Subresource != "" || r.Message != "" {
+		return r, err
+	}
+	first := *r
+	cur := r.Result
+	if in.FieldManager == "kubectl" && hasLastApplied(cur) && len(annotationOwners(cur, metav1.ManagedFieldsOperationApply)) == 0 {
+		just := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		just.SetGroupVersionKind(in.Applied.GroupVersionKind())
+		just.SetName(cur.GetName())
+		just.SetNamespace(cur.GetNamespace())
+		just.SetAnnotations(map[string]string{ownership.LastAppliedAnnotation: cur.GetAnnotations()[ownership.LastAppliedAnnotation]})
+		step := in
+		step.Live, step.Applied, step.FieldManager, step.Force, step.KubectlUpgrade = cur, just, "kubectl-last-applied", false, false
+		r2, err := simulateApply(step)
+		if err != nil || r2.Message != "" {
+			return r, nil // kubectl only warns; the apply stands
+		}
+		cur = r2.Result
+	}
+	names := sets.New[string]()
+	for _, e := range annotationOwners(cur, metav1.ManagedFieldsOperationUpdate) {
+		names.Insert(e.Manager)
+	}
+	if names.Len() == 0 {
+		r.Result, r.ManagedFields = cur, cur.GetManagedFields()
+		return r, nil
+	}
+	upgraded := cur.DeepCopy()
+	if err := csaupgrade.UpgradeManagedFields(upgraded, names, in.FieldManager); err != nil {
+		return r, nil
+	}
+	again := in
+	again.Live, again.KubectlUpgrade = upgraded, false
+	r3, err := simulateApply(again)
+	if err != nil || r3.Message != "" {
+		return r, nil
+	}
+	// One report for the whole sequence: the first apply's conflicts (none)
+	// and object, the final managedFields, and every removal on the way.
+	r3.Object, r3.Live, r3.Action = r.Object, r.Live, r.Action
+	r3.Conflicts, r3.Released = r.Conflicts, r.Released
+	r3.Removed = topmost(append(append([]string{}, r.Removed...), r3.Removed...), in.Live)
+	r3.KubectlUpgrade = sets.List(names)
+	r3.Warnings = append(append([]string{}, r.Warnings...), fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
+	r3.FirstApply = &first
+	return r3, nil
+}
+
+func hasLastApplied(u *unstructured.Unstructured) bool {
+	_, ok := u.GetAnnotations()[ownership.LastAppliedAnnotation]
+	return ok
+}
+
+func annotationOwners(u *unstructured.Unstructured, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
+	return csaupgrade.FindFieldsOwners(u.GetManagedFields(), op,
+		fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)))
+}
+
+// topmost dedupes paths and drops those below another one of the list.
+func topmost(paths []string, obj *unstructured.Unstructured) []string {
+	parsed := map[string]fieldpath.Path{}
+	for _, p := range paths {
+		if pp, err := ownership.ParsePath(p, obj.Object); err == nil {
+			parsed[p] = pp
+		}
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		covered := false
+		for q, qp := range parsed {
+			pp, ok := parsed[p]
+			if ok && q != p && len(qp) < len(pp) && pp[:len(qp)].Equals(qp) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// simulateApply runs one apply.
+func simulateApply(in Input) (*Report, error) {
 	if in.Applied == nil {
 		return nil, errors.New("nothing to apply")
 	}
@@ -161,23 +264,6 @@ func Simulate(in Input) (*Report, error) {
 	}
 	r.Object = ownership.RefOf(live)
 	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
-	if in.KubectlUpgrade && in.Live != nil && in.Subresource == "" {
-		owners := csaupgrade.FindFieldsOwners(live.GetManagedFields(), metav1.ManagedFieldsOperationUpdate,
-			fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)))
-		names := sets.New[string]()
-		for _, o := range owners {
-			names.Insert(o.Manager)
-		}
-		if names.Len() > 0 {
-			upgraded := live.DeepCopy()
-			if err := csaupgrade.UpgradeManagedFields(upgraded, names, in.FieldManager); err != nil {
-				return nil, fmt.Errorf("%s: modelling kubectl's client-side apply upgrade: %w", name, err)
-			}
-			live = upgraded
-			r.KubectlUpgrade = sets.List(names)
-			r.Warnings = append(r.Warnings, fmt.Sprintf("kubectl apply --server-side first moves client-side apply's ownership (%s) to %q; the prediction includes that step (--kubectl-upgrade=false predicts a plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
-		}
-	}
 	r.Live = live
 
 	fm, err := newFieldManager(in, live)
@@ -225,17 +311,6 @@ func Simulate(in Input) (*Report, error) {
 	}
 	if err := r.diffOwnership(in, live, res); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(r.KubectlUpgrade) > 0 {
-		// kubectl writes the last-applied annotation back right after the
-		// apply (an apply by "kubectl-last-applied"): it is not lost.
-		kept := r.Removed[:0]
-		for _, p := range r.Removed {
-			if p != ".metadata.annotations" && p != ".metadata.annotations."+ownership.LastAppliedAnnotation {
-				kept = append(kept, p)
-			}
-		}
-		r.Removed = kept
 	}
 	return r, nil
 }
@@ -341,7 +416,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 			return
 		}
 		if _, inResult := ownership.Lookup(res.Object, p); !inResult {
-			removed = append(removed, p)
+			removed = append(removed, p.Copy()) // Iterate reuses p
 			return
 		}
 		if others.Has(p) {

@@ -572,10 +572,11 @@ func TestExplainConflictRedactsSecrets(t *testing.T) {
 }
 
 // kubectl apply --server-side on an object still carrying client-side
-// apply first moves that ownership to its field manager (csaupgrade), then
-// applies: the prediction includes that step, so fields dropped from the
-// manifest are predicted removed, as they are.
-func TestExplainConflictKubectlUpgrade(t *testing.T) {
+// apply: it applies, keeps the last-applied annotation (as "kubectl"),
+// moves client-side apply's ownership to its field manager (csaupgrade)
+// and applies again. The prediction follows the whole sequence, replayed
+// here request by request as kubectl sends them.
+func TestExplainConflictKubectlSequence(t *testing.T) {
 	ns := namespace(t)
 	cm := csaApply(t, ns, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1","b":"2"}},"data":{"x":"1","yy":"2"}}`)
 	manifest := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1"}},"data":{"x":"1"}}`
@@ -583,8 +584,14 @@ func TestExplainConflictKubectlUpgrade(t *testing.T) {
 	if code != 0 || strings.Join(r.Removed, " ") != ".data.yy .metadata.labels.b" || len(r.KubectlUpgrade) != 1 {
 		t.Fatalf("exit %d removed %v upgrade %v", code, r.Removed, r.KubectlUpgrade)
 	}
-	// What kubectl does: the csaupgrade patch, then the apply.
+	// 1. the apply
+	apply(t, ns, "kubectl", manifest, false)
+	// 2. kubectl-last-applied keeps the annotation
 	live := get(t, cm)
+	apply(t, ns, "kubectl-last-applied", fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{%q:%q}}}`,
+		"kubectl.kubernetes.io/last-applied-configuration", live.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]), false)
+	// 3. the client-side apply upgrade
+	live = get(t, cm)
 	p, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New("kubectl-client-side-apply"), "kubectl")
 	if err != nil {
 		t.Fatal(err)
@@ -592,6 +599,7 @@ func TestExplainConflictKubectlUpgrade(t *testing.T) {
 	if _, err := resourceFor(t, live).Patch(context.Background(), "c", types.JSONPatchType, p, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// 4. the apply again
 	apply(t, ns, "kubectl", manifest, false)
 	after := get(t, cm)
 	if _, found, _ := unstructured.NestedString(after.Object, "data", "yy"); found {
@@ -599,6 +607,19 @@ func TestExplainConflictKubectlUpgrade(t *testing.T) {
 	}
 	if _, ok := after.GetLabels()["b"]; ok {
 		t.Errorf("label b was predicted removed but stayed")
+	}
+	if got, want := normalize(r.ManagedFields), normalize(after.GetManagedFields()); got != want {
+		t.Errorf("managedFields after kubectl's sequence:\nserver:    %s\npredicted: %s", want, got)
+	}
+
+	// The first apply is a plain one: a field client-side apply set by
+	// default (not in its last-applied configuration) conflicts, and so
+	// does any change under another field manager.
+	d := csaApply(t, ns, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d"},"data":{"a":"1"}}`)
+	_ = d
+	r, code = explain(t, ns, applyCase{manifest: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d"},"data":{"a":"10"}}`, manager: "ci", kubectlUpgrade: true})
+	if code != 1 || len(r.Conflicts) != 1 || r.Conflicts[0].Manager != "kubectl-client-side-apply" {
+		t.Errorf("another manager changing a client-side applied value: exit %d conflicts %+v", code, r.Conflicts)
 	}
 }
 
