@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -19,6 +20,12 @@ import (
 // versions it no longer serves.
 type versionConverter struct {
 	served func(schema.GroupVersion) bool
+	// types, when set, checks the converted object against the target
+	// version's schema: a built-in kind whose versions differ in shape
+	// can't be converted here, so that version is treated as missing (its
+	// managers are not compared) and noted in unconverted.
+	types       managedfields.TypeConverter
+	unconverted map[string]bool
 }
 
 var _ runtime.ObjectConvertor = versionConverter{}
@@ -45,6 +52,14 @@ func (c versionConverter) ConvertToVersion(in runtime.Object, target runtime.Gro
 	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(to)
+	if c.types != nil {
+		if _, err := c.types.ObjectToTyped(out); err != nil {
+			if c.unconverted != nil {
+				c.unconverted[to.GroupVersion().String()] = true
+			}
+			return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa (needs the apiserver's conversion)", to)
+		}
+	}
 	return out, nil
 }
 

@@ -266,7 +266,13 @@ func simulateApply(in Input) (*Report, error) {
 	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
 	r.Live = live
 
-	fm, err := newFieldManager(in, live)
+	unconverted := map[string]bool{}
+	defer func() {
+		for _, v := range sets.List(sets.KeySet(unconverted)) {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("managers recorded at %s were not compared: %s differs in shape from %s and only the apiserver can convert it (use --verify)", v, v, gvk.GroupVersion()))
+		}
+	}()
+	fm, err := newFieldManager(in, live, unconverted)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -291,7 +297,7 @@ func simulateApply(in Input) (*Report, error) {
 			return r, nil
 		}
 		r.Message = ""
-		fm, err = newFieldManager(in, live)
+		fm, err = newFieldManager(in, live, unconverted)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -315,7 +321,7 @@ func simulateApply(in Input) (*Report, error) {
 	return r, nil
 }
 
-func newFieldManager(in Input, live *unstructured.Unstructured) (*managedfields.FieldManager, error) {
+func newFieldManager(in Input, live *unstructured.Unstructured, unconverted map[string]bool) (*managedfields.FieldManager, error) {
 	gvk := in.Applied.GroupVersionKind()
 	gv := gvk.GroupVersion()
 	var versions []schema.GroupVersion
@@ -325,7 +331,10 @@ func newFieldManager(in Input, live *unstructured.Unstructured) (*managedfields.
 		}
 	}
 	reset := ResetFields(gvk, in.Subresource, in.HasStatus, versions)
-	conv := versionConverter{served: in.Served}
+	conv := versionConverter{served: in.Served, unconverted: unconverted}
+	if !in.CRD {
+		conv.types = in.Schema
+	}
 	if in.CRD {
 		return managedfields.NewDefaultCRDFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{}, gvk, gv, in.Subresource, reset)
 	}

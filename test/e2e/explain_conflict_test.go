@@ -633,3 +633,26 @@ func TestExplainConflictScaleSubresource(t *testing.T) {
 		t.Errorf("conflicts %+v", r.Conflicts)
 	}
 }
+
+// kubectl autoscale writes an HPA at autoscaling/v1; the object is served
+// at v2, which differs in shape. The prediction can't convert between them
+// (only the apiserver can): it must say so, not fail.
+func TestExplainConflictBuiltinVersionSkew(t *testing.T) {
+	ns := namespace(t)
+	hpa := parse(t, `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":3,"targetCPUUtilizationPercentage":80}}`)
+	hpa.SetNamespace(ns)
+	if _, err := resourceFor(t, hpa).Create(context.Background(), hpa, metav1.CreateOptions{FieldManager: "kubectl-autoscale"}); err != nil {
+		t.Fatal(err)
+	}
+	r, code := explain(t, ns, applyCase{manager: "kubectl", manifest: `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":4}}`})
+	if code > 1 {
+		t.Fatalf("exit %d", code)
+	}
+	found := false
+	for _, w := range r.Warnings {
+		found = found || strings.Contains(w, "managers recorded at autoscaling/v1 were not compared")
+	}
+	if !found {
+		t.Errorf("no warning about the uncompared autoscaling/v1 manager: %v", r.Warnings)
+	}
+}
