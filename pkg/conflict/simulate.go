@@ -156,8 +156,8 @@ func Simulate(in Input) (*Report, error) {
 		step := in
 		step.Live, step.Applied, step.FieldManager, step.Force, step.KubectlUpgrade = cur, just, "kubectl-last-applied", false, false
 		r2, err := simulateApply(step)
-		if err != nil || r2.Message != "" {
-			return r, nil // kubectl only warns; the apply stands
+		if failed := followUpFailed(r, "keeping the last-applied annotation", r2, err); failed {
+			return r, nil
 		}
 		cur = r2.Result
 	}
@@ -170,13 +170,13 @@ func Simulate(in Input) (*Report, error) {
 		return r, nil
 	}
 	upgraded := cur.DeepCopy()
-	if err := csaupgrade.UpgradeManagedFields(upgraded, names, in.FieldManager); err != nil {
+	if failed := followUpFailed(r, "moving client-side apply's ownership", nil, csaupgrade.UpgradeManagedFields(upgraded, names, in.FieldManager)); failed {
 		return r, nil
 	}
 	again := in
 	again.Live, again.KubectlUpgrade = upgraded, false
 	r3, err := simulateApply(again)
-	if err != nil || r3.Message != "" {
+	if failed := followUpFailed(r, "the second apply", r3, err); failed {
 		return r, nil
 	}
 	// One report for the whole sequence: the first apply's conflicts (none)
@@ -188,6 +188,20 @@ func Simulate(in Input) (*Report, error) {
 	r3.Warnings = append(append([]string{}, r.Warnings...), fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
 	r3.FirstApply = &first
 	return r3, nil
+}
+
+// followUpFailed notes a failed follow-up step of kubectl's sequence:
+// kubectl only warns about those, and the first apply stands.
+func followUpFailed(r *Report, step string, got *Report, err error) bool {
+	switch {
+	case err != nil:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("kubectl's follow-up step (%s) would fail: %v; the apply itself stands", step, err))
+		return true
+	case got != nil && got.Message != "":
+		r.Warnings = append(r.Warnings, fmt.Sprintf("kubectl's follow-up step (%s) would fail: %s; the apply itself stands", step, got.Message))
+		return true
+	}
+	return false
 }
 
 func hasLastApplied(u *unstructured.Unstructured) bool {
