@@ -39,6 +39,8 @@ func Describe(o ownership.Owner, path string) string {
 		return "`kubectl rollout` (restart, undo, pause, resume)"
 	case name == "kubectl-create", name == "kubectl-run", name == "kubectl-expose":
 		return "an imperative `" + strings.Replace(name, "-", " ", 1) + "`"
+	case name == "kubectl-ssa-handover":
+		return "kubectl ssa handover's temporary manager: it holds fields handed to a controller until the controller writes them"
 	case name == "before-first-apply":
 		return "the fields that existed before the first server-side apply (the apiserver creates this manager when an object without managedFields is applied)"
 	case name == "ancient-changes":

@@ -193,13 +193,17 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 
 	mode := req.Mode
 	if mode == ModeAuto || mode == "" {
-		mode = ModeApplier
+		// A manager that applies takes fields by applying; one that only
+		// writes through Update (a controller) must write them itself.
+		applies, updates := false, false
 		for _, e := range entries {
-			if isTo(e) && e.Operation == metav1.ManagedFieldsOperationUpdate {
-				mode = ModeController
+			if isTo(e) {
+				applies = applies || e.Operation == metav1.ManagedFieldsOperationApply
+				updates = updates || e.Operation == metav1.ManagedFieldsOperationUpdate
 			}
 		}
-		if req.To == "kube-controller-manager" {
+		mode = ModeApplier
+		if (updates && !applies) || req.To == "kube-controller-manager" {
 			mode = ModeController
 		}
 	}

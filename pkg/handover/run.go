@@ -61,6 +61,11 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	if err != nil {
 		return nil, err
 	}
+	// Only an applier has manifests to drop the fields from.
+	fromApplies := false
+	for _, e := range live.GetManagedFields() {
+		fromApplies = fromApplies || (e.Manager == req.From && e.Operation == metav1.ManagedFieldsOperationApply)
+	}
 	// Later plans work on the same fields, even once --all's manager is gone.
 	fields := plan.Fields
 	req.Fields, req.resume = fields, true
@@ -156,7 +161,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 		}
 	}
-	if report.Mode != ModeRelease && (report.Status == "completed" || report.Status == StatusHeld) {
+	if report.Mode != ModeRelease && fromApplies && (report.Status == "completed" || report.Status == StatusHeld) {
 		report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
 	}
 	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
