@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,6 +30,8 @@ type cluster struct {
 	enforceNS bool
 	loader    *conflict.Loader
 	served    map[schema.GroupVersion]bool
+	kinds     map[schema.GroupVersion]map[string]bool
+	mu        sync.Mutex
 }
 
 func newCluster(g *globalOptions) (*cluster, error) {
@@ -128,6 +131,37 @@ func (c *cluster) live(ctx context.Context, obj *unstructured.Unstructured) (*un
 		return nil, nil, fmt.Errorf("reading %s: %w", objName(obj), friendly(err))
 	}
 	return u, m, nil
+}
+
+// servedKind tells whether the server serves a kind at a version: a
+// group-version can be served for some kinds and not others (a CRD
+// version switched off beside other CRDs of the group).
+func (c *cluster) servedKind(gvk schema.GroupVersionKind) bool {
+	if c.kinds == nil {
+		c.kinds = map[schema.GroupVersion]map[string]bool{}
+	}
+	kinds, ok := c.kinds[gvk.GroupVersion()]
+	if !ok {
+		kinds = map[string]bool{}
+		if served, err := c.servedVersions(); err == nil && served[gvk.GroupVersion()] {
+			if list, err := c.discovery.ServerResourcesForGroupVersion(gvk.GroupVersion().String()); err == nil {
+				for _, r := range list.APIResources {
+					if !strings.Contains(r.Name, "/") {
+						kinds[r.Kind] = true
+					}
+				}
+			}
+		}
+		c.kinds[gvk.GroupVersion()] = kinds
+	}
+	return kinds[gvk.Kind]
+}
+
+// lockedServedKind is servedKind for concurrent callers.
+func (c *cluster) lockedServedKind(gvk schema.GroupVersionKind) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.servedKind(gvk)
 }
 
 // servedVersions reads which group-versions the server serves.

@@ -218,7 +218,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 		for i, r := range reports {
 			items[i] = r
 		}
-		if err := render.Data(o.streams.Out, o.output, items); err != nil {
+		if err := render.Data(o.streams.Out, o.output, items, len(manifests) > 1); err != nil {
 			return err
 		}
 	} else if len(reports) > 0 {
@@ -269,8 +269,7 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 	if err != nil {
 		return nil, nil, err
 	}
-	served, err := c.servedVersions()
-	if err != nil {
+	if _, err := c.servedVersions(); err != nil {
 		return nil, nil, err
 	}
 	one := func(m manifest) (*conflict.Report, error) {
@@ -304,7 +303,7 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 			Subresource:    o.subresource,
 			Schema:         tc,
 			CRD:            isCustom(gvk),
-			Served:         func(gv schema.GroupVersion) bool { return served[gv] },
+			Served:         c.servedKind,
 			HasStatus:      c.hasSubresource(mapping, "status"),
 			KubectlUpgrade: o.upgrade,
 		}

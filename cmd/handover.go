@@ -242,7 +242,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		render.HandoverNarrative(o.streams.Out, rep, ropts)
 	}
 	if len(reports) > 0 {
-		if err := render.Data(o.streams.Out, o.output, reports); err != nil {
+		if err := render.Data(o.streams.Out, o.output, reports, len(objs) > 1); err != nil {
 			return err
 		}
 	}

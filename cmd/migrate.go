@@ -213,7 +213,14 @@ unless --force; an object deleted and created again is always refused.`,
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			return o.finish(rep)
+			if err := o.finish(rep); err != nil {
+				return err
+			}
+			if rep.Summary.Skipped > 0 {
+				// Not everything was restored: say so to scripts.
+				return &ExitError{Code: 3}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", "", "The backup directory of the migration to undo.")
@@ -267,8 +274,9 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	served, err := c.servedVersions()
-	if err != nil {
+	// Which kinds are served decides what is stale: read it fresh.
+	c.discovery.Invalidate()
+	if _, err := c.servedVersions(); err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
 	src, err := o.source(c, clients.Metadata, args)
@@ -289,11 +297,11 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	}
 	opts := migrate.RunOptions{
 		Plan: migrate.Options{Mode: o.mode, Target: o.target, From: o.from, Fold: o.fold, RemoveLastApplied: o.removeLastApplied,
-			Served: func(gv schema.GroupVersion) bool { return served[gv] }, Now: time.Now()},
+			Served: c.lockedServedKind, Now: time.Now()},
 		DryRun: dr, Concurrency: o.concurrency, BackupDir: backup, Check: o.check, Verify: o.verify,
 	}
 	if o.verify && o.mode == migrate.ModeCSA {
-		opts.VerifyApply = o.verifyApply(c, served)
+		opts.VerifyApply = o.verifyApply(c)
 	}
 	if printers.IsTerminal(o.streams.ErrOut) && !render.IsData(o.output) {
 		opts.Progress = func(s migrate.Summary) {
@@ -331,7 +339,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 
 func (o *migrateOptions) finish(rep *migrate.Report) error {
 	if render.IsData(o.output) {
-		if err := render.Data(o.streams.Out, o.output, []interface{}{rep}); err != nil {
+		if err := render.Data(o.streams.Out, o.output, []interface{}{rep}, false); err != nil {
 			return err
 		}
 	} else {
@@ -356,7 +364,7 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 // verifyApply checks that applying the object's last-applied
 // configuration as the target would conflict with nothing and remove
 // nothing, with the explain-conflict engine.
-func (o *migrateOptions) verifyApply(c *cluster, served map[schema.GroupVersion]bool) func(context.Context, *unstructured.Unstructured) error {
+func (o *migrateOptions) verifyApply(c *cluster) func(context.Context, *unstructured.Unstructured) error {
 	var mu sync.Mutex
 	return func(ctx context.Context, obj *unstructured.Unstructured) error {
 		la, ok := obj.GetAnnotations()[ownership.LastAppliedAnnotation]
@@ -378,7 +386,7 @@ func (o *migrateOptions) verifyApply(c *cluster, served map[schema.GroupVersion]
 			return err
 		}
 		r, err := conflict.Simulate(conflict.Input{Live: obj, Applied: applied, FieldManager: o.target, Schema: sch,
-			CRD: isCustom(obj.GroupVersionKind()), Served: func(gv schema.GroupVersion) bool { return served[gv] }})
+			CRD: isCustom(obj.GroupVersionKind()), Served: c.lockedServedKind})
 		if err != nil {
 			return err
 		}

@@ -57,13 +57,22 @@ func (s *selection) validate(args []string) error {
 
 // objects resolves the selection into objects, with their managedFields.
 func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Unstructured, error) {
+	objs, _, err := s.resolve(g, args)
+	return objs, err
+}
+
+// resolve is objects, and whether the selection names a single object
+// (TYPE/NAME) rather than possibly many (TYPE, -l, -f): reports of the
+// latter are always Lists, as kubectl get's.
+func (s *selection) resolve(g *globalOptions, args []string) ([]*unstructured.Unstructured, bool, error) {
+	single := false
 	var b *resource.Builder
 	if s.local {
 		b = resource.NewLocalBuilder().Unstructured().Local()
 	} else {
 		ns, enforce, err := g.configFlags.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		b = resource.NewBuilder(g.configFlags).Unstructured().
 			NamespaceParam(ns).DefaultNamespace().AllNamespaces(s.allNamespaces).
@@ -78,9 +87,9 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 	if s.local {
 		b = b.FilenameParam(false, &s.files)
 	}
-	r := b.ContinueOnError().Flatten().Do()
+	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
-		return nil, friendly(err)
+		return nil, false, friendly(err)
 	}
 	var out []*unstructured.Unstructured
 	var missing []error
@@ -100,6 +109,7 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 		out = append(out, u)
 		return nil
 	})
+	single = single && len(out) <= 1
 	if err != nil {
 		// ContinueOnError gathers the errors of single objects: keep
 		// what was found when all of them are "not found".
@@ -110,21 +120,21 @@ func (s *selection) objects(g *globalOptions, args []string) ([]*unstructured.Un
 		}
 		for _, e := range errs {
 			if !apierrors.IsNotFound(e) {
-				return nil, friendly(err)
+				return nil, false, friendly(err)
 			}
 			missing = append(missing, e)
 		}
 	}
 	if len(missing) > 0 {
 		if len(out) == 0 {
-			return nil, friendly(utilerrors.NewAggregate(missing))
+			return nil, false, friendly(utilerrors.NewAggregate(missing))
 		}
-		return out, &partialError{err: friendly(utilerrors.NewAggregate(missing))}
+		return out, single, &partialError{err: friendly(utilerrors.NewAggregate(missing))}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no objects matched the selection")
+		return nil, false, errors.New("no objects matched the selection")
 	}
-	return out, nil
+	return out, single, nil
 }
 
 // partialError: some selected objects were found, others were not.

@@ -119,7 +119,7 @@ func (o *whoOwnsOptions) run(args []string) error {
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	objs, err := o.sel.objects(o.globalOptions, args)
+	objs, single, err := o.sel.resolve(o.globalOptions, args)
 	var partial *partialError
 	if err != nil && !errors.As(err, &partial) {
 		return &ExitError{Code: 2, Err: err}
@@ -166,7 +166,7 @@ func (o *whoOwnsOptions) run(args []string) error {
 		}
 	}
 	if len(reports) > 0 {
-		if err := render.Data(o.streams.Out, o.output, reports); err != nil {
+		if err := render.Data(o.streams.Out, o.output, reports, !single); err != nil {
 			return err
 		}
 	}

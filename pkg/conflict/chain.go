@@ -19,7 +19,7 @@ import (
 // manager then drops their managers, as the apiserver drops managers of
 // versions it no longer serves.
 type versionConverter struct {
-	served func(schema.GroupVersion) bool
+	served func(schema.GroupVersionKind) bool
 	// types, when set, checks the converted object against the target
 	// version's schema: a built-in kind whose versions differ in shape
 	// can't be converted here, so that version is treated as missing (its
@@ -47,7 +47,7 @@ func (c versionConverter) ConvertToVersion(in runtime.Object, target runtime.Gro
 	if to == gvk {
 		return u, nil
 	}
-	if c.served != nil && !c.served(to.GroupVersion()) {
+	if c.served != nil && !c.served(to) {
 		return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa", to)
 	}
 	out := u.DeepCopy()

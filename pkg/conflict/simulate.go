@@ -44,9 +44,10 @@ type Input struct {
 	Schema managedfields.TypeConverter
 	// CRD selects the apiserver's custom-resource field manager.
 	CRD bool
-	// Served tells which group-versions the server serves; managers
-	// recorded at others are dropped, as the server drops them. Nil: all.
-	Served func(schema.GroupVersion) bool
+	// Served tells whether the server serves the kind at a version;
+	// managers recorded at others are dropped, as the server drops them.
+	// Nil: all.
+	Served func(schema.GroupVersionKind) bool
 	// HasStatus tells whether the kind has a status subresource (which
 	// makes main-resource writes reset status).
 	HasStatus bool

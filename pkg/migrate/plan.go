@@ -51,8 +51,8 @@ type Options struct {
 	Fold bool
 	// RemoveLastApplied removes the last-applied annotation too.
 	RemoveLastApplied bool
-	// Served tells which group-versions the server serves (nil: all).
-	Served func(schema.GroupVersion) bool
+	// Served tells whether the server serves a kind at a version (nil: all).
+	Served func(schema.GroupVersionKind) bool
 	// Now stamps new entries.
 	Now time.Time
 }
@@ -245,7 +245,8 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 		}
 		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Change: change})
 	}
-	var out []metav1.ManagedFieldsEntry
+	// Never nil: the sources go, even when nothing is left.
+	out := []metav1.ManagedFieldsEntry{}
 	targetFound := false
 	for i, e := range obj.ManagedFields {
 		if remove[i] {
@@ -406,7 +407,7 @@ func (p *Plan) rewriteVersions(obj Object, opts Options) ([]metav1.ManagedFields
 	changed := false
 	for _, e := range obj.ManagedFields {
 		gv, err := schema.ParseGroupVersion(e.APIVersion)
-		if err != nil || opts.Served(gv) || e.APIVersion == obj.Ref.APIVersion {
+		if err != nil || opts.Served(gv.WithKind(obj.Ref.Kind)) || e.APIVersion == obj.Ref.APIVersion {
 			out = append(out, e)
 			continue
 		}
@@ -466,7 +467,7 @@ func findings(obj Object, opts Options) []string {
 			out = append(out, fmt.Sprintf("%q (%s) owns nothing", e.Manager, e.Operation))
 		}
 		if opts.Served != nil {
-			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && !opts.Served(gv) {
+			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && !opts.Served(gv.WithKind(obj.Ref.Kind)) {
 				out = append(out, fmt.Sprintf("%q (%s) was recorded at %s, which the server no longer serves: the apiserver drops it on the next write", e.Manager, e.Operation, e.APIVersion))
 			}
 		}

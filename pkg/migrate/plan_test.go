@@ -46,7 +46,7 @@ func TestMakePlan(t *testing.T) {
 	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "app"}
 	ann := map[string]string{ownership.LastAppliedAnnotation: lastApplied}
 	content := map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(1), "paused": true}}
-	served := func(gv schema.GroupVersion) bool { return gv.Version != "v1beta1" }
+	served := func(gvk schema.GroupVersionKind) bool { return gvk.Version != "v1beta1" }
 	tests := []struct {
 		name        string
 		obj         Object

@@ -583,6 +583,9 @@ func SameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
 		var out []string
 		for _, e := range es {
 			s, err := ownership.DecodeEntry(e)
+			if err == nil && s.Empty() {
+				continue // the apiserver drops entries that own nothing
+			}
 			f := ""
 			if err == nil {
 				if j, err := s.ToJSON(); err == nil {

@@ -15,11 +15,12 @@ type List struct {
 	Items []interface{} `json:"items"`
 }
 
-// Data writes reports as JSON or YAML: one report as itself, several as a
-// List. Field names are stable across commands.
-func Data(w io.Writer, format string, items []interface{}) error {
+// Data writes reports as JSON or YAML: a List when asList or when there
+// are several, else the one report itself. Field names are stable across
+// commands.
+func Data(w io.Writer, format string, items []interface{}, asList bool) error {
 	var v interface{} = List{Kind: "List", Items: items}
-	if len(items) == 1 {
+	if len(items) == 1 && !asList {
 		v = items[0]
 	}
 	var buf bytes.Buffer

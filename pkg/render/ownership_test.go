@@ -144,7 +144,7 @@ func TestData(t *testing.T) {
 				items = append(items, analyze(t, f, tt.filter, ownership.Options{}))
 			}
 			var buf bytes.Buffer
-			if err := render.Data(&buf, tt.format, items); err != nil {
+			if err := render.Data(&buf, tt.format, items, false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.name+"."+tt.format, buf.Bytes())
@@ -154,7 +154,7 @@ func TestData(t *testing.T) {
 
 func TestDataUnknownFormat(t *testing.T) {
 	var buf bytes.Buffer
-	err := render.Data(&buf, "xml", []interface{}{analyze(t, "configmap.yaml", ownership.Filter{}, ownership.Options{})})
+	err := render.Data(&buf, "xml", []interface{}{analyze(t, "configmap.yaml", ownership.Filter{}, ownership.Options{})}, false)
 	if err == nil {
 		t.Fatal("Data accepted format xml")
 	}

@@ -155,7 +155,7 @@ func TestMigrateClientSideApply(t *testing.T) {
 	}
 
 	// Undo refuses objects written since; --force restores them.
-	u := migrateJSON(t, 0, "migrate", "undo", "--backup-dir", backup)
+	u := migrateJSON(t, 3, "migrate", "undo", "--backup-dir", backup)
 	if u.Summary.Skipped != 3 {
 		t.Errorf("undo after later writes: %+v", u.Summary)
 	}
