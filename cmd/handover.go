@@ -80,7 +80,7 @@ does nothing; after an interruption it completes the remaining steps.
   # Move an image from a CI pipeline's manager to Argo CD, for every Deployment labelled team=pay
   kubectl ssa handover deployments -l team=pay --field '.spec.template.spec.containers[name="app"].image' --from ci-deploy --to argocd-controller
 
-  # Make a leftover client-side-apply entry let go of a label you removed from your manifest
+  # Before applying a manifest without a label, make a leftover client-side apply entry let go of it
   kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field '.metadata.labels.tier'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), args)
@@ -105,7 +105,8 @@ kubectl-client-side-apply or before-first-apply entry that keeps a field you
 removed from your manifest from being removed. The report says which fields
 are then owned by nobody (they stay as they are) and which are owned only by
 appliers (their next apply without the field removes it).`,
-		Example: `  # A label you removed from the manifest stays because client-side apply still owns it
+		Example: `  # explain-conflict says your apply won't remove a label because client-side apply
+  # still owns it: release it first, then apply
   kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field .metadata.labels.tier
 
   # Drop everything a stale manager owns

@@ -184,6 +184,11 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		}
 	}
 	for _, p := range fields {
+		// A release may drop ownership of a path the object no longer has
+		// (stale managedFields); a handover needs the value.
+		if req.Mode == ModeRelease && fromSet.Has(p) {
+			continue
+		}
 		if _, ok := ownership.Lookup(live.Object, p); !ok {
 			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, p, strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}

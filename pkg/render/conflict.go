@@ -121,7 +121,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		for _, ret := range r.Retained {
 			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(displayPath(ret.Path, objectOf(r.Live), objectOf(r.Result))), o.colorOwners(ret.Owners))
 		}
-		fmt.Fprintf(w, "  %s\n", p.Dim("to remove one, release it from its owners: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
+		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
 	}
 	if r.Verify != nil {
 		fmt.Fprintln(w)
