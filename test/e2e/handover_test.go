@@ -269,6 +269,11 @@ func TestHandoverConcurrentWriter(t *testing.T) {
 			time.Sleep(15 * time.Millisecond)
 		}
 	}()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if get(t, cm).GetLabels()["counter"] != "" {
+			break // the writer is going
+		}
+	}
 	r := handoverJSON(t, 0, "handover", "-n", ns, "cm/c", "--field", ".data.a", "--from", "ci-deploy", "--to", "argocd-controller")
 	close(stop)
 	n := <-done
