@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -201,7 +202,14 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 				b.add(kind, owners, indent+"- {}")
 				continue
 			}
+			first := len(b.lines)
 			b.mapping(t, cn, coverFor(cn, covered), cp, indent+"- ", indent+"  ")
+			// The "- " line also stands for the item itself: its owners
+			// (the "." of a keyed item) join those of the first field.
+			if cn != nil && len(cn.Owners) > 0 && first < len(b.lines) {
+				b.lines[first].owners = unionInts(b.lines[first].owners, cn.Owners)
+				b.lines[first].kind = lineOwned
+			}
 		case []interface{}:
 			kind, owners := classify(cn, covered, cp, len(t) > 0)
 			b.add(kind, owners, indent+"-")
@@ -211,4 +219,17 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 			b.scalar(kind, owners, item, indent+"-", indent)
 		}
 	}
+}
+
+func unionInts(a, b []int) []int {
+	seen := map[int]bool{}
+	out := make([]int, 0, len(a)+len(b))
+	for _, x := range append(append([]int{}, a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Ints(out)
+	return out
 }

@@ -166,12 +166,21 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(strings.Join(takes, "; ")))
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
 	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+" "+c.fileFlag()))
-	fmt.Fprintln(w, "  2. Leave them to their owner: remove these fields from your manifest, then apply:")
+	// A path two managers own is one conflict per manager: list it once.
+	var unique []conflict.Conflict
+	listed := map[string]bool{}
 	for _, cf := range r.Conflicts {
+		if !listed[cf.Path] {
+			listed[cf.Path] = true
+			unique = append(unique, cf)
+		}
+	}
+	fmt.Fprintln(w, "  2. Leave them to their owner: remove these fields from your manifest, then apply:")
+	for _, cf := range unique {
 		fmt.Fprintf(w, "       %s\n", Escape(displayConflictPath(cf)))
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
-	for _, cf := range r.Conflicts {
+	for _, cf := range unique {
 		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))
 	}
 	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
