@@ -142,7 +142,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 				for _, i := range c.Owners {
 					ownerBuf = append(ownerBuf, r.Managers[i].Owner)
 				}
-				f := Field{Path: pathString(c.Path), PathElements: c.Path, Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)]}
+				f := Field{Path: pathString(c.Path), PathElements: c.Path, Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
 				if ok && (len(c.Children) == 0 || isScalar(cv)) && c.PE.Key == nil {
 					f.Value, f.HasValue = cv, true
 					if s, ok := cv.(string); ok && s == Redacted {

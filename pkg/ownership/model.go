@@ -50,6 +50,9 @@ type Field struct {
 	Value interface{} `json:"value,omitempty"`
 
 	PathElements fieldpath.Path `json:"-"`
+	// Absent marks a path a manager owns that the object does not have
+	// (stale managedFields, or a field the apiserver drops).
+	Absent bool `json:"absent,omitempty"`
 	// HasValue tells a JSON null value from no value.
 	HasValue bool `json:"-"`
 	// Redacted is set when Value was hidden (Secret data).

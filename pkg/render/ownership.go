@@ -230,6 +230,9 @@ func dash(s string) string {
 }
 
 func (o Options) value(f ownership.Field) string {
+	if f.Absent {
+		return "(absent)"
+	}
 	if !f.HasValue {
 		return ""
 	}
