@@ -26,6 +26,28 @@ kubectl-ssa.`
 	}
 }
 
+// completeManagers completes manager names from the selected objects.
+func completeManagers(g *globalOptions, sel *selection) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		objs, err := sel.objects(g, args)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		seen := map[string]bool{}
+		var out []string
+		for _, o := range objs {
+			for _, e := range o.GetManagedFields() {
+				if !seen[e.Manager] && strings.HasPrefix(e.Manager, toComplete) {
+					seen[e.Manager] = true
+					out = append(out, e.Manager)
+				}
+			}
+		}
+		sort.Strings(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // completeResources completes "TYPE" from discovery and "TYPE NAME" or
 // "TYPE/NAME" from the cluster.
 func completeResources(g *globalOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

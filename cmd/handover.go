@@ -93,6 +93,8 @@ does nothing; after an interruption it completes the remaining steps.
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "Handover to a controller: wait until it writes the fields, then remove the temporary manager.")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "How long --wait waits.")
 	cmd.ValidArgsFunction = completeResources(g)
+	_ = cmd.RegisterFlagCompletionFunc("from", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("to", completeManagers(g, &o.sel))
 
 	rel := &handoverOptions{globalOptions: g}
 	release := &cobra.Command{
@@ -120,6 +122,7 @@ appliers (their next apply without the field removes it).`,
 	release.Flags().Lookup("field").Usage = "A field to release, as who-owns prints it (repeatable)."
 	release.Flags().BoolVar(&rel.all, "all", false, "Release every field of --from.")
 	release.ValidArgsFunction = completeResources(g)
+	_ = release.RegisterFlagCompletionFunc("from", completeManagers(g, &rel.sel))
 	cmd.AddCommand(release)
 	return cmd
 }

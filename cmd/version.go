@@ -1,12 +1,13 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 // Set with -ldflags "-X github.com/kubectl-ssa/kubectl-ssa/cmd.version=..."
@@ -65,17 +66,12 @@ func newVersionCmd(g *globalOptions) *cobra.Command {
 			case "":
 				fmt.Fprintf(g.streams.Out, "kubectl-ssa %s (%s, %s)\n", v.Version, v.GoVersion, v.Platform)
 				return nil
-			case "json":
-				b, err := json.MarshalIndent(v, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(g.streams.Out, string(b))
-				return nil
+			case "json", "yaml":
+				return render.Data(g.streams.Out, output, []interface{}{v}, false)
 			}
-			return fmt.Errorf("--output must be json or empty, not %q", output)
+			return &ExitError{Code: 2, Err: fmt.Errorf("--output must be json, yaml or empty, not %q", output)}
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: json, or empty for one line.")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: json, yaml, or empty for one line.")
 	return cmd
 }

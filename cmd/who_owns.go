@@ -93,6 +93,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(whoOwnsOutputs, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time", cobra.FixedCompletions([]string{"relative", "absolute", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("operation", cobra.FixedCompletions([]string{"Apply", "Update"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("manager", completeManagers(g, &o.sel))
 	return cmd
 }
 

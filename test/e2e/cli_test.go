@@ -23,6 +23,9 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustSSA(t, 0, "version", "-o", "json").stdout), &v); err != nil || v.Kind != "Version" || v.GoVersion == "" {
 		t.Fatalf("version -o json: %v %+v", err, v)
 	}
+	if y := mustSSA(t, 0, "version", "-o", "yaml").stdout; !strings.Contains(y, "kind: Version") {
+		t.Errorf("version -o yaml: %q", y)
+	}
 	if !strings.HasPrefix(v.Libraries["sigs.k8s.io/structured-merge-diff/v6"], "v6.") || !strings.HasPrefix(v.Libraries["k8s.io/client-go"], "v0.37.") {
 		t.Errorf("libraries %v", v.Libraries)
 	}
@@ -57,6 +60,10 @@ func TestCompletion(t *testing.T) {
 	slash := mustSSA(t, 0, "__complete", "who-owns", "-n", ns, "configmaps/comp").stdout
 	if !strings.Contains(slash, "configmaps/complete-me\n") {
 		t.Errorf("TYPE/NAME: %q", slash)
+	}
+	managers := mustSSA(t, 0, "__complete", "who-owns", "-n", ns, "configmaps/complete-me", "--manager", "").stdout
+	if !strings.HasPrefix(managers, "a\n") {
+		t.Errorf("--manager completion: %q", managers)
 	}
 	// kubectl's plugin completion runs kubectl_complete-ssa.
 	shim, err := filepath.Abs(filepath.Join(repoRoot(), "kubectl_complete-ssa"))
