@@ -143,6 +143,11 @@ type Verification struct {
 // dropped from the manifest are removed.
 func Simulate(in Input) (*Report, error) {
 	r, err := simulateApply(in)
+	if err == nil && in.Subresource == "" && in.HasStatus {
+		if _, ok := in.Applied.Object["status"]; ok {
+			r.Warnings = append(r.Warnings, "the manifest sets status, which an apply to the main resource ignores (status is reset there): apply it with --subresource status")
+		}
+	}
 	if err != nil || !in.KubectlUpgrade || in.Live == nil || in.Subresource != "" || r.Message != "" {
 		return r, err
 	}
