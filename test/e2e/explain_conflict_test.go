@@ -324,6 +324,15 @@ spec:
 				apply(t, ns, "a", `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"size":"s"}}`, false)
 			},
 			apply: applyCase{manifest: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"size":"s"},"status":{"phase":"Made-up"}}`, manager: "b"},
+			check: func(t *testing.T, r conflictReport) {
+				found := false
+				for _, w := range r.Warnings {
+					found = found || strings.Contains(w, "apply it with --subresource status")
+				}
+				if !found {
+					t.Errorf("no warning that status is ignored: %v", r.Warnings)
+				}
+			},
 		},
 		{
 			name:  "kubectl with last-applied is forced silently",
