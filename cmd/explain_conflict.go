@@ -338,12 +338,18 @@ func (o *explainOptions) simulateCluster(ctx context.Context, manifests []manife
 		}
 		return r, nil
 	}
+	reports, errs := each(manifests, one)
+	return reports, errs, nil
+}
+
+// each runs one per manifest, keeping every result and error in order.
+func each(manifests []manifest, one func(manifest) (*conflict.Report, error)) ([]*conflict.Report, []error) {
 	reports := make([]*conflict.Report, len(manifests))
 	errs := make([]error, len(manifests))
 	for i, m := range manifests {
 		reports[i], errs[i] = one(m)
 	}
-	return reports, errs, nil
+	return reports, errs
 }
 
 // simulate runs the simulation, routing scale-subresource applies through
@@ -425,11 +431,7 @@ func (o *explainOptions) simulateLocal(manifests []manifest) ([]*conflict.Report
 		r.Warnings = append(r.Warnings, warnings...)
 		return r, nil
 	}
-	reports := make([]*conflict.Report, len(manifests))
-	errs := make([]error, len(manifests))
-	for i, m := range manifests {
-		reports[i], errs[i] = one(m)
-	}
+	reports, errs := each(manifests, one)
 	return reports, errs, nil
 }
 

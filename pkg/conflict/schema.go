@@ -182,6 +182,10 @@ type Loader struct {
 	CacheDir string
 
 	paths map[string]openapi.GroupVersion
+	// parts and built memoize the run: many objects of one kind read and
+	// merge the same documents once. Loader is not safe for concurrent use.
+	parts map[schema.GroupVersion]*gvSchema
+	built map[string]*Schema
 }
 
 // Load returns a schema holding every group-version in gvs that the server
@@ -195,9 +199,26 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 		}
 		l.paths = paths
 	}
+	unique := uniqueGVs(gvs)
+	keys := make([]string, len(unique))
+	for i, gv := range unique {
+		keys[i] = gv.String()
+	}
+	sort.Strings(keys)
+	memo := strings.Join(keys, ",")
+	if s, ok := l.built[memo]; ok {
+		return s, nil
+	}
+	if l.parts == nil {
+		l.parts, l.built = map[schema.GroupVersion]*gvSchema{}, map[string]*Schema{}
+	}
 	parts := map[schema.GroupVersion]*gvSchema{}
 	fromCache := 0
-	for _, gv := range uniqueGVs(gvs) {
+	for _, gv := range unique {
+		if p, ok := l.parts[gv]; ok {
+			parts[gv] = p
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -213,10 +234,11 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 		if cached {
 			fromCache++
 		}
-		parts[gv] = p
+		parts[gv], l.parts[gv] = p, p
 	}
 	s := newSchema("cluster OpenAPI v3", parts)
 	s.FromCache = fromCache
+	l.built[memo] = s
 	return s, nil
 }
 

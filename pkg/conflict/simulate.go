@@ -416,11 +416,11 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 	applier := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == in.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == in.Subresource
 	}
-	before, err := setOf(live.GetManagedFields(), applier)
+	before, err := ownership.Union(live.GetManagedFields(), applier)
 	if err != nil {
 		return err
 	}
-	after, err := setOf(res.GetManagedFields(), applier)
+	after, err := ownership.Union(res.GetManagedFields(), applier)
 	if err != nil {
 		return err
 	}
@@ -489,21 +489,6 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 
 func identity(e metav1.ManagedFieldsEntry) string {
 	return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
-}
-
-func setOf(entries []metav1.ManagedFieldsEntry, keep func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
-	out := &fieldpath.Set{}
-	for _, e := range entries {
-		if !keep(e) {
-			continue
-		}
-		s, err := ownership.DecodeEntry(e)
-		if err != nil {
-			return nil, err
-		}
-		out = out.Union(s)
-	}
-	return out, nil
 }
 
 // RedactSecrets hides the values of a Secret's data in the conflicts.

@@ -169,7 +169,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return e.Manager == req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
 	}
 
-	fromSet, err := union(entries, isFrom)
+	fromSet, err := ownership.Union(entries, isFrom)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -218,11 +218,11 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	r.Mode = mode
 	r.Before = states(live, fields)
 
-	toSet, err := union(entries, isTo)
+	toSet, err := ownership.Union(entries, isTo)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	tempSet, err := union(entries, isTemp)
+	tempSet, err := ownership.Union(entries, isTemp)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -334,7 +334,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	}
 	entries := live.GetManagedFields()
 	want := fieldpath.NewSet(fields...)
-	toSet, err := union(entries, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To })
+	toSet, err := ownership.Union(entries, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To })
 	if err != nil {
 		return nil, false, err
 	}
@@ -344,7 +344,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	isTemp := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
 	}
-	tempSet, err := union(entries, isTemp)
+	tempSet, err := ownership.Union(entries, isTemp)
 	if err != nil {
 		return nil, false, err
 	}
@@ -362,21 +362,6 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 func applyEntry(manager, apiVersion string, now time.Time) metav1.ManagedFieldsEntry {
 	t := metav1.NewTime(now.UTC().Truncate(time.Second))
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion, Time: &t}
-}
-
-func union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
-	out := &fieldpath.Set{}
-	for _, e := range entries {
-		if !sel(e) {
-			continue
-		}
-		s, err := ownership.DecodeEntry(e)
-		if err != nil {
-			return nil, err
-		}
-		out = out.Union(s)
-	}
-	return out, nil
 }
 
 func hasManager(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) bool {

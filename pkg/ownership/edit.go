@@ -115,3 +115,19 @@ func SecretPath(p fieldpath.Path) bool {
 	}
 	return len(p) >= 3 && p[:3].Equals(fieldpath.MakePathOrDie("metadata", "annotations", LastAppliedAnnotation))
 }
+
+// Union is the set of paths the entries sel selects own together.
+func Union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
+	out := &fieldpath.Set{}
+	for _, e := range entries {
+		if !sel(e) {
+			continue
+		}
+		s, err := DecodeEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		out = out.Union(s)
+	}
+	return out, nil
+}
