@@ -126,6 +126,12 @@ func (o *whoOwnsOptions) run(args []string) error {
 		return &ExitError{Code: 2, Err: err}
 	}
 	ropts := render.Options{Time: render.TimeMode(o.timeMode), Now: o.now(), Palette: pal, Wide: o.output == "wide"}
+	switch {
+	case o.filter.Unowned && len(o.filter.Fields) == 0:
+		ropts.Empty = "no unowned fields: every field present has an owner"
+	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
+		ropts.Empty = "no field has two or more owners"
+	}
 	var reports []interface{}
 	var failed []string
 	shown := 0

@@ -36,6 +36,8 @@ type Options struct {
 	Wide bool
 	// MaxValueWidth truncates values in tables (0: 60).
 	MaxValueWidth int
+	// Empty is said when a filter leaves nothing (default "no fields match").
+	Empty string
 }
 
 // FormatTime renders an entry's time per the time mode; "-" when absent.
@@ -194,7 +196,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 		}
 	}
 	if len(t.Rows) == 0 {
-		return writeLine(w, o.Palette.Dim("(no fields match)"))
+		return writeLine(w, o.Palette.Dim("("+o.empty()+")"))
 	}
 	if err := t.Write(w, o.Palette); err != nil {
 		return err
@@ -221,6 +223,13 @@ func managerText(ow ownership.Owner) string     { return Escape(ow.Manager) }
 func operationText(ow ownership.Owner) string   { return ow.Operation }
 func subresourceText(ow ownership.Owner) string { return dash(Escape(ow.Subresource)) }
 func apiVersionText(ow ownership.Owner) string  { return Escape(ow.APIVersion) }
+
+func (o Options) empty() string {
+	if o.Empty != "" {
+		return o.Empty
+	}
+	return "no fields match"
+}
 
 func dash(s string) string {
 	if s == "" {
