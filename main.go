@@ -32,8 +32,8 @@ func run() int {
 		if exit.Err != nil {
 			fmt.Fprintln(os.Stderr, "error: "+exit.Err.Error())
 		}
-		return exit.Code
+		return int(exit.Code)
 	}
 	fmt.Fprintln(os.Stderr, "error: "+err.Error())
-	return 2
+	return int(cmd.CodeError)
 }

@@ -5,9 +5,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 )
 
 // addCompletion keeps cobra's "completion bash|zsh|fish|powershell" command,
@@ -27,9 +28,9 @@ kubectl-ssa.`
 }
 
 // completeManagers completes manager names from the selected objects.
-func completeManagers(g *globalOptions, sel *selection) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func completeManagers(g *globalOptions, sel *kube.Selection) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		objs, err := sel.objects(g, args)
+		objs, _, err := sel.Resolve(g.configFlags, args)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -84,7 +85,7 @@ func resourceTypes(g *globalOptions, prefix string) []string {
 	for _, l := range lists {
 		gv, _ := schemaGroup(l.GroupVersion)
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !hasVerb(r, "get") {
+			if strings.Contains(r.Name, "/") || !kube.HasVerb(r, "get") {
 				continue
 			}
 			name := r.Name
@@ -109,15 +110,6 @@ func schemaGroup(gv string) (string, string) {
 		return gv[:i], gv[i+1:]
 	}
 	return "", gv
-}
-
-func hasVerb(r metav1.APIResource, verb string) bool {
-	for _, v := range r.Verbs {
-		if v == verb {
-			return true
-		}
-	}
-	return false
 }
 
 func resourceNames(g *globalOptions, typ string) []string {

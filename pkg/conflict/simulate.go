@@ -89,6 +89,7 @@ type Retained struct {
 
 // Report is the prediction for one object.
 type Report struct {
+	APIVersion   string              `json:"apiVersion"`
 	Kind         string              `json:"kind"`
 	Object       ownership.ObjectRef `json:"object"`
 	Action       string              `json:"action"`
@@ -126,12 +127,6 @@ type Report struct {
 	// Live and Result are the object before and after, for rendering.
 	Live   *unstructured.Unstructured `json:"-"`
 	Result *unstructured.Unstructured `json:"-"`
-}
-
-// Verification compares the prediction with the server's dry-run.
-type Verification struct {
-	Agrees      bool     `json:"agrees"`
-	Differences []string `json:"differences"`
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.
@@ -172,6 +167,9 @@ func Simulate(in Input) (*Report, error) {
 		names.Insert(e.Manager)
 	}
 	if names.Len() == 0 {
+		if cur != r.Result {
+			r.FirstApply = &first
+		}
 		r.Result, r.ManagedFields = cur, cur.GetManagedFields()
 		return r, nil
 	}
@@ -262,6 +260,7 @@ func simulateApply(in Input) (*Report, error) {
 		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
 	r := &Report{
+		APIVersion:     ownership.ReportAPIVersion,
 		Kind:           ReportKind,
 		Action:         ActionApply,
 		FieldManager:   in.FieldManager,

@@ -75,12 +75,11 @@ type Request struct {
 
 // Step is one write of the plan.
 type Step struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Manager     string   `json:"manager"`
-	Paths       []string `json:"paths"`
-	// Status: planned, done, skipped (already true), dry-run, failed.
-	Status string `json:"status"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Manager     string     `json:"manager"`
+	Paths       []string   `json:"paths"`
+	Status      StepStatus `json:"status"`
 	// ResourceVersion the step wrote (empty unless done).
 	ResourceVersion string                      `json:"resourceVersion"`
 	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
@@ -99,19 +98,18 @@ type FieldState struct {
 
 // Report is a handover's plan and outcome.
 type Report struct {
+	APIVersion      string              `json:"apiVersion"`
 	Kind            string              `json:"kind"`
 	Object          ownership.ObjectRef `json:"object"`
 	Mode            Mode                `json:"mode"`
 	From            string              `json:"from"`
 	FromSubresource string              `json:"fromSubresource"`
 	To              string              `json:"to"`
-	// Status: planned, completed, already-complete, waiting (the
-	// controller has not written the fields yet), failed.
-	Status  string       `json:"status"`
-	Message string       `json:"message"`
-	Steps   []Step       `json:"steps"`
-	Before  []FieldState `json:"before"`
-	After   []FieldState `json:"after"`
+	Status          Status              `json:"status"`
+	Message         string              `json:"message"`
+	Steps           []Step              `json:"steps"`
+	Before          []FieldState        `json:"before"`
+	After           []FieldState        `json:"after"`
 	// Orphaned are fields a release leaves owned by nobody (they stay, and
 	// no apply will remove them); AppliersOnly are fields then owned only
 	// by appliers, which the next apply of theirs without them removes.
@@ -127,9 +125,34 @@ type Report struct {
 	Content map[string]interface{} `json:"-"`
 }
 
-// StatusHeld: the old owner let go and the temporary manager holds the
-// fields until the controller writes them.
-const StatusHeld = "held"
+// Status is where a handover stands.
+type Status string
+
+// The statuses of a Report.
+const (
+	StatusPlanned Status = "planned"
+	// StatusCompleted: the new owner owns the fields, the old one none.
+	StatusCompleted Status = "completed"
+	// StatusAlreadyComplete: nothing was to do.
+	StatusAlreadyComplete Status = "already-complete"
+	// StatusHeld: the old owner let go and the temporary manager holds
+	// the fields until the controller writes them.
+	StatusHeld   Status = "held"
+	StatusFailed Status = "failed"
+)
+
+// StepStatus is where one step stands.
+type StepStatus string
+
+// The statuses of a Step.
+const (
+	StepPlanned  StepStatus = "planned"
+	StepDone     StepStatus = "done"
+	StepSkipped  StepStatus = "skipped"
+	StepDryRun   StepStatus = "dry-run"
+	StepFailed   StepStatus = "failed"
+	StepTimedOut StepStatus = "timed-out"
+)
 
 // ReportKind is the kind of Report.
 const ReportKind = "HandoverReport"
@@ -145,7 +168,7 @@ func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Spr
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
+	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -236,17 +259,17 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	switch mode {
 	case ModeRelease:
 		if fromOwns.Empty() {
-			r.Status, r.Message = "already-complete", fmt.Sprintf("%q owns none of these fields: nothing to do", req.From)
+			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q owns none of these fields: nothing to do", req.From)
 			return r, nil
 		}
 	case ModeApplier:
 		if fromOwns.Empty() && toHasAll {
-			r.Status, r.Message = "already-complete", fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
+			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
 			return r, nil
 		}
 	case ModeController:
 		if fromOwns.Empty() && toHasAll && tempSet.Intersection(want).Empty() {
-			r.Status, r.Message = "already-complete", fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
+			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
 			return r, nil
 		}
 	}
@@ -293,7 +316,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: "planned", apply: cfg, ManagedFields: cur,
+			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: StepPlanned, apply: cfg, ManagedFields: cur,
 				Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
 		}
 	case ModeApplier:
@@ -302,7 +325,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepShare, Manager: req.To, Paths: paths, Status: "planned", ManagedFields: cur,
+			r.Steps = append(r.Steps, Step{Name: StepShare, Manager: req.To, Paths: paths, Status: StepPlanned, ManagedFields: cur,
 				Description: fmt.Sprintf("%q takes shared ownership at the current values (as applying the same values would)", req.To)})
 		}
 	}
@@ -312,17 +335,17 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if err != nil {
 			return nil, err
 		}
-		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathStrings(setPaths(fromOwns)), Status: "planned", ManagedFields: cur,
+		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathStrings(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur,
 			Description: fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)})
 	}
 	if mode == ModeController && req.Wait {
-		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: "planned",
+		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: StepPlanned,
 			Description: fmt.Sprintf("wait until %q writes the fields, then %q lets go", req.To, req.TempManager)})
 	}
 	if mode == ModeRelease {
 		r.Orphaned, r.AppliersOnly = afterRelease(cur, fields)
 	}
-	r.Status = "planned"
+	r.Status = StatusPlanned
 	return r, nil
 }
 
@@ -355,7 +378,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	if err != nil {
 		return nil, false, err
 	}
-	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathStrings(fields), Status: "planned", ManagedFields: cur,
+	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathStrings(fields), Status: StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
 }
 

@@ -51,7 +51,7 @@ func TestPlan(t *testing.T) {
 		live       *unstructured.Unstructured
 		req        Request
 		wantMode   Mode
-		wantStatus string
+		wantStatus Status
 		wantSteps  string
 		wantErr    string
 	}{

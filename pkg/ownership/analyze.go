@@ -99,7 +99,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []string{}, Entries: len(entries)}
+	r := &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []string{}, Entries: len(entries)}
 	r.Tree = &Node{}
 	arena := &nodeArena{}
 	for i, e := range entries {

@@ -8,6 +8,10 @@ import (
 // ReportKind is the kind of the report Analyze returns.
 const ReportKind = "OwnershipReport"
 
+// ReportAPIVersion is the apiVersion of every kubectl-ssa report: field
+// names within it are stable; an incompatible change gets a new version.
+const ReportAPIVersion = "ssa.kubectl-ssa.io/v1alpha1"
+
 // ObjectRef names an object in every report kubectl-ssa writes.
 type ObjectRef struct {
 	APIVersion      string `json:"apiVersion"`
@@ -61,10 +65,11 @@ type Field struct {
 
 // Report is the ownership of one object.
 type Report struct {
-	Kind     string    `json:"kind"`
-	Object   ObjectRef `json:"object"`
-	Managers []Manager `json:"managers"`
-	Fields   []Field   `json:"fields"`
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Object     ObjectRef `json:"object"`
+	Managers   []Manager `json:"managers"`
+	Fields     []Field   `json:"fields"`
 	// Unowned lists the top-most paths present in the object that no
 	// manager owns (defaulted fields, fields written before managedFields
 	// existed or after they were reset). Identity and server-managed

@@ -11,15 +11,16 @@ import (
 
 // List wraps several reports.
 type List struct {
-	Kind  string        `json:"kind"`
-	Items []interface{} `json:"items"`
+	APIVersion string        `json:"apiVersion"`
+	Kind       string        `json:"kind"`
+	Items      []interface{} `json:"items"`
 }
 
 // Data writes reports as JSON or YAML: a List when asList or when there
 // are several, else the one report itself. Field names are stable across
 // commands.
 func Data(w io.Writer, format string, items []interface{}, asList bool) error {
-	var v interface{} = List{Kind: "List", Items: items}
+	var v interface{} = List{APIVersion: "v1", Kind: "List", Items: items}
 	if len(items) == 1 && !asList {
 		v = items[0]
 	}

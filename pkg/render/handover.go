@@ -37,14 +37,14 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	if len(r.Steps) > 0 {
 		fmt.Fprintln(w, "Steps:")
 		for i, s := range r.Steps {
-			status := s.Status
-			switch status {
-			case "done":
-				status = p.Green("done")
+			status := string(s.Status)
+			switch s.Status {
+			case handover.StepDone:
+				status = p.Green(status)
 				if s.ResourceVersion != "" {
 					status += p.Dim(" (resourceVersion " + s.ResourceVersion + ")")
 				}
-			case "failed", "timed-out":
+			case handover.StepFailed, handover.StepTimedOut:
 				status = p.Red(status)
 			default:
 				status = p.Yellow(status)
@@ -57,7 +57,7 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 			fmt.Fprintf(w, "     %s\n", p.Dim("fields: "+Escape(strings.Join(shown, ", "))))
 		}
 	}
-	if len(r.After) > 0 && r.Status != "planned" {
+	if len(r.After) > 0 && r.Status != handover.StatusPlanned {
 		fmt.Fprintln(w, "After:")
 		writeStates(w, r.After, o, r.Content)
 	}
@@ -73,11 +73,11 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 			fmt.Fprintf(w, "  %s\n", Escape(displayPath(f, r.Content)))
 		}
 	}
-	status := r.Status
-	switch status {
-	case "completed", "already-complete":
+	status := string(r.Status)
+	switch r.Status {
+	case handover.StatusCompleted, handover.StatusAlreadyComplete:
 		status = p.Green(status)
-	case "held", "planned":
+	case handover.StatusHeld, handover.StatusPlanned:
 		status = p.Yellow(status)
 	default:
 		status = p.Red(status)
