@@ -20,7 +20,7 @@ E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build test test-unit test-e2e testbed testbed-path demo bench lint tidy-check clean
+.PHONY: help build test vet test-unit test-e2e testbed testbed-path demo bench lint tidy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -28,10 +28,14 @@ help: ## List the targets
 build: ## Build bin/kubectl-ssa
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-ssa .
 
-test: test-unit test-e2e ## Unit and end-to-end tests (builds the test bed on first use)
+test: vet lint tidy-check test-unit test-e2e ## Vet, lint, tidy check, unit tests with -race, end-to-end tests (builds the test bed on first use)
 
-test-unit: ## Unit tests of the plugin module
-	$(GO) test -count=1 ./...
+vet: ## go vet, both modules
+	$(GO) vet ./...
+	cd test && $(GO) vet ./...
+
+test-unit: ## Unit tests of the plugin module, with the race detector
+	$(GO) test -race -count=1 ./...
 
 test-e2e: testbed ## End-to-end tests against a real kube-apiserver
 	cd test && SSA_TESTBED_BIN=$(TESTBED) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./...
@@ -53,7 +57,7 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/migrate.sh
 
-lint: $(GOLANGCI_LINT) ## golangci-lint (pinned) and go mod tidy check
+lint: $(GOLANGCI_LINT) ## golangci-lint (pinned), both modules
 	$(GOLANGCI_LINT) run ./...
 	cd test && $(GOLANGCI_LINT) run ./...
 
@@ -62,9 +66,12 @@ $(GOLANGCI_LINT):
 	GOBIN=$(dir $@) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(dir $@)golangci-lint $@
 
-tidy-check: ## Fail if go mod tidy would change go.mod/go.sum
-	$(GO) mod tidy && git diff --exit-code go.mod go.sum
-	cd test && $(GO) mod tidy && git diff --exit-code go.mod go.sum
+tidy-check: ## Fail if go mod tidy would change go.mod/go.sum (works without git too)
+	@for d in . test; do \
+		( cd $$d && cp go.mod go.mod.tidy-check && cp go.sum go.sum.tidy-check && $(GO) mod tidy && \
+		  if cmp -s go.mod go.mod.tidy-check && cmp -s go.sum go.sum.tidy-check; then rm go.mod.tidy-check go.sum.tidy-check; \
+		  else mv go.mod.tidy-check go.mod; mv go.sum.tidy-check go.sum; echo "go mod tidy changes $$d/go.mod or go.sum: run it and commit" >&2; exit 1; fi ) || exit 1; \
+	done
 
 clean: ## Remove built binaries (the test bed cache stays; rm -rf $(CACHE_DIR) removes it)
 	rm -rf bin dist

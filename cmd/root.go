@@ -1,5 +1,3 @@
-// Package cmd holds kubectl-ssa's cobra commands: flags, help text and the
-// wiring from flags to the pkg/ libraries. It does no SSA logic itself.
 package cmd
 
 import (
