@@ -23,8 +23,9 @@ import (
 // test/e2e); the object
 // is kept at the version of the last write and read at the next one's, as
 // the apiserver converts its stored object for each request. The expected
-// results are what a real apiserver answered for the same writes
-// (test/e2e/hpa_test.go runs them against it).
+// results are what a real apiserver answers: test/e2e/hpa_test.go
+// (TestHPAApplyAcrossVersions) runs the same writes but the status one
+// against it and compares with its dry run.
 
 var hpaGK = schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
 
@@ -216,26 +217,32 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			name:    "v2 applier, v1 apply: a new CPU target changes the atomic metrics list",
 			ops:     platformV2,
 			applier: "legacy",
-			applied: legacyV1(5, 70),
+			applied: legacyV1(6, 70),
 			want: want{
-				Action:    conflict.ActionApply,
-				Conflicts: []conflictView{{Manager: "platform", Operation: "Apply", Path: ".spec.metrics"}},
-				Message:   "Apply failed with 1 conflict: conflict with \"platform\": .spec.metrics",
-				Managed:   []entryView{{Manager: "platform", Operation: "Apply", APIVersion: "autoscaling/v2", Fields: hpaV2Fields}},
+				Action: conflict.ActionApply,
+				Conflicts: []conflictView{
+					{Manager: "platform", Operation: "Apply", Path: ".spec.maxReplicas"},
+					{Manager: "platform", Operation: "Apply", Path: ".spec.metrics"},
+				},
+				Message: "Apply failed with 2 conflicts: conflicts with \"platform\":\n- .spec.maxReplicas\n- .spec.metrics",
+				Managed: []entryView{{Manager: "platform", Operation: "Apply", APIVersion: "autoscaling/v2", Fields: hpaV2Fields}},
 			},
 		},
 		{
-			name:    "v2 applier, forced v1 apply: the metrics change hands",
+			name:    "v2 applier, forced v1 apply: maxReplicas and the metrics change hands",
 			ops:     platformV2,
 			applier: "legacy",
-			applied: legacyV1(5, 70),
+			applied: legacyV1(6, 70),
 			force:   true,
 			want: want{
-				Action:    conflict.ActionApply,
-				Conflicts: []conflictView{{Manager: "platform", Operation: "Apply", Path: ".spec.metrics"}},
+				Action: conflict.ActionApply,
+				Conflicts: []conflictView{
+					{Manager: "platform", Operation: "Apply", Path: ".spec.maxReplicas"},
+					{Manager: "platform", Operation: "Apply", Path: ".spec.metrics"},
+				},
 				Managed: []entryView{
 					{Manager: "legacy", Operation: "Apply", APIVersion: "autoscaling/v1", Fields: legacyV1Fields},
-					{Manager: "platform", Operation: "Apply", APIVersion: "autoscaling/v2", Fields: append([]string{".spec.maxReplicas", ".spec.minReplicas"}, targetFields...)},
+					{Manager: "platform", Operation: "Apply", APIVersion: "autoscaling/v2", Fields: append([]string{".spec.minReplicas"}, targetFields...)},
 				},
 			},
 		},
