@@ -20,7 +20,8 @@ import (
 // the apiserver does: built-in kinds whose versions differ in shape with
 // their own conversion (pkg/convert); custom resources, and built-in kinds
 // whose versions have one shape, by changing apiVersion, which is what the
-// apiserver does for custom resources without a conversion webhook.
+// apiserver does for custom resources without a conversion webhook (those
+// with one can't be converted here).
 // Versions outside served are reported as not registered: the field
 // manager then drops their managers, as the apiserver drops managers of
 // versions it no longer serves.
@@ -30,6 +31,8 @@ type versionConverter struct {
 	// changed against the target version's schema: if it does not fit,
 	// the versions differ in shape and only the apiserver can convert.
 	types managedfields.TypeConverter
+	// webhook: a custom resource whose versions a webhook converts.
+	webhook bool
 	// failed collects the conversions that could not be done. The field
 	// manager is told the version is missing (so it goes on), and the
 	// caller must not trust its answer.
@@ -75,6 +78,10 @@ func (c versionConverter) ConvertToVersion(in runtime.Object, target runtime.Gro
 			return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa (conversion failed)", to)
 		}
 		return out, nil
+	}
+	if c.webhook {
+		c.fail(to, errors.New("a conversion webhook converts it"))
+		return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa (needs the conversion webhook)", to)
 	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(to)

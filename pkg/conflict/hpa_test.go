@@ -320,8 +320,8 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 	}
 }
 
-// A built-in kind whose versions differ in shape and that kubectl-ssa
-// can't convert: no prediction, an error that says what to do instead.
+// A kind whose versions kubectl-ssa can't convert: no prediction, an
+// error that says what to do instead.
 func TestSimulateUnconvertible(t *testing.T) {
 	live := manifest(t, `
 apiVersion: networking.k8s.io/v1
@@ -354,23 +354,69 @@ spec:
   defaultBackend:
     service: {name: web, port: {number: 8080}}
 `)
+	gadget := func(version, fields string) *unstructured.Unstructured {
+		return manifest(t, fmt.Sprintf(`
+apiVersion: example.com/%s
+kind: Gadget
+metadata:
+  name: g
+  namespace: shop
+  managedFields:
+  - {manager: old, operation: Apply, apiVersion: example.com/v1, fieldsType: FieldsV1, fieldsV1: {"f:spec":{"f:size":{}}}}
+spec: {size: s%s}
+`, version, fields))
+	}
 	in := conflict.Input{Live: live, Applied: applied, FieldManager: "platform", Schema: conflict.BuiltinSchema(), HasStatus: true}
-	for _, force := range []bool{false, true} {
-		in.Force = force
-		r, err := conflict.Simulate(in)
-		var ue *conflict.UnconvertibleError
-		if !errors.As(err, &ue) {
-			t.Fatalf("force %v: Simulate = %+v, %v; want an UnconvertibleError", force, r, err)
+	webhook := conflict.Input{Live: gadget("v2", ""), Applied: gadget("v2", ", color: red"), FieldManager: "new", Schema: managedfields.NewDeducedTypeConverter(),
+		CRD: true, ConversionWebhook: true}
+	webhook.Applied.SetManagedFields(nil)
+	tests := []struct {
+		name string
+		in   conflict.Input
+		want *conflict.UnconvertibleError
+		msg  string
+	}{
+		{
+			name: "built-in kind whose versions differ in shape",
+			in:   in,
+			want: &conflict.UnconvertibleError{Object: "Ingress/shop/web", Kind: schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"},
+				From: "v1", To: []string{"v1beta1"}, Managers: []string{"old-controller"}},
+			msg: `Ingress/shop/web: can't predict this apply: "old-controller" recorded fields at networking.k8s.io/v1beta1, which the apiserver compares there, ` +
+				`and kubectl-ssa can't convert Ingress.networking.k8s.io from networking.k8s.io/v1 to it (only the apiserver can): ask the apiserver with kubectl apply --server-side --dry-run=server`,
+		},
+		{
+			name: "custom resource with a conversion webhook",
+			in:   webhook,
+			want: &conflict.UnconvertibleError{Object: "Gadget/shop/g", Kind: schema.GroupKind{Group: "example.com", Kind: "Gadget"},
+				From: "v2", To: []string{"v1"}, Managers: []string{"old"}},
+			msg: `Gadget/shop/g: can't predict this apply: "old" recorded fields at example.com/v1, which the apiserver compares there, ` +
+				`and kubectl-ssa can't convert Gadget.example.com from example.com/v2 to it (a conversion webhook converts it): ask the apiserver with kubectl apply --server-side --dry-run=server`,
+		},
+	}
+	for _, tt := range tests {
+		for _, force := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s force=%v", tt.name, force), func(t *testing.T) {
+				in := tt.in
+				in.Force = force
+				r, err := conflict.Simulate(in)
+				var ue *conflict.UnconvertibleError
+				if !errors.As(err, &ue) {
+					t.Fatalf("Simulate = %+v, %v; want an UnconvertibleError", r, err)
+				}
+				if diff := cmp.Diff(tt.want, ue, cmpopts.IgnoreFields(conflict.UnconvertibleError{}, "Err")); diff != "" {
+					t.Errorf("error (-want +got):\n%s", diff)
+				}
+				if err.Error() != tt.msg {
+					t.Errorf("message:\n got %s\nwant %s", err, tt.msg)
+				}
+			})
 		}
-		want := &conflict.UnconvertibleError{Object: "Ingress/shop/web", Kind: schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"},
-			From: "v1", To: []string{"v1beta1"}, Managers: []string{"old-controller"}}
-		if diff := cmp.Diff(want, ue); diff != "" {
-			t.Errorf("force %v: error (-want +got):\n%s", force, diff)
-		}
-		if got, want := err.Error(), `Ingress/shop/web: can't predict this apply: "old-controller" recorded fields at networking.k8s.io/v1beta1, which the apiserver compares there, `+
-			`and kubectl-ssa can't convert Ingress.networking.k8s.io from networking.k8s.io/v1 to it (only the apiserver can): ask the apiserver with kubectl apply --server-side --dry-run=server`; got != want {
-			t.Errorf("message:\n got %s\nwant %s", got, want)
-		}
+	}
+
+	// Without the webhook, a custom resource converts by its apiVersion.
+	webhook.ConversionWebhook = false
+	if _, err := conflict.Simulate(webhook); err != nil {
+		t.Errorf("custom resource without a webhook: %v", err)
 	}
 
 	// A version the server no longer serves: the apiserver drops its

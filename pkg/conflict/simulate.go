@@ -45,6 +45,11 @@ type Input struct {
 	Schema managedfields.TypeConverter
 	// CRD selects the apiserver's custom-resource field manager.
 	CRD bool
+	// ConversionWebhook says the custom resource's versions are converted
+	// by a webhook (spec.conversion.strategy: Webhook), which only the
+	// apiserver can call: managers recorded at another version then make
+	// Simulate return an UnconvertibleError instead of a guess.
+	ConversionWebhook bool
 	// Served tells whether the server serves the kind at a version;
 	// managers recorded at others are dropped, as the server drops them.
 	// Nil: all.
@@ -378,7 +383,7 @@ func newFieldManager(in Input, live *unstructured.Unstructured, failed failedCon
 		}
 	}
 	reset := ResetFields(gvk, in.Subresource, in.HasStatus, versions)
-	conv := versionConverter{served: in.Served, failed: failed}
+	conv := versionConverter{served: in.Served, failed: failed, webhook: in.CRD && in.ConversionWebhook}
 	if !in.CRD {
 		conv.types = in.Schema
 	}
