@@ -117,8 +117,10 @@ const cpu60 = `
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}`
 
 // everyMetric has the CPU utilization metric between the others.
-var everyMetric = "\n  metrics:" + otherMetrics[:strings.Index(otherMetrics, "\n  - type: ContainerResource")] + cpu60 +
-	otherMetrics[strings.Index(otherMetrics, "\n  - type: ContainerResource"):]
+var everyMetric = func() string {
+	first, rest, _ := strings.Cut(otherMetrics, "\n  - type: ContainerResource")
+	return "\n  metrics:" + first + cpu60 + "\n  - type: ContainerResource" + rest
+}()
 
 // everyMetricAnnotation is everyMetric less the CPU utilization metric,
 // at v1, as the metrics annotation holds it.
