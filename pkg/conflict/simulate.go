@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -44,6 +45,11 @@ type Input struct {
 	Schema managedfields.TypeConverter
 	// CRD selects the apiserver's custom-resource field manager.
 	CRD bool
+	// ConversionWebhook says the custom resource's versions are converted
+	// by a webhook (spec.conversion.strategy: Webhook), which only the
+	// apiserver can call: managers recorded at another version then make
+	// Simulate return an UnconvertibleError instead of a guess.
+	ConversionWebhook bool
 	// Served tells whether the server serves the kind at a version;
 	// managers recorded at others are dropped, as the server drops them.
 	// Nil: all.
@@ -285,17 +291,15 @@ func simulateApply(in Input) (*Report, error) {
 	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
 	r.Live = live
 
-	unconverted := map[string]bool{}
-	defer func() {
-		for _, v := range sets.List(sets.KeySet(unconverted)) {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("managers recorded at %s were not compared: %s differs in shape from %s and only the apiserver can convert it (use --verify)", v, v, gvk.GroupVersion()))
-		}
-	}()
-	fm, err := newFieldManager(in, live, unconverted)
+	failed := failedConversions{}
+	fm, err := newFieldManager(in, live, failed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	result, err := fm.Apply(live.DeepCopy(), in.Applied.DeepCopy(), in.FieldManager, false)
+	if len(failed) > 0 {
+		return nil, unconvertible(name, gvk, live, failed)
+	}
 	if err != nil {
 		var status apierrors.APIStatus
 		if !errors.As(err, &status) || !apierrors.IsConflict(err) {
@@ -316,11 +320,14 @@ func simulateApply(in Input) (*Report, error) {
 			return r, nil
 		}
 		r.Message = ""
-		fm, err = newFieldManager(in, live, unconverted)
+		fm, err = newFieldManager(in, live, failed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		result, err = fm.Apply(live.DeepCopy(), in.Applied.DeepCopy(), in.FieldManager, true)
+		if len(failed) > 0 {
+			return nil, unconvertible(name, gvk, live, failed)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: the forced apply would fail: %w", name, err)
 		}
@@ -340,7 +347,32 @@ func simulateApply(in Input) (*Report, error) {
 	return r, nil
 }
 
-func newFieldManager(in Input, live *unstructured.Unstructured, unconverted map[string]bool) (*managedfields.FieldManager, error) {
+// unconvertible builds the error for conversions that failed during an
+// apply of an object at gvk.
+func unconvertible(name string, gvk schema.GroupVersionKind, live *unstructured.Unstructured, failed failedConversions) error {
+	e := &UnconvertibleError{Object: name, Kind: gvk.GroupKind(), From: gvk.Version}
+	versions := sets.New[string]()
+	for to := range failed {
+		e.To = append(e.To, to.Version)
+		versions.Insert(to.GroupVersion().String())
+	}
+	sort.Strings(e.To)
+	for _, v := range e.To {
+		if err := failed[schema.GroupVersionKind{Group: gvk.Group, Version: v, Kind: gvk.Kind}]; err != nil && e.Err == nil {
+			e.Err = err
+		}
+	}
+	managers := sets.New[string]()
+	for _, m := range live.GetManagedFields() {
+		if versions.Has(m.APIVersion) {
+			managers.Insert(m.Manager)
+		}
+	}
+	e.Managers = sets.List(managers)
+	return e
+}
+
+func newFieldManager(in Input, live *unstructured.Unstructured, failed failedConversions) (*managedfields.FieldManager, error) {
 	gvk := in.Applied.GroupVersionKind()
 	gv := gvk.GroupVersion()
 	var versions []schema.GroupVersion
@@ -350,7 +382,7 @@ func newFieldManager(in Input, live *unstructured.Unstructured, unconverted map[
 		}
 	}
 	reset := ResetFields(gvk, in.Subresource, in.HasStatus, versions)
-	conv := versionConverter{served: in.Served, unconverted: unconverted}
+	conv := versionConverter{served: in.Served, failed: failed, webhook: in.CRD && in.ConversionWebhook}
 	if !in.CRD {
 		conv.types = in.Schema
 	}
@@ -394,10 +426,11 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 				break
 			}
 		}
-		if p, err := ownership.ParsePath(c.Field, applied.Object, live.Object); err == nil {
+		l, a := atVersion(live, cf.APIVersion), atVersion(applied, cf.APIVersion)
+		if p, err := ownership.ParsePath(c.Field, a.Object, l.Object); err == nil {
 			cf.PathElements = p
-			cf.LiveValue, _ = ownership.Lookup(live.Object, p)
-			cf.AppliedValue, _ = ownership.Lookup(applied.Object, p)
+			cf.LiveValue, _ = ownership.Lookup(l.Object, p)
+			cf.AppliedValue, _ = ownership.Lookup(a.Object, p)
 		}
 		out = append(out, cf)
 	}
@@ -408,6 +441,21 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 		return out[i].Manager < out[j].Manager
 	})
 	return out, nil
+}
+
+// atVersion returns obj at the group-version a conflicting manager
+// recorded, where the conflict's path and values are: the apiserver
+// compares there. Objects of kinds that don't convert stay as they are.
+func atVersion(obj *unstructured.Unstructured, apiVersion string) *unstructured.Unstructured {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	gvk := obj.GroupVersionKind()
+	if err != nil || gv.Group != gvk.Group || gv.Version == gvk.Version {
+		return obj
+	}
+	if out, ok, err := convert.ToVersion(obj, gv.Version); ok && err == nil {
+		return out
+	}
+	return obj
 }
 
 // diffOwnership fills Removed, Retained and Released.

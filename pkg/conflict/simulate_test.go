@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -27,8 +28,9 @@ import (
 // (managedfields.NewDefaultFieldManager) over the built-in schema, then
 // conflict.Simulate predicts one more apply. Times are ignored.
 
-// apiVersionConverter converts by changing apiVersion, as the apiserver
-// does for kinds without conversion.
+// apiVersionConverter converts as the apiserver does: the kinds
+// pkg/convert knows with their conversion, the others by changing
+// apiVersion, as the apiserver does for kinds without conversion.
 type apiVersionConverter struct{}
 
 func (apiVersionConverter) Convert(in, out, context interface{}) error {
@@ -43,6 +45,9 @@ func (apiVersionConverter) ConvertToVersion(in runtime.Object, target runtime.Gr
 	to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
 	if !ok {
 		return nil, runtime.NewNotRegisteredErrForKind("test", u.GroupVersionKind())
+	}
+	if out, ok, err := convert.ToVersion(u, to.Version); ok {
+		return out, err
 	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(to)
