@@ -53,7 +53,8 @@ func (s *ClusterSource) Schema(ctx context.Context, applied, live *unstructured.
 	sch, err := s.Loader.Load(ctx, gvs)
 	switch {
 	case err != nil:
-		return nil, err.Error(), nil
+		// Not fatal: the caller falls back to another schema and says why.
+		return nil, err.Error(), nil //nolint:nilerr // the error becomes the reason in the report
 	case !sch.Has(applied.GroupVersionKind()):
 		return nil, "the cluster does not publish one", nil
 	}

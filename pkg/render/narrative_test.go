@@ -113,7 +113,7 @@ func TestMigrationReport(t *testing.T) {
 		{name: "migrate-dry-run", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: kube.DryRunClient,
 			Summary: migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 2}, Objects: []migrate.ObjectResult{res}}},
 		{name: "migrate-partial", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: kube.DryRunNone, BackupDir: "/backups/migrate-1",
-			Summary: migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 1, Failed: 1},
+			Summary:  migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 1, Failed: 1},
 			Unlisted: []string{"secrets: secrets is forbidden: User \"dev\" cannot list resource \"secrets\""},
 			Objects: []migrate.ObjectResult{
 				{Object: obj.Ref, Result: migrate.ResultMigrated, Changes: p.Changes},
