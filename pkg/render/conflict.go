@@ -125,9 +125,16 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	}
 	if r.Verify != nil {
 		fmt.Fprintln(w)
-		if r.Verify.Agrees {
-			fmt.Fprintln(w, p.Green("--verify: the server's dry run agrees with the prediction"))
-		} else {
+		switch r.Verify.Status {
+		case conflict.VerifyAgrees:
+			line := "--verify: the server's dry run agrees with the prediction"
+			if r.FirstApply != nil {
+				line += " of " + r.Verify.Compared
+			}
+			fmt.Fprintln(w, p.Green(line))
+		case conflict.VerifyRefused:
+			fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
+		default:
 			fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))
 			for _, d := range r.Verify.Differences {
 				fmt.Fprintf(w, "  %s\n", Escape(d))
