@@ -475,7 +475,7 @@ func verify(ctx context.Context, ri interface {
 			}
 		}
 		for _, c := range r.Conflicts {
-			local = append(local, c.Path)
+			local = append(local, c.Path.APIServerString())
 		}
 		if len(server) != len(local) {
 			diff("conflicts: server %d, predicted %d", len(server), len(local))

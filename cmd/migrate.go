@@ -403,7 +403,7 @@ func (o *migrateOptions) verifyApply(c *cluster) func(context.Context, *unstruct
 			return fmt.Errorf("applying the last-applied configuration as %q would fail: %s", o.target, r.Message)
 		}
 		if len(r.Removed) > 0 {
-			return fmt.Errorf("applying the last-applied configuration as %q would remove %s", o.target, strings.Join(r.Removed, ", "))
+			return fmt.Errorf("applying the last-applied configuration as %q would remove %s", o.target, strings.Join(ownership.Strings(r.Removed), ", "))
 		}
 		return nil
 	}

@@ -84,7 +84,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 	f.StringVarP(&o.output, "output", "o", o.output, "View: "+strings.Join(whoOwnsOutputs, "|")+".")
 	f.StringVar(&o.timeMode, "time", o.timeMode, "How to show each manager's last write: relative, absolute (RFC 3339, UTC) or none.")
 	f.StringArrayVar(&o.filter.Managers, "manager", nil, "Only fields owned by managers matching this glob (repeatable).")
-	f.StringArrayVar(&o.filter.Fields, "field", nil, "Only paths matching this glob: '*' is one path element, '**' any number, e.g. '.spec.template.**' or '.metadata.labels.*' (repeatable).")
+	f.StringArrayVar(&o.filter.Fields, "field", nil, "Only paths matching this pattern: '*' is one path element, '**' any number; list items by key or position, e.g. '.spec.template.**', '.metadata.labels.*', '.spec.template.spec.containers[name=app].*', '.spec.template.spec.containers[0].image' (repeatable).")
 	f.StringVar(&o.filter.Operation, "operation", "", "Only fields owned through this operation: Apply or Update.")
 	f.StringVar(&o.filter.Subresource, "subresource", "", "Only fields owned through this subresource (status, scale, ...; 'none' for the main resource).")
 	f.BoolVar(&o.filter.Shared, "shared", false, "Only fields with two or more owners.")
@@ -111,6 +111,9 @@ func (o *whoOwnsOptions) validate(args []string) error {
 	}
 	if o.filter.Shared && o.filter.Unowned {
 		return errors.New("--shared and --unowned select disjoint fields: give one of them")
+	}
+	if err := o.filter.Validate(); err != nil {
+		return err
 	}
 	return o.sel.validate(args)
 }

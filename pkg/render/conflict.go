@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -84,7 +82,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 				}
 			}
 			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", Escape(cf.Manager))), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
-			if d := conflict.Describe(ow, cf.Path); d != "" {
+			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
 			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
@@ -112,14 +110,14 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone and no longer set them; a field with a default gets it back):"))
 		for _, path := range r.Removed {
-			fmt.Fprintf(w, "  %s\n", Escape(displayPath(path, objectOf(r.Live))))
+			fmt.Fprintf(w, "  %s\n", Escape(path.String()))
 		}
 	}
 	if len(r.Retained) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply does NOT remove (you no longer set them, but other managers own them):"))
 		for _, ret := range r.Retained {
-			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(displayPath(ret.Path, objectOf(r.Live), objectOf(r.Result))), o.colorOwners(ret.Owners))
+			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path.String()), o.colorOwners(ret.Owners))
 		}
 		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
 	}
@@ -170,8 +168,8 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	var unique []conflict.Conflict
 	listed := map[string]bool{}
 	for _, cf := range r.Conflicts {
-		if !listed[cf.Path] {
-			listed[cf.Path] = true
+		if key := cf.Path.APIServerString(); !listed[key] {
+			listed[key] = true
 			unique = append(unique, cf)
 		}
 	}
@@ -205,19 +203,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
 }
 
-func objectOf(u *unstructured.Unstructured) map[string]interface{} {
-	if u == nil {
-		return nil
-	}
-	return u.Object
-}
-
-func displayConflictPath(cf conflict.Conflict) string {
-	if cf.PathElements != nil {
-		return ownership.DisplayPath(cf.PathElements)
-	}
-	return cf.Path
-}
+func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
 
 func subDesc(sub string) string {
 	if sub == "" {

@@ -119,7 +119,7 @@ func managedFieldsDiff(before, after []metav1.ManagedFieldsEntry) []string {
 	a, aOrder := index(after)
 	var out []string
 	paths := func(prefix string, s *fieldpath.Set) {
-		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.DisplayPath(p)) })
+		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.Path(p).String()) })
 	}
 	for _, k := range bOrder {
 		old := b[k]

@@ -168,7 +168,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 			mgr.Color = colorOf(f.Owners)
 		}
 		row := append(cells[len(cells):],
-			C(ownership.DisplayPath(f.PathElements)),
+			C(f.Path.String()),
 			mgr,
 			C(ownerColumn(f.Owners, operationText)),
 			C(ownerColumn(f.Owners, subresourceText)),
@@ -183,13 +183,13 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 		t.Add(row...)
 	}
 	if unowned {
-		for _, p := range r.UnownedPaths {
-			row := []Cell{C(ownership.DisplayPath(p)), {Text: "<none>", Color: o.Palette.Dim}, C("-"), C("-")}
+		for _, p := range r.Unowned {
+			row := []Cell{C(p.String()), {Text: "<none>", Color: o.Palette.Dim}, C("-"), C("-")}
 			if o.showTime() {
 				row = append(row, C("-"))
 			}
 			if o.Wide {
-				v, _ := ownership.Lookup(r.Content, p)
+				v, _ := ownership.Lookup(r.Content, p.Elements())
 				row = append(row, C("-"), C(o.truncate(compactJSON(v))))
 			}
 			t.Add(row...)
@@ -322,7 +322,7 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 			if last {
 				branch, next = "└── ", "    "
 			}
-			label := Escape(ownership.DisplayElement(c.PE))
+			label := Escape(ownership.ElementString(c.PE))
 			owners, count, uniform := uniformSubtree(c)
 			switch {
 			case uniform && count > 1:
@@ -398,7 +398,7 @@ func selected(r *ownership.Report) *selection {
 	}
 	s := &selection{}
 	for _, f := range r.Fields {
-		s.paths = append(s.paths, f.PathElements)
+		s.paths = append(s.paths, f.Path.Elements())
 	}
 	return s
 }
