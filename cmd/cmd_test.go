@@ -94,3 +94,72 @@ func TestWhoOwnsFieldSyntaxError(t *testing.T) {
 		t.Errorf("exit %d, error %v; want 2 and the syntax error", r.code, r.err)
 	}
 }
+
+// Over many objects, a filter that matches nothing says so once, in every
+// view; JSON is an empty List.
+func TestWhoOwnsNothingMatchesSaysSoOnce(t *testing.T) {
+	files := []string{"who-owns", "--local", "-f", "testdata/deployment.yaml", "-f", "testdata/configmap.yaml"}
+	tests := []struct {
+		name       string
+		args       []string
+		wantOut    string
+		wantErrOut string
+	}{
+		{name: "table", args: []string{"--manager", "nobody"}, wantErrOut: "no fields match, in all 2 objects\n"},
+		{name: "shared", args: []string{"--shared", "--field", ".metadata.labels.*"}, wantErrOut: "no fields match, in all 2 objects\n"},
+		{name: "shared, nothing else", args: []string{"--shared", "--operation", "Update", "--subresource", "scale"}, wantErrOut: "no fields match, in all 2 objects\n"},
+		{name: "managers", args: []string{"--manager", "nobody", "-o", "managers"}, wantErrOut: "no managers match, in all 2 objects\n"},
+		{name: "blame", args: []string{"--manager", "nobody", "-o", "blame"}, wantErrOut: "no fields match, in all 2 objects\n"},
+		{name: "tree", args: []string{"--field", ".nothing", "-o", "tree"}, wantErrOut: "no fields match, in all 2 objects\n"},
+		{name: "json", args: []string{"--manager", "nobody", "-o", "json"}, wantOut: "{\n  \"kind\": \"List\",\n  \"items\": []\n}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append(append([]string{}, files...), tt.args...)...)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if diff := cmp.Diff(tt.wantOut, r.out); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantErrOut, r.errOut); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// -o blame applies --manager, --field, --shared and --unowned as the
+// table does: only the lines they select show, under the lines that hold
+// them.
+func TestWhoOwnsBlameFilters(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		want     []string
+		wantNone []string
+	}{
+		{name: "manager", args: []string{"--manager", "kubectl-label"}, want: []string{"kubectl-label (Update) │     tier: frontend"}, wantNone: []string{"platform", "replicas:", "status:"}},
+		{name: "field", args: []string{"--field", ".spec.replicas"}, want: []string{"kubectl (Update /scale) │   replicas: 3", "│ spec:"}, wantNone: []string{"platform", "template:"}},
+		{name: "shared", args: []string{"--shared"}, want: []string{"platform (Apply), team-a (Apply) │         image: nginx:1.27"}, wantNone: []string{"busybox", "kubectl-label"}},
+		{name: "unowned", args: []string{"--unowned", "--field", ".spec.strategy.**"}, want: []string{"(unowned) │     type: RollingUpdate"}, wantNone: []string{"platform", "replicas"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append([]string{"who-owns", "--local", "-f", "testdata/deployment.yaml", "-o", "blame", "--time", "none"}, tt.args...)...)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.out, w) {
+					t.Errorf("output lacks %q:\n%s", w, r.out)
+				}
+			}
+			for _, w := range tt.wantNone {
+				if strings.Contains(r.out, w) {
+					t.Errorf("output has %q, which the filter leaves out:\n%s", w, r.out)
+				}
+			}
+		})
+	}
+}

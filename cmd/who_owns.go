@@ -135,9 +135,9 @@ func (o *whoOwnsOptions) run(args []string) error {
 	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
 		ropts.Empty = "no field has two or more owners"
 	}
-	var reports []interface{}
+	reports := []interface{}{}
 	var failed []string
-	shown := 0
+	shown, empty := 0, 0
 	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
@@ -146,8 +146,10 @@ func (o *whoOwnsOptions) run(args []string) error {
 			continue
 		}
 		rep = o.filter.Apply(rep)
-		if len(objs) > 1 && o.filtered() && len(rep.Fields) == 0 && len(rep.Unowned) == 0 && o.output != "managers" {
-			// Over many objects, a filter shows only those it matches.
+		if len(objs) > 1 && o.filtered() && render.NothingToShow(rep, o.output) {
+			// Over many objects, a filter shows only those it matches,
+			// and says once if it matches none.
+			empty++
 			continue
 		}
 		if render.IsData(o.output) {
@@ -175,10 +177,13 @@ func (o *whoOwnsOptions) run(args []string) error {
 			return err
 		}
 	}
-	if len(reports) > 0 {
+	if render.IsData(o.output) && (len(reports) > 0 || !single && len(failed) == 0) {
 		if err := render.Data(o.streams.Out, o.output, reports, !single); err != nil {
 			return err
 		}
+	}
+	if shown == 0 && empty > 0 && !render.IsData(o.output) {
+		fmt.Fprintln(o.streams.ErrOut, render.NothingShown(o.output, ropts, empty))
 	}
 	if partial != nil {
 		return &ExitError{Code: 2, Err: partial}

@@ -54,6 +54,11 @@ func (f Filter) ownerMatch(o Owner) bool {
 	return true
 }
 
+// IsZero tells whether f selects everything.
+func (f Filter) IsZero() bool {
+	return len(f.Managers) == 0 && len(f.Fields) == 0 && f.Operation == "" && f.Subresource == "" && !f.Shared && !f.Unowned
+}
+
 func (f Filter) ownerFiltered() bool {
 	return len(f.Managers) > 0 || f.Operation != "" || f.Subresource != ""
 }
@@ -83,6 +88,7 @@ func (f Filter) patterns() ([]*Pattern, error) {
 // that can't be read selects nothing (Validate says why).
 func (f Filter) Apply(r *Report) *Report {
 	out := *r
+	out.Filtered = r.Filtered || !f.IsZero()
 	matchers, err := f.patterns()
 	pathOK := func(p fieldpath.Path) bool {
 		if err != nil {

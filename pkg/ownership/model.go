@@ -71,6 +71,11 @@ type Report struct {
 	// not listed.
 	Unowned []Path `json:"unowned"`
 
+	// Filtered is set on the copies Filter.Apply returns for a filter
+	// that selects something less than everything: views that show the
+	// whole object (blame, tree) show only what Fields and Unowned hold.
+	Filtered bool `json:"-"`
+
 	// Entries is the number of managedFields entries of the object;
 	// Managers holds fewer when a filter left some out.
 	Entries int `json:"-"`

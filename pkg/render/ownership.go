@@ -470,3 +470,22 @@ func plainString(s string) bool {
 	}
 	return true
 }
+
+// NothingToShow tells whether a filtered report has nothing for a view:
+// no fields nor unowned paths, or for the managers view no managers.
+func NothingToShow(r *ownership.Report, view string) bool {
+	if view == "managers" {
+		return len(r.Managers) == 0
+	}
+	return len(r.Fields) == 0 && len(r.Unowned) == 0
+}
+
+// NothingShown is the one line that says a filter matched nothing in any
+// of the objects of a selection.
+func NothingShown(view string, o Options, objects int) string {
+	what := o.empty()
+	if view == "managers" {
+		what = "no managers match"
+	}
+	return fmt.Sprintf("%s, in all %d objects", what, objects)
+}
