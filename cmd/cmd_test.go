@@ -163,3 +163,28 @@ func TestWhoOwnsBlameFilters(t *testing.T) {
 		})
 	}
 }
+
+// Manager names a command writes are checked as the apiserver checks
+// fieldManager, before anything is read or written.
+func TestManagerNamesAreValidated(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "migrate, empty --field-manager", args: []string{"migrate", "deploy/web", "--field-manager="}, wantErr: "--field-manager: the manager name is empty"},
+		{name: "migrate, a newline", args: []string{"migrate", "deploy/web", "--field-manager=ci\ndeploy"}, wantErr: `--field-manager: "ci\ndeploy" is not a manager name the apiserver takes`},
+		{name: "migrate, too long", args: []string{"migrate", "deploy/web", "--field-manager=" + strings.Repeat("x", 129)}, wantErr: "129 bytes long"},
+		{name: "handover --to", args: []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "kubectl", "--to", "argo\x1b[2J"}, wantErr: `--to: "argo\x1b[2J" is not a manager name`},
+		{name: "handover --temp-manager", args: []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--temp-manager", ""}, wantErr: "--temp-manager: the manager name is empty"},
+		{name: "explain-conflict --field-manager", args: []string{"explain-conflict", "-f", "testdata/deployment.yaml", "--field-manager", "ci\tdeploy"}, wantErr: `--field-manager: "ci\tdeploy" is not a manager name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.args...)
+			if r.code != 2 || r.err == nil || !strings.Contains(r.err.Error(), tt.wantErr) {
+				t.Errorf("exit %d, error %v; want 2 and an error containing %q", r.code, r.err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -119,6 +120,9 @@ func (o *explainOptions) validate() error {
 	case "text", "json", "yaml":
 	default:
 		return fmt.Errorf("--output must be text, json or yaml, not %q", o.output)
+	}
+	if err := ownership.ValidateManager(o.fieldManager); err != nil {
+		return fmt.Errorf("--field-manager: %w", err)
 	}
 	switch o.subresource {
 	case "", "status", "scale":

@@ -151,6 +151,12 @@ func (o *handoverOptions) validate(args []string) (migrate.DryRun, error) {
 		if o.to == "" {
 			return "", errors.New("name the manager that takes the fields with --to")
 		}
+		if err := ownership.ValidateManager(o.to); err != nil {
+			return "", fmt.Errorf("--to: %w", err)
+		}
+		if err := ownership.ValidateManager(o.tempManager); err != nil {
+			return "", fmt.Errorf("--temp-manager: %w", err)
+		}
 		if len(o.fields) == 0 {
 			return "", errors.New("name the fields to hand over with --field")
 		}

@@ -257,6 +257,9 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	default:
 		return &ExitError{Code: 2, Err: fmt.Errorf("--output must be text, json or yaml, not %q", o.output)}
 	}
+	if err := ownership.ValidateManager(o.target); err != nil {
+		return &ExitError{Code: 2, Err: fmt.Errorf("--field-manager: %w", err)}
+	}
 	if len(args) == 0 && len(o.files.Filenames) == 0 && !o.allKinds {
 		return &ExitError{Code: 2, Err: errors.New("name the objects: TYPE[/NAME]..., -f FILE, or --all-kinds (see --help)")}
 	}
