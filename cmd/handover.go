@@ -95,6 +95,7 @@ does nothing; after an interruption it completes the remaining steps.
 	cmd.ValidArgsFunction = completeResources(g)
 	_ = cmd.RegisterFlagCompletionFunc("from", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("to", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 
 	rel := &handoverOptions{globalOptions: g}
 	release := &cobra.Command{
@@ -123,6 +124,7 @@ appliers (their next apply without the field removes it).`,
 	release.Flags().BoolVar(&rel.all, "all", false, "Release every field of --from.")
 	release.ValidArgsFunction = completeResources(g)
 	_ = release.RegisterFlagCompletionFunc("from", completeManagers(g, &rel.sel))
+	_ = release.RegisterFlagCompletionFunc("field", completeFields(g, &rel.sel))
 	cmd.AddCommand(release)
 	return cmd
 }

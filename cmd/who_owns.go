@@ -94,6 +94,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 	_ = cmd.RegisterFlagCompletionFunc("time", cobra.FixedCompletions([]string{"relative", "absolute", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("operation", cobra.FixedCompletions([]string{"Apply", "Update"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("manager", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 	return cmd
 }
 
