@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -186,5 +187,56 @@ func TestManagerNamesAreValidated(t *testing.T) {
 				t.Errorf("exit %d, error %v; want 2 and an error containing %q", r.code, r.err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// rawControl returns the control characters in s other than newlines and
+// tabs, quoted, or "".
+func rawControl(s string) string {
+	var found []string
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			found = append(found, fmt.Sprintf("%U", r))
+		}
+	}
+	return strings.Join(found, " ")
+}
+
+// Control characters in manager names, subresources and values never
+// reach the terminal raw, in any view.
+func TestWhoOwnsEscapesControlCharacters(t *testing.T) {
+	for _, view := range []string{"table", "wide", "blame", "tree", "managers"} {
+		t.Run(view, func(t *testing.T) {
+			r := run(t, "who-owns", "--local", "-f", "testdata/control-chars.yaml", "-o", view, "--color", "never")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if raw := rawControl(r.out + r.errOut); raw != "" {
+				t.Errorf("raw control characters %s in:\n%s", raw, r.out)
+			}
+			if !strings.Contains(r.out, `ci\ndeploy^[]0;pwned\u0007`) {
+				t.Errorf("the manager name is not shown escaped:\n%s", r.out)
+			}
+		})
+	}
+}
+
+// explain-conflict's suggested commands stay one pasteable line each: a
+// newline in a manager name is quoted as bash reads it, $'...'.
+func TestExplainConflictQuotesSuggestedCommands(t *testing.T) {
+	r := run(t, "explain-conflict", "--local", "--live-file", "testdata/control-chars.yaml", "-f", "testdata/control-chars-apply.yaml")
+	if r.code != 1 {
+		t.Fatalf("exit %d (%v), want 1 (conflicts):\n%s%s", r.code, r.err, r.out, r.errOut)
+	}
+	if raw := rawControl(r.out); raw != "" {
+		t.Errorf("raw control characters %s in:\n%s", raw, r.out)
+	}
+	for _, want := range []string{
+		`     $ kubectl ssa handover configmap/settings -n shop --field .data.color --from $'ctl\rFAKE' --from-subresource $'sta\x1b[8mtus' --to kubectl --mode applier` + "\n",
+		`     $ kubectl ssa handover configmap/settings -n shop --field .data.mode --from $'ci\ndeploy\x1b]0;pwned\x07' --to kubectl --mode applier` + "\n",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("output lacks the command\n%s\nin:\n%s", want, r.out)
+		}
 	}
 }

@@ -242,7 +242,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	}
 	if len(failed) > 0 {
 		for _, e := range failed[:len(failed)-1] {
-			fmt.Fprintln(o.streams.ErrOut, "error: "+e.Error())
+			render.Error(o.streams.ErrOut, e)
 		}
 		return &ExitError{Code: 2, Err: failed[len(failed)-1]}
 	}

@@ -233,7 +233,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			if !handover.IsError(err) {
 				msg = fmt.Sprintf("%s: %v", objName(obj), friendly(err))
 			}
-			fmt.Fprintln(o.streams.ErrOut, "error: "+msg)
+			render.Error(o.streams.ErrOut, errors.New(msg))
 			if rep == nil {
 				continue
 			}

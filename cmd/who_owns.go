@@ -142,7 +142,7 @@ func (o *whoOwnsOptions) run(args []string) error {
 	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
-			fmt.Fprintln(o.streams.ErrOut, "error: "+err.Error())
+			render.Error(o.streams.ErrOut, err)
 			failed = append(failed, err.Error())
 			continue
 		}

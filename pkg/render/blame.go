@@ -45,6 +45,7 @@ type blamer struct {
 // instead would bury a few matches in a large object, and shows nothing at
 // all where there is no colour (a pipe, NO_COLOR).
 func Blame(w io.Writer, r *ownership.Report, o Options) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	if err := Header(w, r, o, ""); err != nil {
 		return err
 	}

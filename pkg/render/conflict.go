@@ -42,6 +42,7 @@ func (c ConflictContext) managerFlag() string {
 
 // ConflictExplanation renders the prediction for one object.
 func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictContext) {
+	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	verb := "apply"
@@ -81,7 +82,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 					since += " ago"
 				}
 			}
-			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", Escape(cf.Manager))), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
+			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
 			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
@@ -119,7 +120,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		for _, ret := range r.Retained {
 			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path.String()), o.colorOwners(ret.Owners))
 		}
-		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
+		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field PATH --from MANAGER"))
 	}
 	if r.Verify != nil {
 		fmt.Fprintln(w)
@@ -151,7 +152,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	sub := ""
 	if c.Subresource != "" {
-		sub = " --subresource=" + c.Subresource
+		sub = " --subresource=" + shellQuote(c.Subresource)
 	}
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
@@ -198,9 +199,9 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		if cf.Subresource != "" {
 			from += " --from-subresource " + shellQuote(cf.Subresource)
 		}
-		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
+		fmt.Fprintln(w, cmd("kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
 	}
-	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
+	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+shellQuote(c.ResourceArg)+c.nsFlag()))
 }
 
 func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
@@ -231,15 +232,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@+", r)
-		return !plain
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -11,6 +11,7 @@ import (
 
 // HandoverNarrative tells a handover step by step.
 func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
+	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	from := fmt.Sprintf("%q", r.From)

@@ -90,6 +90,7 @@ func (o Options) plainOwners(owners []ownership.Owner) string {
 
 // Header prints the line above an object's view.
 func Header(w io.Writer, r *ownership.Report, o Options, what string) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
 	line := fmt.Sprintf("# %s (%s)", Escape(obj), Escape(r.Object.APIVersion))
 	if what != "" {
@@ -113,6 +114,7 @@ const timeNote = "AGE is each manager's last write to the object, not when the f
 
 // FieldTable renders the default who-owns view: one row per owned path.
 func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	hdr := "# " + timeNote
 	if !o.showTime() {
 		hdr = ""
@@ -275,6 +277,7 @@ func compactJSON(v interface{}) string {
 
 // ManagerTable renders one row per managedFields entry.
 func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	if err := Header(w, r, o, ""); err != nil {
 		return err
 	}
@@ -303,6 +306,7 @@ func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
 
 // Tree renders the ownership trie, collapsing subtrees one owner set owns.
 func Tree(w io.Writer, r *ownership.Report, o Options) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	if err := Header(w, r, o, ""); err != nil {
 		return err
 	}
