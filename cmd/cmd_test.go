@@ -78,7 +78,7 @@ func TestValidationErrors(t *testing.T) {
 		{"who-owns: bad color", []string{"who-owns", "--local", "-f", configMapFixture, "--color", "pink"}, "--color must be auto, always or never"},
 		{"explain-conflict: no manifests", []string{"explain-conflict"}, "give the manifests to simulate with -f or -k"},
 		{"explain-conflict: bad subresource", []string{"explain-conflict", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
-		{"explain-conflict: empty manager", []string{"explain-conflict", "-f", "x.yaml", "--field-manager="}, "--field-manager must not be empty"},
+		{"explain-conflict: empty manager", []string{"explain-conflict", "-f", "x.yaml", "--field-manager="}, "--field-manager: the manager name is empty"},
 		{"explain-conflict: local and verify", []string{"explain-conflict", "-f", "x.yaml", "--local", "--live-file", "l.yaml", "--verify"}, "--verify asks the server, --local never does"},
 		{"explain-conflict: live file without local", []string{"explain-conflict", "-f", "x.yaml", "--live-file", "l.yaml"}, "--live-file and --schema go with --local"},
 		{"explain-conflict: local without live file", []string{"explain-conflict", "-f", "x.yaml", "--local"}, "--local needs the saved live objects"},

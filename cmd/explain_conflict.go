@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -115,6 +116,9 @@ func (o *explainOptions) validate() error {
 	if err := o.output.parse(); err != nil {
 		return err
 	}
+	if err := ownership.ValidateManager(o.fieldManager); err != nil {
+		return fmt.Errorf("--field-manager: %w", err)
+	}
 	switch o.subresource {
 	case "", "status", "scale":
 	default:
@@ -122,9 +126,6 @@ func (o *explainOptions) validate() error {
 	}
 	if _, err := o.time.parse(); err != nil {
 		return err
-	}
-	if o.fieldManager == "" {
-		return errors.New("--field-manager must not be empty")
 	}
 	if o.local && o.verify {
 		return errors.New("--verify asks the server, --local never does: give one of them")
@@ -202,7 +203,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) error {
 	if len(failed) > 0 {
 		for _, e := range failed[:len(failed)-1] {
-			fmt.Fprintln(errOut, "error: "+e.Error())
+			render.Error(errOut, e)
 		}
 		return failed[len(failed)-1]
 	}

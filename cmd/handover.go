@@ -94,6 +94,7 @@ does nothing; after an interruption it completes the remaining steps.
 	cmd.ValidArgsFunction = completeResources(g)
 	_ = cmd.RegisterFlagCompletionFunc("from", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("to", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 
 	rel := &handoverOptions{globalOptions: g}
 	release := &cobra.Command{
@@ -122,6 +123,7 @@ appliers (their next apply without the field removes it).`,
 	release.Flags().BoolVar(&rel.all, "all", false, "Release every field of --from.")
 	release.ValidArgsFunction = completeResources(g)
 	_ = release.RegisterFlagCompletionFunc("from", completeManagers(g, &rel.sel))
+	_ = release.RegisterFlagCompletionFunc("field", completeFields(g, &rel.sel))
 	cmd.AddCommand(release)
 	return cmd
 }
@@ -147,6 +149,12 @@ func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
 	} else {
 		if o.to == "" {
 			return "", errors.New("name the manager that takes the fields with --to")
+		}
+		if err := ownership.ValidateManager(o.to); err != nil {
+			return "", fmt.Errorf("--to: %w", err)
+		}
+		if err := ownership.ValidateManager(o.tempManager); err != nil {
+			return "", fmt.Errorf("--temp-manager: %w", err)
 		}
 		if len(o.fields) == 0 {
 			return "", errors.New("name the fields to hand over with --field")
@@ -222,7 +230,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			if !handover.IsError(err) {
 				msg = fmt.Sprintf("%s: %v", kube.ObjectName(obj), kube.Friendly(err))
 			}
-			fmt.Fprintln(o.streams.ErrOut, "error: "+msg)
+			render.Error(o.streams.ErrOut, errors.New(msg))
 			if rep == nil {
 				continue
 			}

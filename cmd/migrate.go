@@ -231,6 +231,9 @@ func (o *migrateOptions) validate(args []string) (kube.DryRun, error) {
 	if err := o.output.parse(); err != nil {
 		return "", err
 	}
+	if err := ownership.ValidateManager(o.target); err != nil {
+		return "", fmt.Errorf("--field-manager: %w", err)
+	}
 	if o.concurrency < 1 {
 		return "", errors.New("--concurrency must be at least 1")
 	}
@@ -382,7 +385,7 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 			return fmt.Errorf("applying the last-applied configuration as %q would fail: %s", o.target, r.Message)
 		}
 		if len(r.Removed) > 0 {
-			return fmt.Errorf("applying the last-applied configuration as %q would remove %s", o.target, strings.Join(r.Removed, ", "))
+			return fmt.Errorf("applying the last-applied configuration as %q would remove %s", o.target, strings.Join(ownership.Strings(r.Removed), ", "))
 		}
 		return nil
 	}

@@ -98,7 +98,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 	o.output.add(cmd, "table", whoOwnsViews...)
 	o.time.add(cmd, "How to show each manager's last write: relative, absolute (RFC 3339, UTC) or none.")
 	f.StringArrayVar(&o.filter.Managers, "manager", nil, "Only fields owned by managers matching this glob (repeatable).")
-	f.StringArrayVar(&o.filter.Fields, "field", nil, "Only paths matching this glob: '*' is one path element, '**' any number, e.g. '.spec.template.**' or '.metadata.labels.*' (repeatable).")
+	f.StringArrayVar(&o.filter.Fields, "field", nil, "Only paths matching this pattern: '*' is one path element, '**' any number; list items by key or position, e.g. '.spec.template.**', '.metadata.labels.*', '.spec.template.spec.containers[name=app].*', '.spec.template.spec.containers[0].image' (repeatable).")
 	f.StringVar(&o.filter.Operation, "operation", "", "Only fields owned through this operation: Apply or Update.")
 	f.StringVar(&o.filter.Subresource, "subresource", "", "Only fields owned through this subresource (status, scale, ...; 'none' for the main resource).")
 	f.BoolVar(&o.filter.Shared, "shared", false, "Only fields with two or more owners.")
@@ -106,6 +106,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 	f.BoolVar(&o.showSecretValues, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
 	_ = cmd.RegisterFlagCompletionFunc("operation", cobra.FixedCompletions([]string{"Apply", "Update"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("manager", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 	return cmd
 }
 
@@ -121,6 +122,9 @@ func (o *whoOwnsOptions) validate(args []string) error {
 	}
 	if o.filter.Shared && o.filter.Unowned {
 		return errors.New("--shared and --unowned select disjoint fields: give one of them")
+	}
+	if err := o.filter.Validate(); err != nil {
+		return err
 	}
 	return o.sel.Validate(args)
 }
@@ -144,19 +148,21 @@ func (o *whoOwnsOptions) run(args []string) error {
 	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
 		ropts.Empty = "no field has two or more owners"
 	}
-	var reports []interface{}
+	reports := []interface{}{}
 	var failed []string
-	shown := 0
+	shown, empty := 0, 0
 	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
-			fmt.Fprintln(o.streams.ErrOut, "error: "+err.Error())
+			render.Error(o.streams.ErrOut, err)
 			failed = append(failed, err.Error())
 			continue
 		}
 		rep = o.filter.Apply(rep)
-		if len(objs) > 1 && o.filtered() && len(rep.Fields) == 0 && len(rep.Unowned) == 0 && view != viewManagers {
-			// Over many objects, a filter shows only those it matches.
+		if len(objs) > 1 && o.filtered() && render.NothingToShow(rep, view) {
+			// Over many objects, a filter shows only those it matches,
+			// and says once if it matches none.
+			empty++
 			continue
 		}
 		if o.output.out.IsData() {
@@ -184,10 +190,13 @@ func (o *whoOwnsOptions) run(args []string) error {
 			return err
 		}
 	}
-	if len(reports) > 0 {
+	if o.output.out.IsData() && (len(reports) > 0 || !single && len(failed) == 0) {
 		if err := o.output.out.Print(o.streams.Out, reports, !single); err != nil {
 			return err
 		}
+	}
+	if shown == 0 && empty > 0 && !o.output.out.IsData() {
+		fmt.Fprintln(o.streams.ErrOut, render.NothingShown(view, ropts, empty))
 	}
 	if partial != nil {
 		return partial

@@ -69,16 +69,14 @@ type Input struct {
 
 // Conflict is one field another manager owns with a different value.
 type Conflict struct {
-	Path         string       `json:"path"`
-	Manager      string       `json:"manager"`
-	Operation    string       `json:"operation"`
-	Subresource  string       `json:"subresource"`
-	APIVersion   string       `json:"apiVersion"`
-	Time         *metav1.Time `json:"time"`
-	LiveValue    interface{}  `json:"liveValue"`
-	AppliedValue interface{}  `json:"appliedValue"`
-
-	PathElements fieldpath.Path `json:"-"`
+	Path         ownership.Path `json:"path"`
+	Manager      string         `json:"manager"`
+	Operation    string         `json:"operation"`
+	Subresource  string         `json:"subresource"`
+	APIVersion   string         `json:"apiVersion"`
+	Time         *metav1.Time   `json:"time"`
+	LiveValue    interface{}    `json:"liveValue"`
+	AppliedValue interface{}    `json:"appliedValue"`
 }
 
 // Owner returns the conflicting manager's identity.
@@ -89,7 +87,7 @@ func (c Conflict) Owner() ownership.Owner {
 // Retained is a field the applier stopped setting that stays, because
 // other managers still own it.
 type Retained struct {
-	Path   string            `json:"path"`
+	Path   ownership.Path    `json:"path"`
 	Owners []ownership.Owner `json:"owners"`
 }
 
@@ -109,7 +107,7 @@ type Report struct {
 	// Removed are fields the applier owned and no longer sets, that
 	// nobody else owns: the apply removes them (or resets them to their
 	// default).
-	Removed []string `json:"removed"`
+	Removed []ownership.Path `json:"removed"`
 	// Retained are fields the applier no longer sets that stay because
 	// other managers own them.
 	Retained []Retained `json:"retained"`
@@ -193,7 +191,7 @@ func Simulate(in Input) (*Report, error) {
 	// and object, the final managedFields, and every removal on the way.
 	r3.Object, r3.Live, r3.Action = r.Object, r.Live, r.Action
 	r3.Conflicts, r3.Released = r.Conflicts, r.Released
-	r3.Removed = topmost(append(append([]string{}, r.Removed...), r3.Removed...), in.Live)
+	r3.Removed = topmost(append(append([]ownership.Path{}, r.Removed...), r3.Removed...))
 	r3.KubectlUpgrade = sets.List(names)
 	r3.Warnings = append(append([]string{}, r.Warnings...), fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
 	r3.FirstApply = &first
@@ -225,24 +223,18 @@ func annotationOwners(u *unstructured.Unstructured, op metav1.ManagedFieldsOpera
 }
 
 // topmost dedupes paths and drops those below another one of the list.
-func topmost(paths []string, obj *unstructured.Unstructured) []string {
-	parsed := map[string]fieldpath.Path{}
-	for _, p := range paths {
-		if pp, err := ownership.ParsePath(p, obj.Object); err == nil {
-			parsed[p] = pp
-		}
-	}
-	out := []string{}
+func topmost(paths []ownership.Path) []ownership.Path {
+	out := []ownership.Path{}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		if seen[p] {
+		key := p.APIServerString()
+		if seen[key] {
 			continue
 		}
-		seen[p] = true
+		seen[key] = true
 		covered := false
-		for q, qp := range parsed {
-			pp, ok := parsed[p]
-			if ok && q != p && len(qp) < len(pp) && pp[:len(qp)].Equals(qp) {
+		for _, q := range paths {
+			if len(q) < len(p) && fieldpath.Path(p[:len(q)]).Equals(fieldpath.Path(q)) {
 				covered = true
 				break
 			}
@@ -251,7 +243,7 @@ func topmost(paths []string, obj *unstructured.Unstructured) []string {
 			out = append(out, p)
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].APIServerString() < out[j].APIServerString() })
 	return out
 }
 
@@ -273,7 +265,7 @@ func simulateApply(in Input) (*Report, error) {
 		Force:          in.Force,
 		Subresource:    in.Subresource,
 		Conflicts:      []Conflict{},
-		Removed:        []string{},
+		Removed:        []ownership.Path{},
 		Retained:       []Retained{},
 		Released:       []ownership.Owner{},
 		Warnings:       []string{},
@@ -419,7 +411,7 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 		if m[3] != "" {
 			op = string(metav1.ManagedFieldsOperationUpdate)
 		}
-		cf := Conflict{Path: c.Field, Manager: mgr, Operation: op, Subresource: sub, APIVersion: m[3]}
+		cf := Conflict{Manager: mgr, Operation: op, Subresource: sub, APIVersion: m[3]}
 		for _, e := range entries {
 			if e.Manager == mgr && e.Subresource == sub && string(e.Operation) == op && (m[3] == "" || e.APIVersion == m[3]) {
 				cf.APIVersion, cf.Time = e.APIVersion, e.Time
@@ -427,16 +419,21 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 			}
 		}
 		l, a := atVersion(live, cf.APIVersion), atVersion(applied, cf.APIVersion)
-		if p, err := ownership.ParsePath(c.Field, a.Object, l.Object); err == nil {
-			cf.PathElements = p
-			cf.LiveValue, _ = ownership.Lookup(l.Object, p)
-			cf.AppliedValue, _ = ownership.Lookup(a.Object, p)
+		p, err := ownership.ParsePath(c.Field, a.Object, l.Object)
+		if err != nil {
+			// Not a path this tool reads (a field name with a "["): one
+			// element that marshals back to the apiserver's text.
+			name := strings.TrimPrefix(c.Field, ".")
+			p = fieldpath.Path{{FieldName: &name}}
 		}
+		cf.Path = ownership.Path(p)
+		cf.LiveValue, _ = ownership.Lookup(l.Object, p)
+		cf.AppliedValue, _ = ownership.Lookup(a.Object, p)
 		out = append(out, cf)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
+		if a, b := out[i].Path.APIServerString(), out[j].Path.APIServerString(); a != b {
+			return a < b
 		}
 		return out[i].Manager < out[j].Manager
 	})
@@ -496,7 +493,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 			return
 		}
 		if others.Has(p) {
-			ret := Retained{Path: p.String()}
+			ret := Retained{Path: ownership.Path(p.Copy())}
 			for i, e := range res.GetManagedFields() {
 				if s, ok := othersBy[i]; ok && s.Has(p) {
 					ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
@@ -516,7 +513,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 			}
 		}
 		if !covered {
-			r.Removed = append(r.Removed, p.String())
+			r.Removed = append(r.Removed, ownership.Path(p))
 		}
 	}
 	// Managers that existed before and are gone after a forced apply.
@@ -544,7 +541,7 @@ func (r *Report) RedactSecrets() {
 		return
 	}
 	for i := range r.Conflicts {
-		if ownership.SecretPath(r.Conflicts[i].PathElements) || r.Conflicts[i].PathElements == nil {
+		if ownership.SecretPath(r.Conflicts[i].Path.Elements()) {
 			if r.Conflicts[i].LiveValue != nil {
 				r.Conflicts[i].LiveValue = ownership.Redacted
 			}

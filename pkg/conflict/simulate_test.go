@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -281,15 +282,21 @@ type want struct {
 
 func reportView(t *testing.T, r *conflict.Report) want {
 	t.Helper()
-	v := want{Action: r.Action, Message: r.Message, Removed: r.Removed}
+	v := want{Action: r.Action, Message: r.Message}
+	if r.Removed != nil {
+		v.Removed = []string{}
+	}
+	for _, p := range r.Removed {
+		v.Removed = append(v.Removed, p.APIServerString())
+	}
 	for _, c := range r.Conflicts {
-		v.Conflicts = append(v.Conflicts, conflictView{Manager: c.Manager, Operation: c.Operation, Path: c.Path})
-		if c.PathElements.String() != c.Path {
-			t.Errorf("conflict at %s: PathElements %s", c.Path, c.PathElements)
+		v.Conflicts = append(v.Conflicts, conflictView{Manager: c.Manager, Operation: c.Operation, Path: c.Path.APIServerString()})
+		if r.Message != "" && !strings.Contains(r.Message, c.Path.APIServerString()) {
+			t.Errorf("conflict at %s: not the path of the apiserver's message %q", c.Path, r.Message)
 		}
 	}
 	for _, rt := range r.Retained {
-		rv := retainedView{Path: rt.Path}
+		rv := retainedView{Path: rt.Path.APIServerString()}
 		for _, o := range rt.Owners {
 			rv.Owners = append(rv.Owners, o.Manager+" "+o.Operation)
 		}

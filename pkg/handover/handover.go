@@ -57,11 +57,11 @@ type Request struct {
 
 // Step is one write of the plan.
 type Step struct {
-	Name        string     `json:"name"`
-	Description string     `json:"description"`
-	Manager     string     `json:"manager"`
-	Paths       []string   `json:"paths"`
-	Status      StepStatus `json:"status"`
+	Name        string           `json:"name"`
+	Description string           `json:"description"`
+	Manager     string           `json:"manager"`
+	Paths       []ownership.Path `json:"paths"`
+	Status      StepStatus       `json:"status"`
 	// ResourceVersion the step wrote (empty unless done).
 	ResourceVersion string                      `json:"resourceVersion"`
 	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
@@ -73,7 +73,7 @@ type Step struct {
 
 // FieldState is one field's value and owners.
 type FieldState struct {
-	Path   string            `json:"path"`
+	Path   ownership.Path    `json:"path"`
 	Value  interface{}       `json:"value"`
 	Owners []ownership.Owner `json:"owners"`
 }
@@ -95,9 +95,9 @@ type Report struct {
 	// Orphaned are fields a release leaves owned by nobody (they stay, and
 	// no apply will remove them); AppliersOnly are fields then owned only
 	// by appliers, which the next apply of theirs without them removes.
-	Orphaned     []string `json:"orphaned"`
-	AppliersOnly []string `json:"appliersOnly"`
-	Warnings     []string `json:"warnings"`
+	Orphaned     []ownership.Path `json:"orphaned"`
+	AppliersOnly []ownership.Path `json:"appliersOnly"`
+	Warnings     []string         `json:"warnings"`
 
 	// Next says what the user should do now.
 	Next string `json:"next"`
@@ -150,7 +150,7 @@ func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Spr
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
+	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []ownership.Path{}, AppliersOnly: []ownership.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -195,7 +195,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			continue
 		}
 		if _, ok := ownership.Lookup(live.Object, p); !ok {
-			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, p, strings.ToLower(live.GetKind())+"/"+live.GetName())
+			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, ownership.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
 	want := fieldpath.NewSet(fields...)
@@ -261,7 +261,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	for _, p := range fields {
 		if !fromSet.Has(p) && !toSet.Has(p) && !tempSet.Has(p) {
 			owners, _ := ownership.Owners(entries, p)
-			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", p, ownerNames(owners)))
+			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", ownership.Path(p), ownerNames(owners)))
 		}
 	}
 	if len(notOwned) > 0 {
@@ -269,7 +269,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 
 	cur := entries
-	paths := pathStrings(fields)
+	paths := ownership.Paths(fields)
 	switch mode {
 	case ModeController:
 		needHold := false
@@ -317,7 +317,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if err != nil {
 			return nil, err
 		}
-		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathStrings(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur,
+		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: ownership.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur,
 			Description: fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)})
 	}
 	if mode == ModeController && req.Wait {
@@ -360,7 +360,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	if err != nil {
 		return nil, false, err
 	}
-	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathStrings(fields), Status: StepPlanned, ManagedFields: cur,
+	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: ownership.Paths(fields), Status: StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
 }
 
@@ -408,10 +408,11 @@ func ownerNames(entries []metav1.ManagedFieldsEntry) string {
 	return strings.Join(names, ", ")
 }
 
+// pathStrings prints paths for messages, in the form --field reads back.
 func pathStrings(ps []fieldpath.Path) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = p.String()
+		out[i] = ownership.Path(p).String()
 	}
 	return out
 }
@@ -428,7 +429,7 @@ func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 	for _, p := range fields {
 		v, _ := ownership.Lookup(obj.Object, p)
 		owners, _ := ownership.Owners(obj.GetManagedFields(), p)
-		fs := FieldState{Path: p.String(), Value: v, Owners: []ownership.Owner{}}
+		fs := FieldState{Path: ownership.Path(p), Value: v, Owners: []ownership.Owner{}}
 		for _, o := range owners {
 			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
 		}
@@ -442,12 +443,12 @@ func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 	return states(obj, fields)
 }
 
-func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []string) {
-	orphaned, appliersOnly = []string{}, []string{}
+func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []ownership.Path) {
+	orphaned, appliersOnly = []ownership.Path{}, []ownership.Path{}
 	for _, p := range fields {
 		owners, _ := ownership.Owners(entries, p)
 		if len(owners) == 0 {
-			orphaned = append(orphaned, p.String())
+			orphaned = append(orphaned, ownership.Path(p))
 			continue
 		}
 		allApply := true
@@ -455,11 +456,14 @@ func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) 
 			allApply = allApply && o.Operation == metav1.ManagedFieldsOperationApply
 		}
 		if allApply {
-			appliersOnly = append(appliersOnly, p.String())
+			appliersOnly = append(appliersOnly, ownership.Path(p))
 		}
 	}
-	sort.Strings(orphaned)
-	sort.Strings(appliersOnly)
+	byString := func(ps []ownership.Path) func(i, j int) bool {
+		return func(i, j int) bool { return ps[i].APIServerString() < ps[j].APIServerString() }
+	}
+	sort.Slice(orphaned, byString(orphaned))
+	sort.Slice(appliersOnly, byString(appliersOnly))
 	return orphaned, appliersOnly
 }
 
@@ -476,7 +480,7 @@ func (r *Report) RedactSecrets() {
 	}
 	for _, states := range [][]FieldState{r.Before, r.After} {
 		for i := range states {
-			if p, err := ownership.ParsePath(states[i].Path); err != nil || ownership.SecretPath(p) {
+			if ownership.SecretPath(states[i].Path.Elements()) {
 				if states[i].Value != nil {
 					states[i].Value = ownership.Redacted
 				}

@@ -175,7 +175,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 
 func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, fields []fieldpath.Path, opts Options, report *Report) (bool, error) {
 	deadline := opts.Now().Add(opts.Timeout)
-	waitStep := Step{Name: StepWait, Manager: req.To, Paths: pathStrings(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
+	waitStep := Step{Name: StepWait, Manager: req.To, Paths: ownership.Paths(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
 	for {
 		live, err := c.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

@@ -169,18 +169,15 @@ func TestFilterApply(t *testing.T) {
 			}
 			before := view(r)
 			out := tt.filter.Apply(r)
-			got := want{Managers: []string{}, Fields: []string{}, Unowned: out.Unowned}
+			got := want{Managers: []string{}, Fields: []string{}, Unowned: apiStrings(out.Unowned)}
 			for _, m := range out.Managers {
 				got.Managers = append(got.Managers, ownerText(m.Owner))
 			}
 			for _, f := range out.Fields {
-				got.Fields = append(got.Fields, f.Path)
+				got.Fields = append(got.Fields, f.Path.APIServerString())
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Apply (-want +got):\n%s", diff)
-			}
-			if len(out.UnownedPaths) != len(out.Unowned) {
-				t.Errorf("UnownedPaths %v, Unowned %v", out.UnownedPaths, out.Unowned)
 			}
 			if out.Entries != 6 {
 				t.Errorf("Entries = %d after filtering, want the object's 6", out.Entries)

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -44,6 +42,7 @@ func (c ConflictContext) managerFlag() string {
 
 // ConflictExplanation renders the prediction for one object.
 func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictContext) {
+	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	verb := "apply"
@@ -83,8 +82,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 					since += " ago"
 				}
 			}
-			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", Escape(cf.Manager))), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
-			if d := conflict.Describe(ow, cf.Path); d != "" {
+			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
+			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
 			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
@@ -112,16 +111,16 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone and no longer set them; a field with a default gets it back):"))
 		for _, path := range r.Removed {
-			fmt.Fprintf(w, "  %s\n", Escape(displayPath(path, objectOf(r.Live))))
+			fmt.Fprintf(w, "  %s\n", Escape(path.String()))
 		}
 	}
 	if len(r.Retained) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply does NOT remove (you no longer set them, but other managers own them):"))
 		for _, ret := range r.Retained {
-			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(displayPath(ret.Path, objectOf(r.Live), objectOf(r.Result))), o.colorOwners(ret.Owners))
+			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path.String()), o.colorOwners(ret.Owners))
 		}
-		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
+		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field PATH --from MANAGER"))
 	}
 	if r.Verify != nil {
 		fmt.Fprintln(w)
@@ -160,7 +159,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	sub := ""
 	if c.Subresource != "" {
-		sub = " --subresource=" + c.Subresource
+		sub = " --subresource=" + shellQuote(c.Subresource)
 	}
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
@@ -177,8 +176,8 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	var unique []conflict.Conflict
 	listed := map[string]bool{}
 	for _, cf := range r.Conflicts {
-		if !listed[cf.Path] {
-			listed[cf.Path] = true
+		if key := cf.Path.APIServerString(); !listed[key] {
+			listed[key] = true
 			unique = append(unique, cf)
 		}
 	}
@@ -207,24 +206,12 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		if cf.Subresource != "" {
 			from += " --from-subresource " + shellQuote(cf.Subresource)
 		}
-		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
+		fmt.Fprintln(w, cmd("kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
 	}
-	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
+	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+shellQuote(c.ResourceArg)+c.nsFlag()))
 }
 
-func objectOf(u *unstructured.Unstructured) map[string]interface{} {
-	if u == nil {
-		return nil
-	}
-	return u.Object
-}
-
-func displayConflictPath(cf conflict.Conflict) string {
-	if cf.PathElements != nil {
-		return ownership.DisplayPath(cf.PathElements)
-	}
-	return cf.Path
-}
+func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
 
 func subDesc(sub string) string {
 	if sub == "" {
@@ -252,15 +239,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@+", r)
-		return !plain
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -15,6 +15,7 @@ import (
 // changed, was skipped or failed (with the plan and a managedFields diff
 // for client dry runs), then the summary.
 func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
+	w = Terminal(w) // the one way out: see terminal.go
 	for _, o := range r.Objects {
 		name := Escape(ownership.ObjectName(o.Object.Kind, o.Object.Namespace, o.Object.Name))
 		var tag string
@@ -119,7 +120,7 @@ func managedFieldsDiff(before, after []metav1.ManagedFieldsEntry) []string {
 	a, aOrder := index(after)
 	var out []string
 	paths := func(prefix string, s *fieldpath.Set) {
-		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.DisplayPath(p)) })
+		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.Path(p).String()) })
 	}
 	for _, k := range bOrder {
 		old := b[k]
