@@ -3,7 +3,10 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
-LDFLAGS := -s -w -X github.com/kubectl-ssa/kubectl-ssa/cmd.version=$(VERSION) -X github.com/kubectl-ssa/kubectl-ssa/cmd.gitCommit=$(COMMIT)
+# The commit's date, not the clock's, as .goreleaser.yaml stamps it: two
+# builds of one commit are the same bytes.
+BUILD_DATE ?= $(shell TZ=UTC0 git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -s -w -X github.com/kubectl-ssa/kubectl-ssa/cmd.version=$(VERSION) -X github.com/kubectl-ssa/kubectl-ssa/cmd.gitCommit=$(COMMIT) -X github.com/kubectl-ssa/kubectl-ssa/cmd.buildDate=$(BUILD_DATE)
 
 # The test bed: a real kube-apiserver + etcd + kube-controller-manager built
 # from k8s.io/kubernetes. The cold build takes about 10 minutes on 2 cores;
