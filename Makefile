@@ -86,8 +86,13 @@ $(GORELEASER):
 $(ACTIONLINT):
 	$(call go-install,actionlint,github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
 
+# `go install sigs.k8s.io/krew/cmd/krew@version` asks the proxy for the
+# module's version list, which it refuses; building in the module's own
+# directory uses krew's go.mod and go.sum just the same.
 $(KREW):
-	$(call go-install,krew,sigs.k8s.io/krew/cmd/krew@$(KREW_VERSION))
+	@mkdir -p $(dir $@)
+	cd test && $(GO) mod download sigs.k8s.io/krew
+	cd "$$(cd test && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/krew)" && $(GO) build -trimpath -o $@ ./cmd/krew
 
 release-tools: $(GORELEASER) $(KREW) $(ACTIONLINT) ## Build goreleaser, krew and actionlint (pinned) into the cache directory and print their paths
 	@echo GORELEASER=$(GORELEASER)
@@ -102,11 +107,15 @@ actionlint: $(ACTIONLINT) ## Check .github/workflows with actionlint (pinned)
 # without a tag and without publishing anything. The SBOMs need syft on
 # the PATH (the workflows install it; it can't be built from the Go module
 # proxy): without it they are skipped.
+# goreleaser reads the commit and its date only if `git ls-remote --get-url`
+# answers: a checkout without a remote (a local copy, a worktree) gets one
+# in the environment, or the snapshot would stamp commit "none".
 comma := ,
 NO_SYFT := $(if $(shell command -v syft 2>/dev/null),,yes)
+NO_REMOTE_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR))
 release-snapshot: $(GORELEASER) ## Build the release archives, checksums, SBOMs and krew manifest into dist/ (publishes nothing)
-	$(if $(NO_SYFT),@echo "release-snapshot: no syft on the PATH, so no SBOMs")
-	$(GORELEASER) release --snapshot --clean --skip=publish,announce,sign$(if $(NO_SYFT),$(comma)sbom)
+	$(if $(NO_SYFT),@echo "release-snapshot: no syft on the PATH: no SBOMs")
+	$(NO_REMOTE_ENV) $(GORELEASER) release --snapshot --clean --skip=publish,announce,sign$(if $(NO_SYFT),$(comma)sbom)
 	$(GO) run ./hack/krew-manifest -dist dist -o dist/krew/ssa.yaml
 
 # A release, step by step (what the release workflow does on a tag):

@@ -19,13 +19,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// snapshot builds the release for this machine only with .goreleaser.yaml,
-// changed in two places: the dist directory and the build targets. It
-// returns the version goreleaser stamped (no "v").
-func snapshot(t *testing.T, goreleaser, dist string) string {
+// cleanClone clones the repository's HEAD: the release test builds what is
+// committed, as a release does, from a checkout that holds nothing else
+// (and has a remote, which goreleaser needs to read the commit).
+func cleanClone(t *testing.T, src string) string {
+	t.Helper()
+	mustRun(t, command(repoRoot, "git", "clone", "--quiet", ".", src))
+	return src
+}
+
+// snapshot builds the release for this machine only with the clone's
+// .goreleaser.yaml, changed in two places: the dist directory and the build
+// targets. It returns the version goreleaser stamped (no "v").
+func snapshot(t *testing.T, goreleaser, src, dist string) string {
 	t.Helper()
 	var cfg map[string]interface{}
-	if err := yaml.Unmarshal(readFile(t, filepath.Join(repoRoot, ".goreleaser.yaml")), &cfg); err != nil {
+	if err := yaml.Unmarshal(readFile(t, filepath.Join(src, ".goreleaser.yaml")), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg["dist"] = dist
@@ -51,7 +60,7 @@ func snapshot(t *testing.T, goreleaser, dist string) string {
 	if !haveSyft() {
 		skip += ",sbom"
 	}
-	mustRun(t, command(repoRoot, goreleaser, "release", "--snapshot", "--clean", "--skip="+skip, "--config", file))
+	mustRun(t, command(src, goreleaser, "release", "--snapshot", "--clean", "--skip="+skip, "--config", file))
 	var meta struct {
 		Version string `json:"version"`
 	}
@@ -111,15 +120,16 @@ func archiveEntries(t *testing.T, file string) map[string]entry {
 	}
 }
 
-// The issue's acceptance test: the release build for this machine, its krew
-// manifest filled from the archive, validated by krew, installed by krew
-// from the local archive (which checks the sha256) into a private
-// KREW_ROOT, and the installed plugin run. Offline.
+// The release build for this machine from a clean clone of HEAD (commit
+// your changes first), its krew manifest filled from the archive, validated
+// by krew, installed by krew from the local archive (which checks the
+// sha256) into a private KREW_ROOT, and the installed plugin run. Offline.
 func TestSnapshotInstallsWithKrew(t *testing.T) {
 	tl := releaseTools(t)
 	dir := t.TempDir()
+	src := cleanClone(t, filepath.Join(dir, "src"))
 	dist := filepath.Join(dir, "dist")
-	version := snapshot(t, tl.goreleaser, dist)
+	version := snapshot(t, tl.goreleaser, src, dist)
 
 	exe := ""
 	if runtime.GOOS == "windows" {
@@ -131,8 +141,8 @@ func TestSnapshotInstallsWithKrew(t *testing.T) {
 	}
 	name := "kubectl-ssa_" + runtime.GOOS + "_" + runtime.GOARCH + ".tar.gz"
 	archive := filepath.Join(dist, name)
-	commit := strings.TrimSpace(mustRun(t, command(repoRoot, "git", "rev-parse", "--short", "HEAD")))
-	unix, err := strconv.ParseInt(strings.TrimSpace(mustRun(t, command(repoRoot, "git", "log", "-1", "--format=%ct"))), 10, 64)
+	commit := strings.TrimSpace(mustRun(t, command(src, "git", "rev-parse", "--short", "HEAD")))
+	unix, err := strconv.ParseInt(strings.TrimSpace(mustRun(t, command(src, "git", "log", "-1", "--format=%ct"))), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,17 +174,18 @@ func TestSnapshotInstallsWithKrew(t *testing.T) {
 		}
 	})
 
-	// A second build of the same commit gives the same bytes.
+	// A second build of the same commit, in another clone, gives the same
+	// bytes.
 	t.Run("reproducible", func(t *testing.T) {
 		dist2 := filepath.Join(dir, "dist2")
-		snapshot(t, tl.goreleaser, dist2)
+		snapshot(t, tl.goreleaser, cleanClone(t, filepath.Join(dir, "another", "clone")), dist2)
 		if a, b := checksums(t, dist)[name], checksums(t, dist2)[name]; a == "" || a != b {
 			t.Errorf("two builds of one commit: %s has sha256 %s, then %s", name, a, b)
 		}
 	})
 
 	manifest := filepath.Join(dir, "ssa.yaml")
-	mustRun(t, command(repoRoot, goCmd(t), "run", "./hack/krew-manifest", "-dist", dist, "-partial", "-o", manifest))
+	mustRun(t, command(src, goCmd(t), "run", "./hack/krew-manifest", "-dist", dist, "-partial", "-o", manifest))
 	if out, err := validate(t, readFile(t, manifest)); err != nil {
 		t.Fatalf("validate-krew-manifest rejects the generated manifest: %v\n%s\n%s", err, out, readFile(t, manifest))
 	}
