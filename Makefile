@@ -20,7 +20,7 @@ E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build test test-unit test-e2e testbed testbed-path demo bench lint tidy-check clean
+.PHONY: help build test test-unit test-e2e testbed testbed-path defaults demo bench lint tidy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ testbed: ## Build (or refresh) the test bed apiserver in the cache directory
 
 testbed-path:
 	@echo $(TESTBED)
+
+defaults: ## Regenerate pkg/defaults/builtin.json from k8s.io/kubernetes' defaulting (after a Kubernetes bump)
+	cd test && $(GO) run ./cmd/gendefaults -o ../pkg/defaults/builtin.json
 
 demo: build testbed ## Start a local API server, create example objects, run every subcommand
 	cd test && $(GO) run ./cmd/demo --testbed $(TESTBED) --plugin ../bin/kubectl-ssa $(DEMO_ARGS)
