@@ -33,7 +33,7 @@ E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build test vet test-unit test-e2e testbed testbed-path demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
+.PHONY: help build test vet test-unit test-e2e testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ testbed: ## Build (or refresh) the test bed apiserver in the cache directory
 
 testbed-path:
 	@echo $(TESTBED)
+
+defaults: ## Regenerate pkg/defaults/builtin.json from k8s.io/kubernetes' defaulting (after a Kubernetes bump)
+	cd test && $(GO) run ./cmd/gendefaults -o ../pkg/defaults/builtin.json
 
 demo: build testbed ## Start a local API server, create example objects, run every subcommand
 	cd test && $(GO) run ./cmd/demo --testbed $(TESTBED) --plugin ../bin/kubectl-ssa $(DEMO_ARGS)

@@ -408,3 +408,13 @@ func jsonForm(v interface{}) interface{} {
 
 // ErrNoSchema is returned when no schema source fits an object.
 var ErrNoSchema = errors.New("no schema")
+
+// TypeOf returns the structured-merge-diff schema and type of a kind,
+// false when the schema does not hold it.
+func (s *Schema) TypeOf(gvk schema.GroupVersionKind) (*smdschema.Schema, smdschema.TypeRef, bool) {
+	name, ok := s.index[gvk]
+	if !ok {
+		return nil, smdschema.TypeRef{}, false
+	}
+	return &s.parser.Schema, smdschema.TypeRef{NamedType: &name}, true
+}

@@ -105,9 +105,13 @@ type Report struct {
 	// when it succeeds.
 	Message string `json:"message"`
 	// Removed are fields the applier owned and no longer sets, that
-	// nobody else owns: the apply removes them (or resets them to their
-	// default).
+	// nobody else owns and that have no default: the apply removes them.
 	Removed []ownership.Path `json:"removed"`
+	// Reset are such fields that the apiserver sets back to a default.
+	Reset []Reset `json:"reset"`
+	// MaybeReset are such fields whose default depends on other fields
+	// in a way not known here.
+	MaybeReset []MaybeReset `json:"maybeReset"`
 	// Retained are fields the applier no longer sets that stay because
 	// other managers own them.
 	Retained []Retained `json:"retained"`
@@ -192,8 +196,11 @@ func Simulate(in Input) (*Report, error) {
 	r3.Object, r3.Live, r3.Action = r.Object, r.Live, r.Action
 	r3.Conflicts, r3.Released = r.Conflicts, r.Released
 	r3.Removed = topmost(append(append([]ownership.Path{}, r.Removed...), r3.Removed...))
+	r3.Reset = append(append([]Reset{}, r.Reset...), r3.Reset...)
+	r3.MaybeReset = append(append([]MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
+	r3.Warnings = uniqueStrings(append(append([]string{}, r.Warnings...), r3.Warnings...))
 	r3.KubectlUpgrade = sets.List(names)
-	r3.Warnings = append(append([]string{}, r.Warnings...), fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
+	r3.Warnings = append(r3.Warnings, fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
 	r3.FirstApply = &first
 	return r3, nil
 }
@@ -266,6 +273,8 @@ func simulateApply(in Input) (*Report, error) {
 		Subresource:    in.Subresource,
 		Conflicts:      []Conflict{},
 		Removed:        []ownership.Path{},
+		Reset:          []Reset{},
+		MaybeReset:     []MaybeReset{},
 		Retained:       []Retained{},
 		Released:       []ownership.Owner{},
 		Warnings:       []string{},
@@ -502,20 +511,9 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 			r.Retained = append(r.Retained, ret)
 		}
 	})
-	// Report the top-most removed paths: a removed list item implies its
-	// fields.
-	for _, p := range removed {
-		covered := false
-		for _, q := range removed {
-			if len(q) < len(p) && p[:len(q)].Equals(q) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			r.Removed = append(r.Removed, ownership.Path(p))
-		}
-	}
+	// Report the top-most removed paths (a removed list item implies its
+	// fields), each removed or reset to its default.
+	r.classifyRemovals(in, live, res, removed)
 	// Managers that existed before and are gone after a forced apply.
 	if in.Force && len(r.Conflicts) > 0 {
 		kept := map[string]bool{}
@@ -535,10 +533,16 @@ func identity(e metav1.ManagedFieldsEntry) string {
 	return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
 }
 
-// RedactSecrets hides the values of a Secret's data in the conflicts.
+// RedactSecrets hides the values of a Secret's data in the conflicts and
+// resets.
 func (r *Report) RedactSecrets() {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
+	}
+	for i := range r.Reset {
+		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
+			r.Reset[i].Value = ownership.Redacted
+		}
 	}
 	for i := range r.Conflicts {
 		if ownership.SecretPath(r.Conflicts[i].Path.Elements()) {

@@ -109,9 +109,23 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	}
 	if len(r.Removed) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone and no longer set them; a field with a default gets it back):"))
+		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone, no longer set them, and they have no default):"))
 		for _, path := range r.Removed {
 			fmt.Fprintf(w, "  %s\n", Escape(path.String()))
+		}
+	}
+	if len(r.Reset) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("The apply resets to the default (you owned them alone and no longer set them; the apiserver sets them again):"))
+		for _, rs := range r.Reset {
+			fmt.Fprintf(w, "  %s  %s\n", Escape(rs.Path.String()), resetText(rs, liveObject(r)))
+		}
+	}
+	if len(r.MaybeReset) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("The apply may reset (you owned them alone and no longer set them; their default depends on other fields):"))
+		for _, m := range r.MaybeReset {
+			fmt.Fprintf(w, "  %s  may be reset to a default that depends on other fields (%s)\n", Escape(m.Path.String()), Escape(m.DependsOn))
 		}
 	}
 	if len(r.Retained) > 0 {
@@ -239,4 +253,23 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// resetText says what a reset field becomes, and whether that changes it.
+func resetText(rs conflict.Reset, live map[string]interface{}) string {
+	text := "reset to its default " + valueText(rs.Value)
+	if rs.Unchanged {
+		return text + " (unchanged)"
+	}
+	if was, ok := ownership.Lookup(live, rs.PathElements); ok {
+		return text + " (was " + valueText(was) + ")"
+	}
+	return text
+}
+
+func liveObject(r *conflict.Report) map[string]interface{} {
+	if r.Live == nil {
+		return nil
+	}
+	return r.Live.Object
 }

@@ -37,9 +37,11 @@ type conflictReport struct {
 		LiveValue    interface{} `json:"liveValue"`
 		AppliedValue interface{} `json:"appliedValue"`
 	} `json:"conflicts"`
-	Message  string   `json:"message"`
-	Removed  []string `json:"removed"`
-	Retained []struct {
+	Message    string            `json:"message"`
+	Removed    []string          `json:"removed"`
+	Reset      []resetEntry      `json:"reset"`
+	MaybeReset []maybeResetEntry `json:"maybeReset"`
+	Retained   []struct {
 		Path   string  `json:"path"`
 		Owners []owner `json:"owners"`
 	} `json:"retained"`
@@ -129,6 +131,10 @@ func compareWithServer(t *testing.T, ns string, c applyCase, r conflictReport, c
 		body = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
 			"metadata": map[string]interface{}{"name": u.GetName(), "namespace": ns}, "spec": map[string]interface{}{"replicas": replicas}}}
 	}
+	live, err := resourceFor(t, u).Get(context.Background(), u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		live = nil
+	}
 	out, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), body, metav1.ApplyOptions{FieldManager: c.manager, Force: c.force, DryRun: []string{metav1.DryRunAll}}, subs...)
 	switch {
 	case apierrors.IsConflict(err):
@@ -162,6 +168,7 @@ func compareWithServer(t *testing.T, ns string, c applyCase, r conflictReport, c
 		if got != want && c.subresource != "scale" { // a Scale carries no parent managedFields
 			t.Errorf("managedFields:\nserver:    %s\npredicted: %s", want, got)
 		}
+		checkRemovals(t, c, r, live, out)
 	}
 	return r
 }

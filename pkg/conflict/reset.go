@@ -1,0 +1,170 @@
+package conflict
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Reset is a field the applier no longer sets that the apiserver sets
+// back to its default: the apply does not remove it, it resets it.
+type Reset struct {
+	Path ownership.Path `json:"path"`
+	// Value is the default the field gets.
+	Value interface{} `json:"value"`
+	// Unchanged: the live value already is the default.
+	Unchanged bool `json:"unchanged"`
+
+	PathElements fieldpath.Path `json:"-"`
+}
+
+// MaybeReset is a field the applier no longer sets whose default
+// depends on other fields in a way kubectl-ssa does not know: the
+// apiserver may set it again, to a value not predicted here.
+type MaybeReset struct {
+	Path ownership.Path `json:"path"`
+	// DependsOn says what the default depends on.
+	DependsOn string `json:"dependsOn"`
+
+	PathElements fieldpath.Path `json:"-"`
+}
+
+// defaultsFor returns what knows the defaults of the applied kind, or a
+// warning saying that nothing does.
+func defaultsFor(in Input, gvk schema.GroupVersionKind) (defaults.Source, string) {
+	if !in.CRD {
+		if t, ok := defaults.Builtin(gvk); ok {
+			return t, ""
+		}
+		return nil, fmt.Sprintf("the defaults of %s are not known here (kubectl-ssa knows those of %s): a removed field that has a default comes back with it", gvk, defaults.BuiltinSource())
+	}
+	if s, ok := in.Schema.(*Schema); ok {
+		if types, tr, ok := s.TypeOf(gvk); ok {
+			return defaults.Structural{Schema: types, Type: tr}, ""
+		}
+	}
+	return nil, fmt.Sprintf("no schema with the defaults of %s: a removed field that has a schema default comes back with it", gvk)
+}
+
+// classifyRemovals sorts the paths an apply drops and the result lacks
+// into removed, reset and maybe-reset ones. removed are all such paths
+// (parents and children); only the top-most of each is classified, and a
+// reset parent's removed children that its default lacks stay removed.
+func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured, removed []fieldpath.Path) {
+	var src defaults.Source
+	if len(removed) > 0 {
+		var warning string
+		src, warning = defaultsFor(in, res.GroupVersionKind())
+		if warning != "" {
+			r.Warnings = append(r.Warnings, warning)
+		}
+	}
+	var resetPaths, gone []fieldpath.Path
+	var resetValues []interface{}
+	for _, p := range topmostPaths(removed) {
+		ans := defaults.Answer{Outcome: defaults.Removed}
+		if src != nil {
+			ans = removal(src, res.Object, p)
+		}
+		switch ans.Outcome {
+		case defaults.Reset:
+			liveValue, _ := ownership.Lookup(live.Object, p)
+			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: sameJSON(liveValue, ans.Value), PathElements: p})
+			resetPaths, resetValues = append(resetPaths, p), append(resetValues, ans.Value)
+		case defaults.Depends:
+			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: ownership.Path(p), DependsOn: ans.Reason, PathElements: p})
+		default:
+			gone = append(gone, p)
+		}
+	}
+	// Children of a reset field that its default does not hold are gone.
+	for i, rp := range resetPaths {
+		for _, p := range removed {
+			if len(p) > len(rp) && p[:len(rp)].Equals(rp) {
+				if _, ok := ownership.Lookup(resetValues[i], p[len(rp):]); !ok {
+					gone = append(gone, p)
+				}
+			}
+		}
+	}
+	gone = topmostPaths(gone)
+	sort.Slice(gone, func(i, j int) bool { return gone[i].Compare(gone[j]) < 0 })
+	for _, p := range gone {
+		r.Removed = append(r.Removed, ownership.Path(p))
+	}
+}
+
+func uniqueStrings(in []string) []string {
+	seen := map[string]bool{}
+	out := in[:0]
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// removal asks src about p. When the apply leaves a parent of p empty,
+// the field manager drops that parent too: p then comes back only inside
+// the parent's default.
+func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) defaults.Answer {
+	anc := ancestorsOf(obj, p)
+	for k := 1; k < len(p); k++ {
+		if _, ok := ownership.Lookup(obj, p[:k]); ok {
+			continue
+		}
+		a := src.Removal(p[:k], anc[:k])
+		if a.Outcome != defaults.Reset {
+			return a
+		}
+		v, ok := ownership.Lookup(a.Value, p[k:])
+		if !ok || v == nil {
+			return defaults.Answer{Outcome: defaults.Removed}
+		}
+		return defaults.Answer{Outcome: defaults.Reset, Value: v}
+	}
+	return src.Removal(p, anc)
+}
+
+// topmostPaths drops the paths below another one of the list.
+func topmostPaths(paths []fieldpath.Path) []fieldpath.Path {
+	var out []fieldpath.Path
+	for _, p := range paths {
+		covered := false
+		for _, q := range paths {
+			if len(q) < len(p) && p[:len(q)].Equals(q) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ancestorsOf returns the values at p's proper prefixes in obj (nil where
+// missing).
+func ancestorsOf(obj map[string]interface{}, p fieldpath.Path) []interface{} {
+	out := make([]interface{}, len(p))
+	for i := range p {
+		out[i], _ = ownership.Lookup(obj, p[:i])
+	}
+	return out
+}
+
+func sameJSON(a, b interface{}) bool {
+	ab, err1 := json.Marshal(a)
+	bb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ab) == string(bb)
+}

@@ -1,0 +1,261 @@
+package conflict_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// exported is the web Deployment as `kubectl get -o yaml` shows it, with
+// the apiserver's defaults, applied back as a manifest: the way most
+// manifests come to own defaulted fields.
+const exported = `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 3
+  revisionHistoryLimit: 10
+  progressDeadlineSeconds: 600
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {maxSurge: 25%, maxUnavailable: 25%}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      dnsPolicy: ClusterFirst
+      restartPolicy: Always
+      schedulerName: default-scheduler
+      securityContext: {runAsNonRoot: true}
+      terminationGracePeriodSeconds: 30
+      containers:
+      - name: web
+        image: nginx:1.27
+        imagePullPolicy: IfNotPresent
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+        resources: {}
+      - name: side
+        image: busybox:1
+`
+
+type resetView struct {
+	Path      string
+	Value     interface{}
+	Unchanged bool
+}
+
+type removalView struct {
+	Removed    []string
+	Reset      []resetView
+	MaybeReset []string
+	Warnings   []string
+}
+
+func removals(r *conflict.Report) removalView {
+	v := removalView{Removed: ownership.Strings(r.Removed), Warnings: r.Warnings}
+	for _, rs := range r.Reset {
+		if rs.PathElements.String() != rs.Path.APIServerString() {
+			v.Warnings = append(v.Warnings, "PathElements "+rs.PathElements.String()+" for "+rs.Path.APIServerString())
+		}
+		v.Reset = append(v.Reset, resetView{Path: rs.Path.APIServerString(), Value: rs.Value, Unchanged: rs.Unchanged})
+	}
+	for _, m := range r.MaybeReset {
+		v.MaybeReset = append(v.MaybeReset, m.Path.APIServerString()+": "+m.DependsOn)
+	}
+	return v
+}
+
+func TestSimulateResets(t *testing.T) {
+	web := `.spec.template.spec.containers[name="web"]`
+	tests := []struct {
+		name    string
+		first   string
+		applied string
+		want    removalView
+	}{
+		{
+			name:    "defaults owned through an exported manifest are reset, not removed",
+			first:   exported,
+			applied: webWith("nginx:1.27"),
+			want: removalView{
+				Removed: []string{
+					`.spec.template.spec.containers[name="side"]`,
+					".spec.template.spec.securityContext.runAsNonRoot",
+				},
+				Reset: []resetView{
+					{".spec.progressDeadlineSeconds", int64(600), true},
+					{".spec.replicas", int64(1), false},
+					{".spec.revisionHistoryLimit", int64(10), true},
+					// strategy itself was never owned (only its fields): the
+					// field manager drops it once empty, and its default
+					// brings the fields back.
+					{".spec.strategy.type", "RollingUpdate", true},
+					{".spec.strategy.rollingUpdate.maxSurge", "25%", true},
+					{".spec.strategy.rollingUpdate.maxUnavailable", "25%", true},
+					{".spec.template.spec.dnsPolicy", "ClusterFirst", true},
+					{".spec.template.spec.restartPolicy", "Always", true},
+					{".spec.template.spec.schedulerName", "default-scheduler", true},
+					{".spec.template.spec.terminationGracePeriodSeconds", int64(30), true},
+					{web + ".imagePullPolicy", "IfNotPresent", true},
+					// resources: {} is owned as a whole.
+					{web + ".resources", map[string]interface{}{}, true},
+					{web + ".terminationMessagePath", "/dev/termination-log", true},
+					{web + ".terminationMessagePolicy", "File", true},
+				},
+			},
+		},
+		{
+			name:    "the pull policy follows the new image",
+			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27","imagePullPolicy":"IfNotPresent"}]}}}}`,
+			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:latest"}]}}}}`,
+			want:    removalView{Reset: []resetView{{web + ".imagePullPolicy", "Always", false}}},
+		},
+		{
+			name:    "no rolling update parameters for Recreate",
+			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}}}}`,
+			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"Recreate"}}}`,
+			// The emptied rollingUpdate goes, and Recreate has no default for it.
+			want: removalView{Removed: []string{".spec.strategy.rollingUpdate.maxSurge"}},
+		},
+		{
+			name:    "a default that depends on a value nobody has seen",
+			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}}}}`,
+			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"Sideways"}}}`,
+			want:    removalView{MaybeReset: []string{".spec.strategy.rollingUpdate.maxSurge: the value of type"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &state{}
+			apply{manager: "ci", manifest: tt.first}.run(t, s)
+			r, err := conflict.Simulate(conflict.Input{Live: s.live, Applied: manifest(t, tt.applied), FieldManager: "ci", Schema: conflict.BuiltinSchema(), HasStatus: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, removals(r), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("removals (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+const gadgetCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: string, default: m}
+              note: {type: string}
+              tls:
+                type: object
+                default: {}
+                properties:
+                  enabled: {type: boolean, default: true}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    protocol: {type: string, default: TCP}
+`
+
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+func TestSimulateResetsCustomResource(t *testing.T) {
+	sch, err := conflict.CRDSchema(manifest(t, gadgetCRD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}
+	first := `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g","namespace":"shop"},"spec":{"size":"l","note":"x","tls":{"enabled":false},"ports":[{"name":"http","protocol":"UDP"}]}}`
+	applied := `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g","namespace":"shop"},"spec":{"ports":[{"name":"http"}]}}`
+	tests := []struct {
+		name   string
+		schema managedfields.TypeConverter
+		want   removalView
+	}{
+		{
+			name:   "schema defaults",
+			schema: sch,
+			want: removalView{
+				Removed: []string{".spec.note"},
+				Reset: []resetView{
+					{".spec.size", "m", false},
+					{`.spec.ports[name="http"].protocol`, "TCP", false},
+					// Only tls.enabled was owned; tls's default {} gets it back.
+					{".spec.tls.enabled", true, false},
+				},
+			},
+		},
+		{
+			name:   "no schema: says so",
+			schema: managedfields.NewDeducedTypeConverter(),
+			want: removalView{
+				// Deduced: the list is atomic and stays the applier's.
+				Removed:  []string{".spec.note", ".spec.size", ".spec.tls"},
+				Warnings: []string{"no schema with the defaults of example.com/v1, Kind=Gadget: a removed field that has a schema default comes back with it"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm, err := managedfields.NewDefaultCRDFieldManager(tt.schema, apiVersionConverter{}, nopDefaulter{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := &unstructured.Unstructured{Object: map[string]interface{}{}}
+			base.SetGroupVersionKind(gvk)
+			base.SetName("g")
+			base.SetNamespace("shop")
+			live, err := fm.Apply(base, manifest(t, first), "ci", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := conflict.Simulate(conflict.Input{Live: live.(*unstructured.Unstructured), Applied: manifest(t, applied), FieldManager: "ci", Schema: tt.schema, CRD: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, removals(r), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("removals (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
