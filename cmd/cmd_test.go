@@ -210,8 +210,13 @@ spec:
 		t.Errorf("a forced apply succeeds: exit %d, message %q", r.code, r.out)
 	}
 
-	text := run(t, "explain-conflict", "--local", "--live-file", deploymentFixture, "-f", conflicting, "--field-manager", "ci")
-	for _, want := range []string{".spec.replicas", `"kubectl"`, "--force-conflicts"} {
+	text := run(t, "explain-conflict", "--local", "--live-file", deploymentFixture, "-f", conflicting, "--field-manager", "ci", "--context", "prod", "--as", "deployer")
+	for _, want := range []string{".spec.replicas", `"kubectl"`,
+		// Pasted, every suggestion reaches the same cluster, user and namespace.
+		"$ kubectl apply --server-side --force-conflicts --field-manager=ci --context=prod --as=deployer -n shop -f " + conflicting,
+		"$ kubectl ssa handover deployment.v1.apps/web --context=prod --as=deployer -n shop --field .spec.replicas --from kubectl --from-subresource scale --to ci",
+		"kubectl ssa who-owns deployment.v1.apps/web --context=prod --as=deployer -n shop",
+	} {
 		if !strings.Contains(text.out, want) {
 			t.Errorf("the explanation does not mention %s:\n%s", want, text.out)
 		}

@@ -33,6 +33,7 @@ type explainOptions struct {
 	time         timeFlag
 	showSecrets  bool
 	upgrade      bool
+	clusterFlags []string
 }
 
 func newExplainConflictCmd(g *globalOptions) *cobra.Command {
@@ -84,6 +85,7 @@ permission), so that nothing was verified.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			o.clusterFlags = clusterFlags(cmd)
 			return o.run(cmd.Context())
 		},
 	}
@@ -188,6 +190,8 @@ func (o *explainOptions) run(ctx context.Context) error {
 			}
 			render.ConflictExplanation(o.streams.Out, r, ropts, render.ConflictContext{
 				Source:       sources[i],
+				Kustomize:    o.files.Kustomize,
+				ClusterFlags: o.clusterFlags,
 				ResourceArg:  resourceArg(r),
 				Namespace:    r.Object.Namespace,
 				FieldManager: o.fieldManager,
@@ -265,11 +269,14 @@ func (o *explainOptions) source() (conflict.Source, error) {
 	return src, nil
 }
 
+// resourceArg names the object for kubectl and kubectl-ssa, fully
+// qualified with its version (kind.version.group/name), so that a kind
+// served at several versions resolves to the one of the report.
 func resourceArg(r *conflict.Report) string {
 	gv, _ := schema.ParseGroupVersion(r.Object.APIVersion)
 	k := strings.ToLower(r.Object.Kind)
 	if gv.Group != "" {
-		k += "." + gv.Group
+		k += "." + gv.Version + "." + gv.Group
 	}
 	return k + "/" + r.Object.Name
 }

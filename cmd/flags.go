@@ -60,3 +60,28 @@ func (f *dryRunFlag) add(fs *pflag.FlagSet, usage string) {
 }
 
 func (f *dryRunFlag) parse() (kube.DryRun, error) { return kube.ParseDryRun(f.raw) }
+
+// connectionFlags are kubectl's flags that choose the cluster and the
+// user: suggested commands repeat those the user gave (not --token:
+// a pasteable command must not carry a credential).
+var connectionFlags = []string{"kubeconfig", "context", "cluster", "user", "as", "as-group", "as-uid", "server", "certificate-authority", "client-certificate", "client-key", "insecure-skip-tls-verify", "tls-server-name", "request-timeout"}
+
+// clusterFlags returns the connection flags given on the command line, as
+// words (--context=prod), in a fixed order.
+func clusterFlags(cmd *cobra.Command) []string {
+	var out []string
+	for _, name := range connectionFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+name+"="+v)
+			}
+			continue
+		}
+		out = append(out, "--"+name+"="+f.Value.String())
+	}
+	return out
+}

@@ -12,22 +12,37 @@ import (
 
 // ConflictContext is what the resolution commands need to be pasteable.
 type ConflictContext struct {
-	Source       string // the manifest file
-	ResourceArg  string // e.g. deployment.apps/web
+	Source string // the manifest file
+	// Kustomize is the -k directory the manifests came from: kubectl
+	// apply must build it again rather than apply one file of it.
+	Kustomize    string
+	ResourceArg  string // e.g. deployment.v1.apps/web
 	Namespace    string
 	FieldManager string
 	Subresource  string
+	// ClusterFlags are the connection flags the user gave (--context,
+	// --kubeconfig, --as, ...), as words: every suggested command carries
+	// them so that, pasted, it reaches the same cluster as the same user.
+	ClusterFlags []string
 }
 
+// nsFlag is -n and the connection flags.
 func (c ConflictContext) nsFlag() string {
-	if c.Namespace == "" {
-		return ""
+	out := ""
+	for _, f := range c.ClusterFlags {
+		out += " " + shellQuote(f)
 	}
-	return " -n " + shellQuote(c.Namespace)
+	if c.Namespace != "" {
+		out += " -n " + shellQuote(c.Namespace)
+	}
+	return out
 }
 
 func (c ConflictContext) fileFlag() string {
-	if c.Source == "" || c.Source == "STDIN" {
+	switch {
+	case c.Kustomize != "":
+		return "-k " + shellQuote(c.Kustomize)
+	case c.Source == "" || c.Source == "STDIN":
 		return "-f MANIFEST"
 	}
 	return "-f " + shellQuote(c.Source)
@@ -185,7 +200,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(strings.Join(takes, "; ")))
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
-	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+" "+c.fileFlag()))
+	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+c.nsFlag()+" "+c.fileFlag()))
 	// A path two managers own is one conflict per manager: list it once.
 	var unique []conflict.Conflict
 	listed := map[string]bool{}

@@ -39,7 +39,10 @@ func TestConflictExplanation(t *testing.T) {
 		name string
 		obj  *unstructured.Unstructured
 		opts conflict.Options
+		ctx  render.ConflictContext
 	}{
+		{name: "conflict-replicas-context", obj: replicas, opts: conflict.Options{FieldManager: "ci"},
+			ctx: render.ConflictContext{Kustomize: "overlays/prod", ClusterFlags: []string{"--context=prod", "--kubeconfig=/home/me/my configs/k.yaml"}}},
 		{name: "conflict-replicas", obj: replicas, opts: conflict.Options{FieldManager: "ci"}},
 		{name: "conflict-replicas-forced", obj: replicas, opts: conflict.Options{FieldManager: "ci", Force: true}},
 		{name: "conflict-none", obj: manifest(map[string]interface{}{"metadata": map[string]interface{}{"name": "web", "namespace": "shop",
@@ -52,9 +55,9 @@ func TestConflictExplanation(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, render.ConflictContext{
-				Source: "ci.yaml", ResourceArg: "deployment.apps/web", Namespace: "shop", FieldManager: tt.opts.FieldManager,
-			})
+			c := tt.ctx
+			c.Source, c.ResourceArg, c.Namespace, c.FieldManager = "ci.yaml", "deployment.v1.apps/web", "shop", tt.opts.FieldManager
+			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
 			golden(t, tt.name+".golden", buf.Bytes())
 		})
 	}
