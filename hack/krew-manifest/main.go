@@ -99,7 +99,7 @@ func distVersion(metadata string) (string, error) {
 		Version string `json:"version"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil || m.Version == "" {
-		return "", fmt.Errorf("%s has no version: %v", metadata, err)
+		return "", fmt.Errorf("%s has no version (%w)", metadata, errors.Join(err, errors.New("no version field")))
 	}
 	return strings.TrimPrefix(m.Version, "v"), nil
 }
@@ -110,7 +110,7 @@ func readChecksums(file string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sums := map[string]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -128,7 +128,7 @@ func sha256File(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err

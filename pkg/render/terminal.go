@@ -47,13 +47,20 @@ func (t *terminalWriter) Write(p []byte) (int, error) {
 // are, without allocating.
 func Escape(s string) string { return escapeTerminal(s, false) }
 
+// escaped tells whether a rune is written escaped: a control character,
+// except newlines and tabs in multi-line text.
+func escaped(r rune, lines bool) bool {
+	keep := lines && (r == '\n' || r == '\t')
+	return isControl(r) && !keep
+}
+
 // escapeTerminal escapes s; lines keeps newlines and tabs, and the
 // palette's marked colour sequences.
 func escapeTerminal(s string, lines bool) string {
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if isControl(r) && !(lines && (r == '\n' || r == '\t')) || r == utf8.RuneError && size == 1 {
+		if escaped(r, lines) || r == utf8.RuneError && size == 1 {
 			break
 		}
 		i += size
@@ -84,7 +91,7 @@ func escapeTerminal(s string, lines bool) string {
 			b.WriteString(`\n`)
 		case r == '\t' && !lines:
 			b.WriteString(`\t`)
-		case isControl(r) && !(lines && (r == '\n' || r == '\t')):
+		case escaped(r, lines):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])

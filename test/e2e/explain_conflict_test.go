@@ -489,11 +489,23 @@ func TestExplainConflictText(t *testing.T) {
 		"live value: 7",
 		"your value: 2",
 		`Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas`,
-		"$ kubectl apply --server-side --force-conflicts -f " + file,
-		"$ kubectl ssa handover deployment.apps/app -n " + ns + " --field .spec.replicas --from kubectl",
+		"$ kubectl apply --server-side --force-conflicts -n " + ns + " -f " + file,
+		"$ kubectl ssa handover deployment.v1.apps/app -n " + ns + " --field .spec.replicas --from kubectl",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The suggested commands work when pasted: run them as server dry runs.
+	for _, line := range strings.Split(out, "\n") {
+		cmdline, ok := strings.CutPrefix(strings.TrimSpace(line), "$ kubectl ssa ")
+		if !ok {
+			continue
+		}
+		args := append(strings.Fields(cmdline), "--dry-run=server", "-o", "json")
+		r := ssa(t, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, `"name": "app"`) || !strings.Contains(r.stdout, `"namespace": "`+ns+`"`) {
+			t.Errorf("the suggestion %q failed as a server dry run: exit %d\n%s%s", cmdline, r.code, r.stdout, r.stderr)
 		}
 	}
 	// --verify agrees and keeps the exit code.
