@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -238,5 +239,37 @@ func TestExplainConflictQuotesSuggestedCommands(t *testing.T) {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks the command\n%s\nin:\n%s", want, r.out)
 		}
+	}
+}
+
+// handover reads --field in the same language as who-owns, and checks it
+// before reading any object.
+func TestHandoverFieldSyntax(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	for _, tt := range []struct {
+		field, wantErr string
+	}{
+		{field: ".spec.template.**", wantErr: "* is a wildcard, and a path names one field"},
+		{field: ".spec.containers[*].image", wantErr: "[*] is a wildcard"},
+		{field: ".spec.containers[name]", wantErr: `key "name" has no value`},
+		{field: `{.spec.template.spec.containers[?(@.name=="app")].image}`},
+		{field: ".spec.template.spec.containers[0].image"},
+		{field: `.metadata.labels["app.kubernetes.io/name"]`},
+		{field: "spec.replicas"},
+	} {
+		t.Run(tt.field, func(t *testing.T) {
+			r := run(t, "handover", "deploy/web", "--field", tt.field, "--from", "kubectl", "--to", "argocd-controller")
+			if r.err == nil {
+				t.Fatal("no error without a cluster")
+			}
+			fieldErr := strings.Contains(r.err.Error(), "--field")
+			switch {
+			case tt.wantErr == "" && fieldErr:
+				t.Errorf("a path handover should read: %v", r.err)
+			case tt.wantErr != "" && (!fieldErr || !strings.Contains(r.err.Error(), tt.wantErr) || r.code != 2):
+				t.Errorf("exit %d, error %v; want 2 and %q", r.code, r.err, tt.wantErr)
+			}
+		})
 	}
 }

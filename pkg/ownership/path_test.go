@@ -111,6 +111,8 @@ func TestParsePathErrors(t *testing.T) {
 		{name: "empty brackets", in: ".a[]", wantIn: "empty []"},
 		{name: "negative index", in: ".a[-1]", wantIn: "negative index -1"},
 		{name: "wildcard in a path", in: ".spec.containers[*].image", wantIn: "[*] is a wildcard"},
+		{name: "wildcard in a name", in: ".spec.template.**", wantIn: "* is a wildcard, and a path names one field"},
+		{name: "wildcard in a key value", in: ".spec.containers[name=web?]", wantIn: "? is a wildcard"},
 		{name: "missing name", in: ".spec..replicas", wantIn: "a field name is missing"},
 		{name: "trailing dot", in: ".spec.", wantIn: "a field name is missing at the end"},
 		{name: "bad filter", in: `.c[?(name=="a")]`, wantIn: `filters are written ?(@.name=="app")`},
@@ -173,6 +175,7 @@ func TestParsePathForms(t *testing.T) {
 		}},
 		{name: "a key of a bool and a number", want: path(field("x"), key("a", true, "b", int64(-2))), in: []string{`.x[a=true,b=-2]`, `.x[k:{"a":true,"b":-2}]`}},
 		{name: "the root", want: path(), in: []string{"", ".", "{.}"}},
+		{name: "a star that is part of a name", want: path(field("data"), field("a*b?")), in: []string{`.data.a\*b\?`, `.data["a*b?"]`, `.data['a*b?']`}},
 	}
 	for _, tt := range tests {
 		for _, in := range tt.in {

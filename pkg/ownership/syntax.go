@@ -247,6 +247,8 @@ func (p *parser) word(s string, i int, stop func(byte) bool) (text, int, error) 
 			}
 			r, size = utf8.DecodeRuneInString(s[j+1:])
 			size++
+		case (r == '*' || r == '?') && !p.globs:
+			return text{}, 0, p.errf(j, "%c is a wildcard, and a path names one field: list the fields a pattern matches with who-owns --field; write a * or ? that is part of a name as \\%c or in quotes", r, r)
 		case p.globs && r == '*':
 			kind, wild = tokStar, true
 		case p.globs && r == '?':
