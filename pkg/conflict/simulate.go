@@ -387,14 +387,8 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 				break
 			}
 		}
-		p, err := ownership.ParsePath(c.Field, applied.Object, live.Object)
-		if err != nil {
-			// Not a path this tool reads (a field name with a "["): one
-			// element that marshals back to the apiserver's text.
-			name := strings.TrimPrefix(c.Field, ".")
-			p = fieldpath.Path{{FieldName: &name}}
-		}
-		cf.Path = ownership.Path(p)
+		cf.Path = ownership.ParseServerPath(c.Field, applied.Object, live.Object)
+		p := cf.Path.Elements()
 		cf.LiveValue, _ = ownership.Lookup(live.Object, p)
 		cf.AppliedValue, _ = ownership.Lookup(applied.Object, p)
 		out = append(out, cf)

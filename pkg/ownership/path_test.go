@@ -2,6 +2,7 @@ package ownership_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -419,6 +420,33 @@ func TestGlob(t *testing.T) {
 	for _, tt := range tests {
 		if got := ownership.Glob(tt.pattern, tt.s); got != tt.want {
 			t.Errorf("Glob(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}
+
+// Paths the apiserver writes read back as they were written: "*" is a
+// character there, and what can't be read stays one element with the
+// same text.
+func TestParseServerPath(t *testing.T) {
+	tests := []struct {
+		in   string
+		want fieldpath.Path
+	}{
+		{in: `.data.a*b?`, want: path(field("data"), field("a*b?"))},
+		{in: `.spec.containers[name="web"].ports[containerPort=80,protocol="TCP"]`, want: path(field("spec"), field("containers"), key("name", "web"), field("ports"), key("containerPort", int64(80), "protocol", "TCP"))},
+		{in: `.data.a[b`, want: path(field("data.a[b"))},
+	}
+	for _, tt := range tests {
+		got := ownership.ParseServerPath(tt.in)
+		if !got.Elements().Equals(tt.want) {
+			t.Errorf("ParseServerPath(%q) = %s, want %s", tt.in, got, ownership.Path(tt.want))
+		}
+		if got.APIServerString() != tt.in {
+			t.Errorf("ParseServerPath(%q) marshals to %q", tt.in, got.APIServerString())
+		}
+		var back struct{ P ownership.Path }
+		if err := json.Unmarshal([]byte(`{"P":`+strconv.Quote(tt.in)+`}`), &back); err != nil || back.P.APIServerString() != tt.in {
+			t.Errorf("JSON %q read back as %q (%v)", tt.in, back.P.APIServerString(), err)
 		}
 	}
 }
