@@ -273,3 +273,33 @@ func TestHandoverFieldSyntax(t *testing.T) {
 		})
 	}
 }
+
+// -o managers lists the managers of what --field, --shared and --unowned
+// select, as the other views show only those fields.
+func TestWhoOwnsManagersFollowFieldFilters(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "field", args: []string{"--field", ".spec.replicas"}, want: []string{"kubectl"}},
+		{name: "shared", args: []string{"--shared"}, want: []string{"platform", "team-a"}},
+		{name: "field and manager", args: []string{"--field", ".metadata.labels.*", "--manager", "kubectl-*"}, want: []string{"kubectl-label"}},
+		{name: "no filter", args: nil, want: []string{"platform", "team-a", "kubectl", "kube-controller-manager", "kubectl-label"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append([]string{"who-owns", "--local", "-f", "testdata/deployment.yaml", "-o", "managers", "--time", "none"}, tt.args...)...)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			got := []string{}
+			for _, line := range strings.Split(strings.TrimSpace(r.out), "\n")[2:] {
+				got = append(got, strings.Fields(line)[0])
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("managers (-want +got):\n%s\n%s", diff, r.out)
+			}
+		})
+	}
+}
