@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -133,6 +132,13 @@ func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
 	if err != nil {
 		return "", err
 	}
+	for _, f := range o.fields {
+		// The syntax, before any object is read; ParsePath reads the
+		// path again against each object.
+		if _, err := ownership.ParsePath(f); err != nil {
+			return "", fmt.Errorf("--field %s: %w", f, err)
+		}
+	}
 	if o.from == "" {
 		return "", errors.New("name the manager that gives the fields up with --from")
 	}
@@ -201,12 +207,6 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			req.Mode, req.To = handover.ModeRelease, ""
 		}
 		for _, f := range o.fields {
-			if strings.ContainsAny(f, "*?") {
-				return fmt.Errorf("--field %s: handover takes exact paths, not globs (list them with kubectl ssa who-owns --field '%s')", f, f)
-			}
-			if !strings.HasPrefix(f, ".") && !strings.HasPrefix(f, "[") {
-				f = "." + f
-			}
 			p, err := ownership.ParsePath(f, obj.Object)
 			if err != nil {
 				return fmt.Errorf("--field %s: %w", f, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -238,5 +239,67 @@ func TestExplainConflictQuotesSuggestedCommands(t *testing.T) {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks the command\n%s\nin:\n%s", want, r.out)
 		}
+	}
+}
+
+// handover reads --field in the same language as who-owns, and checks it
+// before reading any object.
+func TestHandoverFieldSyntax(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	for _, tt := range []struct {
+		field, wantErr string
+	}{
+		{field: ".spec.template.**", wantErr: "* is a wildcard, and a path names one field"},
+		{field: ".spec.containers[*].image", wantErr: "[*] is a wildcard"},
+		{field: ".spec.containers[name]", wantErr: `key "name" has no value`},
+		{field: `{.spec.template.spec.containers[?(@.name=="app")].image}`},
+		{field: ".spec.template.spec.containers[0].image"},
+		{field: `.metadata.labels["app.kubernetes.io/name"]`},
+		{field: "spec.replicas"},
+	} {
+		t.Run(tt.field, func(t *testing.T) {
+			r := run(t, "handover", "deploy/web", "--field", tt.field, "--from", "kubectl", "--to", "argocd-controller")
+			if r.err == nil {
+				t.Fatal("no error without a cluster")
+			}
+			fieldErr := strings.Contains(r.err.Error(), "--field")
+			switch {
+			case tt.wantErr == "" && fieldErr:
+				t.Errorf("a path handover should read: %v", r.err)
+			case tt.wantErr != "" && (!fieldErr || !strings.Contains(r.err.Error(), tt.wantErr) || r.code != 2):
+				t.Errorf("exit %d, error %v; want 2 and %q", r.code, r.err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// -o managers lists the managers of what --field, --shared and --unowned
+// select, as the other views show only those fields.
+func TestWhoOwnsManagersFollowFieldFilters(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "field", args: []string{"--field", ".spec.replicas"}, want: []string{"kubectl"}},
+		{name: "shared", args: []string{"--shared"}, want: []string{"platform", "team-a"}},
+		{name: "field and manager", args: []string{"--field", ".metadata.labels.*", "--manager", "kubectl-*"}, want: []string{"kubectl-label"}},
+		{name: "no filter", args: nil, want: []string{"platform", "team-a", "kubectl", "kube-controller-manager", "kubectl-label"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append([]string{"who-owns", "--local", "-f", "testdata/deployment.yaml", "-o", "managers", "--time", "none"}, tt.args...)...)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			got := []string{}
+			for _, line := range strings.Split(strings.TrimSpace(r.out), "\n")[2:] {
+				got = append(got, strings.Fields(line)[0])
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("managers (-want +got):\n%s\n%s", diff, r.out)
+			}
+		})
 	}
 }

@@ -428,14 +428,8 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 			}
 		}
 		l, a := atVersion(live, cf.APIVersion), atVersion(applied, cf.APIVersion)
-		p, err := ownership.ParsePath(c.Field, a.Object, l.Object)
-		if err != nil {
-			// Not a path this tool reads (a field name with a "["): one
-			// element that marshals back to the apiserver's text.
-			name := strings.TrimPrefix(c.Field, ".")
-			p = fieldpath.Path{{FieldName: &name}}
-		}
-		cf.Path = ownership.Path(p)
+		cf.Path = ownership.ParseServerPath(c.Field, a.Object, l.Object)
+		p := cf.Path.Elements()
 		cf.LiveValue, _ = ownership.Lookup(l.Object, p)
 		cf.AppliedValue, _ = ownership.Lookup(a.Object, p)
 		out = append(out, cf)

@@ -33,15 +33,11 @@ func (p Path) APIServerString() string { return pathString(fieldpath.Path(p)) }
 // MarshalText writes the apiserver's form.
 func (p Path) MarshalText() ([]byte, error) { return []byte(p.APIServerString()), nil }
 
-// UnmarshalText reads the apiserver's form (or any form ParsePath reads).
-// Without the object a dot always starts a field, so a dotted label key
-// comes back as several fields: keep the object and use ParsePath.
+// UnmarshalText reads the apiserver's form (ParseServerPath). Without the
+// object a dot always starts a field, so a dotted label key comes back as
+// several fields: keep the object and use ParseServerPath.
 func (p *Path) UnmarshalText(b []byte) error {
-	fp, err := ParsePath(string(b))
-	if err != nil {
-		return err
-	}
-	*p = Path(fp)
+	*p = ParseServerPath(string(b))
 	return nil
 }
 
@@ -146,12 +142,29 @@ func Paths(ps []fieldpath.Path) []Path {
 // .spec.containers[0].image becomes .spec.containers[name="app"].image,
 // the path managedFields hold.
 func ParsePath(s string, objects ...interface{}) (fieldpath.Path, error) {
+	return parsePath(s, syntaxPath, objects)
+}
+
+// ParseServerPath reads a path the apiserver wrote (a conflict's field,
+// a report's path): as ParsePath, but "*" and "?" are characters of
+// names. A path it can't read (a field name with a "[") comes back as one
+// field that marshals to the same text.
+func ParseServerPath(s string, objects ...interface{}) Path {
+	p, err := parsePath(s, syntaxServer, objects)
+	if err != nil {
+		name := strings.TrimPrefix(s, ".")
+		return Path{{FieldName: &name}}
+	}
+	return Path(p)
+}
+
+func parsePath(s string, kind syntax, objects []interface{}) (fieldpath.Path, error) {
 	r := &resolver{objects: objects}
 	var longest func([]segment, string) string
 	if len(objects) > 0 {
 		longest = r.longest
 	}
-	segs, err := parseSegments(s, false, longest)
+	segs, err := parseSegments(s, kind, longest)
 	if err != nil {
 		return nil, err
 	}

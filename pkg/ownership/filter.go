@@ -105,13 +105,6 @@ func (f Filter) Apply(r *Report) *Report {
 		return false
 	}
 
-	out.Managers = []Manager{}
-	for _, m := range r.Managers {
-		if f.ownerMatch(m.Owner) {
-			out.Managers = append(out.Managers, m)
-		}
-	}
-
 	out.Fields = []Field{}
 	if !f.Unowned {
 		for _, fl := range r.Fields {
@@ -155,7 +148,28 @@ func (f Filter) Apply(r *Report) *Report {
 			}
 		}
 	}
+	// Managers: those the owner conditions select and, when fields are
+	// selected too, that own one of the fields kept (-o managers shows
+	// the managers of the selection); nobody owns an unowned field.
+	owning := map[string]bool{}
+	for _, fl := range out.Fields {
+		for _, o := range fl.Owners {
+			owning[o.identity()] = true
+		}
+	}
+	fieldFiltered := len(f.Fields) > 0 || f.Shared || f.Unowned
+	out.Managers = []Manager{}
+	for _, m := range r.Managers {
+		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[m.Owner.identity()]) {
+			out.Managers = append(out.Managers, m)
+		}
+	}
 	return &out
+}
+
+// identity is the owner's managedFields identity, without its time.
+func (o Owner) identity() string {
+	return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource + "\x00" + o.APIVersion
 }
 
 // matchBelow calls add for the top-most paths below p (holding v) that ok

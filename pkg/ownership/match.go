@@ -24,7 +24,7 @@ type Pattern struct {
 
 // NewPattern reads a pattern.
 func NewPattern(s string) (*Pattern, error) {
-	segs, err := parseSegments(s, true, nil)
+	segs, err := parseSegments(s, syntaxPattern, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package ownership_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,6 +112,8 @@ func TestParsePathErrors(t *testing.T) {
 		{name: "empty brackets", in: ".a[]", wantIn: "empty []"},
 		{name: "negative index", in: ".a[-1]", wantIn: "negative index -1"},
 		{name: "wildcard in a path", in: ".spec.containers[*].image", wantIn: "[*] is a wildcard"},
+		{name: "wildcard in a name", in: ".spec.template.**", wantIn: "* is a wildcard, and a path names one field"},
+		{name: "wildcard in a key value", in: ".spec.containers[name=web?]", wantIn: "? is a wildcard"},
 		{name: "missing name", in: ".spec..replicas", wantIn: "a field name is missing"},
 		{name: "trailing dot", in: ".spec.", wantIn: "a field name is missing at the end"},
 		{name: "bad filter", in: `.c[?(name=="a")]`, wantIn: `filters are written ?(@.name=="app")`},
@@ -173,6 +176,7 @@ func TestParsePathForms(t *testing.T) {
 		}},
 		{name: "a key of a bool and a number", want: path(field("x"), key("a", true, "b", int64(-2))), in: []string{`.x[a=true,b=-2]`, `.x[k:{"a":true,"b":-2}]`}},
 		{name: "the root", want: path(), in: []string{"", ".", "{.}"}},
+		{name: "a star that is part of a name", want: path(field("data"), field("a*b?")), in: []string{`.data.a\*b\?`, `.data["a*b?"]`, `.data['a*b?']`}},
 	}
 	for _, tt := range tests {
 		for _, in := range tt.in {
@@ -416,6 +420,33 @@ func TestGlob(t *testing.T) {
 	for _, tt := range tests {
 		if got := ownership.Glob(tt.pattern, tt.s); got != tt.want {
 			t.Errorf("Glob(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}
+
+// Paths the apiserver writes read back as they were written: "*" is a
+// character there, and what can't be read stays one element with the
+// same text.
+func TestParseServerPath(t *testing.T) {
+	tests := []struct {
+		in   string
+		want fieldpath.Path
+	}{
+		{in: `.data.a*b?`, want: path(field("data"), field("a*b?"))},
+		{in: `.spec.containers[name="web"].ports[containerPort=80,protocol="TCP"]`, want: path(field("spec"), field("containers"), key("name", "web"), field("ports"), key("containerPort", int64(80), "protocol", "TCP"))},
+		{in: `.data.a[b`, want: path(field("data.a[b"))},
+	}
+	for _, tt := range tests {
+		got := ownership.ParseServerPath(tt.in)
+		if !got.Elements().Equals(tt.want) {
+			t.Errorf("ParseServerPath(%q) = %s, want %s", tt.in, got, ownership.Path(tt.want))
+		}
+		if got.APIServerString() != tt.in {
+			t.Errorf("ParseServerPath(%q) marshals to %q", tt.in, got.APIServerString())
+		}
+		var back struct{ P ownership.Path }
+		if err := json.Unmarshal([]byte(`{"P":`+strconv.Quote(tt.in)+`}`), &back); err != nil || back.P.APIServerString() != tt.in {
+			t.Errorf("JSON %q read back as %q (%v)", tt.in, back.P.APIServerString(), err)
 		}
 	}
 }

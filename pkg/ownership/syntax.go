@@ -123,6 +123,9 @@ type parser struct {
 	s     string
 	off   int  // offset of s in src, for error positions
 	globs bool // wildcards are wildcards
+	// literal reads "*" and "?" in names as characters, as the
+	// apiserver's paths hold them; otherwise a path refuses them.
+	literal bool
 	// longest, when set, reads a dotted name of the apiserver's format
 	// (it does not escape dots) as the longest key that exists below the
 	// segments read so far.
@@ -134,9 +137,18 @@ func (p *parser) errf(at int, format string, args ...interface{}) error {
 	return &SyntaxError{Path: p.src, Pos: p.off + at, Msg: fmt.Sprintf(format, args...)}
 }
 
-// parseSegments reads a path (globs false) or a pattern (globs true).
-func parseSegments(src string, globs bool, longest func([]segment, string) string) ([]segment, error) {
-	p := &parser{src: src, s: src, globs: globs, longest: longest}
+// syntax is what parseSegments reads.
+type syntax uint8
+
+const (
+	syntaxPath    syntax = iota // a path someone typed: no wildcards
+	syntaxServer                // a path the apiserver wrote: * and ? are characters
+	syntaxPattern               // a pattern: wildcards
+)
+
+// parseSegments reads a path or a pattern.
+func parseSegments(src string, kind syntax, longest func([]segment, string) string) ([]segment, error) {
+	p := &parser{src: src, s: src, globs: kind == syntaxPattern, literal: kind == syntaxServer, longest: longest}
 	if t := strings.TrimSpace(p.s); len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' {
 		p.off = strings.Index(p.s, "{") + 1
 		p.s = t[1 : len(t)-1]
@@ -247,6 +259,8 @@ func (p *parser) word(s string, i int, stop func(byte) bool) (text, int, error) 
 			}
 			r, size = utf8.DecodeRuneInString(s[j+1:])
 			size++
+		case (r == '*' || r == '?') && !p.globs && !p.literal:
+			return text{}, 0, p.errf(j, "%c is a wildcard, and a path names one field: list the fields a pattern matches with who-owns --field; write a * or ? that is part of a name as \\%c or in quotes", r, r)
 		case p.globs && r == '*':
 			kind, wild = tokStar, true
 		case p.globs && r == '?':

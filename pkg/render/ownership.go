@@ -387,34 +387,28 @@ func sameInts(a, b []int) bool {
 	return true
 }
 
-// selection is the set of paths a filtered report kept, for the tree.
-type selection struct{ paths []fieldpath.Path }
+// selection is the paths a filtered report kept, and the paths above
+// them, for the tree.
+type selection struct{ set *fieldpath.Set }
 
 func selected(r *ownership.Report) *selection {
-	total := 0
-	r.Tree.Walk(func(n *ownership.Node) {
-		if len(n.Owners) > 0 {
-			total++
-		}
-	})
-	if total == len(r.Fields) {
+	if !r.Filtered {
 		return nil
 	}
-	s := &selection{}
+	s := &selection{set: &fieldpath.Set{}}
 	for _, f := range r.Fields {
-		s.paths = append(s.paths, f.Path.Elements())
+		p := f.Path.Elements()
+		for k := len(p); k > 0; k-- {
+			if s.set.Has(p[:k]) {
+				break
+			}
+			s.set.Insert(p[:k])
+		}
 	}
 	return s
 }
 
-func (s *selection) hasUnder(prefix fieldpath.Path) bool {
-	for _, p := range s.paths {
-		if len(p) >= len(prefix) && p[:len(prefix)].Equals(prefix) {
-			return true
-		}
-	}
-	return false
-}
+func (s *selection) hasUnder(prefix fieldpath.Path) bool { return s.set.Has(prefix) }
 
 // SortedKeys returns a map's keys in order.
 func SortedKeys(m map[string]interface{}) []string {
