@@ -106,8 +106,11 @@ func distMetadata(file string) (metadata, error) {
 	if err != nil {
 		return m, fmt.Errorf("reading the version goreleaser built: %w", err)
 	}
-	if err := json.Unmarshal(b, &m); err != nil || m.Version == "" {
-		return m, fmt.Errorf("%s has no version: %v", file, err)
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("reading the version goreleaser built: %w", err)
+	}
+	if m.Version == "" {
+		return m, fmt.Errorf("%s has no version", file)
 	}
 	return m, nil
 }
@@ -118,7 +121,7 @@ func readChecksums(file string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sums := map[string]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -136,7 +139,7 @@ func sha256File(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
