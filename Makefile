@@ -115,11 +115,11 @@ actionlint: $(ACTIONLINT) ## Check .github/workflows with actionlint (pinned)
 # without a tag and without publishing anything. The SBOMs need syft on
 # the PATH (the workflows install it; it can't be built from the Go module
 # proxy): without it they are skipped.
+comma := ,
+NO_SYFT := $(if $(shell command -v syft 2>/dev/null),,yes)
 # goreleaser reads the commit and its date only if `git ls-remote --get-url`
 # answers: a checkout without a remote (a local copy, a worktree) gets one
 # in the environment, or the snapshot would stamp commit "none".
-comma := ,
-NO_SYFT := $(if $(shell command -v syft 2>/dev/null),,yes)
 NO_REMOTE_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR))
 release-snapshot: $(GORELEASER) ## Build the release archives, checksums, SBOMs and krew manifest into dist/ (publishes nothing)
 	$(if $(NO_SYFT),@echo "release-snapshot: no syft on the PATH: no SBOMs")

@@ -44,6 +44,7 @@ type options struct {
 	checksums string
 	trustList bool
 	tag       string
+	commit    string
 	partial   bool
 	out       string
 }
@@ -56,6 +57,7 @@ func run(args []string, stdout io.Writer) error {
 	flags.StringVar(&o.checksums, "checksums", "", "The sha256 list, as sha256sum writes it (default DIST/checksums.txt).")
 	flags.BoolVar(&o.trustList, "trust-checksums", false, "Take the sums from the list without reading the archives in DIST.")
 	flags.StringVar(&o.tag, "tag", "", "The release tag, as in the archive URIs (default v + the version in DIST/metadata.json).")
+	flags.StringVar(&o.commit, "commit", "", "The commit the archives were built from, for the header (default: DIST/metadata.json's, unless -tag is given).")
 	flags.BoolVar(&o.partial, "partial", false, "Drop the platforms whose archive is not in the list (a host-only build) instead of failing.")
 	flags.StringVar(&o.out, "o", "", "Write the manifest to this file instead of stdout.")
 	if err := flags.Parse(args); err != nil {
@@ -68,11 +70,14 @@ func run(args []string, stdout io.Writer) error {
 		o.checksums = filepath.Join(o.dist, "checksums.txt")
 	}
 	if o.tag == "" {
-		v, err := distVersion(filepath.Join(o.dist, "metadata.json"))
+		m, err := distMetadata(filepath.Join(o.dist, "metadata.json"))
 		if err != nil {
 			return fmt.Errorf("%w (or say -tag)", err)
 		}
-		o.tag = "v" + v
+		o.tag = "v" + strings.TrimPrefix(m.Version, "v")
+		if o.commit == "" && len(m.Commit) >= 7 {
+			o.commit = m.Commit[:7]
+		}
 	}
 	manifest, err := o.render()
 	if err != nil {
@@ -88,20 +93,26 @@ func run(args []string, stdout io.Writer) error {
 	return os.WriteFile(o.out, manifest, 0o644)
 }
 
-// distVersion is the version goreleaser built (no "v"): the tag's, or the
-// snapshot's.
-func distVersion(metadata string) (string, error) {
-	b, err := os.ReadFile(metadata)
+// metadata is what goreleaser built: the version (the tag's, or the
+// snapshot's) and the commit.
+type metadata struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+}
+
+func distMetadata(file string) (metadata, error) {
+	var m metadata
+	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", fmt.Errorf("reading the version goreleaser built: %w", err)
+		return m, fmt.Errorf("reading the version goreleaser built: %w", err)
 	}
-	var m struct {
-		Version string `json:"version"`
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("reading the version goreleaser built: %w", err)
 	}
-	if err := json.Unmarshal(b, &m); err != nil || m.Version == "" {
-		return "", fmt.Errorf("%s has no version (%w)", metadata, errors.Join(err, errors.New("no version field")))
+	if m.Version == "" {
+		return m, fmt.Errorf("%s has no version", file)
 	}
-	return strings.TrimPrefix(m.Version, "v"), nil
+	return m, nil
 }
 
 // readChecksums reads "SUM  NAME" lines.
@@ -192,8 +203,12 @@ func (o *options) render() ([]byte, error) {
 			return nil, err
 		}
 	}
+	built := o.tag
+	if o.commit != "" {
+		built += " built from commit " + o.commit
+	}
 	header := fmt.Sprintf("# Generated from %s by hack/krew-manifest (make krew-manifest) for %s,\n# with the sha256 of its release archives. Do not edit: change %s.\n",
-		filepath.Base(o.template), o.tag, filepath.Base(o.template))
+		filepath.Base(o.template), built, filepath.Base(o.template))
 	return append([]byte(header), body...), nil
 }
 

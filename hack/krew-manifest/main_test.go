@@ -55,7 +55,7 @@ func writeDist(t *testing.T, archives, listed map[string]string) string {
 	}
 	files := map[string]string{
 		"checksums.txt": list.String(),
-		"metadata.json": `{"project_name":"kubectl-ssa","tag":"v0.1.0","version":"0.1.0"}`,
+		"metadata.json": `{"project_name":"kubectl-ssa","tag":"v0.1.0","version":"0.1.0","commit":"cf4acd39a6ee1f8faf11b07c7ad9873e8fb4a2e2"}`,
 		"tmpl.yaml":     testTemplate,
 	}
 	for name, content := range files {
@@ -78,7 +78,7 @@ func TestRun(t *testing.T) {
 		{
 			name:     "every archive, the tag from metadata.json",
 			archives: both, listed: both,
-			wantHeader: "# Generated from tmpl.yaml by hack/krew-manifest (make krew-manifest) for v0.1.0,\n",
+			wantHeader: "# Generated from tmpl.yaml by hack/krew-manifest (make krew-manifest) for v0.1.0 built from commit cf4acd3,\n",
 			want: `apiVersion: krew.googlecontainertools.github.com/v1alpha2
 kind: Plugin
 metadata:
@@ -105,8 +105,8 @@ spec:
 		{
 			name:     "-tag wins over metadata.json",
 			archives: both, listed: both,
-			args:       []string{"-tag", "v0.2.0-rc.1"},
-			wantHeader: "for v0.2.0-rc.1,\n",
+			args:       []string{"-tag", "v0.2.0-rc.1", "-commit", "0123456"},
+			wantHeader: "for v0.2.0-rc.1 built from commit 0123456,\n",
 		},
 		{
 			name:     "an archive that differs from the list",
@@ -117,7 +117,7 @@ spec:
 			name:     "-trust-checksums does not read the archives",
 			archives: nil, listed: both,
 			args:       []string{"-trust-checksums"},
-			wantHeader: "for v0.1.0,\n",
+			wantHeader: "for v0.1.0 built from commit cf4acd3,\n",
 		},
 		{
 			name:     "an archive the build did not make",

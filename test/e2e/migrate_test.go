@@ -116,6 +116,9 @@ func TestMigrateClientSideApply(t *testing.T) {
 			unstructured.RemoveNestedField(o, "metadata", "managedFields")
 			unstructured.RemoveNestedField(o, "metadata", "resourceVersion")
 			unstructured.RemoveNestedField(o, "status")
+			// The deployment controller's own write, which may land
+			// between the two reads.
+			unstructured.RemoveNestedField(o, "metadata", "annotations", "deployment.kubernetes.io/revision")
 			bb, _ := json.Marshal(o)
 			return string(bb)
 		}

@@ -101,7 +101,7 @@ func archiveEntries(t *testing.T, file string) map[string]entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	gz, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)

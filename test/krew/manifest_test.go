@@ -173,7 +173,11 @@ func TestManifestIsTheTemplatesOutput(t *testing.T) {
 	if err := os.WriteFile(checksums, []byte(list.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := mustRun(t, command(repoRoot, goCmd(t), "run", "./hack/krew-manifest", "-template", ".krew.yaml", "-checksums", checksums, "-trust-checksums", "-tag", m.Spec.Version))
+	args := []string{"run", "./hack/krew-manifest", "-template", ".krew.yaml", "-checksums", checksums, "-trust-checksums", "-tag", m.Spec.Version}
+	if c := regexp.MustCompile(`^# .* built from commit ([0-9a-f]+),\n`).FindSubmatch(want); c != nil {
+		args = append(args, "-commit", string(c[1]))
+	}
+	got := mustRun(t, command(repoRoot, goCmd(t), args...))
 	if got != string(want) {
 		t.Errorf("krew-manifest.yaml is not what %s gives for %s (make krew-manifest after a release build rewrites it); the template gives:\n%s", templateFile, m.Spec.Version, got)
 	}
