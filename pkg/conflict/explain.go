@@ -121,6 +121,10 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		return nil, err
 	}
 	r.Warnings = append(r.Warnings, warnings...)
+	var warning string
+	if r.Autoscalers, warning = autoscalersOf(ctx, src, obj); warning != "" {
+		r.Warnings = append(r.Warnings, warning)
+	}
 	if o.Verify {
 		dr, ok := src.(DryRunner)
 		if !ok {

@@ -122,6 +122,9 @@ type Report struct {
 	// store them after the apply (unchanged when it fails).
 	ManagedFields []metav1.ManagedFieldsEntry `json:"managedFields"`
 	Warnings      []string                    `json:"warnings"`
+	// Autoscalers are the HorizontalPodAutoscalers that scale the object,
+	// when the manifest sets .spec.replicas (which they own).
+	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
 	// KubectlUpgrade lists the client-side apply managers kubectl moves
 	// to the field manager before the apply (empty: none).
 	KubectlUpgrade []string      `json:"kubectlUpgrade"`
