@@ -354,6 +354,20 @@ func TestExplainConflictDefaults(t *testing.T) {
 			},
 		},
 		{
+			name: "service: the allocated values are kept",
+			first: service(`"type":"NodePort","clusterIP":"10.96.200.10","clusterIPs":["10.96.200.10"],"ipFamilies":["IPv4"],"ipFamilyPolicy":"SingleStack",
+				"externalTrafficPolicy":"Cluster","ports":[{"name":"http","port":80,"targetPort":80,"protocol":"TCP","nodePort":30080}]`),
+			applied: service(`"type":"NodePort","ports":[{"name":"http","port":80,"protocol":"TCP"}]`),
+			want: []string{
+				`reset .spec.clusterIP "10.96.200.10" unchanged`,
+				`reset .spec.clusterIPs ["10.96.200.10"] unchanged`,
+				`reset .spec.ipFamilies ["IPv4"] unchanged`,
+				`reset .spec.ipFamilyPolicy "SingleStack" unchanged`,
+				`reset .spec.ports[port=80,protocol="TCP"].nodePort 30080 unchanged`,
+				`reset .spec.externalTrafficPolicy "Cluster" unchanged`,
+			},
+		},
+		{
 			name:    "service: targetPort comes back as the port",
 			first:   service(`"ports":[{"name":"http","port":80,"targetPort":8080,"protocol":"TCP"}]`),
 			applied: service(`"ports":[{"name":"http","port":80,"protocol":"TCP"}]`),
@@ -468,7 +482,7 @@ func TestExplainConflictDefaultsText(t *testing.T) {
 	for _, want := range []string{
 		"The apply removes (you owned them alone, no longer set them, and they have no default):\n  .metadata.labels.team\n",
 		`  .spec.template.spec.containers[name="side"]` + "\n",
-		"The apply resets to the default (you owned them alone and no longer set them; the apiserver sets them again):\n",
+		"The apply resets (you owned them alone and no longer set them; the apiserver sets them again):\n",
 		`  .spec.replicas  reset to its default 1 (was 2)` + "\n",
 		`  .spec.template.spec.restartPolicy  reset to its default "Always" (unchanged)` + "\n",
 	} {
