@@ -1,6 +1,8 @@
 package defaults
 
 import (
+	"bytes"
+	"encoding/json"
 	"net"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +19,9 @@ import (
 // defaulting: the generator can't see it, the e2e corpus checks it.
 // known is false when the field is kept but its value can't be told here.
 func Kept(gvk schema.GroupVersionKind, p fieldpath.Path, live, result map[string]interface{}) (v interface{}, kept, known bool) {
+	if gvk == (schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}) {
+		return keptTemplateGeneration(p, live, result)
+	}
 	if gvk != (schema.GroupVersionKind{Version: "v1", Kind: "Service"}) || len(p) < 2 || !isField(p[0], "spec") {
 		return nil, false, true
 	}
@@ -71,6 +76,29 @@ func Kept(gvk schema.GroupVersionKind, p fieldpath.Path, live, result map[string
 		return keptNodePort(oldSpec, newSpec, p)
 	}
 	return nil, false, true
+}
+
+// templateGenerationAnnotation is how apps/v1 shows a DaemonSet's
+// templateGeneration, which the storage keeps and bumps when the template
+// changes.
+const templateGenerationAnnotation = "deprecated.daemonset.template.generation"
+
+func keptTemplateGeneration(p fieldpath.Path, live, result map[string]interface{}) (interface{}, bool, bool) {
+	if len(p) != 3 || !isField(p[0], "metadata") || !isField(p[1], "annotations") || !isField(p[2], templateGenerationAnnotation) {
+		return nil, false, true
+	}
+	md, _ := live["metadata"].(map[string]interface{})
+	annotations, _ := md["annotations"].(map[string]interface{})
+	v, ok := annotations[templateGenerationAnnotation]
+	if !ok {
+		return nil, false, true
+	}
+	oldSpec, _ := live["spec"].(map[string]interface{})
+	newSpec, _ := result["spec"].(map[string]interface{})
+	if !sameJSON(oldSpec["template"], newSpec["template"]) {
+		return nil, true, false // bumped if the defaulted template differs
+	}
+	return v, true, true
 }
 
 // keptNodePort follows patchAllocatedValues: a port without a node port
@@ -159,4 +187,10 @@ func needsNodePort(spec map[string]interface{}) bool {
 
 func needsHCNodePort(spec map[string]interface{}) bool {
 	return serviceType(spec) == "LoadBalancer" && spec["externalTrafficPolicy"] == "Local"
+}
+
+func sameJSON(a, b interface{}) bool {
+	ab, err1 := json.Marshal(a)
+	bb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)
 }

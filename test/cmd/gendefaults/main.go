@@ -61,6 +61,14 @@ func main() {
 
 var explain string
 
+// registryManaged are paths whose probe values come from fields the
+// versioned type does not have, which the apiserver's storage maintains:
+// no data can say them. (defaults.Kept handles what an update keeps.)
+var registryManaged = map[string]string{
+	// apps/v1 shows the internal templateGeneration as this annotation.
+	"apps/v1/DaemonSet .metadata.annotations": "the template generation",
+}
+
 // minObserved is how many probes must lack a path before a single value
 // seen is taken for a constant default.
 const minObserved = 12
@@ -366,6 +374,11 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 		if clock[p] {
 			fields = append(fields, defaults.Field{Path: p, Default: defaults.KindDepends, Observed: st.total})
 			notes = append(notes, p+" is set to the time of the write")
+			continue
+		}
+		if why := registryManaged[defaults.KindKey(g.kind.gvk)+" "+p]; why != "" {
+			fields = append(fields, defaults.Field{Path: p, Default: defaults.KindDepends, Observed: st.total})
+			notes = append(notes, p+" is kept by the apiserver's storage: "+why)
 			continue
 		}
 		if !conditional[p] {
