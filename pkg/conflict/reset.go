@@ -180,3 +180,20 @@ func sameJSON(a, b interface{}) bool {
 	bb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ab) == string(bb)
 }
+
+// Changes lists the fields the applier stopped setting whose value the
+// apply changes: the removed ones, the resets to another value and the
+// possible resets. A check that an apply changes no value (migrate's)
+// refuses on any of them; resets to the same value change nothing.
+func (r *Report) Changes() []string {
+	out := append([]string{}, r.Removed...)
+	for _, rs := range r.Reset {
+		if !rs.Unchanged {
+			out = append(out, rs.Path)
+		}
+	}
+	for _, m := range r.MaybeReset {
+		out = append(out, m.Path)
+	}
+	return out
+}
