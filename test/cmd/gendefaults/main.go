@@ -27,6 +27,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -49,7 +50,7 @@ import (
 
 func main() {
 	out := flag.String("o", "", "output file (default standard output)")
-	probes := flag.Int("probes", 1500, "probe objects per kind and version")
+	probes := flag.Int("probes", 1000, "probe objects per kind and version")
 	only := flag.String("only", "", "only kinds whose group/version/Kind key contains this (for debugging)")
 	flag.StringVar(&explain, "explain", "", "print what decides the default of this pattern path (for debugging)")
 	flag.Parse()
@@ -170,13 +171,13 @@ func encode(data defaults.Data) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// kubernetesVersion is the k8s.io/kubernetes module the generator was
+// built with.
 func kubernetesVersion() string {
-	b, err := os.ReadFile("go.mod")
-	if err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			f := strings.Fields(l)
-			if len(f) >= 2 && f[0] == "k8s.io/kubernetes" {
-				return f[1]
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "k8s.io/kubernetes" {
+				return d.Version
 			}
 		}
 	}
