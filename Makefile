@@ -3,7 +3,10 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
-LDFLAGS := -s -w -X github.com/kubectl-ssa/kubectl-ssa/cmd.version=$(VERSION) -X github.com/kubectl-ssa/kubectl-ssa/cmd.gitCommit=$(COMMIT)
+# The commit's date, not the clock's, as .goreleaser.yaml stamps it: two
+# builds of one commit are the same bytes.
+BUILD_DATE ?= $(shell TZ=UTC0 git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -s -w -X github.com/kubectl-ssa/kubectl-ssa/cmd.version=$(VERSION) -X github.com/kubectl-ssa/kubectl-ssa/cmd.gitCommit=$(COMMIT) -X github.com/kubectl-ssa/kubectl-ssa/cmd.buildDate=$(BUILD_DATE)
 
 # The test bed: a real kube-apiserver + etcd + kube-controller-manager built
 # from k8s.io/kubernetes. The cold build takes about 10 minutes on 2 cores;
@@ -16,22 +19,36 @@ TESTBED_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X
 
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CACHE_DIR)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# Release tools, built once into the cache directory like golangci-lint.
+# goreleaser v2.16.0 is the newest v2 that builds here: v2.17.0 needs a
+# module the proxy refuses (go.digitalxero.dev/go-msix) and v2.18 needs Go
+# 1.27. krew's version is the one test/go.mod pins for its validator.
+GORELEASER_VERSION := v2.16.0
+GORELEASER := $(CACHE_DIR)/tools/goreleaser-$(GORELEASER_VERSION)
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(CACHE_DIR)/tools/actionlint-$(ACTIONLINT_VERSION)
+KREW_VERSION := $(shell awk '$$1 == "sigs.k8s.io/krew" { print $$2 }' test/go.mod)
+KREW := $(CACHE_DIR)/tools/krew-$(KREW_VERSION)
 E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build test test-unit test-e2e testbed testbed-path defaults demo bench lint tidy-check clean
+.PHONY: help build test vet test-unit test-e2e testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
 build: ## Build bin/kubectl-ssa
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-ssa .
 
-test: test-unit test-e2e ## Unit and end-to-end tests (builds the test bed on first use)
+test: vet lint tidy-check test-unit test-e2e ## Vet, lint, tidy check, unit tests with -race, end-to-end tests (builds the test bed on first use)
 
-test-unit: ## Unit tests of the plugin module
-	$(GO) test -count=1 ./...
+vet: ## go vet, both modules
+	$(GO) vet ./...
+	cd test && $(GO) vet ./...
+
+test-unit: ## Unit tests of the plugin module, with the race detector
+	$(GO) test -race -count=1 ./...
 
 test-e2e: testbed ## End-to-end tests against a real kube-apiserver
 	cd test && SSA_TESTBED_BIN=$(TESTBED) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./...
@@ -55,19 +72,83 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/who-owns.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/migrate.sh
+	PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/output-memory.sh
 
-lint: $(GOLANGCI_LINT) ## golangci-lint (pinned) and go mod tidy check
+lint: $(GOLANGCI_LINT) ## golangci-lint (pinned), both modules
 	$(GOLANGCI_LINT) run ./...
 	cd test && $(GOLANGCI_LINT) run ./...
 
-$(GOLANGCI_LINT):
+# $(call go-install,BINARY,PACKAGE@VERSION) builds a pinned tool into $@.
+define go-install
 	@mkdir -p $(dir $@)
-	GOBIN=$(dir $@) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
-	mv $(dir $@)golangci-lint $@
+	GOBIN=$(dir $@) $(GO) install $(2)
+	mv $(dir $@)$(1) $@
+endef
 
-tidy-check: ## Fail if go mod tidy would change go.mod/go.sum
-	$(GO) mod tidy && git diff --exit-code go.mod go.sum
-	cd test && $(GO) mod tidy && git diff --exit-code go.mod go.sum
+$(GOLANGCI_LINT):
+	$(call go-install,golangci-lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION))
+
+$(GORELEASER):
+	$(call go-install,goreleaser,github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION))
+
+$(ACTIONLINT):
+	$(call go-install,actionlint,github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
+
+# `go install sigs.k8s.io/krew/cmd/krew@version` asks the proxy for the
+# module's version list, which it refuses; building in the module's own
+# directory uses krew's go.mod and go.sum just the same.
+$(KREW):
+	@mkdir -p $(dir $@)
+	cd test && $(GO) mod download sigs.k8s.io/krew
+	cd "$$(cd test && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/krew)" && $(GO) build -trimpath -o $@ ./cmd/krew
+
+release-tools: $(GORELEASER) $(KREW) $(ACTIONLINT) ## Build goreleaser, krew and actionlint (pinned) into the cache directory and print their paths
+	@echo GORELEASER=$(GORELEASER)
+	@echo KREW=$(KREW)
+	@echo ACTIONLINT=$(ACTIONLINT)
+
+actionlint: $(ACTIONLINT) ## Check .github/workflows with actionlint (pinned)
+	$(ACTIONLINT)
+
+# Snapshot: every archive, checksums.txt, the SBOMs and the krew manifest
+# (dist/krew/ssa.yaml, filled from the archives), for the next version,
+# without a tag and without publishing anything. The SBOMs need syft on
+# the PATH (the workflows install it; it can't be built from the Go module
+# proxy): without it they are skipped.
+# goreleaser reads the commit and its date only if `git ls-remote --get-url`
+# answers: a checkout without a remote (a local copy, a worktree) gets one
+# in the environment, or the snapshot would stamp commit "none".
+comma := ,
+NO_SYFT := $(if $(shell command -v syft 2>/dev/null),,yes)
+NO_REMOTE_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR))
+release-snapshot: $(GORELEASER) ## Build the release archives, checksums, SBOMs and krew manifest into dist/ (publishes nothing)
+	$(if $(NO_SYFT),@echo "release-snapshot: no syft on the PATH: no SBOMs")
+	$(NO_REMOTE_ENV) $(GORELEASER) release --snapshot --clean --skip=publish,announce,sign$(if $(NO_SYFT),$(comma)sbom)
+	$(GO) run ./hack/krew-manifest -dist dist -o dist/krew/ssa.yaml
+
+# A release, step by step (what the release workflow does on a tag):
+#   1. git tag -a vX.Y.Z -m vX.Y.Z && git push origin vX.Y.Z
+#   2. .github/workflows/release.yml runs `make release` with GITHUB_TOKEN:
+#      goreleaser publishes the GitHub release (archives, checksums.txt);
+#      dist/krew/ssa.yaml is filled from those archives and attached;
+#      krew-release-bot opens the krew-index pull request from .krew.yaml;
+#      a pull request updates krew-manifest.yaml to the release.
+# Run by hand only to redo a failed workflow run, on the tag's commit.
+release: $(GORELEASER) ## On a tag (the release workflow): publish the GitHub release, write dist/krew/ssa.yaml
+	@git describe --exact-match --tags HEAD >/dev/null 2>&1 || { echo "make release: HEAD has no tag; tag it (git tag -a vX.Y.Z) and push the tag: the release workflow runs this"; exit 1; }
+	@test -n "$$GITHUB_TOKEN" || { echo "make release: GITHUB_TOKEN is not set"; exit 1; }
+	$(GORELEASER) release --clean
+	$(GO) run ./hack/krew-manifest -dist dist -o dist/krew/ssa.yaml
+
+krew-manifest: ## Rewrite krew-manifest.yaml from .krew.yaml and the archives in dist/
+	$(GO) run ./hack/krew-manifest -dist dist -o krew-manifest.yaml
+
+tidy-check: ## Fail if go mod tidy would change go.mod/go.sum (works without git too)
+	@for d in . test; do \
+		( cd $$d && cp go.mod go.mod.tidy-check && cp go.sum go.sum.tidy-check && $(GO) mod tidy && \
+		  if cmp -s go.mod go.mod.tidy-check && cmp -s go.sum go.sum.tidy-check; then rm go.mod.tidy-check go.sum.tidy-check; \
+		  else mv go.mod.tidy-check go.mod; mv go.sum.tidy-check go.sum; echo "go mod tidy changes $$d/go.mod or go.sum: run it and commit" >&2; exit 1; fi ) || exit 1; \
+	done
 
 clean: ## Remove built binaries (the test bed cache stays; rm -rf $(CACHE_DIR) removes it)
 	rm -rf bin dist

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-ssa/kubectl-ssa/cmd"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 func main() {
@@ -30,10 +30,10 @@ func run() int {
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
-			fmt.Fprintln(os.Stderr, "error: "+exit.Err.Error())
+			render.Error(os.Stderr, exit.Err)
 		}
-		return exit.Code
+		return int(exit.Code)
 	}
-	fmt.Fprintln(os.Stderr, "error: "+err.Error())
-	return 2
+	render.Error(os.Stderr, err)
+	return int(cmd.CodeError)
 }

@@ -4,21 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type handoverOptions struct {
 	*globalOptions
-	sel             selection
+	sel             kube.Selection
 	fields          []string
 	all             bool
 	from            string
@@ -28,19 +26,19 @@ type handoverOptions struct {
 	tempManager     string
 	wait            bool
 	timeout         time.Duration
-	dryRun          string
-	output          string
+	dryRun          dryRunFlag
+	output          outputFlag
 	release         bool
 }
 
-func (o *handoverOptions) addFlags(fs *pflag.FlagSet) {
-	o.sel.addFlags(fs, "to change", false)
+func (o *handoverOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	o.sel.AddFlags(fs, kube.SelectionFlags{What: "to change"})
 	fs.StringArrayVar(&o.fields, "field", nil, "A field to move, as who-owns prints it: .spec.replicas, '.metadata.labels[\"app.kubernetes.io/name\"]', '.spec.template.spec.containers[name=\"app\"].image' (repeatable).")
 	fs.StringVar(&o.from, "from", "", "The manager that gives the fields up (as who-owns -o managers names it).")
 	fs.StringVar(&o.fromSubresource, "from-subresource", "", "Only the entries of --from written through this subresource (scale, status; 'none' for the main resource).")
-	fs.StringVar(&o.dryRun, "dry-run", "none", `"none" writes; "client" prints the plan without sending anything; "server" sends every step as a server dry run.`)
-	fs.StringVarP(&o.output, "output", "o", "text", "Output: text, json or yaml.")
-	fs.Lookup("dry-run").NoOptDefVal = "client"
+	o.dryRun.add(fs, `"none" writes; "client" prints the plan without sending anything; "server" sends every step as a server dry run.`)
+	o.output.add(cmd, "text", "text")
 }
 
 func newHandoverCmd(g *globalOptions) *cobra.Command {
@@ -86,7 +84,7 @@ does nothing; after an interruption it completes the remaining steps.
 			return o.run(cmd.Context(), args)
 		},
 	}
-	o.addFlags(cmd.Flags())
+	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.to, "to", "", "The manager that takes the fields.")
 	cmd.Flags().StringVar(&o.mode, "mode", o.mode, "auto, controller (--to writes the fields itself) or applier (--to applies manifests).")
 	cmd.Flags().StringVar(&o.tempManager, "temp-manager", o.tempManager, "The temporary manager that holds the fields during a handover to a controller.")
@@ -95,6 +93,7 @@ does nothing; after an interruption it completes the remaining steps.
 	cmd.ValidArgsFunction = completeResources(g)
 	_ = cmd.RegisterFlagCompletionFunc("from", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("to", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 
 	rel := &handoverOptions{globalOptions: g}
 	release := &cobra.Command{
@@ -118,27 +117,33 @@ appliers (their next apply without the field removes it).`,
 			return rel.run(cmd.Context(), args)
 		},
 	}
-	rel.addFlags(release.Flags())
+	rel.addFlags(release)
 	release.Flags().Lookup("field").Usage = "A field to release, as who-owns prints it (repeatable)."
 	release.Flags().BoolVar(&rel.all, "all", false, "Release every field of --from.")
 	release.ValidArgsFunction = completeResources(g)
 	_ = release.RegisterFlagCompletionFunc("from", completeManagers(g, &rel.sel))
+	_ = release.RegisterFlagCompletionFunc("field", completeFields(g, &rel.sel))
 	cmd.AddCommand(release)
 	return cmd
 }
 
-func (o *handoverOptions) validate(args []string) (migrate.DryRun, error) {
-	dr, err := migrate.ParseDryRun(o.dryRun)
+func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
+	dr, err := o.dryRun.parse()
 	if err != nil {
 		return "", err
+	}
+	for _, f := range o.fields {
+		// The syntax, before any object is read; ParsePath reads the
+		// path again against each object.
+		if _, err := ownership.ParsePath(f); err != nil {
+			return "", fmt.Errorf("--field %s: %w", f, err)
+		}
 	}
 	if o.from == "" {
 		return "", errors.New("name the manager that gives the fields up with --from")
 	}
-	switch o.output {
-	case "text", "json", "yaml":
-	default:
-		return "", fmt.Errorf("--output must be text, json or yaml, not %q", o.output)
+	if err := o.output.parse(); err != nil {
+		return "", err
 	}
 	if o.release {
 		if len(o.fields) == 0 && !o.all {
@@ -151,6 +156,12 @@ func (o *handoverOptions) validate(args []string) (migrate.DryRun, error) {
 		if o.to == "" {
 			return "", errors.New("name the manager that takes the fields with --to")
 		}
+		if err := ownership.ValidateManager(o.to); err != nil {
+			return "", fmt.Errorf("--to: %w", err)
+		}
+		if err := ownership.ValidateManager(o.tempManager); err != nil {
+			return "", fmt.Errorf("--temp-manager: %w", err)
+		}
 		if len(o.fields) == 0 {
 			return "", errors.New("name the fields to hand over with --field")
 		}
@@ -162,30 +173,30 @@ func (o *handoverOptions) validate(args []string) (migrate.DryRun, error) {
 		default:
 			return "", fmt.Errorf("--mode must be auto, controller or applier, not %q", o.mode)
 		}
-		if o.wait && dr != migrate.DryRunNone {
+		if o.wait && dr != kube.DryRunNone {
 			return "", errors.New("--wait waits for a real handover: drop --dry-run or --wait")
 		}
 	}
-	return dr, o.sel.validate(args)
+	return dr, o.sel.Validate(args)
 }
 
 func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	dr, err := o.validate(args)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return err
 	}
 	pal, err := o.palette()
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return err
 	}
-	objs, err := o.sel.objects(o.globalOptions, args)
+	// A handover over a selection with missing objects changes none.
+	objs, _, err := o.sel.Resolve(o.configFlags, args)
 	if err != nil {
-		// A handover over a selection with missing objects changes none.
-		return &ExitError{Code: 2, Err: err}
+		return err
 	}
-	c, err := newCluster(o.globalOptions)
+	c, err := o.cluster()
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return err
 	}
 	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
 	var reports []interface{}
@@ -196,26 +207,20 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			req.Mode, req.To = handover.ModeRelease, ""
 		}
 		for _, f := range o.fields {
-			if strings.ContainsAny(f, "*?") {
-				return &ExitError{Code: 2, Err: fmt.Errorf("--field %s: handover takes exact paths, not globs (list them with kubectl ssa who-owns --field '%s')", f, f)}
-			}
-			if !strings.HasPrefix(f, ".") && !strings.HasPrefix(f, "[") {
-				f = "." + f
-			}
 			p, err := ownership.ParsePath(f, obj.Object)
 			if err != nil {
-				return &ExitError{Code: 2, Err: fmt.Errorf("--field %s: %w", f, err)}
+				return fmt.Errorf("--field %s: %w", f, err)
 			}
 			req.Fields = append(req.Fields, p)
 		}
-		ri, _, err := c.resource(obj)
+		ri, _, err := c.Resource(obj)
 		if err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return err
 		}
 		var progress func(handover.Step)
-		if !render.IsData(o.output) && dr == migrate.DryRunNone {
+		if !o.output.out.IsData() && dr == kube.DryRunNone {
 			progress = func(s handover.Step) {
-				fmt.Fprintf(o.streams.ErrOut, "%s: %s %s\n", objName(obj), s.Name, s.Status)
+				fmt.Fprintf(o.streams.ErrOut, "%s: %s %s\n", kube.ObjectName(obj), s.Name, s.Status)
 			}
 		}
 		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress})
@@ -223,20 +228,20 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			failed++
 			msg := err.Error()
 			if !handover.IsError(err) {
-				msg = fmt.Sprintf("%s: %v", objName(obj), friendly(err))
+				msg = fmt.Sprintf("%s: %v", kube.ObjectName(obj), kube.Friendly(err))
 			}
-			fmt.Fprintln(o.streams.ErrOut, "error: "+msg)
+			render.Error(o.streams.ErrOut, errors.New(msg))
 			if rep == nil {
 				continue
 			}
-			rep.Status = "failed"
+			rep.Status = handover.StatusFailed
 			rep.Message = msg
 		}
 		rep.RedactSecrets()
 		if rep.Status == handover.StatusHeld && o.wait {
 			held++
 		}
-		if render.IsData(o.output) {
+		if o.output.out.IsData() {
 			reports = append(reports, rep)
 			continue
 		}
@@ -246,16 +251,16 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		render.HandoverNarrative(o.streams.Out, rep, ropts)
 	}
 	if len(reports) > 0 {
-		if err := render.Data(o.streams.Out, o.output, reports, len(objs) > 1); err != nil {
+		if err := o.output.out.Print(o.streams.Out, reports, len(objs) > 1); err != nil {
 			return err
 		}
 	}
 	if failed > 0 {
-		return &ExitError{Code: 2}
+		return exit(CodeError)
 	}
 	if held > 0 {
 		// --wait ran out: the fields are held safely, not yet taken.
-		return &ExitError{Code: 1}
+		return exit(CodeFound)
 	}
 	return nil
 }

@@ -1,5 +1,3 @@
-// Package cmd holds kubectl-ssa's cobra commands: flags, help text and the
-// wiring from flags to the pkg/ libraries. It does no SSA logic itself.
 package cmd
 
 import (
@@ -9,13 +7,36 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
+// Code is kubectl-ssa's exit status, as kubectl diff's: 0 nothing found,
+// 1 found (conflicts, changes, findings), 2 and above errors.
+type Code int
+
+// The exit codes, documented in the README.
+const (
+	CodeOK Code = 0
+	// CodeFound: the apply would conflict, a handover is held, a check
+	// found work.
+	CodeFound Code = 1
+	// CodeError: bad input, a missing object, a refused request.
+	CodeError Code = 2
+	// CodeVerifyDiffers: --verify found the prediction differs from the
+	// server's dry run. CodePartial, the same number: some objects of a
+	// write over many failed or were skipped.
+	CodeVerifyDiffers Code = 3
+	CodePartial       Code = 3
+	// CodeNotVerified: --verify was asked for and the server refused the
+	// dry run, so nothing was verified.
+	CodeNotVerified Code = 4
+)
+
 // ExitError carries an exit code to main. Err, when set, is printed as
-// "error: ...".
+// "error: ...". An error that is not an ExitError exits with CodeError.
 type ExitError struct {
-	Code int
+	Code Code
 	Err  error
 }
 
@@ -27,6 +48,9 @@ func (e *ExitError) Error() string {
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// exit is an ExitError without a message (it was printed already).
+func exit(c Code) error { return &ExitError{Code: c} }
 
 // globalOptions are the flags every subcommand shares.
 type globalOptions struct {
@@ -46,6 +70,19 @@ func (g *globalOptions) palette() (*render.Palette, error) {
 		return nil, fmt.Errorf("--color must be auto, always or never, not %q", g.color)
 	}
 	return render.NewPalette(render.UseColor(mode, g.streams.Out)), nil
+}
+
+// cluster makes the clients, once per run.
+func (g *globalOptions) cluster() (*kube.Cluster, error) {
+	return kube.New(g.configFlags, kube.Options{QuietWarnings: g.quietWarnings})
+}
+
+// cacheDir is kubectl's --cache-dir.
+func (g *globalOptions) cacheDir() string {
+	if g.configFlags.CacheDir != nil {
+		return *g.configFlags.CacheDir
+	}
+	return ""
 }
 
 // NewRootCmd builds "kubectl ssa".

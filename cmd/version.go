@@ -1,47 +1,114 @@
 package cmd
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-// Set with -ldflags "-X github.com/kubectl-ssa/kubectl-ssa/cmd.version=..."
+// Stamped by the release build (Makefile, .goreleaser.yaml):
+//
+//	-ldflags "-X github.com/kubectl-ssa/kubectl-ssa/cmd.version=v0.1.0
+//	          -X github.com/kubectl-ssa/kubectl-ssa/cmd.gitCommit=3f684b1
+//	          -X github.com/kubectl-ssa/kubectl-ssa/cmd.buildDate=2026-11-23T09:12:00Z"
+//
+// buildDate is the commit's date, not the wall clock, so that two builds of
+// one commit are the same bytes.
 var (
 	version   = "dev"
 	gitCommit = ""
+	buildDate = ""
+)
+
+// serverVersionTimeout bounds the request for the server's version unless
+// --request-timeout says otherwise: version must answer at once when no
+// cluster is reachable.
+const serverVersionTimeout = 5 * time.Second
+
+// engineKubernetesVersion is the Kubernetes minor of the k8s.io/apimachinery
+// in go.mod, whose copy of the apiserver's field manager explain-conflict
+// runs: predictions are exact for servers of this minor. A constant, not
+// read from the build info, which test binaries lack; TestEngineVersion
+// fails when go.mod moves to another minor without it.
+const engineKubernetesVersion = "1.37"
+
+const apimachineryModule = "k8s.io/apimachinery"
+
+// ServerSupport says how faithful predictions are for the server's version.
+type ServerSupport string
+
+const (
+	// ServerExact: the server runs the Kubernetes minor whose field
+	// manager is embedded.
+	ServerExact ServerSupport = "exact"
+	// ServerUntested: another minor; apply behaviour may differ (explain-
+	// conflict --verify compares a prediction with the server's dry run).
+	ServerUntested ServerSupport = "untested"
 )
 
 // VersionInfo is the output of "kubectl ssa version -o json".
 type VersionInfo struct {
-	Kind      string            `json:"kind"`
-	Version   string            `json:"version"`
-	GitCommit string            `json:"gitCommit"`
-	GoVersion string            `json:"goVersion"`
-	Platform  string            `json:"platform"`
-	Libraries map[string]string `json:"libraries"`
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Version    string            `json:"version"`
+	GitCommit  string            `json:"gitCommit"`
+	BuildDate  string            `json:"buildDate"`
+	GoVersion  string            `json:"goVersion"`
+	Platform   string            `json:"platform"`
+	Libraries  map[string]string `json:"libraries"`
+	// EngineKubernetesVersion is the Kubernetes minor ("1.37") whose field
+	// manager is embedded.
+	EngineKubernetesVersion string `json:"engineKubernetesVersion"`
+	// ServerVersion is the server's /version, absent with --client or when
+	// the server could not be reached.
+	ServerVersion *apimachineryversion.Info `json:"serverVersion,omitempty"`
+	ServerSupport ServerSupport             `json:"serverSupport,omitempty"`
 }
 
 func versionInfo() VersionInfo {
 	v := VersionInfo{
-		Kind:      "Version",
-		Version:   version,
-		GitCommit: gitCommit,
-		GoVersion: runtime.Version(),
-		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
-		Libraries: map[string]string{},
+		APIVersion: ownership.ReportAPIVersion,
+		Kind:       "Version",
+		Version:    version,
+		GitCommit:  gitCommit,
+		BuildDate:  buildDate,
+		GoVersion:  runtime.Version(),
+		Platform:   runtime.GOOS + "/" + runtime.GOARCH,
+		Libraries:  map[string]string{},
+
+		EngineKubernetesVersion: engineKubernetesVersion,
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v.Version = bi.Main.Version
 		}
+		// A plain "go build" in a checkout records the commit itself.
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && v.GitCommit == "":
+				v.GitCommit = s.Value
+			case s.Key == "vcs.time" && v.BuildDate == "":
+				v.BuildDate = s.Value
+			}
+		}
 		for _, d := range bi.Deps {
 			switch d.Path {
-			case "k8s.io/client-go", "k8s.io/apimachinery", "k8s.io/cli-runtime", "sigs.k8s.io/structured-merge-diff/v6":
+			case "k8s.io/client-go", apimachineryModule, "k8s.io/cli-runtime", "sigs.k8s.io/structured-merge-diff/v6":
 				v.Libraries[d.Path] = d.Version
 			}
 		}
@@ -49,29 +116,129 @@ func versionInfo() VersionInfo {
 	return v
 }
 
+// serverSupport compares the server's version with the engine's minor.
+func serverSupport(server *apimachineryversion.Info, engine string) ServerSupport {
+	v, err := utilversion.ParseGeneric(server.GitVersion)
+	if err != nil {
+		return ServerUntested
+	}
+	if fmt.Sprintf("%d.%d", v.Major(), v.Minor()) == engine {
+		return ServerExact
+	}
+	return ServerUntested
+}
+
+type versionOptions struct {
+	g      *globalOptions
+	output string
+	out    render.Output
+	client bool
+}
+
 func newVersionCmd(g *globalOptions) *cobra.Command {
-	var output string
+	o := &versionOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version of kubectl ssa",
-		Example: `  # Print the version
+		Short: "Print the version of kubectl ssa and of the server",
+		Long: `Print the version of kubectl ssa (release, commit, build date) and, when a
+cluster is reachable, the version of its API server.
+
+explain-conflict runs the field manager of the k8s.io/apimachinery release
+kubectl ssa is built with: its predictions are exact for servers of that
+Kubernetes minor version. For a server of another minor, version prints a
+warning on stderr (explain-conflict --verify then compares each prediction
+with the server's own dry run).`,
+		Example: `  # Print the version of kubectl ssa and of the current context's server
   kubectl ssa version
 
-  # Print the version and library versions as JSON
+  # Print only the version of kubectl ssa, without contacting a server
+  kubectl ssa version --client
+
+  # Print both, with library versions, as JSON
   kubectl ssa version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := versionInfo()
-			switch output {
-			case "":
-				fmt.Fprintf(g.streams.Out, "kubectl-ssa %s (%s, %s)\n", v.Version, v.GoVersion, v.Platform)
-				return nil
-			case "json", "yaml":
-				return render.Data(g.streams.Out, output, []interface{}{v}, false)
+			if err := o.validate(); err != nil {
+				return err
 			}
-			return &ExitError{Code: 2, Err: fmt.Errorf("--output must be json, yaml or empty, not %q", output)}
+			return o.run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: json, yaml, or empty for one line.")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Output format: json, yaml, jsonpath=..., go-template=..., or empty for text.")
+	cmd.Flags().BoolVar(&o.client, "client", false, "Print the client version only; do not contact the server.")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func (o *versionOptions) validate() error {
+	var err error
+	if o.out, err = render.ParseOutput(o.output, []string{""}); err != nil {
+		return fmt.Errorf("--output must be json, yaml, jsonpath=..., go-template=... or empty, not %q", o.output)
+	}
+	return nil
+}
+
+func (o *versionOptions) run(ctx context.Context) error {
+	v := versionInfo()
+	out, errOut := o.g.streams.Out, o.g.streams.ErrOut
+	if !o.client {
+		server, err := fetchServerVersion(ctx, o.g.configFlags)
+		if err != nil {
+			// The client version is still worth printing: warn, exit 0.
+			fmt.Fprintf(errOut, "warning: server version unknown: %s (--client skips the server)\n", render.Escape(err.Error()))
+		} else {
+			v.ServerVersion = server
+			v.ServerSupport = serverSupport(server, v.EngineKubernetesVersion)
+		}
+	}
+	if v.ServerSupport == ServerUntested {
+		fmt.Fprintf(errOut, "warning: the server runs Kubernetes %s, kubectl ssa embeds the field manager of Kubernetes %s (%s): explain-conflict predictions are exact for %s.x servers only; --verify compares them with this server's dry run\n",
+			render.Escape(v.ServerVersion.GitVersion), v.EngineKubernetesVersion, apimachineryModule, v.EngineKubernetesVersion)
+	}
+	if o.output != "" {
+		return o.out.Print(out, []interface{}{v}, false)
+	}
+	details := []string{}
+	if v.GitCommit != "" {
+		details = append(details, "commit "+v.GitCommit)
+	}
+	if v.BuildDate != "" {
+		details = append(details, "built "+v.BuildDate)
+	}
+	details = append(details, v.GoVersion, v.Platform)
+	fmt.Fprintf(out, "kubectl-ssa %s (%s)\n", v.Version, strings.Join(details, ", "))
+	if v.ServerVersion != nil {
+		fmt.Fprintf(out, "server %s (%s)\n", render.Escape(v.ServerVersion.GitVersion), v.ServerSupport)
+	}
+	return nil
+}
+
+// fetchServerVersion reads the server's /version with a short timeout.
+func fetchServerVersion(ctx context.Context, getter genericclioptions.RESTClientGetter) (*apimachineryversion.Info, error) {
+	cfg, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	// Without a kubeconfig, client-go falls back to kubectl's historical
+	// default server; saying so beats "connection refused".
+	if raw, err := getter.ToRawKubeConfigLoader().RawConfig(); err == nil && len(raw.Clusters) == 0 && cfg.Host == clientcmd.ClusterDefaults.Server {
+		return nil, fmt.Errorf("no kubeconfig (KUBECONFIG, ~/.kube/config or --kubeconfig) and no --server")
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = serverVersionTimeout
+	}
+	client, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	body, err := client.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var info apimachineryversion.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("%s/version is not a version: %w", cfg.Host, err)
+	}
+	return &info, nil
 }

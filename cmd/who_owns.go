@@ -8,24 +8,34 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type whoOwnsOptions struct {
 	*globalOptions
-	sel              selection
-	output           string
-	timeMode         string
+	sel              kube.Selection
+	output           outputFlag
+	time             timeFlag
 	filter           ownership.Filter
 	showSecretValues bool
 	now              func() time.Time
 }
 
-var whoOwnsOutputs = []string{"table", "wide", "blame", "tree", "managers", "json", "yaml"}
+// The text views of who-owns.
+const (
+	viewTable    = "table"
+	viewWide     = "wide"
+	viewBlame    = "blame"
+	viewTree     = "tree"
+	viewManagers = "managers"
+)
+
+var whoOwnsViews = []string{viewTable, viewWide, viewBlame, viewTree, viewManagers}
 
 func newWhoOwnsCmd(g *globalOptions) *cobra.Command {
-	o := &whoOwnsOptions{globalOptions: g, output: "table", timeMode: "relative", now: time.Now}
+	o := &whoOwnsOptions{globalOptions: g, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "who-owns (TYPE [NAME...] | TYPE/NAME... | -f FILE | -k DIR) [flags]",
 		Short: "Show which field manager owns each field of objects",
@@ -47,7 +57,8 @@ Views (-o):
   blame     the object's YAML with a gutter naming each line's owners
   tree      the field tree, collapsed where one owner set holds every owned field below a node
   managers  one row per managedFields entry
-  json|yaml the OwnershipReport (documented in the README)
+  json|yaml the OwnershipReport (documented in the README); jsonpath=...
+            and go-template=... run over it, as with kubectl get
 
 Secret values are redacted unless --show-secret-values is given.`,
 		Example: `  # Who owns the fields of a Deployment
@@ -70,41 +81,41 @@ Secret values are redacted unless --show-secret-values is given.`,
 
   # Read a saved object without a cluster
   kubectl get deploy web -o yaml --show-managed-fields > web.yaml
-  kubectl ssa who-owns --local -f web.yaml -o json`,
+  kubectl ssa who-owns --local -f web.yaml -o json
+
+  # Just the managers' names, with a JSONPath template
+  kubectl ssa who-owns deploy/web -o jsonpath='{.managers[*].manager}'`,
 		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(args); err != nil {
-				return &ExitError{Code: 2, Err: err}
+				return err
 			}
 			return o.run(args)
 		},
 	}
 	f := cmd.Flags()
-	o.sel.addFlags(f, "to inspect", true)
-	f.StringVarP(&o.output, "output", "o", o.output, "View: "+strings.Join(whoOwnsOutputs, "|")+".")
-	f.StringVar(&o.timeMode, "time", o.timeMode, "How to show each manager's last write: relative, absolute (RFC 3339, UTC) or none.")
+	o.sel.AddFlags(f, kube.SelectionFlags{What: "to inspect", Local: true})
+	o.output.add(cmd, "table", whoOwnsViews...)
+	o.time.add(cmd, "How to show each manager's last write: relative, absolute (RFC 3339, UTC) or none.")
 	f.StringArrayVar(&o.filter.Managers, "manager", nil, "Only fields owned by managers matching this glob (repeatable).")
-	f.StringArrayVar(&o.filter.Fields, "field", nil, "Only paths matching this glob: '*' is one path element, '**' any number, e.g. '.spec.template.**' or '.metadata.labels.*' (repeatable).")
+	f.StringArrayVar(&o.filter.Fields, "field", nil, "Only paths matching this pattern: '*' is one path element, '**' any number; list items by key or position, e.g. '.spec.template.**', '.metadata.labels.*', '.spec.template.spec.containers[name=app].*', '.spec.template.spec.containers[0].image' (repeatable).")
 	f.StringVar(&o.filter.Operation, "operation", "", "Only fields owned through this operation: Apply or Update.")
 	f.StringVar(&o.filter.Subresource, "subresource", "", "Only fields owned through this subresource (status, scale, ...; 'none' for the main resource).")
 	f.BoolVar(&o.filter.Shared, "shared", false, "Only fields with two or more owners.")
 	f.BoolVar(&o.filter.Unowned, "unowned", false, "Only the fields present in the object that nobody owns.")
 	f.BoolVar(&o.showSecretValues, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(whoOwnsOutputs, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("time", cobra.FixedCompletions([]string{"relative", "absolute", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("operation", cobra.FixedCompletions([]string{"Apply", "Update"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("manager", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 	return cmd
 }
 
 func (o *whoOwnsOptions) validate(args []string) error {
-	if !contains(whoOwnsOutputs, o.output) {
-		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(whoOwnsOutputs, ", "), o.output)
+	if err := o.output.parse(); err != nil {
+		return err
 	}
-	switch render.TimeMode(o.timeMode) {
-	case render.TimeRelative, render.TimeAbsolute, render.TimeNone:
-	default:
-		return fmt.Errorf("--time must be relative, absolute or none, not %q", o.timeMode)
+	if _, err := o.time.parse(); err != nil {
+		return err
 	}
 	if op := o.filter.Operation; op != "" && !strings.EqualFold(op, "Apply") && !strings.EqualFold(op, "Update") {
 		return fmt.Errorf("--operation must be Apply or Update, not %q", op)
@@ -112,42 +123,49 @@ func (o *whoOwnsOptions) validate(args []string) error {
 	if o.filter.Shared && o.filter.Unowned {
 		return errors.New("--shared and --unowned select disjoint fields: give one of them")
 	}
-	return o.sel.validate(args)
+	if err := o.filter.Validate(); err != nil {
+		return err
+	}
+	return o.sel.Validate(args)
 }
 
 func (o *whoOwnsOptions) run(args []string) error {
 	pal, err := o.palette()
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return err
 	}
-	objs, single, err := o.sel.resolve(o.globalOptions, args)
-	var partial *partialError
+	objs, single, err := o.sel.Resolve(o.configFlags, args)
+	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {
-		return &ExitError{Code: 2, Err: err}
+		return err
 	}
-	ropts := render.Options{Time: render.TimeMode(o.timeMode), Now: o.now(), Palette: pal, Wide: o.output == "wide"}
+	tm, _ := o.time.parse()
+	view := o.output.out.Name
+	ropts := render.Options{Time: tm, Now: o.now(), Palette: pal, Wide: view == viewWide}
 	switch {
 	case o.filter.Unowned && len(o.filter.Fields) == 0:
 		ropts.Empty = "no unowned fields: every field present has an owner"
 	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
 		ropts.Empty = "no field has two or more owners"
 	}
-	var reports []interface{}
+	reports := []interface{}{}
 	var failed []string
-	shown := 0
+	shown, empty := 0, 0
 	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
-			fmt.Fprintln(o.streams.ErrOut, "error: "+err.Error())
+			render.Error(o.streams.ErrOut, err)
 			failed = append(failed, err.Error())
 			continue
 		}
 		rep = o.filter.Apply(rep)
-		if len(objs) > 1 && o.filtered() && len(rep.Fields) == 0 && len(rep.Unowned) == 0 && o.output != "managers" {
-			// Over many objects, a filter shows only those it matches.
+		if len(objs) > 1 && o.filtered() && render.NothingToShow(rep, view) {
+			// Over many objects, a filter shows only those it matches,
+			// and says once if it matches none.
+			empty++
 			continue
 		}
-		if render.IsData(o.output) {
+		if o.output.out.IsData() {
 			reports = append(reports, rep)
 			continue
 		}
@@ -155,33 +173,36 @@ func (o *whoOwnsOptions) run(args []string) error {
 			fmt.Fprintln(o.streams.Out)
 		}
 		shown++
-		switch o.output {
-		case "table", "wide":
+		switch view {
+		case viewTable, viewWide:
 			err = render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
-		case "blame":
+		case viewBlame:
 			err = render.Blame(o.streams.Out, rep, ropts)
-		case "tree":
+		case viewTree:
 			if o.filter.Unowned {
 				fmt.Fprintln(o.streams.ErrOut, "note: the tree shows owned fields only; unowned fields are listed by -o table and marked by -o blame")
 			}
 			err = render.Tree(o.streams.Out, rep, ropts)
-		case "managers":
+		case viewManagers:
 			err = render.ManagerTable(o.streams.Out, rep, ropts)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if len(reports) > 0 {
-		if err := render.Data(o.streams.Out, o.output, reports, !single); err != nil {
+	if o.output.out.IsData() && (len(reports) > 0 || !single && len(failed) == 0) {
+		if err := o.output.out.Print(o.streams.Out, reports, !single); err != nil {
 			return err
 		}
 	}
+	if shown == 0 && empty > 0 && !o.output.out.IsData() {
+		fmt.Fprintln(o.streams.ErrOut, render.NothingShown(view, ropts, empty))
+	}
 	if partial != nil {
-		return &ExitError{Code: 2, Err: partial}
+		return partial
 	}
 	if len(failed) > 0 {
-		return &ExitError{Code: 2}
+		return exit(CodeError)
 	}
 	return nil
 }
@@ -189,13 +210,4 @@ func (o *whoOwnsOptions) run(args []string) error {
 func (o *whoOwnsOptions) filtered() bool {
 	f := o.filter
 	return len(f.Managers) > 0 || len(f.Fields) > 0 || f.Operation != "" || f.Subresource != "" || f.Shared || f.Unowned
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }

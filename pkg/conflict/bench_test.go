@@ -64,7 +64,7 @@ func TestBenchdataMatchesTheFieldManager(t *testing.T) {
 			}
 			var got []string
 			for _, cf := range r.Conflicts {
-				got = append(got, cf.Manager+" "+cf.Path)
+				got = append(got, cf.Manager+" "+cf.Path.APIServerString())
 			}
 			if diff := cmp.Diff([]string{c.other + " " + c.conflictAt}, got); diff != "" {
 				t.Errorf("conflicts (-want +got):\n%s", diff)

@@ -2,6 +2,9 @@ package conflict
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -9,23 +12,41 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 )
 
-// versionConverter converts unstructured objects between the versions of
-// a kind by changing apiVersion, which is what the apiserver does for
-// custom resources without a conversion webhook. For built-in kinds whose
-// versions differ in shape the result is approximate (--verify shows it).
+// versionConverter converts objects between the versions of a kind as
+// the apiserver does: built-in kinds whose versions differ in shape with
+// their own conversion (pkg/convert); custom resources, and built-in kinds
+// whose versions have one shape, by changing apiVersion, which is what the
+// apiserver does for custom resources without a conversion webhook (those
+// with one can't be converted here).
 // Versions outside served are reported as not registered: the field
 // manager then drops their managers, as the apiserver drops managers of
 // versions it no longer serves.
 type versionConverter struct {
 	served func(schema.GroupVersionKind) bool
-	// types, when set, checks the converted object against the target
-	// version's schema: a built-in kind whose versions differ in shape
-	// can't be converted here, so that version is treated as missing (its
-	// managers are not compared) and noted in unconverted.
-	types       managedfields.TypeConverter
-	unconverted map[string]bool
+	// types, set for built-in kinds, checks an object whose apiVersion was
+	// changed against the target version's schema: if it does not fit,
+	// the versions differ in shape and only the apiserver can convert.
+	types managedfields.TypeConverter
+	// webhook: a custom resource whose versions a webhook converts.
+	webhook bool
+	// failed collects the conversions that could not be done. The field
+	// manager is told the version is missing (so it goes on), and the
+	// caller must not trust its answer.
+	failed failedConversions
+}
+
+// failedConversions are the target versions the converter could not
+// convert to, with the first error of each (nil: no converter).
+type failedConversions map[schema.GroupVersionKind]error
+
+func (f failedConversions) add(to schema.GroupVersionKind, err error) {
+	if _, ok := f[to]; !ok {
+		f[to] = err
+	}
 }
 
 var _ runtime.ObjectConvertor = versionConverter{}
@@ -50,17 +71,33 @@ func (c versionConverter) ConvertToVersion(in runtime.Object, target runtime.Gro
 	if c.served != nil && !c.served(to) {
 		return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa", to)
 	}
+	if c.types != nil && to.GroupKind() == gvk.GroupKind() && convert.Handles(gvk.GroupKind(), gvk.Version, to.Version) {
+		out, _, err := convert.ToVersion(u, to.Version)
+		if err != nil {
+			c.fail(to, err)
+			return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa (conversion failed)", to)
+		}
+		return out, nil
+	}
+	if c.webhook {
+		c.fail(to, errors.New("a conversion webhook converts it"))
+		return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa (needs the conversion webhook)", to)
+	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(to)
 	if c.types != nil {
 		if _, err := c.types.ObjectToTyped(out); err != nil {
-			if c.unconverted != nil {
-				c.unconverted[to.GroupVersion().String()] = true
-			}
+			c.fail(to, nil)
 			return nil, runtime.NewNotRegisteredErrForKind("kubectl-ssa (needs the apiserver's conversion)", to)
 		}
 	}
 	return out, nil
+}
+
+func (c versionConverter) fail(to schema.GroupVersionKind, err error) {
+	if c.failed != nil {
+		c.failed.add(to, err)
+	}
 }
 
 func (c versionConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
@@ -124,3 +161,46 @@ func ResetFields(gvk schema.GroupVersionKind, subresource string, hasStatus bool
 	}
 	return out
 }
+
+// UnconvertibleError says an apply can't be predicted: managers recorded
+// at another version of a built-in kind are compared by the apiserver at
+// their version, and kubectl-ssa can't convert the kind between the two
+// versions (only the apiserver can). Guessing would be worse than no
+// answer: a missed conflict looks like a clean apply.
+type UnconvertibleError struct {
+	// Object is Kind/namespace/name.
+	Object string
+	Kind   schema.GroupKind
+	// From is the applied version; To are the versions it could not be
+	// converted to, sorted.
+	From string
+	To   []string
+	// Managers recorded fields at the versions in To.
+	Managers []string
+	// Err is why a registered conversion failed; nil when there is none.
+	Err error
+}
+
+func (e *UnconvertibleError) Error() string {
+	kind := e.Kind.Kind
+	if e.Kind.Group != "" {
+		kind += "." + e.Kind.Group
+	}
+	gv := func(v string) string { return schema.GroupVersion{Group: e.Kind.Group, Version: v}.String() }
+	to := make([]string, len(e.To))
+	for i, v := range e.To {
+		to[i] = gv(v)
+	}
+	managers := make([]string, len(e.Managers))
+	for i, m := range e.Managers {
+		managers[i] = strconv.Quote(m)
+	}
+	why := "only the apiserver can"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	return fmt.Sprintf("%s: can't predict this apply: %s recorded fields at %s, which the apiserver compares there, and kubectl-ssa can't convert %s from %s to it (%s): ask the apiserver with kubectl apply --server-side --dry-run=server",
+		e.Object, strings.Join(managers, ", "), strings.Join(to, ", "), kind, gv(e.From), why)
+}
+
+func (e *UnconvertibleError) Unwrap() error { return e.Err }

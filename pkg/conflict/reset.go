@@ -16,7 +16,7 @@ import (
 // Reset is a field the applier no longer sets that the apiserver sets
 // back to its default: the apply does not remove it, it resets it.
 type Reset struct {
-	Path string `json:"path"`
+	Path ownership.Path `json:"path"`
 	// Value is the default the field gets.
 	Value interface{} `json:"value"`
 	// Unchanged: the live value already is the default.
@@ -32,7 +32,7 @@ type Reset struct {
 // depends on other fields in a way kubectl-ssa does not know: the
 // apiserver may set it again, to a value not predicted here.
 type MaybeReset struct {
-	Path string `json:"path"`
+	Path ownership.Path `json:"path"`
 	// DependsOn says what the default depends on.
 	DependsOn string `json:"dependsOn"`
 
@@ -88,10 +88,10 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 		switch ans.Outcome {
 		case defaults.Reset:
 			liveValue, _ := ownership.Lookup(live.Object, p)
-			r.Reset = append(r.Reset, Reset{Path: p.String(), Value: ans.Value, Unchanged: sameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
+			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: sameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
 			resetPaths, resetValues = append(resetPaths, p), append(resetValues, ans.Value)
 		case defaults.Depends:
-			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: p.String(), DependsOn: ans.Reason, PathElements: p})
+			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: ownership.Path(p), DependsOn: ans.Reason, PathElements: p})
 		default:
 			gone = append(gone, p)
 		}
@@ -109,7 +109,7 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 	gone = topmostPaths(gone)
 	sort.Slice(gone, func(i, j int) bool { return gone[i].Compare(gone[j]) < 0 })
 	for _, p := range gone {
-		r.Removed = append(r.Removed, p.String())
+		r.Removed = append(r.Removed, ownership.Path(p))
 	}
 }
 
@@ -185,8 +185,8 @@ func sameJSON(a, b interface{}) bool {
 // apply changes: the removed ones, the resets to another value and the
 // possible resets. A check that an apply changes no value (migrate's)
 // refuses on any of them; resets to the same value change nothing.
-func (r *Report) Changes() []string {
-	out := append([]string{}, r.Removed...)
+func (r *Report) Changes() []ownership.Path {
+	out := append([]ownership.Path{}, r.Removed...)
 	for _, rs := range r.Reset {
 		if !rs.Unchanged {
 			out = append(out, rs.Path)

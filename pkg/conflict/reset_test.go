@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // exported is the web Deployment as `kubectl get -o yaml` shows it, with
@@ -67,15 +68,15 @@ type removalView struct {
 }
 
 func removals(r *conflict.Report) removalView {
-	v := removalView{Removed: r.Removed, Warnings: r.Warnings, Changes: r.Changes()}
+	v := removalView{Removed: ownership.Strings(r.Removed), Warnings: r.Warnings, Changes: ownership.Strings(r.Changes())}
 	for _, rs := range r.Reset {
-		if rs.PathElements.String() != rs.Path {
-			v.Warnings = append(v.Warnings, "PathElements "+rs.PathElements.String()+" for "+rs.Path)
+		if rs.PathElements.String() != rs.Path.APIServerString() {
+			v.Warnings = append(v.Warnings, "PathElements "+rs.PathElements.String()+" for "+rs.Path.APIServerString())
 		}
-		v.Reset = append(v.Reset, resetView{Path: rs.Path, Value: rs.Value, Unchanged: rs.Unchanged})
+		v.Reset = append(v.Reset, resetView{Path: rs.Path.APIServerString(), Value: rs.Value, Unchanged: rs.Unchanged})
 	}
 	for _, m := range r.MaybeReset {
-		v.MaybeReset = append(v.MaybeReset, m.Path+": "+m.DependsOn)
+		v.MaybeReset = append(v.MaybeReset, m.Path.APIServerString()+": "+m.DependsOn)
 	}
 	return v
 }

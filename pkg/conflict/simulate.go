@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -44,6 +45,11 @@ type Input struct {
 	Schema managedfields.TypeConverter
 	// CRD selects the apiserver's custom-resource field manager.
 	CRD bool
+	// ConversionWebhook says the custom resource's versions are converted
+	// by a webhook (spec.conversion.strategy: Webhook), which only the
+	// apiserver can call: managers recorded at another version then make
+	// Simulate return an UnconvertibleError instead of a guess.
+	ConversionWebhook bool
 	// Served tells whether the server serves the kind at a version;
 	// managers recorded at others are dropped, as the server drops them.
 	// Nil: all.
@@ -63,16 +69,14 @@ type Input struct {
 
 // Conflict is one field another manager owns with a different value.
 type Conflict struct {
-	Path         string       `json:"path"`
-	Manager      string       `json:"manager"`
-	Operation    string       `json:"operation"`
-	Subresource  string       `json:"subresource"`
-	APIVersion   string       `json:"apiVersion"`
-	Time         *metav1.Time `json:"time"`
-	LiveValue    interface{}  `json:"liveValue"`
-	AppliedValue interface{}  `json:"appliedValue"`
-
-	PathElements fieldpath.Path `json:"-"`
+	Path         ownership.Path `json:"path"`
+	Manager      string         `json:"manager"`
+	Operation    string         `json:"operation"`
+	Subresource  string         `json:"subresource"`
+	APIVersion   string         `json:"apiVersion"`
+	Time         *metav1.Time   `json:"time"`
+	LiveValue    interface{}    `json:"liveValue"`
+	AppliedValue interface{}    `json:"appliedValue"`
 }
 
 // Owner returns the conflicting manager's identity.
@@ -83,12 +87,13 @@ func (c Conflict) Owner() ownership.Owner {
 // Retained is a field the applier stopped setting that stays, because
 // other managers still own it.
 type Retained struct {
-	Path   string            `json:"path"`
+	Path   ownership.Path    `json:"path"`
 	Owners []ownership.Owner `json:"owners"`
 }
 
 // Report is the prediction for one object.
 type Report struct {
+	APIVersion   string              `json:"apiVersion"`
 	Kind         string              `json:"kind"`
 	Object       ownership.ObjectRef `json:"object"`
 	Action       string              `json:"action"`
@@ -101,7 +106,7 @@ type Report struct {
 	Message string `json:"message"`
 	// Removed are fields the applier owned and no longer sets, that
 	// nobody else owns and that have no default: the apply removes them.
-	Removed []string `json:"removed"`
+	Removed []ownership.Path `json:"removed"`
 	// Reset are such fields that the apiserver sets back to a default.
 	Reset []Reset `json:"reset"`
 	// MaybeReset are such fields whose default depends on other fields
@@ -130,12 +135,6 @@ type Report struct {
 	// Live and Result are the object before and after, for rendering.
 	Live   *unstructured.Unstructured `json:"-"`
 	Result *unstructured.Unstructured `json:"-"`
-}
-
-// Verification compares the prediction with the server's dry-run.
-type Verification struct {
-	Agrees      bool     `json:"agrees"`
-	Differences []string `json:"differences"`
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.
@@ -176,6 +175,9 @@ func Simulate(in Input) (*Report, error) {
 		names.Insert(e.Manager)
 	}
 	if names.Len() == 0 {
+		if cur != r.Result {
+			r.FirstApply = &first
+		}
 		r.Result, r.ManagedFields = cur, cur.GetManagedFields()
 		return r, nil
 	}
@@ -193,7 +195,7 @@ func Simulate(in Input) (*Report, error) {
 	// and object, the final managedFields, and every removal on the way.
 	r3.Object, r3.Live, r3.Action = r.Object, r.Live, r.Action
 	r3.Conflicts, r3.Released = r.Conflicts, r.Released
-	r3.Removed = topmost(append(append([]string{}, r.Removed...), r3.Removed...), in.Live)
+	r3.Removed = topmost(append(append([]ownership.Path{}, r.Removed...), r3.Removed...))
 	r3.Reset = append(append([]Reset{}, r.Reset...), r3.Reset...)
 	r3.MaybeReset = append(append([]MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
 	r3.Warnings = uniqueStrings(append(append([]string{}, r.Warnings...), r3.Warnings...))
@@ -228,24 +230,18 @@ func annotationOwners(u *unstructured.Unstructured, op metav1.ManagedFieldsOpera
 }
 
 // topmost dedupes paths and drops those below another one of the list.
-func topmost(paths []string, obj *unstructured.Unstructured) []string {
-	parsed := map[string]fieldpath.Path{}
-	for _, p := range paths {
-		if pp, err := ownership.ParsePath(p, obj.Object); err == nil {
-			parsed[p] = pp
-		}
-	}
-	out := []string{}
+func topmost(paths []ownership.Path) []ownership.Path {
+	out := []ownership.Path{}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		if seen[p] {
+		key := p.APIServerString()
+		if seen[key] {
 			continue
 		}
-		seen[p] = true
+		seen[key] = true
 		covered := false
-		for q, qp := range parsed {
-			pp, ok := parsed[p]
-			if ok && q != p && len(qp) < len(pp) && pp[:len(qp)].Equals(qp) {
+		for _, q := range paths {
+			if len(q) < len(p) && fieldpath.Path(p[:len(q)]).Equals(fieldpath.Path(q)) {
 				covered = true
 				break
 			}
@@ -254,7 +250,7 @@ func topmost(paths []string, obj *unstructured.Unstructured) []string {
 			out = append(out, p)
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].APIServerString() < out[j].APIServerString() })
 	return out
 }
 
@@ -269,13 +265,14 @@ func simulateApply(in Input) (*Report, error) {
 		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
 	r := &Report{
+		APIVersion:     ownership.ReportAPIVersion,
 		Kind:           ReportKind,
 		Action:         ActionApply,
 		FieldManager:   in.FieldManager,
 		Force:          in.Force,
 		Subresource:    in.Subresource,
 		Conflicts:      []Conflict{},
-		Removed:        []string{},
+		Removed:        []ownership.Path{},
 		Reset:          []Reset{},
 		MaybeReset:     []MaybeReset{},
 		Retained:       []Retained{},
@@ -295,17 +292,15 @@ func simulateApply(in Input) (*Report, error) {
 	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
 	r.Live = live
 
-	unconverted := map[string]bool{}
-	defer func() {
-		for _, v := range sets.List(sets.KeySet(unconverted)) {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("managers recorded at %s were not compared: %s differs in shape from %s and only the apiserver can convert it (use --verify)", v, v, gvk.GroupVersion()))
-		}
-	}()
-	fm, err := newFieldManager(in, live, unconverted)
+	failed := failedConversions{}
+	fm, err := newFieldManager(in, live, failed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	result, err := fm.Apply(live.DeepCopy(), in.Applied.DeepCopy(), in.FieldManager, false)
+	if len(failed) > 0 {
+		return nil, unconvertible(name, gvk, live, failed)
+	}
 	if err != nil {
 		var status apierrors.APIStatus
 		if !errors.As(err, &status) || !apierrors.IsConflict(err) {
@@ -326,11 +321,14 @@ func simulateApply(in Input) (*Report, error) {
 			return r, nil
 		}
 		r.Message = ""
-		fm, err = newFieldManager(in, live, unconverted)
+		fm, err = newFieldManager(in, live, failed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		result, err = fm.Apply(live.DeepCopy(), in.Applied.DeepCopy(), in.FieldManager, true)
+		if len(failed) > 0 {
+			return nil, unconvertible(name, gvk, live, failed)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: the forced apply would fail: %w", name, err)
 		}
@@ -350,7 +348,32 @@ func simulateApply(in Input) (*Report, error) {
 	return r, nil
 }
 
-func newFieldManager(in Input, live *unstructured.Unstructured, unconverted map[string]bool) (*managedfields.FieldManager, error) {
+// unconvertible builds the error for conversions that failed during an
+// apply of an object at gvk.
+func unconvertible(name string, gvk schema.GroupVersionKind, live *unstructured.Unstructured, failed failedConversions) error {
+	e := &UnconvertibleError{Object: name, Kind: gvk.GroupKind(), From: gvk.Version}
+	versions := sets.New[string]()
+	for to := range failed {
+		e.To = append(e.To, to.Version)
+		versions.Insert(to.GroupVersion().String())
+	}
+	sort.Strings(e.To)
+	for _, v := range e.To {
+		if err := failed[schema.GroupVersionKind{Group: gvk.Group, Version: v, Kind: gvk.Kind}]; err != nil && e.Err == nil {
+			e.Err = err
+		}
+	}
+	managers := sets.New[string]()
+	for _, m := range live.GetManagedFields() {
+		if versions.Has(m.APIVersion) {
+			managers.Insert(m.Manager)
+		}
+	}
+	e.Managers = sets.List(managers)
+	return e
+}
+
+func newFieldManager(in Input, live *unstructured.Unstructured, failed failedConversions) (*managedfields.FieldManager, error) {
 	gvk := in.Applied.GroupVersionKind()
 	gv := gvk.GroupVersion()
 	var versions []schema.GroupVersion
@@ -360,7 +383,7 @@ func newFieldManager(in Input, live *unstructured.Unstructured, unconverted map[
 		}
 	}
 	reset := ResetFields(gvk, in.Subresource, in.HasStatus, versions)
-	conv := versionConverter{served: in.Served, unconverted: unconverted}
+	conv := versionConverter{served: in.Served, failed: failed, webhook: in.CRD && in.ConversionWebhook}
 	if !in.CRD {
 		conv.types = in.Schema
 	}
@@ -397,27 +420,42 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 		if m[3] != "" {
 			op = string(metav1.ManagedFieldsOperationUpdate)
 		}
-		cf := Conflict{Path: c.Field, Manager: mgr, Operation: op, Subresource: sub, APIVersion: m[3]}
+		cf := Conflict{Manager: mgr, Operation: op, Subresource: sub, APIVersion: m[3]}
 		for _, e := range entries {
 			if e.Manager == mgr && e.Subresource == sub && string(e.Operation) == op && (m[3] == "" || e.APIVersion == m[3]) {
 				cf.APIVersion, cf.Time = e.APIVersion, e.Time
 				break
 			}
 		}
-		if p, err := ownership.ParsePath(c.Field, applied.Object, live.Object); err == nil {
-			cf.PathElements = p
-			cf.LiveValue, _ = ownership.Lookup(live.Object, p)
-			cf.AppliedValue, _ = ownership.Lookup(applied.Object, p)
-		}
+		l, a := atVersion(live, cf.APIVersion), atVersion(applied, cf.APIVersion)
+		cf.Path = ownership.ParseServerPath(c.Field, a.Object, l.Object)
+		p := cf.Path.Elements()
+		cf.LiveValue, _ = ownership.Lookup(l.Object, p)
+		cf.AppliedValue, _ = ownership.Lookup(a.Object, p)
 		out = append(out, cf)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
+		if a, b := out[i].Path.APIServerString(), out[j].Path.APIServerString(); a != b {
+			return a < b
 		}
 		return out[i].Manager < out[j].Manager
 	})
 	return out, nil
+}
+
+// atVersion returns obj at the group-version a conflicting manager
+// recorded, where the conflict's path and values are: the apiserver
+// compares there. Objects of kinds that don't convert stay as they are.
+func atVersion(obj *unstructured.Unstructured, apiVersion string) *unstructured.Unstructured {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	gvk := obj.GroupVersionKind()
+	if err != nil || gv.Group != gvk.Group || gv.Version == gvk.Version {
+		return obj
+	}
+	if out, ok, err := convert.ToVersion(obj, gv.Version); ok && err == nil {
+		return out
+	}
+	return obj
 }
 
 // diffOwnership fills Removed, Retained and Released.
@@ -458,7 +496,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 			return
 		}
 		if others.Has(p) {
-			ret := Retained{Path: p.String()}
+			ret := Retained{Path: ownership.Path(p.Copy())}
 			for i, e := range res.GetManagedFields() {
 				if s, ok := othersBy[i]; ok && s.Has(p) {
 					ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
@@ -501,7 +539,7 @@ func (r *Report) RedactSecrets() {
 		}
 	}
 	for i := range r.Conflicts {
-		if ownership.SecretPath(r.Conflicts[i].PathElements) || r.Conflicts[i].PathElements == nil {
+		if ownership.SecretPath(r.Conflicts[i].Path.Elements()) {
 			if r.Conflicts[i].LiveValue != nil {
 				r.Conflicts[i].LiveValue = ownership.Redacted
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -27,8 +29,9 @@ import (
 // (managedfields.NewDefaultFieldManager) over the built-in schema, then
 // conflict.Simulate predicts one more apply. Times are ignored.
 
-// apiVersionConverter converts by changing apiVersion, as the apiserver
-// does for kinds without conversion.
+// apiVersionConverter converts as the apiserver does: the kinds
+// pkg/convert knows with their conversion, the others by changing
+// apiVersion, as the apiserver does for kinds without conversion.
 type apiVersionConverter struct{}
 
 func (apiVersionConverter) Convert(in, out, context interface{}) error {
@@ -43,6 +46,9 @@ func (apiVersionConverter) ConvertToVersion(in runtime.Object, target runtime.Gr
 	to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
 	if !ok {
 		return nil, runtime.NewNotRegisteredErrForKind("test", u.GroupVersionKind())
+	}
+	if out, ok, err := convert.ToVersion(u, to.Version); ok {
+		return out, err
 	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(to)
@@ -276,15 +282,21 @@ type want struct {
 
 func reportView(t *testing.T, r *conflict.Report) want {
 	t.Helper()
-	v := want{Action: r.Action, Message: r.Message, Removed: r.Removed}
+	v := want{Action: r.Action, Message: r.Message}
+	if r.Removed != nil {
+		v.Removed = []string{}
+	}
+	for _, p := range r.Removed {
+		v.Removed = append(v.Removed, p.APIServerString())
+	}
 	for _, c := range r.Conflicts {
-		v.Conflicts = append(v.Conflicts, conflictView{Manager: c.Manager, Operation: c.Operation, Path: c.Path})
-		if c.PathElements.String() != c.Path {
-			t.Errorf("conflict at %s: PathElements %s", c.Path, c.PathElements)
+		v.Conflicts = append(v.Conflicts, conflictView{Manager: c.Manager, Operation: c.Operation, Path: c.Path.APIServerString()})
+		if r.Message != "" && !strings.Contains(r.Message, c.Path.APIServerString()) {
+			t.Errorf("conflict at %s: not the path of the apiserver's message %q", c.Path, r.Message)
 		}
 	}
 	for _, rt := range r.Retained {
-		rv := retainedView{Path: rt.Path}
+		rv := retainedView{Path: rt.Path.APIServerString()}
 		for _, o := range rt.Owners {
 			rv.Owners = append(rv.Owners, o.Manager+" "+o.Operation)
 		}

@@ -32,7 +32,7 @@ func (s Structural) Removal(p fieldpath.Path, _ []interface{}) Answer {
 		field = nil
 		switch {
 		case pe.FieldName != nil && atom.Map != nil:
-			if f, ok := atom.Map.FindField(*pe.FieldName); ok {
+			if f, ok := atom.FindField(*pe.FieldName); ok {
 				field, tr = &f, f.Type
 			} else {
 				tr = atom.Map.ElementType
@@ -67,13 +67,13 @@ func (s Structural) complete(v interface{}, tr smdschema.TypeRef, depth int) {
 		if atom.Map == nil {
 			return
 		}
-		for _, f := range atom.Map.Fields {
+		for _, f := range atom.Fields {
 			if _, found := t[f.Name]; !found && f.Default != nil {
 				t[f.Name] = copyValue(f.Default)
 			}
 		}
 		for k, e := range t {
-			if f, ok := atom.Map.FindField(k); ok {
+			if f, ok := atom.FindField(k); ok {
 				s.complete(e, f.Type, depth+1)
 			} else {
 				s.complete(e, atom.Map.ElementType, depth+1)

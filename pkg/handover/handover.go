@@ -1,21 +1,3 @@
-// Package handover moves field ownership between managers without ever
-// changing or resetting a field's value, following the two recipes of the
-// Server-Side Apply documentation ("Transferring ownership"):
-//
-//   - to a controller (the HPA replicas case): a temporary manager first
-//     holds the fields at their current values by a real apply, then the
-//     old owner releases them; once the controller writes them, the
-//     temporary manager lets go;
-//   - between appliers: the new manager takes shared ownership at the
-//     current values, then the old manager releases them.
-//
-// And release: a manager gives up fields (a leftover
-// kubectl-client-side-apply entry, say) with no value change.
-//
-// Plan is pure and returns each step with the managedFields predicted after
-// it; Run executes a plan step by step against a cluster, re-reading and
-// re-planning before every step, so an interrupted run completes when run
-// again and a run that already completed does nothing.
 package handover
 
 import (
@@ -75,12 +57,11 @@ type Request struct {
 
 // Step is one write of the plan.
 type Step struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Manager     string   `json:"manager"`
-	Paths       []string `json:"paths"`
-	// Status: planned, done, skipped (already true), dry-run, failed.
-	Status string `json:"status"`
+	Name        string           `json:"name"`
+	Description string           `json:"description"`
+	Manager     string           `json:"manager"`
+	Paths       []ownership.Path `json:"paths"`
+	Status      StepStatus       `json:"status"`
 	// ResourceVersion the step wrote (empty unless done).
 	ResourceVersion string                      `json:"resourceVersion"`
 	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
@@ -92,32 +73,31 @@ type Step struct {
 
 // FieldState is one field's value and owners.
 type FieldState struct {
-	Path   string            `json:"path"`
+	Path   ownership.Path    `json:"path"`
 	Value  interface{}       `json:"value"`
 	Owners []ownership.Owner `json:"owners"`
 }
 
 // Report is a handover's plan and outcome.
 type Report struct {
+	APIVersion      string              `json:"apiVersion"`
 	Kind            string              `json:"kind"`
 	Object          ownership.ObjectRef `json:"object"`
 	Mode            Mode                `json:"mode"`
 	From            string              `json:"from"`
 	FromSubresource string              `json:"fromSubresource"`
 	To              string              `json:"to"`
-	// Status: planned, completed, already-complete, waiting (the
-	// controller has not written the fields yet), failed.
-	Status  string       `json:"status"`
-	Message string       `json:"message"`
-	Steps   []Step       `json:"steps"`
-	Before  []FieldState `json:"before"`
-	After   []FieldState `json:"after"`
+	Status          Status              `json:"status"`
+	Message         string              `json:"message"`
+	Steps           []Step              `json:"steps"`
+	Before          []FieldState        `json:"before"`
+	After           []FieldState        `json:"after"`
 	// Orphaned are fields a release leaves owned by nobody (they stay, and
 	// no apply will remove them); AppliersOnly are fields then owned only
 	// by appliers, which the next apply of theirs without them removes.
-	Orphaned     []string `json:"orphaned"`
-	AppliersOnly []string `json:"appliersOnly"`
-	Warnings     []string `json:"warnings"`
+	Orphaned     []ownership.Path `json:"orphaned"`
+	AppliersOnly []ownership.Path `json:"appliersOnly"`
+	Warnings     []string         `json:"warnings"`
 
 	// Next says what the user should do now.
 	Next string `json:"next"`
@@ -127,9 +107,34 @@ type Report struct {
 	Content map[string]interface{} `json:"-"`
 }
 
-// StatusHeld: the old owner let go and the temporary manager holds the
-// fields until the controller writes them.
-const StatusHeld = "held"
+// Status is where a handover stands.
+type Status string
+
+// The statuses of a Report.
+const (
+	StatusPlanned Status = "planned"
+	// StatusCompleted: the new owner owns the fields, the old one none.
+	StatusCompleted Status = "completed"
+	// StatusAlreadyComplete: nothing was to do.
+	StatusAlreadyComplete Status = "already-complete"
+	// StatusHeld: the old owner let go and the temporary manager holds
+	// the fields until the controller writes them.
+	StatusHeld   Status = "held"
+	StatusFailed Status = "failed"
+)
+
+// StepStatus is where one step stands.
+type StepStatus string
+
+// The statuses of a Step.
+const (
+	StepPlanned  StepStatus = "planned"
+	StepDone     StepStatus = "done"
+	StepSkipped  StepStatus = "skipped"
+	StepDryRun   StepStatus = "dry-run"
+	StepFailed   StepStatus = "failed"
+	StepTimedOut StepStatus = "timed-out"
+)
 
 // ReportKind is the kind of Report.
 const ReportKind = "HandoverReport"
@@ -145,7 +150,7 @@ func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Spr
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []string{}, AppliersOnly: []string{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
+	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []ownership.Path{}, AppliersOnly: []ownership.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -190,7 +195,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			continue
 		}
 		if _, ok := ownership.Lookup(live.Object, p); !ok {
-			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, p, strings.ToLower(live.GetKind())+"/"+live.GetName())
+			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, ownership.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
 	want := fieldpath.NewSet(fields...)
@@ -236,17 +241,17 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	switch mode {
 	case ModeRelease:
 		if fromOwns.Empty() {
-			r.Status, r.Message = "already-complete", fmt.Sprintf("%q owns none of these fields: nothing to do", req.From)
+			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q owns none of these fields: nothing to do", req.From)
 			return r, nil
 		}
 	case ModeApplier:
 		if fromOwns.Empty() && toHasAll {
-			r.Status, r.Message = "already-complete", fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
+			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
 			return r, nil
 		}
 	case ModeController:
 		if fromOwns.Empty() && toHasAll && tempSet.Intersection(want).Empty() {
-			r.Status, r.Message = "already-complete", fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
+			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
 			return r, nil
 		}
 	}
@@ -256,7 +261,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	for _, p := range fields {
 		if !fromSet.Has(p) && !toSet.Has(p) && !tempSet.Has(p) {
 			owners, _ := ownership.Owners(entries, p)
-			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", p, ownerNames(owners)))
+			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", ownership.Path(p), ownerNames(owners)))
 		}
 	}
 	if len(notOwned) > 0 {
@@ -264,7 +269,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 
 	cur := entries
-	paths := pathStrings(fields)
+	paths := ownership.Paths(fields)
 	switch mode {
 	case ModeController:
 		needHold := false
@@ -293,7 +298,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: "planned", apply: cfg, ManagedFields: cur,
+			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: StepPlanned, apply: cfg, ManagedFields: cur,
 				Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
 		}
 	case ModeApplier:
@@ -302,7 +307,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepShare, Manager: req.To, Paths: paths, Status: "planned", ManagedFields: cur,
+			r.Steps = append(r.Steps, Step{Name: StepShare, Manager: req.To, Paths: paths, Status: StepPlanned, ManagedFields: cur,
 				Description: fmt.Sprintf("%q takes shared ownership at the current values (as applying the same values would)", req.To)})
 		}
 	}
@@ -312,17 +317,17 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if err != nil {
 			return nil, err
 		}
-		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathStrings(setPaths(fromOwns)), Status: "planned", ManagedFields: cur,
+		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: ownership.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur,
 			Description: fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)})
 	}
 	if mode == ModeController && req.Wait {
-		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: "planned",
+		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: StepPlanned,
 			Description: fmt.Sprintf("wait until %q writes the fields, then %q lets go", req.To, req.TempManager)})
 	}
 	if mode == ModeRelease {
 		r.Orphaned, r.AppliersOnly = afterRelease(cur, fields)
 	}
-	r.Status = "planned"
+	r.Status = StatusPlanned
 	return r, nil
 }
 
@@ -355,7 +360,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	if err != nil {
 		return nil, false, err
 	}
-	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathStrings(fields), Status: "planned", ManagedFields: cur,
+	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: ownership.Paths(fields), Status: StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
 }
 
@@ -403,10 +408,11 @@ func ownerNames(entries []metav1.ManagedFieldsEntry) string {
 	return strings.Join(names, ", ")
 }
 
+// pathStrings prints paths for messages, in the form --field reads back.
 func pathStrings(ps []fieldpath.Path) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = p.String()
+		out[i] = ownership.Path(p).String()
 	}
 	return out
 }
@@ -423,7 +429,7 @@ func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 	for _, p := range fields {
 		v, _ := ownership.Lookup(obj.Object, p)
 		owners, _ := ownership.Owners(obj.GetManagedFields(), p)
-		fs := FieldState{Path: p.String(), Value: v, Owners: []ownership.Owner{}}
+		fs := FieldState{Path: ownership.Path(p), Value: v, Owners: []ownership.Owner{}}
 		for _, o := range owners {
 			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
 		}
@@ -437,12 +443,12 @@ func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 	return states(obj, fields)
 }
 
-func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []string) {
-	orphaned, appliersOnly = []string{}, []string{}
+func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []ownership.Path) {
+	orphaned, appliersOnly = []ownership.Path{}, []ownership.Path{}
 	for _, p := range fields {
 		owners, _ := ownership.Owners(entries, p)
 		if len(owners) == 0 {
-			orphaned = append(orphaned, p.String())
+			orphaned = append(orphaned, ownership.Path(p))
 			continue
 		}
 		allApply := true
@@ -450,11 +456,14 @@ func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) 
 			allApply = allApply && o.Operation == metav1.ManagedFieldsOperationApply
 		}
 		if allApply {
-			appliersOnly = append(appliersOnly, p.String())
+			appliersOnly = append(appliersOnly, ownership.Path(p))
 		}
 	}
-	sort.Strings(orphaned)
-	sort.Strings(appliersOnly)
+	byString := func(ps []ownership.Path) func(i, j int) bool {
+		return func(i, j int) bool { return ps[i].APIServerString() < ps[j].APIServerString() }
+	}
+	sort.Slice(orphaned, byString(orphaned))
+	sort.Slice(appliersOnly, byString(appliersOnly))
 	return orphaned, appliersOnly
 }
 
@@ -471,7 +480,7 @@ func (r *Report) RedactSecrets() {
 	}
 	for _, states := range [][]FieldState{r.Before, r.After} {
 		for i := range states {
-			if p, err := ownership.ParsePath(states[i].Path); err != nil || ownership.SecretPath(p) {
+			if ownership.SecretPath(states[i].Path.Elements()) {
 				if states[i].Value != nil {
 					states[i].Value = ownership.Redacted
 				}

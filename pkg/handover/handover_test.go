@@ -51,7 +51,7 @@ func TestPlan(t *testing.T) {
 		live       *unstructured.Unstructured
 		req        Request
 		wantMode   Mode
-		wantStatus string
+		wantStatus Status
 		wantSteps  string
 		wantErr    string
 	}{
@@ -106,7 +106,7 @@ func TestPlan(t *testing.T) {
 			name:    "the source does not own the field",
 			live:    deployment(kubectlApply, entry("other", "Apply", "", `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}}}`)),
 			req:     Request{Fields: []fieldpath.Path{{fieldpath.PathElement{FieldName: strp("metadata")}, fieldpath.PathElement{FieldName: strp("labels")}, fieldpath.PathElement{FieldName: strp("app.kubernetes.io/name")}}}, From: "kubectl", To: "argocd"},
-			wantErr: `"kubectl" does not own .metadata.labels.app.kubernetes.io/name (owners: "other")`,
+			wantErr: `"kubectl" does not own .metadata.labels["app.kubernetes.io/name"] (owners: "other")`,
 		},
 		{
 			name:    "no such field",

@@ -10,22 +10,24 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // Options tune Run.
 type Options struct {
-	DryRun migrate.DryRun
+	DryRun kube.DryRun
 	// Timeout bounds the wait for the controller.
 	Timeout time.Duration
 	// Poll is the interval of the wait (default 1s).
 	Poll time.Duration
-	// Retries bounds re-reads after 409 Conflict (default 10).
-	Retries int
+	// Backoff paces the re-reads after 409 Conflict (default
+	// kube.DefaultBackoff).
+	Backoff *wait.Backoff
 	Now     func() time.Time
 	// Progress is told about each step as it finishes.
 	Progress func(Step)
@@ -44,8 +46,9 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	if opts.Poll == 0 {
 		opts.Poll = time.Second
 	}
-	if opts.Retries == 0 {
-		opts.Retries = 10
+	if opts.Backoff == nil {
+		b := kube.DefaultBackoff
+		opts.Backoff = &b
 	}
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
@@ -70,32 +73,32 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	fields := plan.Fields
 	req.Fields, req.resume = fields, true
 	report := plan
-	if plan.Status == "already-complete" {
+	if plan.Status == StatusAlreadyComplete {
 		report.After = States(live, fields)
 		return report, nil
 	}
 	switch opts.DryRun {
-	case migrate.DryRunClient:
+	case kube.DryRunClient:
 		for i := range report.Steps {
-			report.Steps[i].Status = "dry-run"
+			report.Steps[i].Status = StepDryRun
 		}
-		report.Status = "planned"
+		report.Status = StatusPlanned
 		report.Message = "client dry run: nothing was sent"
 		return report, nil
-	case migrate.DryRunServer:
+	case kube.DryRunServer:
 		for i := range report.Steps {
 			s := &report.Steps[i]
 			if s.Name == StepWait {
-				s.Status = "skipped"
+				s.Status = StepSkipped
 				continue
 			}
-			if _, err := write(ctx, c, live, *s, opts, true); err != nil {
-				s.Status = "failed"
+			if _, err := write(ctx, c, live, *s, opts, kube.DryRunServer); err != nil {
+				s.Status = StepFailed
 				return report, fmt.Errorf("server dry run of step %q: %w", s.Name, err)
 			}
-			s.Status = "dry-run"
+			s.Status = StepDryRun
 		}
-		report.Status = "planned"
+		report.Status = StatusPlanned
 		report.Message = "server dry run: every step was accepted by the server, nothing was stored"
 		return report, nil
 	}
@@ -103,38 +106,38 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	var done []Step
 	for {
 		var step *Step
-		var attempt int
-		for attempt = 0; attempt <= opts.Retries; attempt++ {
+		err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 			if attempt > 0 || len(done) > 0 {
+				var err error
 				if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
-					return withSteps(report, done), err
+					return err
 				}
 				if plan, err = Plan(live, req, opts.Now()); err != nil {
-					return withSteps(report, done), err
+					return err
 				}
 			}
 			if len(plan.Steps) == 0 || plan.Steps[0].Name == StepWait {
-				break
+				return nil
 			}
 			s := plan.Steps[0]
-			out, err := write(ctx, c, live, s, opts, false)
+			out, err := write(ctx, c, live, s, opts, kube.DryRunNone)
 			if apierrors.IsConflict(err) {
-				continue // someone wrote in between: read again, plan again
+				return err // someone wrote in between: read again, plan again
+			}
+			if err == nil {
+				err = unchanged(live, out, fields)
 			}
 			if err != nil {
-				s.Status = "failed"
-				return withSteps(report, append(done, s)), fmt.Errorf("step %q: %w", s.Name, err)
+				s.Status = StepFailed
+				done = append(done, s)
+				return fmt.Errorf("step %q: %w", s.Name, err)
 			}
-			if err := unchanged(live, out, fields); err != nil {
-				return withSteps(report, append(done, s)), fmt.Errorf("step %q: %w", s.Name, err)
-			}
-			s.Status, s.ResourceVersion, s.ManagedFields = "done", out.GetResourceVersion(), out.GetManagedFields()
-			step = &s
-			live = out
-			break
-		}
-		if attempt > opts.Retries {
-			return withSteps(report, done), fmt.Errorf("the object kept changing while the handover ran (%d conflicts in a row): nothing more was written; run the command again", opts.Retries+1)
+			s.Status, s.ResourceVersion, s.ManagedFields = StepDone, out.GetResourceVersion(), out.GetManagedFields()
+			step, live = &s, out
+			return nil
+		})
+		if err != nil {
+			return withSteps(report, done), err
 		}
 		if step == nil {
 			break
@@ -145,7 +148,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		}
 	}
 	report = withSteps(report, done)
-	report.Status = "completed"
+	report.Status = StatusCompleted
 
 	if report.Mode == ModeController {
 		if req.Wait {
@@ -161,7 +164,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 		}
 	}
-	if report.Mode != ModeRelease && fromApplies && (report.Status == "completed" || report.Status == StatusHeld) {
+	if report.Mode != ModeRelease && fromApplies && (report.Status == StatusCompleted || report.Status == StatusHeld) {
 		report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
 	}
 	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
@@ -172,45 +175,28 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 
 func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, fields []fieldpath.Path, opts Options, report *Report) (bool, error) {
 	deadline := opts.Now().Add(opts.Timeout)
-	wait := Step{Name: StepWait, Manager: req.To, Paths: pathStrings(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
+	waitStep := Step{Name: StepWait, Manager: req.To, Paths: ownership.Paths(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
 	for {
 		live, err := c.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		step, owned, err := Cleanup(live, req, fields)
+		_, owned, err := Cleanup(live, req, fields)
 		if err != nil {
 			return false, err
 		}
 		if owned {
-			wait.Status = "done"
-			report.Steps = append(report.Steps, wait)
+			waitStep.Status = StepDone
+			report.Steps = append(report.Steps, waitStep)
 			if opts.Progress != nil {
-				opts.Progress(wait)
-			}
-			if step == nil {
-				report.Message = fmt.Sprintf("%q owns the fields", req.To)
-				return true, nil
-			}
-			out, err := write(ctx, c, live, *step, opts, false)
-			if apierrors.IsConflict(err) {
-				report.Steps = report.Steps[:len(report.Steps)-1]
-				continue
-			}
-			if err != nil {
-				return false, fmt.Errorf("step %q: %w", step.Name, err)
-			}
-			step.Status, step.ResourceVersion, step.ManagedFields = "done", out.GetResourceVersion(), out.GetManagedFields()
-			report.Steps = append(report.Steps, *step)
-			if opts.Progress != nil {
-				opts.Progress(*step)
+				opts.Progress(waitStep)
 			}
 			report.Message = fmt.Sprintf("%q owns the fields", req.To)
-			return true, nil
+			return true, cleanup(ctx, c, name, live, req, fields, opts, report)
 		}
 		if !opts.Now().Before(deadline) {
-			wait.Status = "timed-out"
-			report.Steps = append(report.Steps, wait)
+			waitStep.Status = StepTimedOut
+			report.Steps = append(report.Steps, waitStep)
 			vals := States(live, fields)
 			report.Message = fmt.Sprintf("%q has not written the fields within %s; %q holds them at their current values (%s), so nothing resets them. Run the same command again to finish", req.To, opts.Timeout, req.TempManager, valueList(vals))
 			return false, nil
@@ -221,6 +207,35 @@ func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name strin
 		case <-time.After(opts.Poll):
 		}
 	}
+}
+
+// cleanup drops the temporary manager once the controller owns the fields.
+func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, fields []fieldpath.Path, opts Options, report *Report) error {
+	return kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+		if attempt > 0 {
+			var err error
+			if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		step, _, err := Cleanup(live, req, fields)
+		if err != nil || step == nil {
+			return err
+		}
+		out, err := write(ctx, c, live, *step, opts, kube.DryRunNone)
+		if apierrors.IsConflict(err) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("step %q: %w", step.Name, err)
+		}
+		step.Status, step.ResourceVersion, step.ManagedFields = StepDone, out.GetResourceVersion(), out.GetManagedFields()
+		report.Steps = append(report.Steps, *step)
+		if opts.Progress != nil {
+			opts.Progress(*step)
+		}
+		return nil
+	})
 }
 
 func valueList(vals []FieldState) string {
@@ -235,22 +250,19 @@ func valueList(vals []FieldState) string {
 }
 
 // write sends one step: the hold step is a real server-side apply by the
-// temporary manager, the others rewrite managedFields only.
-func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun bool) (*unstructured.Unstructured, error) {
+// temporary manager, the others rewrite managedFields only. Both carry the
+// resourceVersion the step was planned from.
+func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun kube.DryRun) (*unstructured.Unstructured, error) {
 	if s.Name == StepHold {
 		cfg := &unstructured.Unstructured{Object: s.apply}
 		cfg.SetResourceVersion(live.GetResourceVersion())
 		ao := metav1.ApplyOptions{FieldManager: s.Manager}
-		if dryRun {
+		if dryRun == kube.DryRunServer {
 			ao.DryRun = []string{metav1.DryRunAll}
 		}
 		return c.Apply(ctx, live.GetName(), cfg, ao)
 	}
-	w := migrate.Writer{Resource: c, FieldManager: opts.Manager, DryRun: migrate.DryRunNone}
-	if dryRun {
-		w.DryRun = migrate.DryRunServer
-	}
-	return w.Patch(ctx, live, migrate.ManagedFieldsOps(s.ManagedFields))
+	return kube.Patch(ctx, c, live.GetName(), live.GetResourceVersion(), kube.ManagedFieldsOps(s.ManagedFields), kube.WriteOptions{DryRun: dryRun, FieldManager: opts.Manager})
 }
 
 // unchanged checks that a write changed no value of the fields.

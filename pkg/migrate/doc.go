@@ -4,7 +4,8 @@
 // value ever changes.
 //
 // Plan is pure: it takes an object and returns the new managedFields and
-// the reasons. Writer sends a plan with a resourceVersion precondition;
-// Run drives a selection of objects with bounded concurrency, backups,
-// retries on 409 and a report.
+// the reasons. Run drives a selection of objects with bounded
+// concurrency, backups and a report, writing each plan through
+// internal/kube's one resourceVersion-guarded patch and its retry on 409;
+// Undo restores backups the same way.
 package migrate

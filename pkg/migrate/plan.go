@@ -29,6 +29,8 @@ const (
 	// ModeAPIVersions rewrites entries recorded at apiVersions the server
 	// no longer serves to the object's apiVersion.
 	ModeAPIVersions Mode = "apiversions"
+	// ModeUndo restores managedFields from backups.
+	ModeUndo Mode = "undo"
 )
 
 // Managers that only record history.

@@ -5,24 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -30,17 +29,10 @@ import (
 const ReportKind = "MigrationReport"
 
 // Resource is a kind and where it is served.
-type Resource struct {
-	GVR        schema.GroupVersionResource
-	Kind       string
-	Namespaced bool
-}
+type Resource = kube.Resource
 
 // Item is one object to migrate, as listed (metadata only).
-type Item struct {
-	Resource Resource
-	Meta     *metav1.PartialObjectMetadata
-}
+type Item = kube.Item
 
 // Source lists the objects of a run, calling yield for each; it should
 // list in chunks so that memory stays flat however many objects there are.
@@ -48,13 +40,11 @@ type Source func(ctx context.Context, yield func(Item) error) error
 
 // ObjectResult is one object's outcome.
 type ObjectResult struct {
-	Object ownership.ObjectRef `json:"object"`
-	// Result: migrated, would-migrate (dry run), unchanged, skipped,
-	// failed.
-	Result   string   `json:"result"`
-	Reason   string   `json:"reason"`
-	Changes  []Change `json:"changes"`
-	Findings []string `json:"findings"`
+	Object   ownership.ObjectRef `json:"object"`
+	Result   Result              `json:"result"`
+	Reason   string              `json:"reason"`
+	Changes  []Change            `json:"changes"`
+	Findings []string            `json:"findings"`
 	// Before and After are set by client dry runs, for the diff.
 	Before []metav1.ManagedFieldsEntry `json:"managedFieldsBefore,omitempty"`
 	After  []metav1.ManagedFieldsEntry `json:"managedFieldsAfter,omitempty"`
@@ -72,33 +62,37 @@ type Summary struct {
 
 // Report is a run's report.
 type Report struct {
-	Kind         string  `json:"kind"`
-	Mode         Mode    `json:"mode"`
-	FieldManager string  `json:"fieldManager"`
-	DryRun       DryRun  `json:"dryRun"`
-	Check        bool    `json:"check"`
-	BackupDir    string  `json:"backupDir"`
-	Summary      Summary `json:"summary"`
+	APIVersion   string      `json:"apiVersion"`
+	Kind         string      `json:"kind"`
+	Mode         Mode        `json:"mode"`
+	FieldManager string      `json:"fieldManager"`
+	DryRun       kube.DryRun `json:"dryRun"`
+	Check        bool        `json:"check"`
+	BackupDir    string      `json:"backupDir"`
+	Summary      Summary     `json:"summary"`
 	// Unlisted are the kinds that could not be listed (forbidden, ...):
 	// their objects were not looked at.
 	Unlisted []string       `json:"unlisted"`
 	Objects  []ObjectResult `json:"objects"`
 }
 
-// Results.
+// Result is one object's outcome.
+type Result string
+
+// The results.
 const (
-	ResultMigrated     = "migrated"
-	ResultWouldMigrate = "would-migrate"
-	ResultUnchanged    = "unchanged"
-	ResultSkipped      = "skipped"
-	ResultFailed       = "failed"
-	ResultNeedsWork    = "needs-migration"
+	ResultMigrated     Result = "migrated"
+	ResultWouldMigrate Result = "would-migrate" // a dry run
+	ResultUnchanged    Result = "unchanged"
+	ResultSkipped      Result = "skipped"
+	ResultFailed       Result = "failed"
+	ResultNeedsWork    Result = "needs-migration" // --check
 )
 
 // RunOptions configure Run.
 type RunOptions struct {
 	Plan        Options
-	DryRun      DryRun
+	DryRun      kube.DryRun
 	Concurrency int
 	BackupDir   string
 	// Check only reports findings and what would change; nothing is
@@ -110,7 +104,8 @@ type RunOptions struct {
 	// and removes nothing.
 	Verify      bool
 	VerifyApply func(ctx context.Context, obj *unstructured.Unstructured) error
-	Retries     int
+	// Backoff paces the re-reads after a 409 (default kube.DefaultBackoff).
+	Backoff *wait.Backoff
 	// Progress is called after each object (from any goroutine).
 	Progress func(Summary)
 	// KeepAll keeps unchanged objects in the report (otherwise only
@@ -130,13 +125,14 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
-	if opts.Retries <= 0 {
-		opts.Retries = 10
+	if opts.Backoff == nil {
+		b := kube.DefaultBackoff
+		opts.Backoff = &b
 	}
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
 	}
-	rep := &Report{Kind: ReportKind, Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}, Unlisted: []string{}}
+	rep := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	if opts.Check {
 		rep.BackupDir, rep.Check = "", true
 	}
@@ -214,24 +210,33 @@ func (c Clients) dynClient(it Item) dynamic.ResourceInterface {
 func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) ObjectResult {
 	meta := it.Meta
 	res := ObjectResult{Object: refOf(it, meta), Changes: []Change{}, Findings: []string{}}
-	fail := func(format string, args ...interface{}) ObjectResult {
-		res.Result, res.Reason = ResultFailed, fmt.Sprintf(format, args...)
-		return res
-	}
-	for attempt := 0; ; attempt++ {
-		var full *unstructured.Unstructured
-		if opts.Verify && opts.DryRun == DryRunNone && !opts.Check {
+	var full *unstructured.Unstructured
+	var plan *Plan
+	var written *metav1.PartialObjectMetadata
+	// done ends the tries with the result already in res.
+	done := errors.New("done")
+	err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+		full = nil
+		if attempt > 0 {
+			// Someone wrote in between: read it again and plan again.
+			m, err := c.metaClient(it).Get(ctx, meta.Name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("reading it again after a conflict: %w", err)
+			}
+			meta = m
+		}
+		if opts.Verify && opts.DryRun == kube.DryRunNone && !opts.Check {
 			// Plan from the very object --verify compares with: the
 			// write's resourceVersion precondition then proves nothing
 			// changed in between.
 			var err error
 			if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
-				return fail("reading it: %v", err)
+				return fmt.Errorf("reading it: %w", err)
 			}
 			var om metav1.ObjectMeta
 			if m, ok := full.Object["metadata"].(map[string]interface{}); ok {
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &om); err != nil {
-					return fail("reading its metadata: %v", err)
+					return fmt.Errorf("reading its metadata: %w", err)
 				}
 			}
 			meta = &metav1.PartialObjectMetadata{TypeMeta: meta.TypeMeta, ObjectMeta: om}
@@ -242,107 +247,81 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 		}
 		p, err := MakePlan(obj, opts.Plan)
 		if err != nil {
-			return fail("%v", err)
+			return err
 		}
 		if p.NeedContent {
 			if full == nil {
 				if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
-					return fail("reading it: %v", err)
+					return fmt.Errorf("reading it: %w", err)
 				}
 			}
 			obj.Content = full.Object
 			if p, err = MakePlan(obj, opts.Plan); err != nil {
-				return fail("%v", err)
+				return err
 			}
 		}
+		plan = p
+		res.Object = refOf(it, meta)
 		res.Findings, res.Changes = p.Findings, p.Changes
-		switch p.Action {
-		case ActionNone:
-			res.Result = ResultUnchanged
-			return res
-		case ActionSkip:
-			res.Result, res.Reason = ResultSkipped, p.Reason
-			return res
-		}
-		if opts.Check {
-			res.Result = ResultNeedsWork
-			return res
-		}
-		if opts.DryRun == DryRunClient {
-			res.Result, res.Before, res.After = ResultWouldMigrate, p.Before, p.After
-			return res
-		}
-		if opts.DryRun == DryRunNone && opts.BackupDir != "" && attempt == 0 {
-			if res.Backup, err = writeBackup(opts.BackupDir, it, meta, p); err != nil {
-				return fail("writing the backup: %v (nothing was changed)", err)
-			}
-		}
-		ops := ManagedFieldsOps(p.After)
-		if p.RemoveLastApplied {
-			ops = append(ops, RemoveAnnotationOp(ownership.LastAppliedAnnotation))
-		}
-		out, err := patchMeta(ctx, c.metaClient(it), meta, ops, opts)
 		switch {
-		case apierrors.IsConflict(err) && attempt < opts.Retries:
-			// Someone wrote in between: read it again and plan again,
-			// after a short, growing, jittered pause.
-			time.Sleep(time.Duration(attempt+1) * time.Duration(5+rand.IntN(20)) * time.Millisecond)
-			if meta, err = c.metaClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
-				if apierrors.IsNotFound(err) {
-					res.Result, res.Reason = ResultSkipped, "deleted during the run"
-					return res
-				}
-				return fail("reading it again after a conflict: %v", err)
-			}
-			continue
-		case apierrors.IsNotFound(err):
-			res.Result, res.Reason = ResultSkipped, "deleted during the run"
-			return res
-		case apierrors.IsForbidden(err):
-			return fail("forbidden: %v", apiMessage(err))
-		case err != nil:
-			return fail("%v", apiMessage(err))
+		case p.Action == ActionNone:
+			res.Result = ResultUnchanged
+			return done
+		case p.Action == ActionSkip:
+			res.Result, res.Reason = ResultSkipped, p.Reason
+			return done
+		case opts.Check:
+			res.Result = ResultNeedsWork
+			return done
+		case opts.DryRun == kube.DryRunClient:
+			res.Result, res.Before, res.After = ResultWouldMigrate, p.Before, p.After
+			return done
 		}
-		if opts.DryRun == DryRunServer {
-			res.Result = ResultWouldMigrate
-			return res
-		}
-		res.Result = ResultMigrated
-		if opts.Verify {
-			err := verify(ctx, c, it, full, out, p, opts)
-			var note *VerifyNote
-			switch {
-			case errors.As(err, &note):
-				res.Reason = "verified; note: " + note.Msg
-			case err != nil:
-				return fail("migrated, but the verification failed: %v", err)
-			default:
-				res.Reason = "verified"
+		if opts.DryRun == kube.DryRunNone && opts.BackupDir != "" && res.Backup == "" {
+			if res.Backup, err = writeBackup(opts.BackupDir, it, meta, p); err != nil {
+				res.Result, res.Reason = ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
+				return done
 			}
 		}
+		ops := kube.ManagedFieldsOps(p.After)
+		if p.RemoveLastApplied {
+			ops = append(ops, kube.RemoveAnnotationOp(ownership.LastAppliedAnnotation))
+		}
+		written, err = kube.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), meta.Name, meta.ResourceVersion, ops,
+			kube.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.Manager})
+		return err
+	})
+	switch {
+	case errors.Is(err, done):
+		return res
+	case apierrors.IsNotFound(err):
+		res.Result, res.Reason = ResultSkipped, "deleted during the run"
+		return res
+	case apierrors.IsForbidden(err):
+		res.Result, res.Reason = ResultFailed, "forbidden: "+kube.APIMessage(err)
+		return res
+	case err != nil:
+		res.Result, res.Reason = ResultFailed, kube.APIMessage(err)
 		return res
 	}
-}
-
-func apiMessage(err error) string {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		return st.Status().Message
+	if opts.DryRun == kube.DryRunServer {
+		res.Result = ResultWouldMigrate
+		return res
 	}
-	return err.Error()
-}
-
-func patchMeta(ctx context.Context, mc metadata.ResourceInterface, live *metav1.PartialObjectMetadata, ops []PatchOp, opts RunOptions) (*metav1.PartialObjectMetadata, error) {
-	all := append([]PatchOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: live.ResourceVersion}}, ops...)
-	body, err := json.Marshal(all)
-	if err != nil {
-		return nil, err
+	res.Result = ResultMigrated
+	if opts.Verify {
+		err := verify(ctx, c, it, full, written, plan, opts)
+		var note *VerifyNote
+		switch {
+		case errors.As(err, &note):
+			res.Reason = "verified; note: " + note.Msg
+		case err != nil:
+			res.Result, res.Reason = ResultFailed, fmt.Sprintf("migrated, but the verification failed: %v", err)
+		default:
+			res.Reason = "verified"
+		}
 	}
-	po := metav1.PatchOptions{FieldManager: opts.Manager}
-	if opts.DryRun == DryRunServer {
-		po.DryRun = []string{metav1.DryRunAll}
-	}
-	return mc.Patch(ctx, live.Name, types.JSONPatchType, body, po)
+	return res
 }
 
 // verify re-reads the object and compares every value with before. When
@@ -421,8 +400,14 @@ type VerifyNote struct{ Msg string }
 
 func (n *VerifyNote) Error() string { return n.Msg }
 
-// Backup is what a backup file holds.
+// BackupFormat marks a file as a kubectl-ssa backup: undo reads no other.
+const BackupFormat = "kubectl-ssa.io/managedfields-backup/v1"
+
+// Backup is what a backup file holds. LastApplied is kept only when the
+// migration removed the annotation (undo restores it); the file is
+// written with mode 0600 as it may hold a Secret's last-applied data.
 type Backup struct {
+	Format          string                      `json:"format"`
 	Resource        schema.GroupVersionResource `json:"resource"`
 	Kind            string                      `json:"kind"`
 	Namespaced      bool                        `json:"namespaced"`
@@ -433,6 +418,19 @@ type Backup struct {
 	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFields"`
 	LastApplied     *string                     `json:"lastApplied,omitempty"`
 	Migrated        []metav1.ManagedFieldsEntry `json:"migratedManagedFields"`
+}
+
+// isBackup tells whether a file is a kubectl-ssa backup, by its format
+// marker: other JSON files in the directory are not touched.
+func isBackup(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var b struct {
+		Format string `json:"format"`
+	}
+	return json.Unmarshal(data, &b) == nil && b.Format == BackupFormat
 }
 
 func backupPath(dir string, it Item, m *metav1.PartialObjectMetadata) string {
@@ -448,7 +446,7 @@ func backupPath(dir string, it Item, m *metav1.PartialObjectMetadata) string {
 }
 
 func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) (string, error) {
-	b := Backup{Resource: it.Resource.GVR, Kind: it.Resource.Kind, Namespaced: it.Resource.Namespaced, Namespace: m.Namespace, Name: m.Name,
+	b := Backup{Format: BackupFormat, Resource: it.Resource.GVR, Kind: it.Resource.Kind, Namespaced: it.Resource.Namespaced, Namespace: m.Namespace, Name: m.Name,
 		UID: string(m.UID), ResourceVersion: m.ResourceVersion, ManagedFields: m.ManagedFields, Migrated: p.After}
 	if p.RemoveLastApplied {
 		if s, ok := m.Annotations[ownership.LastAppliedAnnotation]; ok {
@@ -473,14 +471,14 @@ func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) 
 // Undo restores the managedFields (and annotation) saved in a backup
 // directory. An object changed since the migration is refused unless
 // force; a deleted or re-created object (other uid) is always refused.
-func Undo(ctx context.Context, c Clients, dir string, dryRun DryRun, force bool) (*Report, error) {
-	rep := &Report{Kind: ReportKind, Mode: "undo", DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
+func Undo(ctx context.Context, c Clients, dir string, dryRun kube.DryRun, force bool) (*Report, error) {
+	rep := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(path, ".json") {
+		if !d.IsDir() && strings.HasSuffix(path, ".json") && isBackup(path) {
 			files = append(files, path)
 		}
 		return nil
@@ -494,7 +492,7 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun DryRun, force bool)
 	sort.Strings(files)
 	for _, f := range files {
 		rep.Summary.Scanned++
-		res := undoOne(ctx, c, f, dryRun, force)
+		res := undoOne(ctx, c, f, dryRun, force, kube.DefaultBackoff)
 		switch res.Result {
 		case ResultMigrated, ResultWouldMigrate:
 			rep.Summary.Migrated++
@@ -510,7 +508,7 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun DryRun, force bool)
 	return rep, nil
 }
 
-func undoOne(ctx context.Context, c Clients, file string, dryRun DryRun, force bool) ObjectResult {
+func undoOne(ctx context.Context, c Clients, file string, dryRun kube.DryRun, force bool, backoff wait.Backoff) ObjectResult {
 	res := ObjectResult{Changes: []Change{}, Findings: []string{}, Backup: file}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -518,41 +516,12 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun DryRun, force b
 		return res
 	}
 	var b Backup
-	if err := json.Unmarshal(data, &b); err != nil {
-		res.Result, res.Reason = ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup: %v", file, err)
+	if err := json.Unmarshal(data, &b); err != nil || b.Format != BackupFormat {
+		res.Result, res.Reason = ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup", file)
 		return res
 	}
 	res.Object = ownership.ObjectRef{APIVersion: b.Resource.GroupVersion().String(), Kind: b.Kind, Namespace: b.Namespace, Name: b.Name, UID: b.UID}
 	it := Item{Resource: Resource{GVR: b.Resource, Kind: b.Kind, Namespaced: b.Namespaced}, Meta: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace}}}
-	live, err := c.metaClient(it).Get(ctx, b.Name, metav1.GetOptions{})
-	if err != nil {
-		res.Result, res.Reason = ResultFailed, apiMessage(err)
-		return res
-	}
-	res.Object.ResourceVersion = live.ResourceVersion
-	if string(live.UID) != b.UID {
-		res.Result, res.Reason = ResultSkipped, "the object was deleted and created again since the migration"
-		return res
-	}
-	if SameManagedFields(live.ManagedFields, b.ManagedFields) {
-		res.Result, res.Reason = ResultUnchanged, "already as in the backup"
-		return res
-	}
-	if !SameManagedFields(live.ManagedFields, b.Migrated) && !force {
-		res.Result, res.Reason = ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
-		return res
-	}
-	ops := ManagedFieldsOps(b.ManagedFields)
-	if b.LastApplied != nil {
-		if live.Annotations == nil {
-			ops = append(ops, PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
-		}
-		ops = append(ops, PatchOp{Op: "add", Path: "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
-	}
-	if dryRun == DryRunClient {
-		res.Result = ResultWouldMigrate
-		return res
-	}
 	// The annotation comes back as a change of this request: made under
 	// the name of the manager that owned it, the restored managedFields
 	// come out exactly as they were.
@@ -564,12 +533,54 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun DryRun, force b
 			}
 		}
 	}
-	if _, err := patchMeta(ctx, c.metaClient(it), live, ops, RunOptions{DryRun: dryRun, Manager: manager}); err != nil {
-		res.Result, res.Reason = ResultFailed, apiMessage(err)
+	done := errors.New("done")
+	err = kube.RetryOnConflict(ctx, backoff, func(ctx context.Context, _ int) error {
+		live, err := c.metaClient(it).Get(ctx, b.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		res.Object.ResourceVersion = live.ResourceVersion
+		switch {
+		case string(live.UID) != b.UID:
+			res.Result, res.Reason = ResultSkipped, "the object was deleted and created again since the migration"
+			return done
+		case SameManagedFields(live.ManagedFields, b.ManagedFields) && (b.LastApplied == nil || live.Annotations[ownership.LastAppliedAnnotation] == *b.LastApplied):
+			res.Result, res.Reason = ResultUnchanged, "already as in the backup"
+			return done
+		case !SameManagedFields(live.ManagedFields, b.Migrated) && !force:
+			res.Result, res.Reason = ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
+			return done
+		}
+		ops := kube.ManagedFieldsOps(b.ManagedFields)
+		if b.LastApplied != nil {
+			if live.Annotations == nil {
+				ops = append(ops, kube.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
+			}
+			ops = append(ops, kube.PatchOp{Op: "add", Path: kube.AnnotationPointer(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
+		}
+		if dryRun == kube.DryRunClient {
+			res.Result = ResultWouldMigrate
+			return done
+		}
+		wo := kube.WriteOptions{DryRun: dryRun, FieldManager: manager}
+		out, err := kube.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, ops, wo)
+		if err != nil || b.LastApplied == nil || dryRun == kube.DryRunServer {
+			return err
+		}
+		// Writing the annotation stamped its manager's entry with the
+		// time of the undo: put the saved entries back as they were.
+		_, err = kube.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, kube.ManagedFieldsOps(b.ManagedFields), wo)
+		return err
+	})
+	switch {
+	case errors.Is(err, done):
+		return res
+	case err != nil:
+		res.Result, res.Reason = ResultFailed, kube.APIMessage(err)
 		return res
 	}
 	res.Result = ResultMigrated
-	if dryRun == DryRunServer {
+	if dryRun == kube.DryRunServer {
 		res.Result = ResultWouldMigrate
 	}
 	res.Changes = append(res.Changes, Change{Change: "managedFields restored from the backup"})

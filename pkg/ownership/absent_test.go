@@ -26,7 +26,7 @@ func TestAbsentOwnedPaths(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, f := range r.Fields {
-		got[f.Path] = f.Absent
+		got[f.Path.APIServerString()] = f.Absent
 	}
 	if !got[".stringData.password"] || got[".type"] {
 		t.Errorf("absent flags = %v, want only .stringData.password absent", got)

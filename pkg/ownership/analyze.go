@@ -99,7 +99,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []string{}, Entries: len(entries)}
+	r := &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []Path{}, Entries: len(entries)}
 	r.Tree = &Node{}
 	arena := &nodeArena{}
 	for i, e := range entries {
@@ -142,7 +142,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 				for _, i := range c.Owners {
 					ownerBuf = append(ownerBuf, r.Managers[i].Owner)
 				}
-				f := Field{Path: pathString(c.Path), PathElements: c.Path, Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
+				f := Field{Path: Path(c.Path), Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
 				if ok && (len(c.Children) == 0 || isScalar(cv)) && c.PE.Key == nil {
 					f.Value, f.HasValue = cv, true
 					if s, ok := cv.(string); ok && s == Redacted {
@@ -155,9 +155,8 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		}
 	}
 	collect(r.Tree, content, true)
-	r.UnownedPaths = unowned(content, r.Tree)
-	for _, p := range r.UnownedPaths {
-		r.Unowned = append(r.Unowned, pathString(p))
+	for _, p := range unowned(content, r.Tree) {
+		r.Unowned = append(r.Unowned, Path(p))
 	}
 	return r, nil
 }

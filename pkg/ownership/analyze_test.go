@@ -167,7 +167,7 @@ type reportView struct {
 }
 
 func view(r *ownership.Report) reportView {
-	v := reportView{Object: r.Object, Managers: []managerView{}, Fields: []fieldView{}, Unowned: r.Unowned}
+	v := reportView{Object: r.Object, Managers: []managerView{}, Fields: []fieldView{}, Unowned: apiStrings(r.Unowned)}
 	for _, m := range r.Managers {
 		tm := "-"
 		if m.Time != nil {
@@ -176,7 +176,7 @@ func view(r *ownership.Report) reportView {
 		v.Managers = append(v.Managers, managerView{Owner: ownerText(m.Owner), Time: tm, Fields: m.FieldCount})
 	}
 	for _, f := range r.Fields {
-		fv := fieldView{Path: f.Path, Value: "-"}
+		fv := fieldView{Path: f.Path.APIServerString(), Value: "-"}
 		if f.HasValue {
 			fv.Value = fmt.Sprintf("%v", f.Value)
 		}
@@ -184,11 +184,20 @@ func view(r *ownership.Report) reportView {
 			fv.Owners = append(fv.Owners, ownerText(o))
 		}
 		v.Fields = append(v.Fields, fv)
-		if f.Path != f.PathElements.String() {
-			panic(fmt.Sprintf("Path %q and PathElements %q differ", f.Path, f.PathElements.String()))
+		if f.Path.APIServerString() != f.Path.Elements().String() {
+			panic(fmt.Sprintf("Path %q and its elements %q differ", f.Path.APIServerString(), f.Path.Elements().String()))
 		}
 	}
 	return v
+}
+
+// apiStrings is the apiserver's form of paths, as reports marshal them.
+func apiStrings(ps []ownership.Path) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.APIServerString()
+	}
+	return out
 }
 
 func TestAnalyze(t *testing.T) {
@@ -352,14 +361,6 @@ metadata:
 			if diff := cmp.Diff(tt.want, view(r)); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}
-			if len(r.Unowned) != len(r.UnownedPaths) {
-				t.Fatalf("Unowned %v and UnownedPaths %v differ in length", r.Unowned, r.UnownedPaths)
-			}
-			for i, p := range r.UnownedPaths {
-				if p.String() != r.Unowned[i] {
-					t.Errorf("UnownedPaths[%d] = %s, Unowned[%d] = %s", i, p, i, r.Unowned[i])
-				}
-			}
 			if _, found, _ := unstructured.NestedFieldNoCopy(r.Content, "metadata", "managedFields"); found {
 				t.Error("Content keeps metadata.managedFields")
 			}
@@ -377,7 +378,7 @@ func TestAnalyzeNeverListsIdentityAsUnowned(t *testing.T) {
 	for _, p := range []string{".apiVersion", ".kind", ".metadata", ".metadata.name", ".metadata.namespace", ".metadata.uid",
 		".metadata.resourceVersion", ".metadata.generation", ".metadata.creationTimestamp", ".metadata.managedFields",
 		".metadata.selfLink", ".metadata.deletionTimestamp", ".metadata.deletionGracePeriodSeconds"} {
-		for _, u := range r.Unowned {
+		for _, u := range apiStrings(r.Unowned) {
 			if u == p || strings.HasPrefix(u, p+".") && p != ".metadata" {
 				t.Errorf("%s listed as unowned", u)
 			}
@@ -503,7 +504,7 @@ data: {k: v}
 	}
 	var got []string
 	for _, f := range r.Fields {
-		got = append(got, f.Path)
+		got = append(got, f.Path.APIServerString())
 	}
 	if diff := cmp.Diff([]string{".data.k"}, got); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
@@ -607,7 +608,7 @@ func TestAnalyzeSecretRedaction(t *testing.T) {
 			got := map[string]string{}
 			for _, f := range r.Fields {
 				if f.HasValue {
-					got[f.Path] = fmt.Sprintf("%v", f.Value)
+					got[f.Path.APIServerString()] = fmt.Sprintf("%v", f.Value)
 				}
 				if f.Redacted != (f.HasValue && f.Value == ownership.Redacted) {
 					t.Errorf("%s: Redacted = %v with value %v", f.Path, f.Redacted, f.Value)
@@ -678,7 +679,7 @@ func TestAnalyzeDecodesAsStructuredMergeDiff(t *testing.T) {
 			got := map[string][]string{}
 			for _, f := range r.Fields {
 				for _, o := range f.Owners {
-					got[f.Path] = append(got[f.Path], o.Manager)
+					got[f.Path.APIServerString()] = append(got[f.Path.APIServerString()], o.Manager)
 				}
 			}
 			if diff := cmp.Diff(union, got); diff != "" {

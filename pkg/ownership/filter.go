@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 type Filter struct {
 	// Managers are globs over manager names.
 	Managers []string
-	// Fields are path globs (see PathMatcher).
+	// Fields are path patterns (see Pattern).
 	Fields []string
 	// Operation is Apply or Update (case-insensitive).
 	Operation string
@@ -53,36 +54,55 @@ func (f Filter) ownerMatch(o Owner) bool {
 	return true
 }
 
+// IsZero tells whether f selects everything.
+func (f Filter) IsZero() bool {
+	return len(f.Managers) == 0 && len(f.Fields) == 0 && f.Operation == "" && f.Subresource == "" && !f.Shared && !f.Unowned
+}
+
 func (f Filter) ownerFiltered() bool {
 	return len(f.Managers) > 0 || f.Operation != "" || f.Subresource != ""
 }
 
+// Validate reads the field patterns, so that a mistyped one is an error
+// rather than a filter that matches nothing.
+func (f Filter) Validate() error {
+	_, err := f.patterns()
+	return err
+}
+
+func (f Filter) patterns() ([]*Pattern, error) {
+	out := make([]*Pattern, 0, len(f.Fields))
+	for _, s := range f.Fields {
+		m, err := NewPattern(s)
+		if err != nil {
+			return nil, fmt.Errorf("--field: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // Apply returns a copy of r with only what f selects. Fields are kept when
 // one of their owners passes the owner conditions; a kept field still lists
-// all of its owners, so shared ownership stays visible.
+// all of its owners, so shared ownership stays visible. A field pattern
+// that can't be read selects nothing (Validate says why).
 func (f Filter) Apply(r *Report) *Report {
 	out := *r
-	matchers := make([]*PathMatcher, 0, len(f.Fields))
-	for _, g := range f.Fields {
-		matchers = append(matchers, NewPathMatcher(g))
-	}
+	out.Filtered = r.Filtered || !f.IsZero()
+	matchers, err := f.patterns()
 	pathOK := func(p fieldpath.Path) bool {
+		if err != nil {
+			return false
+		}
 		if len(matchers) == 0 {
 			return true
 		}
 		for _, m := range matchers {
-			if m.Match(p) {
+			if m.MatchIn(p, r.Content) {
 				return true
 			}
 		}
 		return false
-	}
-
-	out.Managers = []Manager{}
-	for _, m := range r.Managers {
-		if f.ownerMatch(m.Owner) {
-			out.Managers = append(out.Managers, m)
-		}
 	}
 
 	out.Fields = []Field{}
@@ -91,7 +111,7 @@ func (f Filter) Apply(r *Report) *Report {
 			if f.Shared && len(fl.Owners) < 2 {
 				continue
 			}
-			if !pathOK(fl.PathElements) {
+			if !pathOK(fieldpath.Path(fl.Path)) {
 				continue
 			}
 			if f.ownerFiltered() {
@@ -110,27 +130,46 @@ func (f Filter) Apply(r *Report) *Report {
 		}
 	}
 
-	out.Unowned, out.UnownedPaths = []string{}, nil
-	add := func(p fieldpath.Path) {
-		out.Unowned = append(out.Unowned, p.String())
-		out.UnownedPaths = append(out.UnownedPaths, p)
-	}
+	out.Unowned = []Path{}
+	add := func(p fieldpath.Path) { out.Unowned = append(out.Unowned, Path(p)) }
 	if !f.Shared && !f.ownerFiltered() {
-		for _, u := range r.UnownedPaths {
-			if pathOK(u) {
-				add(u)
+		for _, u := range r.Unowned {
+			up := fieldpath.Path(u)
+			if pathOK(up) {
+				add(up)
 				continue
 			}
-			// Unowned paths are top-most: the paths a glob selects can
+			// Unowned paths are top-most: the paths a pattern selects can
 			// lie below one (.spec.strategy.type under .spec.strategy).
-			if len(matchers) > 0 {
-				if v, ok := Lookup(r.Content, u); ok {
-					matchBelow(v, u, pathOK, add)
+			if len(matchers) > 0 && err == nil {
+				if v, ok := Lookup(r.Content, up); ok {
+					matchBelow(v, up, pathOK, add)
 				}
 			}
 		}
 	}
+	// Managers: those the owner conditions select and, when fields are
+	// selected too, that own one of the fields kept (-o managers shows
+	// the managers of the selection); nobody owns an unowned field.
+	owning := map[string]bool{}
+	for _, fl := range out.Fields {
+		for _, o := range fl.Owners {
+			owning[o.identity()] = true
+		}
+	}
+	fieldFiltered := len(f.Fields) > 0 || f.Shared || f.Unowned
+	out.Managers = []Manager{}
+	for _, m := range r.Managers {
+		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[m.Owner.identity()]) {
+			out.Managers = append(out.Managers, m)
+		}
+	}
 	return &out
+}
+
+// identity is the owner's managedFields identity, without its time.
+func (o Owner) identity() string {
+	return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource + "\x00" + o.APIVersion
 }
 
 // matchBelow calls add for the top-most paths below p (holding v) that ok

@@ -8,6 +8,10 @@ import (
 // ReportKind is the kind of the report Analyze returns.
 const ReportKind = "OwnershipReport"
 
+// ReportAPIVersion is the apiVersion of every kubectl-ssa report: field
+// names within it are stable; an incompatible change gets a new version.
+const ReportAPIVersion = "ssa.kubectl-ssa.io/v1alpha1"
+
 // ObjectRef names an object in every report kubectl-ssa writes.
 type ObjectRef struct {
 	APIVersion      string `json:"apiVersion"`
@@ -41,15 +45,14 @@ type Manager struct {
 
 // Field is one owned path of the object.
 type Field struct {
-	// Path is the apiserver's path string, e.g.
+	// Path marshals to the apiserver's path string, e.g.
 	// .spec.template.spec.containers[name="nginx"].image.
-	Path   string  `json:"path"`
+	Path   Path    `json:"path"`
 	Owners []Owner `json:"owners"`
 	// Value is the field's current value where it is a scalar, or a whole
 	// atomic value; absent for granular maps, structs and list items.
 	Value interface{} `json:"value,omitempty"`
 
-	PathElements fieldpath.Path `json:"-"`
 	// Absent marks a path a manager owns that the object does not have
 	// (stale managedFields, or a field the apiserver drops).
 	Absent bool `json:"absent,omitempty"`
@@ -61,17 +64,22 @@ type Field struct {
 
 // Report is the ownership of one object.
 type Report struct {
-	Kind     string    `json:"kind"`
-	Object   ObjectRef `json:"object"`
-	Managers []Manager `json:"managers"`
-	Fields   []Field   `json:"fields"`
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Object     ObjectRef `json:"object"`
+	Managers   []Manager `json:"managers"`
+	Fields     []Field   `json:"fields"`
 	// Unowned lists the top-most paths present in the object that no
 	// manager owns (defaulted fields, fields written before managedFields
 	// existed or after they were reset). Identity and server-managed
 	// metadata (name, uid, resourceVersion, ...) are never owned and are
 	// not listed.
-	Unowned      []string         `json:"unowned"`
-	UnownedPaths []fieldpath.Path `json:"-"`
+	Unowned []Path `json:"unowned"`
+
+	// Filtered is set on the copies Filter.Apply returns for a filter
+	// that selects something less than everything: views that show the
+	// whole object (blame, tree) show only what Fields and Unowned hold.
+	Filtered bool `json:"-"`
 
 	// Entries is the number of managedFields entries of the object;
 	// Managers holds fewer when a filter left some out.

@@ -24,6 +24,9 @@ type blameLine struct {
 	kind   lineKind
 	owners []int
 	text   string
+	// path is the field the line shows (a scalar's block lines share it);
+	// item, on the first line of a list item, is the item's.
+	path, item fieldpath.Path
 }
 
 type blamer struct {
@@ -35,7 +38,14 @@ type blamer struct {
 // line. Shared fields list every co-owner; lines inside an atomic value are
 // owned by the atomic value's owners; lines nobody owns say so and are never
 // attributed to an ancestor.
+//
+// Of a filtered report (--manager, --field, --shared, --unowned ...) it
+// shows the lines of the fields the filter kept, under the lines that hold
+// them (with an empty gutter), and leaves the rest out: dimming the rest
+// instead would bury a few matches in a large object, and shows nothing at
+// all where there is no colour (a pipe, NO_COLOR).
 func Blame(w io.Writer, r *ownership.Report, o Options) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	if err := Header(w, r, o, ""); err != nil {
 		return err
 	}
@@ -47,25 +57,41 @@ func Blame(w io.Writer, r *ownership.Report, o Options) error {
 	b := &blamer{r: r}
 	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
 
+	show, context := b.shown()
+	if show != nil && len(show) == 0 {
+		return writeLine(w, o.Palette.Dim("("+o.empty()+")"))
+	}
+	if show != nil {
+		if err := writeLine(w, o.Palette.Dim("# the lines the filter selects, under the lines that hold them (no gutter)")); err != nil {
+			return err
+		}
+	}
+	shown := func(i int) bool { return show == nil || show[i] || context[i] }
 	gutters := make([]string, len(b.lines))
 	width := 0
 	for i, l := range b.lines {
-		switch l.kind {
-		case lineOwned:
+		switch {
+		case !shown(i), show != nil && !show[i]:
+			// left out, or context: no gutter
+		case l.kind == lineOwned:
 			gutters[i] = o.plainOwners(ownersOf(r, l.owners))
-		case lineUnowned:
+		case l.kind == lineUnowned:
 			gutters[i] = "(unowned)"
-		case lineUntracked:
+		case l.kind == lineUntracked:
 			gutters[i] = "(not tracked)"
 		}
 		width = max(width, utf8.RuneCountInString(gutters[i]))
 	}
 	var sb strings.Builder
 	for i, l := range b.lines {
+		if !shown(i) {
+			continue
+		}
 		g := gutters[i]
 		pad := strings.Repeat(" ", width-utf8.RuneCountInString(g))
-		switch l.kind {
-		case lineOwned:
+		switch {
+		case g == "":
+		case l.kind == lineOwned:
 			g = o.colorOwners(ownersOf(r, l.owners))
 		default:
 			g = o.Palette.Dim(g)
@@ -81,11 +107,90 @@ func Blame(w io.Writer, r *ownership.Report, o Options) error {
 	return err
 }
 
-func (b *blamer) add(kind lineKind, owners []int, text string) {
+func (b *blamer) add(kind lineKind, owners []int, text string, p fieldpath.Path) {
 	if kind == lineOwned && len(owners) == 0 {
 		kind = lineUnowned
 	}
-	b.lines = append(b.lines, blameLine{kind: kind, owners: owners, text: text})
+	b.lines = append(b.lines, blameLine{kind: kind, owners: owners, text: text, path: p})
+}
+
+// shown decides, for a filtered report, which lines show: those of the
+// fields it kept (and the lines inside them that their owners own with
+// them, or that nobody owns below a kept unowned path), and as context the
+// lines that hold those. nil, nil: everything shows.
+func (b *blamer) shown() (show, context []bool) {
+	r := b.r
+	if !r.Filtered {
+		return nil, nil
+	}
+	fields, atomic, unowned := &fieldpath.Set{}, &fieldpath.Set{}, &fieldpath.Set{}
+	for _, f := range r.Fields {
+		p := f.Path.Elements()
+		fields.Insert(p)
+		if n := nodeAt(r.Tree, p); n.Atomic() {
+			atomic.Insert(p)
+		}
+	}
+	for _, u := range r.Unowned {
+		unowned.Insert(u.Elements())
+	}
+	selected := func(l blameLine) bool {
+		if l.kind == lineOwned && (fields.Has(l.path) || l.item != nil && fields.Has(l.item)) {
+			return true
+		}
+		for k := len(l.path); k >= 0; k-- {
+			prefix := l.path[:k]
+			if atomic.Has(prefix) && l.kind == lineOwned || unowned.Has(prefix) && l.kind == lineUnowned {
+				return true
+			}
+		}
+		return false
+	}
+	show, context = make([]bool, len(b.lines)), make([]bool, len(b.lines))
+	// The lines that hold a line are the nearest ones above it that are
+	// less indented; an item's "- " counts as one more column than its
+	// parent key's, which kubectl's YAML writes at the same column.
+	var stack []int
+	depth := func(text string) int {
+		n := len(text) - len(strings.TrimLeft(text, " "))
+		if strings.HasPrefix(text[n:], "-") {
+			n++
+		}
+		return n
+	}
+	any := false
+	for i, l := range b.lines {
+		if l.text == "" {
+			// an empty line of a literal block goes with its block
+			show[i] = i > 0 && show[i-1]
+			continue
+		}
+		d := depth(l.text)
+		for len(stack) > 0 && depth(b.lines[stack[len(stack)-1]].text) >= d {
+			stack = stack[:len(stack)-1]
+		}
+		if selected(l) {
+			show[i], any = true, true
+			for _, j := range stack {
+				context[j] = true
+			}
+		}
+		stack = append(stack, i)
+	}
+	if !any {
+		return []bool{}, nil
+	}
+	return show, context
+}
+
+// nodeAt returns the trie node of p, or nil.
+func nodeAt(n *ownership.Node, p fieldpath.Path) *ownership.Node {
+	for _, pe := range p {
+		if n = n.Child(pe); n == nil {
+			return nil
+		}
+	}
+	return n
 }
 
 // classify decides a line's owners: the node's own owners, else those of an
@@ -139,22 +244,22 @@ func (b *blamer) value(v interface{}, n *ownership.Node, covered []int, p fieldp
 	case map[string]interface{}:
 		kind, owners := classify(n, covered, p, len(t) > 0)
 		if len(t) == 0 {
-			b.add(kind, owners, head+" {}")
+			b.add(kind, owners, head+" {}", p)
 			return
 		}
-		b.add(kind, owners, head)
+		b.add(kind, owners, head, p)
 		b.mapping(t, n, coverFor(n, covered), p, indent+"  ", indent+"  ")
 	case []interface{}:
 		kind, owners := classify(n, covered, p, len(t) > 0)
 		if len(t) == 0 {
-			b.add(kind, owners, head+" []")
+			b.add(kind, owners, head+" []", p)
 			return
 		}
-		b.add(kind, owners, head)
+		b.add(kind, owners, head, p)
 		b.list(t, n, coverFor(n, covered), p, indent)
 	default:
 		kind, owners := classify(n, covered, p, false)
-		b.scalar(kind, owners, v, head, indent)
+		b.scalar(kind, owners, v, head, indent, p)
 	}
 }
 
@@ -162,10 +267,10 @@ func (b *blamer) value(v interface{}, n *ownership.Node, covered []int, p fieldp
 // with the chomping indicator that keeps the value exact: "|" for one
 // trailing newline, "|-" for none, "|+" for more; and an indentation
 // indicator when the first line starts with a space.
-func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent string) {
+func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent string, p fieldpath.Path) {
 	s, ok := v.(string)
 	if !ok || !strings.Contains(s, "\n") {
-		b.add(kind, owners, head+" "+yamlScalar(v))
+		b.add(kind, owners, head+" "+yamlScalar(v), p)
 		return
 	}
 	body, chomp := s, "-"
@@ -179,13 +284,13 @@ func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent
 	if strings.HasPrefix(body, " ") {
 		ind = "2"
 	}
-	b.add(kind, owners, head+" |"+ind+chomp)
+	b.add(kind, owners, head+" |"+ind+chomp, p)
 	for _, l := range strings.Split(body, "\n") {
 		if l == "" {
-			b.add(kind, owners, "")
+			b.add(kind, owners, "", p)
 			continue
 		}
-		b.add(kind, owners, indent+"  "+l)
+		b.add(kind, owners, indent+"  "+l, p)
 	}
 }
 
@@ -199,7 +304,7 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 		case map[string]interface{}:
 			if len(t) == 0 {
 				kind, owners := classify(cn, covered, cp, false)
-				b.add(kind, owners, indent+"- {}")
+				b.add(kind, owners, indent+"- {}", cp)
 				continue
 			}
 			first := len(b.lines)
@@ -209,14 +314,15 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 			if cn != nil && len(cn.Owners) > 0 && first < len(b.lines) {
 				b.lines[first].owners = unionInts(b.lines[first].owners, cn.Owners)
 				b.lines[first].kind = lineOwned
+				b.lines[first].item = cp
 			}
 		case []interface{}:
 			kind, owners := classify(cn, covered, cp, len(t) > 0)
-			b.add(kind, owners, indent+"-")
+			b.add(kind, owners, indent+"-", cp)
 			b.list(t, cn, coverFor(cn, covered), cp, indent+"  ")
 		default:
 			kind, owners := classify(cn, covered, cp, false)
-			b.scalar(kind, owners, item, indent+"-", indent)
+			b.scalar(kind, owners, item, indent+"-", indent, cp)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
@@ -37,27 +36,35 @@ func UseColor(mode ColorMode, w io.Writer) bool {
 }
 
 // Palette colours text. A nil or disabled Palette returns text unchanged.
+//
+// Its colour sequences are marked (see Terminal) so that the writer every
+// view writes through lets them, and only them, reach the terminal: any
+// other escape sequence, in a manager name or a value, is escaped.
 type Palette struct {
 	enabled  bool
-	managers []*color.Color
-	dim      *color.Color
-	bold     *color.Color
-	red      *color.Color
-	green    *color.Color
-	yellow   *color.Color
+	managers []style
+	dim      style
+	bold     style
+	red      style
+	green    style
+	yellow   style
 }
+
+// style is the marked sequences that turn a colour on and off again.
+type style struct{ on, off string }
 
 // NewPalette returns a palette; enabled forces colour on or off regardless
 // of the terminal, per colour object.
 func NewPalette(enabled bool) *Palette {
-	mk := func(attrs ...color.Attribute) *color.Color {
+	mk := func(attrs ...color.Attribute) style {
 		c := color.New(attrs...)
-		if enabled {
-			c.EnableColor()
-		} else {
+		if !enabled {
 			c.DisableColor()
+			return style{}
 		}
-		return c
+		c.EnableColor()
+		on, off, _ := strings.Cut(c.Sprint("\x00"), "\x00")
+		return style{on: sgrMark + on, off: sgrMark + off}
 	}
 	p := &Palette{enabled: enabled}
 	for _, a := range []color.Attribute{color.FgCyan, color.FgMagenta, color.FgYellow, color.FgGreen, color.FgBlue, color.FgHiRed, color.FgHiCyan, color.FgHiMagenta, color.FgHiYellow, color.FgHiGreen, color.FgHiBlue} {
@@ -71,11 +78,11 @@ func NewPalette(enabled bool) *Palette {
 	return p
 }
 
-func (p *Palette) apply(c *color.Color, s string) string {
+func (p *Palette) apply(c style, s string) string {
 	if p == nil || !p.enabled || s == "" {
 		return s
 	}
-	return c.Sprint(s)
+	return c.on + s + c.off
 }
 
 // Manager colours a manager name with its stable colour.
@@ -94,38 +101,3 @@ func (p *Palette) Bold(s string) string   { return p.apply(p.bold, s) }
 func (p *Palette) Red(s string) string    { return p.apply(p.red, s) }
 func (p *Palette) Green(s string) string  { return p.apply(p.green, s) }
 func (p *Palette) Yellow(s string) string { return p.apply(p.yellow, s) }
-
-// Escape makes a user-controlled string safe for a terminal and keeps it on
-// one line: ESC becomes ^[ (as kubectl's printers.EscapeTerminal writes
-// it), newlines, carriage returns and tabs \n, \r and \t, and every other
-// C0 or C1 control character (backspace, bell, the one-byte CSI U+009B,
-// ...) \u00XX. Strings without control characters, nearly all of them,
-// are returned as they are, without allocating.
-func Escape(s string) string {
-	i := strings.IndexFunc(s, isControl)
-	if i < 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	b.WriteString(s[:i])
-	for _, r := range s[i:] {
-		switch {
-		case r == '\x1b':
-			b.WriteString("^[")
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case isControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

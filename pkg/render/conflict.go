@@ -6,30 +6,43 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // ConflictContext is what the resolution commands need to be pasteable.
 type ConflictContext struct {
-	Source       string // the manifest file
-	ResourceArg  string // e.g. deployment.apps/web
+	Source string // the manifest file
+	// Kustomize is the -k directory the manifests came from: kubectl
+	// apply must build it again rather than apply one file of it.
+	Kustomize    string
+	ResourceArg  string // e.g. deployment.v1.apps/web
 	Namespace    string
 	FieldManager string
 	Subresource  string
+	// ClusterFlags are the connection flags the user gave (--context,
+	// --kubeconfig, --as, ...), as words: every suggested command carries
+	// them so that, pasted, it reaches the same cluster as the same user.
+	ClusterFlags []string
 }
 
+// nsFlag is -n and the connection flags.
 func (c ConflictContext) nsFlag() string {
-	if c.Namespace == "" {
-		return ""
+	out := ""
+	for _, f := range c.ClusterFlags {
+		out += " " + shellQuote(f)
 	}
-	return " -n " + shellQuote(c.Namespace)
+	if c.Namespace != "" {
+		out += " -n " + shellQuote(c.Namespace)
+	}
+	return out
 }
 
 func (c ConflictContext) fileFlag() string {
-	if c.Source == "" || c.Source == "STDIN" {
+	switch {
+	case c.Kustomize != "":
+		return "-k " + shellQuote(c.Kustomize)
+	case c.Source == "" || c.Source == "STDIN":
 		return "-f MANIFEST"
 	}
 	return "-f " + shellQuote(c.Source)
@@ -44,6 +57,7 @@ func (c ConflictContext) managerFlag() string {
 
 // ConflictExplanation renders the prediction for one object.
 func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictContext) {
+	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	verb := "apply"
@@ -83,8 +97,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 					since += " ago"
 				}
 			}
-			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", Escape(cf.Manager))), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
-			if d := conflict.Describe(ow, cf.Path); d != "" {
+			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
+			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
 			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
@@ -112,36 +126,43 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone, no longer set them, and they have no default):"))
 		for _, path := range r.Removed {
-			fmt.Fprintf(w, "  %s\n", Escape(displayPath(path, objectOf(r.Live))))
+			fmt.Fprintf(w, "  %s\n", Escape(path.String()))
 		}
 	}
 	if len(r.Reset) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply resets (you owned them alone and no longer set them; the apiserver sets them again):"))
 		for _, rs := range r.Reset {
-			fmt.Fprintf(w, "  %s  %s\n", Escape(ownership.DisplayPath(rs.PathElements)), resetText(rs, r.Live))
+			fmt.Fprintf(w, "  %s  %s\n", Escape(rs.Path.String()), resetText(rs, liveObject(r)))
 		}
 	}
 	if len(r.MaybeReset) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply may reset (you owned them alone and no longer set them; their default depends on other fields):"))
 		for _, m := range r.MaybeReset {
-			fmt.Fprintf(w, "  %s  may be reset to a default that depends on other fields (%s)\n", Escape(ownership.DisplayPath(m.PathElements)), Escape(m.DependsOn))
+			fmt.Fprintf(w, "  %s  may be reset to a default that depends on other fields (%s)\n", Escape(m.Path.String()), Escape(m.DependsOn))
 		}
 	}
 	if len(r.Retained) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply does NOT remove (you no longer set them, but other managers own them):"))
 		for _, ret := range r.Retained {
-			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(displayPath(ret.Path, objectOf(r.Live), objectOf(r.Result))), o.colorOwners(ret.Owners))
+			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path.String()), o.colorOwners(ret.Owners))
 		}
-		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+c.ResourceArg+c.nsFlag()+" --field PATH --from MANAGER"))
+		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field PATH --from MANAGER"))
 	}
 	if r.Verify != nil {
 		fmt.Fprintln(w)
-		if r.Verify.Agrees {
-			fmt.Fprintln(w, p.Green("--verify: the server's dry run agrees with the prediction"))
-		} else {
+		switch r.Verify.Status {
+		case conflict.VerifyAgrees:
+			line := "--verify: the server's dry run agrees with the prediction"
+			if r.FirstApply != nil {
+				line += " of " + r.Verify.Compared
+			}
+			fmt.Fprintln(w, p.Green(line))
+		case conflict.VerifyRefused:
+			fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
+		default:
 			fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))
 			for _, d := range r.Verify.Differences {
 				fmt.Fprintf(w, "  %s\n", Escape(d))
@@ -167,7 +188,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	sub := ""
 	if c.Subresource != "" {
-		sub = " --subresource=" + c.Subresource
+		sub = " --subresource=" + shellQuote(c.Subresource)
 	}
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
@@ -179,13 +200,13 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(strings.Join(takes, "; ")))
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
-	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+" "+c.fileFlag()))
+	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+c.nsFlag()+" "+c.fileFlag()))
 	// A path two managers own is one conflict per manager: list it once.
 	var unique []conflict.Conflict
 	listed := map[string]bool{}
 	for _, cf := range r.Conflicts {
-		if !listed[cf.Path] {
-			listed[cf.Path] = true
+		if key := cf.Path.APIServerString(); !listed[key] {
+			listed[key] = true
 			unique = append(unique, cf)
 		}
 	}
@@ -214,24 +235,12 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 		if cf.Subresource != "" {
 			from += " --from-subresource " + shellQuote(cf.Subresource)
 		}
-		fmt.Fprintln(w, cmd("kubectl ssa handover "+c.ResourceArg+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
+		fmt.Fprintln(w, cmd("kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
 	}
-	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+c.ResourceArg+c.nsFlag()))
+	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+shellQuote(c.ResourceArg)+c.nsFlag()))
 }
 
-func objectOf(u *unstructured.Unstructured) map[string]interface{} {
-	if u == nil {
-		return nil
-	}
-	return u.Object
-}
-
-func displayConflictPath(cf conflict.Conflict) string {
-	if cf.PathElements != nil {
-		return ownership.DisplayPath(cf.PathElements)
-	}
-	return cf.Path
-}
+func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
 
 func subDesc(sub string) string {
 	if sub == "" {
@@ -261,19 +270,8 @@ func plural(n int) string {
 	return "s"
 }
 
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@+", r)
-		return !plain
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // resetText says what a reset field becomes, and whether that changes it.
-func resetText(rs conflict.Reset, live *unstructured.Unstructured) string {
+func resetText(rs conflict.Reset, live map[string]interface{}) string {
 	text := "reset to its default " + valueText(rs.Value)
 	if rs.Kept {
 		text = "kept: the apiserver keeps the value it allocated, " + valueText(rs.Value)
@@ -281,8 +279,15 @@ func resetText(rs conflict.Reset, live *unstructured.Unstructured) string {
 	if rs.Unchanged {
 		return text + " (unchanged)"
 	}
-	if was, ok := ownership.Lookup(objectOf(live), rs.PathElements); ok {
+	if was, ok := ownership.Lookup(live, rs.PathElements); ok {
 		return text + " (was " + valueText(was) + ")"
 	}
 	return text
+}
+
+func liveObject(r *conflict.Report) map[string]interface{} {
+	if r.Live == nil {
+		return nil
+	}
+	return r.Live.Object
 }

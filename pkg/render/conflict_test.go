@@ -30,19 +30,19 @@ func TestConflictRemovals(t *testing.T) {
 		return p
 	}
 	reset := func(s string, v interface{}, unchanged bool) conflict.Reset {
-		return conflict.Reset{Path: s, Value: v, Unchanged: unchanged, PathElements: path(s)}
+		return conflict.Reset{Path: ownership.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
 	}
 	r := &conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "ci",
 		Object:  ownership.RefOf(live),
-		Removed: []string{`.spec.template.spec.containers[name="side"]`, ".spec.template.metadata.labels.app.kubernetes.io/name"},
+		Removed: []ownership.Path{ownership.Path(path(`.spec.template.spec.containers[name="side"]`)), ownership.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
 		Reset: []conflict.Reset{
 			reset(".spec.replicas", int64(1), false),
 			reset(".spec.template.spec.restartPolicy", "Always", true),
 			reset(`.spec.template.spec.containers[name="web"].imagePullPolicy`, "Always", false),
-			{Path: ".spec.clusterIP", Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
+			{Path: ownership.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
 		},
-		MaybeReset: []conflict.MaybeReset{{Path: ".spec.strategy.rollingUpdate.maxSurge", DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
+		MaybeReset: []conflict.MaybeReset{{Path: ownership.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
 		Live:       live,
 		Result:     live,
 	}

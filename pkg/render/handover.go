@@ -11,6 +11,7 @@ import (
 
 // HandoverNarrative tells a handover step by step.
 func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
+	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	from := fmt.Sprintf("%q", r.From)
@@ -32,19 +33,19 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	}
 	if len(r.Before) > 0 {
 		fmt.Fprintln(w, "Before:")
-		writeStates(w, r.Before, o, r.Content)
+		writeStates(w, r.Before, o)
 	}
 	if len(r.Steps) > 0 {
 		fmt.Fprintln(w, "Steps:")
 		for i, s := range r.Steps {
-			status := s.Status
-			switch status {
-			case "done":
-				status = p.Green("done")
+			status := string(s.Status)
+			switch s.Status {
+			case handover.StepDone:
+				status = p.Green(status)
 				if s.ResourceVersion != "" {
 					status += p.Dim(" (resourceVersion " + s.ResourceVersion + ")")
 				}
-			case "failed", "timed-out":
+			case handover.StepFailed, handover.StepTimedOut:
 				status = p.Red(status)
 			default:
 				status = p.Yellow(status)
@@ -52,32 +53,32 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 			fmt.Fprintf(w, "  %d. %-8s %s: %s\n", i+1, s.Name, Escape(s.Description), status)
 			shown := make([]string, len(s.Paths))
 			for j, path := range s.Paths {
-				shown[j] = displayPath(path, r.Content)
+				shown[j] = path.String()
 			}
 			fmt.Fprintf(w, "     %s\n", p.Dim("fields: "+Escape(strings.Join(shown, ", "))))
 		}
 	}
-	if len(r.After) > 0 && r.Status != "planned" {
+	if len(r.After) > 0 && r.Status != handover.StatusPlanned {
 		fmt.Fprintln(w, "After:")
-		writeStates(w, r.After, o, r.Content)
+		writeStates(w, r.After, o)
 	}
 	if len(r.Orphaned) > 0 {
 		fmt.Fprintln(w, p.Yellow("Owned by nobody after the release (they stay as they are; no apply will remove them):"))
 		for _, f := range r.Orphaned {
-			fmt.Fprintf(w, "  %s\n", Escape(displayPath(f, r.Content)))
+			fmt.Fprintf(w, "  %s\n", Escape(f.String()))
 		}
 	}
 	if len(r.AppliersOnly) > 0 {
 		fmt.Fprintln(w, "Owned only by appliers after the release (their next apply without these fields removes them):")
 		for _, f := range r.AppliersOnly {
-			fmt.Fprintf(w, "  %s\n", Escape(displayPath(f, r.Content)))
+			fmt.Fprintf(w, "  %s\n", Escape(f.String()))
 		}
 	}
-	status := r.Status
-	switch status {
-	case "completed", "already-complete":
+	status := string(r.Status)
+	switch r.Status {
+	case handover.StatusCompleted, handover.StatusAlreadyComplete:
 		status = p.Green(status)
-	case "held", "planned":
+	case handover.StatusHeld, handover.StatusPlanned:
 		status = p.Yellow(status)
 	default:
 		status = p.Red(status)
@@ -92,28 +93,12 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	}
 }
 
-// displayPath turns an apiserver path into the unambiguous text form,
-// resolving dotted field names against the objects.
-func displayPath(p string, objects ...map[string]interface{}) string {
-	objs := make([]interface{}, 0, len(objects))
-	for _, o := range objects {
-		if o != nil {
-			objs = append(objs, o)
-		}
-	}
-	parsed, err := ownership.ParsePath(p, objs...)
-	if err != nil {
-		return p
-	}
-	return ownership.DisplayPath(parsed)
-}
-
-func writeStates(w io.Writer, states []handover.FieldState, o Options, content map[string]interface{}) {
+func writeStates(w io.Writer, states []handover.FieldState, o Options) {
 	for _, s := range states {
 		owners := "nobody"
 		if len(s.Owners) > 0 {
 			owners = o.colorOwners(s.Owners)
 		}
-		fmt.Fprintf(w, "  %s = %s  owned by %s\n", Escape(displayPath(s.Path, content)), valueText(s.Value), owners)
+		fmt.Fprintf(w, "  %s = %s  owned by %s\n", Escape(s.Path.String()), valueText(s.Value), owners)
 	}
 }

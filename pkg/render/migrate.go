@@ -15,18 +15,19 @@ import (
 // changed, was skipped or failed (with the plan and a managedFields diff
 // for client dry runs), then the summary.
 func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
+	w = Terminal(w) // the one way out: see terminal.go
 	for _, o := range r.Objects {
 		name := Escape(ownership.ObjectName(o.Object.Kind, o.Object.Namespace, o.Object.Name))
 		var tag string
 		switch o.Result {
 		case migrate.ResultMigrated:
 			tag = p.Green("migrated")
-			if r.Mode == "undo" {
+			if r.Mode == migrate.ModeUndo {
 				tag = p.Green("restored")
 			}
 		case migrate.ResultWouldMigrate:
 			tag = p.Yellow("would migrate")
-			if r.Mode == "undo" {
+			if r.Mode == migrate.ModeUndo {
 				tag = p.Yellow("would restore")
 			}
 		case migrate.ResultNeedsWork:
@@ -36,7 +37,7 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 		case migrate.ResultFailed:
 			tag = p.Red("failed")
 		default:
-			tag = p.Dim(o.Result)
+			tag = p.Dim(string(o.Result))
 		}
 		line := tag + "  " + name
 		if o.Reason != "" {
@@ -73,11 +74,11 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 	s := r.Summary
 	verb := "migrated"
 	switch {
-	case (r.DryRun == migrate.DryRunClient || r.DryRun == migrate.DryRunServer) && r.Mode == "undo":
+	case r.DryRun.Enabled() && r.Mode == migrate.ModeUndo:
 		verb = "to restore (dry run: nothing written)"
-	case r.DryRun == migrate.DryRunClient || r.DryRun == migrate.DryRunServer:
+	case r.DryRun.Enabled():
 		verb = "to migrate (dry run: nothing written)"
-	case r.Mode == "undo":
+	case r.Mode == migrate.ModeUndo:
 		verb = "restored"
 	case r.Check:
 		verb = "need migration"
@@ -86,7 +87,7 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 	if len(r.Unlisted) > 0 {
 		fmt.Fprintf(w, "%s %d kind(s) could not be listed: their objects were not looked at\n", p.Red("Partial:"), len(r.Unlisted))
 	}
-	if r.BackupDir != "" && s.Migrated > 0 && r.Mode != "undo" {
+	if r.BackupDir != "" && s.Migrated > 0 && r.Mode != migrate.ModeUndo {
 		fmt.Fprintf(w, "Backups: %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", Escape(r.BackupDir), Escape(r.BackupDir))
 	}
 }
@@ -119,7 +120,7 @@ func managedFieldsDiff(before, after []metav1.ManagedFieldsEntry) []string {
 	a, aOrder := index(after)
 	var out []string
 	paths := func(prefix string, s *fieldpath.Set) {
-		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.DisplayPath(p)) })
+		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.Path(p).String()) })
 	}
 	for _, k := range bOrder {
 		old := b[k]

@@ -90,6 +90,7 @@ func (o Options) plainOwners(owners []ownership.Owner) string {
 
 // Header prints the line above an object's view.
 func Header(w io.Writer, r *ownership.Report, o Options, what string) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
 	line := fmt.Sprintf("# %s (%s)", Escape(obj), Escape(r.Object.APIVersion))
 	if what != "" {
@@ -113,6 +114,7 @@ const timeNote = "AGE is each manager's last write to the object, not when the f
 
 // FieldTable renders the default who-owns view: one row per owned path.
 func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	hdr := "# " + timeNote
 	if !o.showTime() {
 		hdr = ""
@@ -168,7 +170,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 			mgr.Color = colorOf(f.Owners)
 		}
 		row := append(cells[len(cells):],
-			C(ownership.DisplayPath(f.PathElements)),
+			C(f.Path.String()),
 			mgr,
 			C(ownerColumn(f.Owners, operationText)),
 			C(ownerColumn(f.Owners, subresourceText)),
@@ -183,13 +185,13 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 		t.Add(row...)
 	}
 	if unowned {
-		for _, p := range r.UnownedPaths {
-			row := []Cell{C(ownership.DisplayPath(p)), {Text: "<none>", Color: o.Palette.Dim}, C("-"), C("-")}
+		for _, p := range r.Unowned {
+			row := []Cell{C(p.String()), {Text: "<none>", Color: o.Palette.Dim}, C("-"), C("-")}
 			if o.showTime() {
 				row = append(row, C("-"))
 			}
 			if o.Wide {
-				v, _ := ownership.Lookup(r.Content, p)
+				v, _ := ownership.Lookup(r.Content, p.Elements())
 				row = append(row, C("-"), C(o.truncate(compactJSON(v))))
 			}
 			t.Add(row...)
@@ -275,6 +277,7 @@ func compactJSON(v interface{}) string {
 
 // ManagerTable renders one row per managedFields entry.
 func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	if err := Header(w, r, o, ""); err != nil {
 		return err
 	}
@@ -303,6 +306,7 @@ func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
 
 // Tree renders the ownership trie, collapsing subtrees one owner set owns.
 func Tree(w io.Writer, r *ownership.Report, o Options) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	if err := Header(w, r, o, ""); err != nil {
 		return err
 	}
@@ -322,7 +326,7 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 			if last {
 				branch, next = "└── ", "    "
 			}
-			label := Escape(ownership.DisplayElement(c.PE))
+			label := Escape(ownership.ElementString(c.PE))
 			owners, count, uniform := uniformSubtree(c)
 			switch {
 			case uniform && count > 1:
@@ -383,34 +387,28 @@ func sameInts(a, b []int) bool {
 	return true
 }
 
-// selection is the set of paths a filtered report kept, for the tree.
-type selection struct{ paths []fieldpath.Path }
+// selection is the paths a filtered report kept, and the paths above
+// them, for the tree.
+type selection struct{ set *fieldpath.Set }
 
 func selected(r *ownership.Report) *selection {
-	total := 0
-	r.Tree.Walk(func(n *ownership.Node) {
-		if len(n.Owners) > 0 {
-			total++
-		}
-	})
-	if total == len(r.Fields) {
+	if !r.Filtered {
 		return nil
 	}
-	s := &selection{}
+	s := &selection{set: &fieldpath.Set{}}
 	for _, f := range r.Fields {
-		s.paths = append(s.paths, f.PathElements)
+		p := f.Path.Elements()
+		for k := len(p); k > 0; k-- {
+			if s.set.Has(p[:k]) {
+				break
+			}
+			s.set.Insert(p[:k])
+		}
 	}
 	return s
 }
 
-func (s *selection) hasUnder(prefix fieldpath.Path) bool {
-	for _, p := range s.paths {
-		if len(p) >= len(prefix) && p[:len(prefix)].Equals(prefix) {
-			return true
-		}
-	}
-	return false
-}
+func (s *selection) hasUnder(prefix fieldpath.Path) bool { return s.set.Has(prefix) }
 
 // SortedKeys returns a map's keys in order.
 func SortedKeys(m map[string]interface{}) []string {
@@ -469,4 +467,23 @@ func plainString(s string) bool {
 		return false
 	}
 	return true
+}
+
+// NothingToShow tells whether a filtered report has nothing for a view:
+// no fields nor unowned paths, or for the managers view no managers.
+func NothingToShow(r *ownership.Report, view string) bool {
+	if view == "managers" {
+		return len(r.Managers) == 0
+	}
+	return len(r.Fields) == 0 && len(r.Unowned) == 0
+}
+
+// NothingShown is the one line that says a filter matched nothing in any
+// of the objects of a selection.
+func NothingShown(view string, o Options, objects int) string {
+	what := o.empty()
+	if view == "managers" {
+		what = "no managers match"
+	}
+	return fmt.Sprintf("%s, in all %d objects", what, objects)
 }

@@ -27,6 +27,7 @@ func (t *Table) Add(cells ...Cell) { t.Rows = append(t.Rows, cells) }
 
 // Write prints the table.
 func (t *Table) Write(w io.Writer, p *Palette) error {
+	w = Terminal(w) // the one way out: see terminal.go
 	widths := make([]int, len(t.Header))
 	for i, h := range t.Header {
 		widths[i] = utf8.RuneCountInString(h)

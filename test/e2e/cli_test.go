@@ -10,18 +10,26 @@ import (
 )
 
 func TestVersion(t *testing.T) {
-	out := mustSSA(t, 0, "version").stdout
-	if !strings.HasPrefix(out, "kubectl-ssa ") {
-		t.Errorf("version: %q", out)
+	r := mustSSA(t, 0, "version")
+	// The test bed is the Kubernetes minor of the embedded field manager.
+	if !strings.HasPrefix(r.stdout, "kubectl-ssa ") || !strings.HasSuffix(r.stdout, "\nserver v1.37.1 (exact)\n") || r.stderr != "" {
+		t.Errorf("version: %q, stderr %q", r.stdout, r.stderr)
 	}
 	var v struct {
-		Kind      string            `json:"kind"`
-		Version   string            `json:"version"`
-		GoVersion string            `json:"goVersion"`
-		Libraries map[string]string `json:"libraries"`
+		Kind          string            `json:"kind"`
+		Version       string            `json:"version"`
+		GoVersion     string            `json:"goVersion"`
+		Libraries     map[string]string `json:"libraries"`
+		ServerVersion struct {
+			GitVersion string `json:"gitVersion"`
+		} `json:"serverVersion"`
+		ServerSupport string `json:"serverSupport"`
 	}
 	if err := json.Unmarshal([]byte(mustSSA(t, 0, "version", "-o", "json").stdout), &v); err != nil || v.Kind != "Version" || v.GoVersion == "" {
 		t.Fatalf("version -o json: %v %+v", err, v)
+	}
+	if v.ServerVersion.GitVersion != "v1.37.1" || v.ServerSupport != "exact" {
+		t.Errorf("version -o json: serverVersion %+v, serverSupport %q", v.ServerVersion, v.ServerSupport)
 	}
 	if y := mustSSA(t, 0, "version", "-o", "yaml").stdout; !strings.Contains(y, "kind: Version") {
 		t.Errorf("version -o yaml: %q", y)

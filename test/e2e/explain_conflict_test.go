@@ -489,11 +489,23 @@ func TestExplainConflictText(t *testing.T) {
 		"live value: 7",
 		"your value: 2",
 		`Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas`,
-		"$ kubectl apply --server-side --force-conflicts -f " + file,
-		"$ kubectl ssa handover deployment.apps/app -n " + ns + " --field .spec.replicas --from kubectl",
+		"$ kubectl apply --server-side --force-conflicts -n " + ns + " -f " + file,
+		"$ kubectl ssa handover deployment.v1.apps/app -n " + ns + " --field .spec.replicas --from kubectl",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The suggested commands work when pasted: run them as server dry runs.
+	for _, line := range strings.Split(out, "\n") {
+		cmdline, ok := strings.CutPrefix(strings.TrimSpace(line), "$ kubectl ssa ")
+		if !ok {
+			continue
+		}
+		args := append(strings.Fields(cmdline), "--dry-run=server", "-o", "json")
+		r := ssa(t, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, `"name": "app"`) || !strings.Contains(r.stdout, `"namespace": "`+ns+`"`) {
+			t.Errorf("the suggestion %q failed as a server dry run: exit %d\n%s%s", cmdline, r.code, r.stdout, r.stderr)
 		}
 	}
 	// --verify agrees and keeps the exit code.
@@ -650,9 +662,11 @@ func TestExplainConflictScaleSubresource(t *testing.T) {
 	}
 }
 
-// kubectl autoscale writes an HPA at autoscaling/v1; the object is served
-// at v2, which differs in shape. The prediction can't convert between them
-// (only the apiserver can): it must say so, not fail.
+// kubectl autoscale (falling back to autoscaling/v1) writes an HPA at v1;
+// the object is applied at v2, which differs in shape. The apiserver
+// compares kubectl-autoscale's fields at v1, and so does the prediction:
+// the conflict is found, and a forced apply leaves kubectl-autoscale the
+// fields the apply did not change.
 func TestExplainConflictBuiltinVersionSkew(t *testing.T) {
 	ns := namespace(t)
 	hpa := parse(t, `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":3,"targetCPUUtilizationPercentage":80}}`)
@@ -660,15 +674,18 @@ func TestExplainConflictBuiltinVersionSkew(t *testing.T) {
 	if _, err := resourceFor(t, hpa).Create(context.Background(), hpa, metav1.CreateOptions{FieldManager: "kubectl-autoscale"}); err != nil {
 		t.Fatal(err)
 	}
-	r, code := explain(t, ns, applyCase{manager: "kubectl", manifest: `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":4}}`})
-	if code > 1 {
-		t.Fatalf("exit %d", code)
+	c := applyCase{manager: "kubectl", manifest: `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":4}}`}
+	r := agreeWithServer(t, ns, c)
+	if len(r.Conflicts) != 1 || r.Conflicts[0].Manager != "kubectl-autoscale" || r.Conflicts[0].Path != ".spec.maxReplicas" || r.Conflicts[0].APIVersion != "autoscaling/v1" {
+		t.Errorf("conflicts = %+v", r.Conflicts)
 	}
-	found := false
-	for _, w := range r.Warnings {
-		found = found || strings.Contains(w, "managers recorded at autoscaling/v1 were not compared")
+	c.force = true
+	r = agreeWithServer(t, ns, c)
+	kept := false
+	for _, e := range r.ManagedFields {
+		kept = kept || (e.Manager == "kubectl-autoscale" && strings.Contains(string(e.FieldsV1.GetRawBytes()), "f:scaleTargetRef"))
 	}
-	if !found {
-		t.Errorf("no warning about the uncompared autoscaling/v1 manager: %v", r.Warnings)
+	if !kept || len(r.Released) != 0 {
+		t.Errorf("forced: kubectl-autoscale should keep .spec.scaleTargetRef; released %+v, managedFields %+v", r.Released, r.ManagedFields)
 	}
 }

@@ -5,7 +5,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,8 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-ssa/kubectl-ssa/test/testbed"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 var env struct {
@@ -61,7 +60,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 
-	testbed, err := testbedBinary()
+	bin, err := testbed.Binary(repoRoot())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: "+err.Error())
 		return 1
@@ -75,12 +74,15 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 
-	stop, err := startServer(testbed, filepath.Join(dir, "testbed"))
+	srv, err := testbed.Start(bin, testbed.Options{Dir: filepath.Join(dir, "testbed")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: "+err.Error())
 		return 1
 	}
-	defer stop()
+	defer srv.Stop()
+	env.kubeconfig, env.config = srv.Kubeconfig, srv.Config
+	env.client = kubernetes.NewForConfigOrDie(srv.Config)
+	env.dynamic = dynamic.NewForConfigOrDie(srv.Config)
 
 	// The plugin sees only the private HOME and KUBECONFIG.
 	home := filepath.Join(dir, "home")
@@ -95,101 +97,6 @@ func runMain(m *testing.M) int {
 func repoRoot() string {
 	wd, _ := os.Getwd()
 	return filepath.Clean(filepath.Join(wd, "..", ".."))
-}
-
-// testbedBinary returns the kube-apiserver test bed, building it (a no-op
-// when the Go build cache is warm) unless SSA_TESTBED_BIN names one.
-func testbedBinary() (string, error) {
-	if p := os.Getenv("SSA_TESTBED_BIN"); p != "" {
-		return p, nil
-	}
-	cmd := exec.Command("make", "-s", "testbed-path")
-	cmd.Dir = repoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("make testbed-path: %w", err)
-	}
-	path := strings.TrimSpace(string(out))
-	build := exec.Command("make", "-s", "testbed")
-	build.Dir = repoRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("building the test bed apiserver: %w", err)
-	}
-	return path, nil
-}
-
-// startServer starts the test bed and waits until it says ready. The
-// returned stop ends it by PID, whatever happened.
-func startServer(bin, dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "--testbed-dir", dir)
-	cmd.Stderr = logf
-	// If the test binary dies without running its deferred stop (a panic,
-	// a timeout), the server goes with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan struct{})
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		_ = logf.Close()
-	}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if kc, ok := strings.CutPrefix(sc.Text(), "ready KUBECONFIG="); ok {
-				ready <- kc
-			}
-		}
-	}()
-	go func() { _ = cmd.Wait(); close(exited) }()
-	select {
-	case kc := <-ready:
-		env.kubeconfig = kc
-	case <-exited:
-		_ = logf.Close()
-		return nil, fmt.Errorf("the test bed exited before it was ready; see %s", logTail(filepath.Join(dir, "server.log")))
-	case <-time.After(3 * time.Minute):
-		stop()
-		return nil, fmt.Errorf("the test bed was not ready in 3 minutes; %s", logTail(filepath.Join(dir, "server.log")))
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	env.config = cfg
-	env.client = kubernetes.NewForConfigOrDie(cfg)
-	env.dynamic = dynamic.NewForConfigOrDie(cfg)
-	return stop, nil
-}
-
-func logTail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return "log tail:\n" + string(b)
 }
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -1,45 +1,47 @@
-// Package krew checks the krew plugin manifest at the repository root,
-// krew-manifest.yaml, with krew's own validator: validate-krew-manifest,
-// pinned as a tool of this module (go.mod: tool
-// sigs.k8s.io/krew/cmd/validate-krew-manifest, sigs.k8s.io/krew v0.5.0).
-// `go run ...@version` can't be used: it asks the module proxy for the
-// module's version list, which the proxy may refuse.
+// Package krew checks what a release ships: the krew plugin manifest at the
+// repository root (krew-manifest.yaml, the output of .krew.yaml filled by
+// hack/krew-manifest) with krew's own validator; a snapshot build of the
+// release archives for this machine, installed by krew itself from the
+// generated manifest; and the GitHub workflows, with actionlint.
+//
+// krew's validator is a tool of this module (go.mod: tool
+// sigs.k8s.io/krew/cmd/validate-krew-manifest, sigs.k8s.io/krew v0.5.0);
+// goreleaser, krew and actionlint are built once into the cache directory
+// by `make release-tools`. `go run ...@version` can't be used: it asks the
+// module proxy for the module's version list, which the proxy may refuse.
 package krew
 
 import (
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 )
 
-const manifestFile = "../../krew-manifest.yaml"
+var (
+	manifestFile = filepath.Join(repoRoot, "krew-manifest.yaml")
+	templateFile = filepath.Join(repoRoot, ".krew.yaml")
+)
 
 // validate runs krew's validator on a manifest. The validator wants the
 // file named after the plugin (ssa.yaml), so it gets a copy.
 func validate(t *testing.T, manifest []byte) (string, error) {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to run the validator: %v", err)
-	}
 	file := filepath.Join(t.TempDir(), "ssa.yaml")
 	if err := os.WriteFile(file, manifest, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(goBin, "tool", "validate-krew-manifest", "-manifest", file, "-skip-install").CombinedOutput()
+	out, err := exec.Command(goCmd(t), "tool", "validate-krew-manifest", "-manifest", file, "-skip-install").CombinedOutput()
 	return string(out), err
 }
 
 func TestManifestPassesKrewValidation(t *testing.T) {
-	manifest, err := os.ReadFile(manifestFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := validate(t, manifest); err != nil {
+	if out, err := validate(t, readFile(t, manifestFile)); err != nil {
 		t.Fatalf("validate-krew-manifest rejects %s: %v\n%s", manifestFile, err, out)
 	}
 }
@@ -47,24 +49,24 @@ func TestManifestPassesKrewValidation(t *testing.T) {
 // The validator really runs and rejects what krew rejects, so the test
 // above can fail.
 func TestValidatorRejectsBrokenManifests(t *testing.T) {
-	manifest, err := os.ReadFile(manifestFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	manifest := string(readFile(t, manifestFile))
 	tests := []struct {
-		name, from, to, wantIn string
+		name, re, to, wantIn string
 	}{
-		{name: "plugin name", from: "name: ssa", to: "name: sssa", wantIn: `plugin should be named "ssa"`},
-		{name: "short sha256", from: `sha256: "` + strings.Repeat("0", 64), to: `sha256: "` + strings.Repeat("0", 63), wantIn: "`sha256` value"},
-		{name: "version", from: "version: v0.1.0", to: "version: latest", wantIn: "failed to parse plugin version"},
-		{name: "overlapping platforms", from: "os: darwin\n        arch: amd64", to: "os: linux\n        arch: amd64", wantIn: "overlapping"},
+		{name: "plugin name", re: `name: ssa\n`, to: "name: sssa\n", wantIn: `plugin should be named "ssa"`},
+		{name: "short sha256", re: `(sha256: [0-9a-f]{63})[0-9a-f]`, to: "$1", wantIn: "`sha256` value"},
+		{name: "version", re: `(?m)^  version: .*$`, to: "  version: latest", wantIn: "failed to parse plugin version"},
+		{name: "overlapping platforms", re: `os: darwin\n        arch: amd64`, to: "os: linux\n        arch: amd64", wantIn: "overlapping"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if !strings.Contains(string(manifest), tt.from) {
-				t.Fatalf("the manifest has no %q to break", tt.from)
+			re := regexp.MustCompile(tt.re)
+			loc := re.FindStringIndex(manifest)
+			if loc == nil {
+				t.Fatalf("the manifest has no %s to break", tt.re)
 			}
-			out, err := validate(t, []byte(strings.Replace(string(manifest), tt.from, tt.to, 1)))
+			broken := manifest[:loc[0]] + re.ReplaceAllString(manifest[loc[0]:loc[1]], tt.to) + manifest[loc[1]:]
+			out, err := validate(t, []byte(broken))
 			if err == nil {
 				t.Fatalf("validate-krew-manifest accepted a manifest with %q:\n%s", tt.to, out)
 			}
@@ -88,23 +90,27 @@ type platform struct {
 	} `json:"files"`
 }
 
-// What krew does not check but a release needs: every os/arch we build,
-// each archive at its release URI, with the right binary and the shim.
-func TestManifestPlatforms(t *testing.T) {
-	b, err := os.ReadFile(manifestFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Spec struct {
-			Version   string     `json:"version"`
-			Caveats   string     `json:"caveats"`
-			Platforms []platform `json:"platforms"`
-		} `json:"spec"`
-	}
+type manifest struct {
+	Spec struct {
+		Version   string     `json:"version"`
+		Caveats   string     `json:"caveats"`
+		Platforms []platform `json:"platforms"`
+	} `json:"spec"`
+}
+
+func parseManifest(t *testing.T, b []byte) manifest {
+	t.Helper()
+	var m manifest
 	if err := yaml.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// What krew does not check but a release needs: every os/arch we build,
+// each archive at its release URI, with the right binary and the shim.
+func TestManifestPlatforms(t *testing.T) {
+	m := parseManifest(t, readFile(t, manifestFile))
 	if !strings.Contains(m.Spec.Caveats, "kubectl_complete-ssa") {
 		t.Error("the caveats do not say how to install the kubectl_complete-ssa completion shim")
 	}
@@ -112,6 +118,7 @@ func TestManifestPlatforms(t *testing.T) {
 	for _, p := range m.Spec.Platforms {
 		byTarget[p.Selector.MatchLabels["os"]+"/"+p.Selector.MatchLabels["arch"]] = p
 	}
+	sums := map[string]bool{}
 	for _, goos := range []string{"linux", "darwin", "windows"} {
 		for _, arch := range []string{"amd64", "arm64"} {
 			target := goos + "/" + arch
@@ -124,9 +131,13 @@ func TestManifestPlatforms(t *testing.T) {
 				if p.URI != wantURI {
 					t.Errorf("uri %s, want %s", p.URI, wantURI)
 				}
-				bin := "kubectl-ssa"
+				if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(p.Sha256) || strings.Trim(p.Sha256, "0") == "" || sums[p.Sha256] {
+					t.Errorf("sha256 %q is not the sum of a distinct archive", p.Sha256)
+				}
+				sums[p.Sha256] = true
+				bin, shim := "kubectl-ssa", "kubectl_complete-ssa"
 				if goos == "windows" {
-					bin += ".exe"
+					bin, shim = bin+".exe", shim+".cmd"
 				}
 				if p.Bin != bin {
 					t.Errorf("bin %s, want %s", p.Bin, bin)
@@ -135,11 +146,7 @@ func TestManifestPlatforms(t *testing.T) {
 				for _, f := range p.Files {
 					files[f.From] = f.To == "."
 				}
-				want := []string{bin, "LICENSE"}
-				if goos != "windows" {
-					want = append(want, "kubectl_complete-ssa")
-				}
-				for _, f := range want {
+				for _, f := range []string{bin, shim, "LICENSE"} {
 					if !files[f] {
 						t.Errorf("files do not copy %s to .", f)
 					}
@@ -149,5 +156,25 @@ func TestManifestPlatforms(t *testing.T) {
 	}
 	if len(byTarget) != 6 || len(m.Spec.Platforms) != 6 {
 		t.Errorf("%d platforms, want the 6 above once each", len(m.Spec.Platforms))
+	}
+}
+
+// krew-manifest.yaml is .krew.yaml filled by hack/krew-manifest, not a
+// hand edit: filling the template again with the manifest's own tag and
+// sums gives the same bytes.
+func TestManifestIsTheTemplatesOutput(t *testing.T) {
+	want := readFile(t, manifestFile)
+	m := parseManifest(t, want)
+	var list strings.Builder
+	for _, p := range m.Spec.Platforms {
+		list.WriteString(p.Sha256 + "  " + path.Base(p.URI) + "\n")
+	}
+	checksums := filepath.Join(t.TempDir(), "checksums.txt")
+	if err := os.WriteFile(checksums, []byte(list.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := mustRun(t, command(repoRoot, goCmd(t), "run", "./hack/krew-manifest", "-template", ".krew.yaml", "-checksums", checksums, "-trust-checksums", "-tag", m.Spec.Version))
+	if got != string(want) {
+		t.Errorf("krew-manifest.yaml is not what %s gives for %s (make krew-manifest after a release build rewrites it); the template gives:\n%s", templateFile, m.Spec.Version, got)
 	}
 }

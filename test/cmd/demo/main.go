@@ -6,7 +6,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -16,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,14 +22,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/test/testbed"
 )
 
 var (
-	testbed = flag.String("testbed", "", "the test bed kube-apiserver binary (make testbed-path)")
-	plugin  = flag.String("plugin", "bin/kubectl-ssa", "the kubectl-ssa binary")
-	keep    = flag.Bool("keep", false, "leave the server running at the end and print how to use and stop it")
+	testbedBin = flag.String("testbed", "", "the test bed kube-apiserver binary (make testbed-path)")
+	plugin     = flag.String("plugin", "bin/kubectl-ssa", "the kubectl-ssa binary")
+	keep       = flag.Bool("keep", false, "leave the server running at the end and print how to use and stop it")
 )
 
 var dyn dynamic.Interface
@@ -46,7 +45,7 @@ func main() {
 }
 
 func run() error {
-	if *testbed == "" {
+	if *testbedBin == "" {
 		return fmt.Errorf("--testbed is required (run make demo)")
 	}
 	abs, err := filepath.Abs(*plugin)
@@ -58,72 +57,26 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	caption("Starting a local kube-apiserver, etcd and kube-controller-manager (logs: %s)", filepath.Join(dir, "server.log"))
+	srv, err := testbed.Start(*testbedBin, testbed.Options{Dir: dir, Detach: *keep})
 	if err != nil {
 		return err
-	}
-	caption("Starting a local kube-apiserver, etcd and kube-controller-manager (logs: %s)", logf.Name())
-	srv := exec.Command(*testbed, "--testbed-dir", dir)
-	srv.Stderr = logf
-	if !*keep {
-		// The server goes with the demo, however the demo ends.
-		srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	}
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = srv.Process.Kill()
-		}
 	}
 	defer func() {
 		if !*keep {
-			stop()
+			srv.Stop()
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	kubeconfig := ""
-	sc := bufio.NewScanner(out)
-	ready := make(chan string, 1)
-	go func() {
-		for sc.Scan() {
-			if kc, ok := strings.CutPrefix(sc.Text(), "ready KUBECONFIG="); ok {
-				ready <- kc
-			}
-		}
-	}()
-	select {
-	case kubeconfig = <-ready:
-	case <-time.After(3 * time.Minute):
-		return fmt.Errorf("the server did not start; see %s", logf.Name())
-	}
+	kubeconfig := srv.Kubeconfig
 	_ = os.Setenv("KUBECONFIG", kubeconfig)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	dyn = dynamic.NewForConfigOrDie(cfg)
+	dyn = dynamic.NewForConfigOrDie(srv.Config)
 
 	if err := story(); err != nil {
 		return err
 	}
 	if *keep {
-		fmt.Printf("\nThe server is still running (PID %d).\n  export KUBECONFIG=%s\n  kubectl ssa who-owns deploy/web -o blame\nStop it with: kill %d\n", srv.Process.Pid, kubeconfig, srv.Process.Pid)
+		fmt.Printf("\nThe server is still running (PID %d).\n  export KUBECONFIG=%s\n  kubectl ssa who-owns deploy/web -o blame\nStop it with: kill %d\n", srv.PID(), kubeconfig, srv.PID())
 	} else {
 		caption("Stopping the server (make demo DEMO_ARGS=--keep leaves it up)")
 	}

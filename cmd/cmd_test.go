@@ -1,0 +1,224 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// These tests run the root command as a user types it, without a
+// cluster: every validation error and the --local flows. KUBECONFIG
+// points nowhere, so anything that tries to reach a cluster fails loudly.
+
+// The fixtures are shared with pkg/render's golden tests (see its
+// testdata/README.md for how they were captured from the test bed).
+const (
+	deploymentFixture = "../pkg/render/testdata/deployment.yaml"
+	configMapFixture  = "../pkg/render/testdata/configmap.yaml"
+	secretFixture     = "../pkg/render/testdata/secret.yaml"
+)
+
+type result struct {
+	out, err string
+	code     Code
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "no-such-kubeconfig"))
+	t.Setenv("NO_COLOR", "1")
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	root := NewRootCmd(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	code := CodeOK
+	if err != nil {
+		code = CodeError
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			code = exit.Code
+		}
+		if exit == nil || exit.Err != nil {
+			errOut.WriteString("error: " + err.Error() + "\n")
+		}
+	}
+	return result{out: out.String(), err: errOut.String(), code: code}
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestValidationErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"who-owns: nothing selected", []string{"who-owns"}, "name the objects"},
+		{"who-owns: bad view", []string{"who-owns", "deploy/web", "-o", "html"}, `--output must be one of table, wide, blame, tree, managers, json, yaml, jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=..., not "html"`},
+		{"who-owns: empty jsonpath", []string{"who-owns", "deploy/web", "-o", "jsonpath="}, "-o jsonpath= needs a template"},
+		{"who-owns: bad time", []string{"who-owns", "deploy/web", "--time", "soon"}, "--time must be relative, absolute or none"},
+		{"who-owns: bad operation", []string{"who-owns", "deploy/web", "--operation", "Patch"}, "--operation must be Apply or Update"},
+		{"who-owns: shared and unowned", []string{"who-owns", "deploy/web", "--shared", "--unowned"}, "disjoint"},
+		{"who-owns: -f and -k", []string{"who-owns", "-f", "x.yaml", "-k", "dir"}, "only one of -f and -k"},
+		{"who-owns: names and selector", []string{"who-owns", "deploy", "web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
+		{"who-owns: local without files", []string{"who-owns", "--local"}, "--local needs the objects in -f or -k"},
+		{"who-owns: bad color", []string{"who-owns", "--local", "-f", configMapFixture, "--color", "pink"}, "--color must be auto, always or never"},
+		{"explain-conflict: no manifests", []string{"explain-conflict"}, "give the manifests to simulate with -f or -k"},
+		{"explain-conflict: bad subresource", []string{"explain-conflict", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
+		{"explain-conflict: empty manager", []string{"explain-conflict", "-f", "x.yaml", "--field-manager="}, "--field-manager: the manager name is empty"},
+		{"explain-conflict: local and verify", []string{"explain-conflict", "-f", "x.yaml", "--local", "--live-file", "l.yaml", "--verify"}, "--verify asks the server, --local never does"},
+		{"explain-conflict: live file without local", []string{"explain-conflict", "-f", "x.yaml", "--live-file", "l.yaml"}, "--live-file and --schema go with --local"},
+		{"explain-conflict: local without live file", []string{"explain-conflict", "-f", "x.yaml", "--local"}, "--local needs the saved live objects"},
+		{"explain-conflict: bad output", []string{"explain-conflict", "-f", "x.yaml", "-o", "table"}, "--output must be one of text, json"},
+		{"handover: no from", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--to", "x"}, "name the manager that gives the fields up with --from"},
+		{"handover: no to", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "x"}, "name the manager that takes the fields with --to"},
+		{"handover: no field", []string{"handover", "deploy/web", "--from", "a", "--to", "b"}, "name the fields to hand over with --field"},
+		{"handover: same manager", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "a"}, "--from and --to are the same manager"},
+		{"handover: bad mode", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "b", "--mode", "fast"}, "--mode must be auto, controller or applier"},
+		{"handover: wait with dry run", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "b", "--wait", "--dry-run"}, "--wait waits for a real handover"},
+		{"handover: bad dry run", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "b", "--dry-run=all"}, "--dry-run must be none, client or server"},
+		{"handover release: no fields", []string{"handover", "release", "deploy/web", "--from", "a"}, "name the fields with --field, or release all of them with --all"},
+		{"handover release: fields and all", []string{"handover", "release", "deploy/web", "--from", "a", "--all", "--field", ".x"}, "give --field or --all, not both"},
+		{"migrate: nothing selected", []string{"migrate"}, "or --all-kinds"},
+		{"migrate: all kinds and a type", []string{"migrate", "--all-kinds", "deploy"}, "--all-kinds selects every kind"},
+		{"migrate: names and selector", []string{"migrate", "deploy", "web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
+		{"migrate: -f and -k", []string{"migrate", "-f", "x", "-k", "y"}, "only one of -f and -k"},
+		{"migrate: concurrency", []string{"migrate", "deploy/web", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{"migrate: verify with dry run", []string{"migrate", "deploy/web", "--verify", "--dry-run=server"}, "--verify checks real writes"},
+		{"migrate rename: no from", []string{"migrate", "rename", "deploy/web"}, "name the managers with --from"},
+		{"migrate undo: no backup dir", []string{"migrate", "undo"}, "--backup-dir is required"},
+		{"unknown command", []string{"blame"}, `unknown command "blame"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.args...)
+			if r.code != CodeError {
+				t.Errorf("exit %d, want %d", r.code, CodeError)
+			}
+			if !strings.Contains(r.err, tt.want) {
+				t.Errorf("stderr %q does not say %q", r.err, tt.want)
+			}
+			if r.out != "" {
+				t.Errorf("nothing should reach stdout, got %q", r.out)
+			}
+			if n := strings.Count(r.err, "\n"); n != 1 {
+				t.Errorf("want one line of error, got %d: %q", n, r.err)
+			}
+		})
+	}
+}
+
+func TestWhoOwnsLocal(t *testing.T) {
+	r := run(t, "who-owns", "--local", "-f", deploymentFixture, "-o", "json")
+	if r.code != CodeOK {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	var rep struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Managers   []struct {
+			Manager     string `json:"manager"`
+			Subresource string `json:"subresource"`
+		} `json:"managers"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.out)
+	}
+	if rep.APIVersion != "ssa.kubectl-ssa.io/v1alpha1" || rep.Kind != "OwnershipReport" || len(rep.Managers) != 5 {
+		t.Errorf("got %s %s with %d managers", rep.APIVersion, rep.Kind, len(rep.Managers))
+	}
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"jsonpath", []string{"-o", "jsonpath={.managers[*].manager}"}, "platform team-a kubectl kube-controller-manager kubectl-label"},
+		{"go-template", []string{"-o", "go-template={{range .managers}}{{.manager}}/{{.subresource}} {{end}}"}, "platform/ team-a/ kubectl/scale kube-controller-manager/status kubectl-label/ "},
+		{"table filtered by manager", []string{"--manager", "kubectl-label"}, ".metadata.labels.tier"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append([]string{"who-owns", "--local", "-f", deploymentFixture}, tt.args...)...)
+			if r.code != CodeOK || !strings.Contains(r.out, tt.want) {
+				t.Errorf("exit %d, stdout %q, want it to contain %q (stderr %q)", r.code, r.out, tt.want, r.err)
+			}
+		})
+	}
+}
+
+func TestWhoOwnsLocalErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"malformed YAML", "apiVersion: v1\nkind: [\n", "error"},
+		{"no kind", "metadata:\n  name: a\n", "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, "who-owns", "--local", "-f", writeFile(t, "x.yaml", tt.body))
+			if r.code != CodeError || !strings.Contains(r.err, tt.want) || r.out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+			}
+		})
+	}
+}
+
+func TestExplainConflictLocal(t *testing.T) {
+	// platform applies the Deployment; kubectl scale owns .spec.replicas
+	// through /scale. Another applier setting replicas conflicts with it.
+	conflicting := writeFile(t, "ci.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 7
+`)
+	r := run(t, "explain-conflict", "--local", "--live-file", deploymentFixture, "-f", conflicting, "--field-manager", "ci", "-o", "json")
+	if r.code != CodeFound {
+		t.Fatalf("exit %d, want %d (conflict): %s", r.code, CodeFound, r.err)
+	}
+	var rep struct {
+		APIVersion string `json:"apiVersion"`
+		Conflicts  []struct {
+			Path, Manager, Subresource string
+		} `json:"conflicts"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.APIVersion != "ssa.kubectl-ssa.io/v1alpha1" || len(rep.Conflicts) != 1 || rep.Conflicts[0].Path != ".spec.replicas" || rep.Conflicts[0].Manager != "kubectl" || rep.Conflicts[0].Subresource != "scale" {
+		t.Errorf("got %+v", rep)
+	}
+
+	r = run(t, "explain-conflict", "--local", "--live-file", deploymentFixture, "-f", conflicting, "--field-manager", "ci", "--force-conflicts", "-o", "jsonpath={.message}")
+	if r.code != CodeOK || r.out != "" {
+		t.Errorf("a forced apply succeeds: exit %d, message %q", r.code, r.out)
+	}
+
+	text := run(t, "explain-conflict", "--local", "--live-file", deploymentFixture, "-f", conflicting, "--field-manager", "ci", "--context", "prod", "--as", "deployer")
+	for _, want := range []string{".spec.replicas", `"kubectl"`,
+		// Pasted, every suggestion reaches the same cluster, user and namespace.
+		"$ kubectl apply --server-side --force-conflicts --field-manager=ci --context=prod --as=deployer -n shop -f " + conflicting,
+		"$ kubectl ssa handover deployment.v1.apps/web --context=prod --as=deployer -n shop --field .spec.replicas --from kubectl --from-subresource scale --to ci",
+		"kubectl ssa who-owns deployment.v1.apps/web --context=prod --as=deployer -n shop",
+	} {
+		if !strings.Contains(text.out, want) {
+			t.Errorf("the explanation does not mention %s:\n%s", want, text.out)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+// outputFlag is -o: one of a command's text views, or json, yaml,
+// jsonpath=... or go-template=... over its report.
+type outputFlag struct {
+	raw   string
+	views []string
+	out   render.Output
+}
+
+func (f *outputFlag) add(cmd *cobra.Command, def string, views ...string) {
+	f.raw, f.views = def, views
+	cmd.Flags().StringVarP(&f.raw, "output", "o", def, "Output: "+strings.Join(append(append([]string{}, views...), render.DataFormats...), "|")+".")
+	completions := append(append([]string{}, views...), render.FormatJSON, render.FormatYAML, render.FormatJSONPath+"=", render.FormatGoTemplate+"=")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(completions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
+}
+
+// parse checks the value and keeps it in out.
+func (f *outputFlag) parse() error {
+	var err error
+	f.out, err = render.ParseOutput(f.raw, f.views)
+	return err
+}
+
+// timeFlag is --time.
+type timeFlag struct{ raw string }
+
+func (f *timeFlag) add(cmd *cobra.Command, usage string) {
+	f.raw = string(render.TimeRelative)
+	cmd.Flags().StringVar(&f.raw, "time", f.raw, usage)
+	_ = cmd.RegisterFlagCompletionFunc("time", cobra.FixedCompletions([]string{string(render.TimeRelative), string(render.TimeAbsolute), string(render.TimeNone)}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func (f *timeFlag) parse() (render.TimeMode, error) {
+	switch m := render.TimeMode(f.raw); m {
+	case render.TimeRelative, render.TimeAbsolute, render.TimeNone:
+		return m, nil
+	}
+	return "", fmt.Errorf("--time must be relative, absolute or none, not %q", f.raw)
+}
+
+// dryRunFlag is --dry-run, as kubectl's: a bare --dry-run means client.
+type dryRunFlag struct{ raw string }
+
+func (f *dryRunFlag) add(fs *pflag.FlagSet, usage string) {
+	f.raw = string(kube.DryRunNone)
+	fs.StringVar(&f.raw, "dry-run", f.raw, usage)
+	fs.Lookup("dry-run").NoOptDefVal = string(kube.DryRunClient)
+}
+
+func (f *dryRunFlag) parse() (kube.DryRun, error) { return kube.ParseDryRun(f.raw) }
+
+// connectionFlags are kubectl's flags that choose the cluster and the
+// user: suggested commands repeat those the user gave (not --token:
+// a pasteable command must not carry a credential).
+var connectionFlags = []string{"kubeconfig", "context", "cluster", "user", "as", "as-group", "as-uid", "server", "certificate-authority", "client-certificate", "client-key", "insecure-skip-tls-verify", "tls-server-name", "request-timeout"}
+
+// clusterFlags returns the connection flags given on the command line, as
+// words (--context=prod), in a fixed order.
+func clusterFlags(cmd *cobra.Command) []string {
+	var out []string
+	for _, name := range connectionFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+name+"="+v)
+			}
+			continue
+		}
+		out = append(out, "--"+name+"="+f.Value.String())
+	}
+	return out
+}

@@ -1,0 +1,247 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Options tune the clients of a Cluster.
+type Options struct {
+	// QuietWarnings drops the apiserver's deprecation warnings (a walk
+	// over every kind would print one per deprecated kind).
+	QuietWarnings bool
+}
+
+// Cluster bundles the clients a command uses, created once per run. Its
+// methods are safe for concurrent use.
+type Cluster struct {
+	Getter    genericclioptions.RESTClientGetter
+	Config    *rest.Config
+	Mapper    meta.RESTMapper
+	Discovery discovery.CachedDiscoveryInterface
+	Dynamic   dynamic.Interface
+	Metadata  metadata.Interface
+	// Namespace is the namespace of the context or -n; Enforce is set
+	// when -n was given (a manifest's other namespace is then an error).
+	Namespace string
+	Enforce   bool
+
+	mu     sync.Mutex
+	served map[schema.GroupVersion]bool
+	kinds  map[schema.GroupVersion]map[string]bool
+	subs   map[schema.GroupVersion]map[string]bool
+}
+
+// New makes the clients from kubectl's flags.
+func New(getter genericclioptions.RESTClientGetter, o Options) (*Cluster, error) {
+	c := &Cluster{Getter: getter}
+	var err error
+	if c.Namespace, c.Enforce, err = getter.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return nil, err
+	}
+	if c.Mapper, err = getter.ToRESTMapper(); err != nil {
+		return nil, err
+	}
+	if c.Discovery, err = getter.ToDiscoveryClient(); err != nil {
+		return nil, err
+	}
+	if c.Config, err = RESTConfig(getter, o); err != nil {
+		return nil, err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(c.Config); err != nil {
+		return nil, err
+	}
+	if c.Metadata, err = metadata.NewForConfig(c.Config); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// RESTConfig is the client configuration with a client-side rate limit
+// fit for bulk work: client-go's default (5 requests per second) would
+// stretch the time between reading an object and writing it, and with it
+// the chance of a conflict with other writers.
+func RESTConfig(getter genericclioptions.RESTClientGetter, o Options) (*rest.Config, error) {
+	cfg, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 200, 400
+	if o.QuietWarnings {
+		cfg.WarningHandler = rest.NoWarnings{}
+	}
+	return cfg, nil
+}
+
+// Mapping finds the resource of a kind, refreshing discovery once when
+// the kind is new (a CRD created a moment ago).
+func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && meta.IsNoMatchError(err) {
+		c.Refresh()
+		m, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("the server doesn't serve kind %s in %s: check apiVersion and kind, or list the known types with kubectl api-resources", gvk.Kind, gvk.GroupVersion())
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// Refresh forgets what discovery said: which kinds are served decides
+// what is stale, so bulk writers read it fresh.
+func (c *Cluster) Refresh() {
+	c.Discovery.Invalidate()
+	if r, ok := c.Mapper.(meta.ResettableRESTMapper); ok {
+		r.Reset()
+	}
+	c.mu.Lock()
+	c.served, c.kinds, c.subs = nil, nil, nil
+	c.mu.Unlock()
+}
+
+// Resource returns the dynamic client for an object, defaulting its
+// namespace as kubectl does (and refusing a manifest namespace other than
+// an explicit -n).
+func (c *Cluster) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	m, err := c.Mapping(obj.GroupVersionKind())
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		obj.SetNamespace("")
+		return c.Dynamic.Resource(m.Resource), m, nil
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(c.Namespace)
+	} else if c.Enforce && obj.GetNamespace() != c.Namespace {
+		return nil, nil, fmt.Errorf("%s: the namespace from the manifest (%s) does not match --namespace %s", ObjectName(obj), obj.GetNamespace(), c.Namespace)
+	}
+	return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()), m, nil
+}
+
+// Live reads the object a manifest names, with its managedFields; nil when
+// it does not exist. obj's namespace is defaulted.
+func (c *Cluster) Live(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, *meta.RESTMapping, error) {
+	ri, m, err := c.Resource(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, m, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", ObjectName(obj), Friendly(err))
+	}
+	return u, m, nil
+}
+
+// ServedKind tells whether the server serves a kind at a version: a
+// group-version can be served for some kinds and not others (a CRD
+// version switched off beside other CRDs of the group).
+func (c *Cluster) ServedKind(gvk schema.GroupVersionKind) bool {
+	kinds, _ := c.resources(gvk.GroupVersion())
+	return kinds[gvk.Kind]
+}
+
+// HasSubresource tells whether a resource has a subresource (status,
+// scale).
+func (c *Cluster) HasSubresource(m *meta.RESTMapping, sub string) bool {
+	_, subs := c.resources(m.Resource.GroupVersion())
+	return subs[m.Resource.Resource+"/"+sub]
+}
+
+// resources reads, once per group-version, the kinds and subresources the
+// server serves there.
+func (c *Cluster) resources(gv schema.GroupVersion) (map[string]bool, map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kinds == nil {
+		c.kinds, c.subs = map[schema.GroupVersion]map[string]bool{}, map[schema.GroupVersion]map[string]bool{}
+	}
+	if k, ok := c.kinds[gv]; ok {
+		return k, c.subs[gv]
+	}
+	kinds, subs := map[string]bool{}, map[string]bool{}
+	if served, err := c.servedVersions(); err == nil && served[gv] {
+		if list, err := c.Discovery.ServerResourcesForGroupVersion(gv.String()); err == nil {
+			for _, r := range list.APIResources {
+				if strings.Contains(r.Name, "/") {
+					subs[r.Name] = true
+				} else {
+					kinds[r.Kind] = true
+				}
+			}
+		}
+	}
+	c.kinds[gv], c.subs[gv] = kinds, subs
+	return kinds, subs
+}
+
+// CheckServer reads which group-versions the server serves: the first
+// request of a command, whose failure (no server, bad credentials) stops
+// it with one line.
+func (c *Cluster) CheckServer() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.servedVersions()
+	return err
+}
+
+func (c *Cluster) servedVersions() (map[schema.GroupVersion]bool, error) {
+	if c.served != nil {
+		return c.served, nil
+	}
+	groups, err := c.Discovery.ServerGroups()
+	if err != nil {
+		return nil, fmt.Errorf("reading the server's API groups: %w", Friendly(err))
+	}
+	c.served = map[schema.GroupVersion]bool{}
+	for _, g := range groups.Groups {
+		for _, v := range g.Versions {
+			c.served[schema.GroupVersion{Group: g.Name, Version: v.Version}] = true
+		}
+	}
+	return c.served, nil
+}
+
+// IsCustom tells whether a kind is served by a CustomResourceDefinition
+// (or an aggregated API): its group is not one of the built-in groups.
+func IsCustom(gvk schema.GroupVersionKind) bool {
+	return !scheme.Scheme.IsGroupRegistered(gvk.Group)
+}
+
+// ObjectName names an object as Kind/namespace/name.
+func ObjectName(obj *unstructured.Unstructured) string {
+	return ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+}
+
+// HasVerb tells whether a resource supports a verb.
+func HasVerb(r metav1.APIResource, verb string) bool {
+	for _, v := range r.Verbs {
+		if v == verb {
+			return true
+		}
+	}
+	return false
+}

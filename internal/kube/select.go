@@ -1,0 +1,426 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// Selection holds kubectl's object selection flags, the same for every
+// command: TYPE[/NAME]..., -f (with -R), -k, -l, -A, and where a command
+// allows them --local and --all-kinds.
+type Selection struct {
+	Files         resource.FilenameOptions
+	LabelSelector string
+	AllNamespaces bool
+	Local         bool
+	AllKinds      bool
+
+	allowLocal    bool
+	allowAllKinds bool
+}
+
+// SelectionFlags say which of the optional flags a command offers.
+type SelectionFlags struct {
+	// What ends the help of -f and -k ("to inspect", "to migrate").
+	What     string
+	Local    bool
+	AllKinds bool
+}
+
+// AddFlags declares the selection flags on a command.
+func (s *Selection) AddFlags(fs *pflag.FlagSet, f SelectionFlags) {
+	s.allowLocal, s.allowAllKinds = f.Local, f.AllKinds
+	fs.StringSliceVarP(&s.Files.Filenames, "filename", "f", nil, "Files, directories or URLs with the objects "+f.What+" (- for standard input).")
+	fs.BoolVarP(&s.Files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
+	fs.StringVarP(&s.Files.Kustomize, "kustomize", "k", "", "A kustomization directory with the objects "+f.What+".")
+	fs.StringVarP(&s.LabelSelector, "selector", "l", "", "Label selector, as kubectl's (-l app=web,tier!=db).")
+	fs.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "Select objects in all namespaces.")
+	if f.Local {
+		fs.BoolVar(&s.Local, "local", false, "Read the objects from -f/-k only, without contacting a cluster (save them with kubectl get -o yaml --show-managed-fields).")
+	}
+	if f.AllKinds {
+		fs.BoolVar(&s.AllKinds, "all-kinds", false, "Every kind the server lists, found through discovery.")
+	}
+}
+
+// HasFiles tells whether -f or -k was given.
+func (s *Selection) HasFiles() bool {
+	return len(s.Files.Filenames) > 0 || s.Files.Kustomize != ""
+}
+
+// Validate applies kubectl's rules to the selection.
+func (s *Selection) Validate(args []string) error {
+	if len(s.Files.Filenames) > 0 && s.Files.Kustomize != "" {
+		return errors.New("only one of -f and -k can be given")
+	}
+	if s.Local {
+		if !s.HasFiles() {
+			return errors.New("--local needs the objects in -f or -k")
+		}
+		if len(args) > 0 {
+			return errors.New("--local reads -f/-k only: drop the TYPE/NAME arguments")
+		}
+	}
+	if s.AllKinds {
+		if len(args) > 0 || s.HasFiles() {
+			return errors.New("--all-kinds selects every kind: drop the TYPE arguments and -f/-k")
+		}
+		return nil
+	}
+	if !s.HasFiles() && len(args) == 0 {
+		hint := "TYPE NAME, TYPE/NAME, -f FILE, -k DIR or TYPE -l SELECTOR"
+		if s.allowAllKinds {
+			hint += ", or --all-kinds"
+		}
+		return fmt.Errorf("name the objects: %s (see --help)", hint)
+	}
+	if s.HasFiles() && len(args) > 0 {
+		return errors.New("give either TYPE/NAME arguments or -f/-k, not both")
+	}
+	if names(args) {
+		if s.LabelSelector != "" {
+			return errors.New("name cannot be provided when a selector is specified: give TYPE -l SELECTOR or TYPE NAME, not both")
+		}
+		if s.AllNamespaces {
+			return errors.New("a resource cannot be retrieved by name across all namespaces: drop -A or the names")
+		}
+	}
+	return nil
+}
+
+// names tells whether the arguments name objects (TYPE NAME... or
+// TYPE/NAME...) rather than whole kinds (TYPE[,TYPE...]).
+func names(args []string) bool {
+	if len(args) > 1 {
+		return true
+	}
+	for _, a := range args {
+		if strings.Contains(a, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve reads the selected objects whole, with their managedFields, and
+// tells whether the selection names a single object (TYPE/NAME) rather
+// than possibly many (TYPE, -l, -f): reports of the latter are Lists, as
+// kubectl get's. When some objects are missing it returns the others with
+// a *PartialError.
+func (s *Selection) Resolve(getter genericclioptions.RESTClientGetter, args []string) ([]*unstructured.Unstructured, bool, error) {
+	single := false
+	var b *resource.Builder
+	if s.Local {
+		b = resource.NewLocalBuilder().Unstructured().Local().FilenameParam(false, &s.Files)
+	} else {
+		ns, enforce, err := getter.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return nil, false, err
+		}
+		b = resource.NewBuilder(getter).Unstructured().
+			NamespaceParam(ns).DefaultNamespace().AllNamespaces(s.AllNamespaces).
+			LabelSelectorParam(s.LabelSelector).
+			ResourceTypeOrNameArgs(true, args...)
+		if s.HasFiles() {
+			// Objects named in files are read from the cluster.
+			b = b.Latest()
+		}
+		b = b.FilenameParam(enforce, &s.Files)
+	}
+	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
+	if err := r.Err(); err != nil {
+		return nil, false, Friendly(err)
+	}
+	var out []*unstructured.Unstructured
+	var missing []error
+	err := r.Visit(func(info *resource.Info, err error) error {
+		if err != nil {
+			// Like kubectl get: show what exists, then say what doesn't.
+			if apierrors.IsNotFound(err) {
+				missing = append(missing, err)
+				return nil
+			}
+			return err
+		}
+		u, ok := info.Object.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("%s: unexpected object type %T", info.ObjectName(), info.Object)
+		}
+		out = append(out, u)
+		return nil
+	})
+	single = single && len(out) <= 1
+	if err != nil {
+		// ContinueOnError gathers the errors of single objects: keep
+		// what was found when all of them are "not found".
+		errs := []error{err}
+		var agg utilerrors.Aggregate
+		if errors.As(err, &agg) {
+			errs = agg.Errors()
+		}
+		for _, e := range errs {
+			if !apierrors.IsNotFound(e) {
+				return nil, false, Friendly(err)
+			}
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) > 0 {
+		if len(out) == 0 {
+			return nil, false, Friendly(utilerrors.NewAggregate(missing))
+		}
+		return out, single, &PartialError{Err: Friendly(utilerrors.NewAggregate(missing))}
+	}
+	if len(out) == 0 {
+		return nil, false, errors.New("no objects matched the selection")
+	}
+	return out, single, nil
+}
+
+// Manifest is one object read from -f/-k and the file it came from.
+type Manifest struct {
+	Object *unstructured.Unstructured
+	Source string
+}
+
+// ReadManifests reads objects from files, directories, URLs, standard
+// input or a kustomization, without contacting a cluster.
+func ReadManifests(files *resource.FilenameOptions) ([]Manifest, error) {
+	r := resource.NewLocalBuilder().Unstructured().Local().FilenameParam(false, files).Flatten().ContinueOnError().Do()
+	if err := r.Err(); err != nil {
+		return nil, Friendly(err)
+	}
+	infos, err := r.Infos()
+	if err != nil {
+		return nil, Friendly(err)
+	}
+	out := make([]Manifest, 0, len(infos))
+	for _, i := range infos {
+		u, ok := i.Object.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("%s: unexpected object type %T", i.Source, i.Object)
+		}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("%s: an object without apiVersion or kind: fix the manifest", i.Source)
+		}
+		out = append(out, Manifest{Object: u, Source: i.Source})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the manifests hold no objects")
+	}
+	return out, nil
+}
+
+// Resource is a kind and where it is served.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// ResourceOf is the Resource of a mapping.
+func ResourceOf(m *meta.RESTMapping) Resource {
+	return Resource{GVR: m.Resource, Kind: m.GroupVersionKind.Kind, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
+}
+
+// Item is one selected object as metadata (managedFields and annotations
+// included), enough for everything that only rewrites managedFields.
+type Item struct {
+	Resource Resource
+	Meta     *metav1.PartialObjectMetadata
+}
+
+// StreamOptions tune Stream.
+type StreamOptions struct {
+	// Verbs a kind must support to be walked by --all-kinds (list is
+	// always needed).
+	Verbs []string
+	// ChunkSize is the page size of lists (default 500).
+	ChunkSize int64
+}
+
+// Stream yields the selected objects as metadata, calling yield for each:
+// named objects (TYPE NAME, TYPE/NAME, -f, -k) are read one by one, whole
+// kinds (TYPE, TYPE -l, --all-kinds) are listed metadata-only in chunks,
+// so that memory stays flat however many objects there are. Kinds that
+// --all-kinds could not list are returned as unlisted (the run is then
+// partial); any other error stops the stream.
+func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o StreamOptions, yield func(Item) error) (unlisted []string, err error) {
+	if o.ChunkSize == 0 {
+		o.ChunkSize = 500
+	}
+	ns := c.Namespace
+	if s.AllNamespaces {
+		ns = ""
+	}
+	var kinds []Resource
+	switch {
+	case s.AllKinds:
+		if kinds, err = c.listableKinds(o.Verbs, s.AllNamespaces); err != nil {
+			return nil, err
+		}
+	case s.HasFiles() || names(args):
+		return nil, s.streamNamed(ctx, c, args, yield)
+	default:
+		for _, t := range strings.Split(args[0], ",") {
+			m, err := c.MappingFor(t)
+			if err != nil {
+				return nil, err
+			}
+			kinds = append(kinds, ResourceOf(m))
+		}
+	}
+	for _, k := range kinds {
+		ri := c.Metadata.Resource(k.GVR)
+		opts := &metav1.ListOptions{LabelSelector: s.LabelSelector, Limit: o.ChunkSize}
+		err := resource.FollowContinue(opts, func(opts metav1.ListOptions) (runtime.Object, error) {
+			var list *metav1.PartialObjectMetadataList
+			var err error
+			if k.Namespaced {
+				list, err = ri.Namespace(ns).List(ctx, opts)
+			} else {
+				list, err = ri.List(ctx, opts)
+			}
+			if err != nil {
+				return nil, err
+			}
+			for i := range list.Items {
+				if err := yield(Item{Resource: k, Meta: &list.Items[i]}); err != nil {
+					return nil, err
+				}
+			}
+			return list, nil
+		})
+		var api apierrors.APIStatus
+		switch {
+		case err == nil:
+		case s.AllKinds && errors.As(err, &api):
+			// One kind we may not list does not stop the others, but
+			// the run is then partial.
+			unlisted = append(unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), APIMessage(err)))
+		case errors.As(err, &api):
+			return unlisted, fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), Friendly(err))
+		default:
+			return unlisted, err
+		}
+	}
+	return unlisted, nil
+}
+
+// streamNamed reads named objects through kubectl's builder, which knows
+// kubectl's argument forms, -f, -R and -k, and defaults namespaces.
+func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, yield func(Item) error) error {
+	b := resource.NewBuilder(c.Getter).Unstructured().
+		NamespaceParam(c.Namespace).DefaultNamespace().
+		ResourceTypeOrNameArgs(true, args...).
+		FilenameParam(c.Enforce, &s.Files).
+		RequireObject(false).Flatten()
+	infos, err := b.Do().Infos()
+	if err != nil {
+		return Friendly(err)
+	}
+	for _, info := range infos {
+		res := ResourceOf(info.Mapping)
+		ri := c.Metadata.Resource(res.GVR)
+		var m *metav1.PartialObjectMetadata
+		if res.Namespaced {
+			m, err = ri.Namespace(info.Namespace).Get(ctx, info.Name, metav1.GetOptions{})
+		} else {
+			m, err = ri.Get(ctx, info.Name, metav1.GetOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", strings.ToLower(res.Kind), info.Name, Friendly(err))
+		}
+		if err := yield(Item{Resource: res, Meta: m}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MappingFor resolves a TYPE argument as kubectl does: a resource, a short
+// name, a kind, optionally with .group or .version.group.
+func (c *Cluster) MappingFor(arg string) (*meta.RESTMapping, error) {
+	m, err := mappingFor(c.Mapper, arg)
+	if err != nil && meta.IsNoMatchError(err) {
+		c.Refresh()
+		m, err = mappingFor(c.Mapper, arg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the server doesn't have a resource type %q: list the known types with kubectl api-resources", arg)
+	}
+	return m, nil
+}
+
+func mappingFor(mapper meta.RESTMapper, arg string) (*meta.RESTMapping, error) {
+	fullGVR, gr := schema.ParseResourceArg(arg)
+	gvk := schema.GroupVersionKind{}
+	if fullGVR != nil {
+		gvk, _ = mapper.KindFor(*fullGVR)
+	}
+	if gvk.Empty() {
+		gvk, _ = mapper.KindFor(gr.WithVersion(""))
+	}
+	if !gvk.Empty() {
+		return mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	fullGVK, gk := schema.ParseKindArg(arg)
+	if fullGVK == nil {
+		gvk := gk.WithVersion("")
+		fullGVK = &gvk
+	}
+	if !fullGVK.Empty() {
+		if m, err := mapper.RESTMapping(fullGVK.GroupKind(), fullGVK.Version); err == nil {
+			return m, nil
+		}
+	}
+	return mapper.RESTMapping(gk)
+}
+
+// listableKinds finds through discovery every kind that supports list and
+// verbs, at its preferred version. Without -A, cluster-scoped kinds are
+// left out when -n was given.
+func (c *Cluster) listableKinds(verbs []string, allNamespaces bool) ([]Resource, error) {
+	lists, err := c.Discovery.ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discovering the server's resources: %w", Friendly(err))
+	}
+	var out []Resource
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+	next:
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !HasVerb(r, "list") {
+				continue
+			}
+			for _, v := range verbs {
+				if !HasVerb(r, v) {
+					continue next
+				}
+			}
+			if !r.Namespaced && !allNamespaces && c.Enforce {
+				continue
+			}
+			out = append(out, Resource{GVR: gv.WithResource(r.Name), Kind: r.Kind, Namespaced: r.Namespaced})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
+	return out, nil
+}

@@ -1,0 +1,135 @@
+package conflict
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+)
+
+// Target is what a Source knows of the object a manifest names.
+type Target struct {
+	// Live is the object with its managedFields; nil when it does not
+	// exist (the apply creates it).
+	Live *unstructured.Unstructured
+	// HasStatus: the kind has a status subresource.
+	HasStatus bool
+	// Notes are said in the report (how the live object was found).
+	Notes []string
+}
+
+// Source is where an explanation reads what the apiserver would know: the
+// live object, the schema of its kind and which versions are served. A
+// cluster and a set of saved files both are one.
+type Source interface {
+	// Target finds the live object obj names; obj's namespace is
+	// defaulted as the apiserver would.
+	Target(ctx context.Context, obj *unstructured.Unstructured) (*Target, error)
+	// Schema types the kind of applied at its version and at every
+	// version live's managedFields mention. A nil converter means the
+	// source has none and note says why (Explain then falls back once,
+	// for every source alike); with a converter, a note is a caveat the
+	// report repeats.
+	Schema(ctx context.Context, applied, live *unstructured.Unstructured) (tc managedfields.TypeConverter, note string, err error)
+	// ScaleSchema types autoscaling/v1 Scale for the kind's /scale.
+	ScaleSchema(ctx context.Context, gvk schema.GroupVersionKind) (managedfields.TypeConverter, error)
+	// Served tells whether a kind is served at a version (nil: all).
+	Served() func(schema.GroupVersionKind) bool
+}
+
+// DryRunner sends an apply to the server as a dry run; the sources that
+// can are used by --verify.
+type DryRunner interface {
+	// DryRunApply sends body (obj itself, or a Scale for /scale) to the
+	// object obj names.
+	DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error)
+}
+
+// Options are the apply to explain.
+type Options struct {
+	FieldManager   string
+	Force          bool
+	Subresource    string
+	KubectlUpgrade bool
+	// Verify also sends the apply as a server dry run (the Source must be
+	// a DryRunner) and compares.
+	Verify bool
+}
+
+// TypeConverter types applied (and live's managedFields versions) with
+// src's schema, or falls back, the same way for every source: a built-in
+// kind has the schema compiled into kubectl-ssa; anything else is typed by
+// deduction, as the apiserver types a CRD without a structural schema.
+// The warnings say which and why.
+func TypeConverter(ctx context.Context, src Source, applied, live *unstructured.Unstructured) (managedfields.TypeConverter, []string, error) {
+	gvk := applied.GroupVersionKind()
+	tc, why, err := src.Schema(ctx, applied, live)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case tc != nil && why != "":
+		return tc, []string{why}, nil
+	case tc != nil:
+		return tc, nil, nil
+	case IsBuiltin(gvk):
+		return BuiltinSchema(), []string{fmt.Sprintf("the schema of %s could not be read (%s): used the schema compiled into kubectl-ssa instead", gvk.GroupVersion(), why)}, nil
+	}
+	return managedfields.NewDeducedTypeConverter(), []string{fmt.Sprintf("no schema for %s (%s): typed by deduction, every list atomic", gvk, why)}, nil
+}
+
+// Explain predicts the apply of one manifest against what src knows, and
+// with Verify compares the prediction with the server's dry run.
+func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (*Report, error) {
+	obj := manifest.DeepCopy()
+	t, err := src.Target(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	gvk := obj.GroupVersionKind()
+	tc, warnings, err := TypeConverter(ctx, src, obj, t.Live)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(append([]string{}, t.Notes...), warnings...)
+	in := Input{
+		Live:           t.Live,
+		Applied:        obj,
+		FieldManager:   o.FieldManager,
+		Force:          o.Force,
+		Subresource:    o.Subresource,
+		Schema:         tc,
+		CRD:            kube.IsCustom(gvk),
+		Served:         src.Served(),
+		HasStatus:      t.HasStatus,
+		KubectlUpgrade: o.KubectlUpgrade,
+	}
+	var r *Report
+	if o.Subresource == "scale" {
+		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {
+			return nil, err
+		}
+		r, err = SimulateScale(in)
+	} else {
+		r, err = Simulate(in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Warnings = append(r.Warnings, warnings...)
+	if o.Verify {
+		dr, ok := src.(DryRunner)
+		if !ok {
+			return nil, fmt.Errorf("--verify needs a cluster")
+		}
+		r.Verify, err = verify(ctx, dr, obj, r, o)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,157 @@
+package conflict
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+)
+
+// ClusterSource reads live objects, schemas and served versions from a
+// cluster, and can dry-run applies there.
+type ClusterSource struct {
+	Cluster *kube.Cluster
+	Loader  *Loader
+}
+
+var (
+	_ Source    = (*ClusterSource)(nil)
+	_ DryRunner = (*ClusterSource)(nil)
+	_ Source    = (*OfflineSource)(nil)
+)
+
+// NewClusterSource reads from c, caching schema documents under cacheBase
+// (kubectl's --cache-dir; empty: no cache).
+func NewClusterSource(c *kube.Cluster, cacheBase string) *ClusterSource {
+	return &ClusterSource{Cluster: c, Loader: &Loader{Client: c.Discovery.OpenAPIV3(), CacheDir: CacheDirFor(cacheBase, c.Config.Host)}}
+}
+
+// Target implements Source.
+func (s *ClusterSource) Target(ctx context.Context, obj *unstructured.Unstructured) (*Target, error) {
+	live, m, err := s.Cluster.Live(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}, nil
+}
+
+// Schema implements Source: the cluster's OpenAPI v3 documents.
+func (s *ClusterSource) Schema(ctx context.Context, applied, live *unstructured.Unstructured) (managedfields.TypeConverter, string, error) {
+	gvs := []schema.GroupVersion{applied.GroupVersionKind().GroupVersion()}
+	if live != nil {
+		for _, e := range live.GetManagedFields() {
+			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil {
+				gvs = append(gvs, gv)
+			}
+		}
+	}
+	sch, err := s.Loader.Load(ctx, gvs)
+	switch {
+	case err != nil:
+		// Not fatal: the caller falls back to another schema and says why.
+		return nil, err.Error(), nil //nolint:nilerr // the error becomes the reason in the report
+	case !sch.Has(applied.GroupVersionKind()):
+		return nil, "the cluster does not publish one", nil
+	}
+	return sch, "", nil
+}
+
+// ScaleSchema implements Source: the Scale type comes with the parent's
+// group-version document.
+func (s *ClusterSource) ScaleSchema(ctx context.Context, gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
+	return s.Loader.Load(ctx, []schema.GroupVersion{gvk.GroupVersion(), {Group: "autoscaling", Version: "v1"}})
+}
+
+// Served implements Source.
+func (s *ClusterSource) Served() func(schema.GroupVersionKind) bool { return s.Cluster.ServedKind }
+
+// DryRunApply implements DryRunner.
+func (s *ClusterSource) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error) {
+	ri, _, err := s.Cluster.Resource(obj)
+	if err != nil {
+		return nil, err
+	}
+	var subs []string
+	if subresource != "" {
+		subs = []string{subresource}
+	}
+	return ri.Apply(ctx, obj.GetName(), body, o, subs...)
+}
+
+// OfflineSource reads live objects from saved files and types built-in
+// kinds with the schema compiled into kubectl-ssa, custom resources with
+// the CRDs given.
+type OfflineSource struct {
+	Lives []*unstructured.Unstructured
+	CRDs  map[schema.GroupKind]*Schema
+}
+
+// NewOfflineSource builds a source from saved live objects and
+// CustomResourceDefinitions.
+func NewOfflineSource(lives, crds []*unstructured.Unstructured) (*OfflineSource, error) {
+	s := &OfflineSource{Lives: lives, CRDs: map[schema.GroupKind]*Schema{}}
+	for _, c := range crds {
+		sch, err := CRDSchema(c)
+		if err != nil {
+			return nil, err
+		}
+		group, _, _ := unstructured.NestedString(c.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(c.Object, "spec", "names", "kind")
+		s.CRDs[schema.GroupKind{Group: group, Kind: kind}] = sch
+	}
+	return s, nil
+}
+
+// Target implements Source: the saved object of the same kind, name and
+// (when the manifest has one) namespace.
+func (s *OfflineSource) Target(_ context.Context, obj *unstructured.Unstructured) (*Target, error) {
+	gvk := obj.GroupVersionKind()
+	t := &Target{}
+	for _, l := range s.Lives {
+		if l.GroupVersionKind().GroupKind() == gvk.GroupKind() && l.GetName() == obj.GetName() &&
+			(obj.GetNamespace() == "" || l.GetNamespace() == obj.GetNamespace()) {
+			t.Live = l.DeepCopy()
+			if obj.GetNamespace() == "" {
+				obj.SetNamespace(t.Live.GetNamespace())
+			}
+			break
+		}
+	}
+	if t.Live == nil {
+		t.Notes = append(t.Notes, "not in --live-file: simulated as a create")
+		return t, nil
+	}
+	if t.Live.GroupVersionKind() != gvk {
+		return nil, fmt.Errorf("%s: the live file has it at %s, the manifest at %s: save the live object at the manifest's apiVersion", kube.ObjectName(obj), t.Live.GetAPIVersion(), obj.GetAPIVersion())
+	}
+	_, t.HasStatus, _ = unstructured.NestedFieldNoCopy(t.Live.Object, "status")
+	if len(t.Live.GetManagedFields()) == 0 {
+		t.Notes = append(t.Notes, "the live file has no managedFields (saved without --show-managed-fields?): the prediction treats the object as never applied, so before-first-apply owns everything; save it with kubectl get -o yaml --show-managed-fields")
+	}
+	return t, nil
+}
+
+// Schema implements Source.
+func (s *OfflineSource) Schema(_ context.Context, applied, _ *unstructured.Unstructured) (managedfields.TypeConverter, string, error) {
+	gvk := applied.GroupVersionKind()
+	if IsBuiltin(gvk) {
+		return BuiltinSchema(), "", nil
+	}
+	if sch := s.CRDs[gvk.GroupKind()]; sch != nil {
+		return sch, "typed by the CRD from --schema; its metadata is typed by deduction (finalizers and ownerReferences compare as atomic lists)", nil
+	}
+	return nil, "give the CRD with --schema", nil
+}
+
+// ScaleSchema implements Source.
+func (s *OfflineSource) ScaleSchema(context.Context, schema.GroupVersionKind) (managedfields.TypeConverter, error) {
+	return BuiltinSchema(), nil
+}
+
+// Served implements Source: offline, every version counts as served.
+func (s *OfflineSource) Served() func(schema.GroupVersionKind) bool { return nil }

@@ -1,0 +1,137 @@
+package conflict
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// VerifyStatus is the outcome of --verify.
+type VerifyStatus string
+
+// The outcomes of --verify.
+const (
+	// VerifyAgrees: the server's dry run answered what was predicted.
+	VerifyAgrees VerifyStatus = "agrees"
+	// VerifyDiffers: it did not; Differences say how.
+	VerifyDiffers VerifyStatus = "differs"
+	// VerifyRefused: the server refused the dry run (it needs patch
+	// permission): nothing was compared.
+	VerifyRefused VerifyStatus = "refused"
+)
+
+// Verification compares the prediction with the server's dry run.
+type Verification struct {
+	Status VerifyStatus `json:"status"`
+	// Agrees is Status == agrees, for scripts written before Status.
+	Agrees bool `json:"agrees"`
+	// Compared says what the dry run was compared with: a server dry run
+	// is one request, so of kubectl's sequence only the first apply.
+	Compared    string   `json:"compared"`
+	Differences []string `json:"differences"`
+	// Reason says why nothing was compared (refused).
+	Reason string `json:"reason,omitempty"`
+}
+
+const (
+	comparedApply      = "the apply"
+	comparedFirstApply = "kubectl's first apply (a server dry run is one request: the steps kubectl sends after it can't be dry-run)"
+)
+
+// verify sends the same apply as a server dry run and compares it with
+// the prediction of that same request.
+func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Report, o Options) (*Verification, error) {
+	against, compared := r, comparedApply
+	if r.FirstApply != nil {
+		against, compared = r.FirstApply, comparedFirstApply
+	}
+	v := &Verification{Status: VerifyAgrees, Compared: compared, Differences: []string{}}
+	diff := func(format string, args ...interface{}) {
+		v.Status = VerifyDiffers
+		v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
+	}
+	defer func() { v.Agrees = v.Status == VerifyAgrees }()
+	send := obj
+	if o.Subresource == "scale" {
+		// /scale takes an autoscaling/v1 Scale.
+		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
+		send = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"spec": map[string]interface{}{"replicas": replicas}}}
+		send.SetName(obj.GetName())
+		send.SetNamespace(obj.GetNamespace())
+	}
+	out, err := dr.DryRunApply(ctx, obj, send, metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}, o.Subresource)
+	var status apierrors.APIStatus
+	switch {
+	case apierrors.IsConflict(err) && errors.As(err, &status):
+		st := status.Status()
+		if against.Message == "" {
+			diff("the server reports a conflict the prediction missed: %s", st.Message)
+			return v, nil
+		}
+		if st.Message != against.Message {
+			diff("message: server %q, predicted %q", st.Message, against.Message)
+		}
+		n := 0
+		if st.Details != nil {
+			n = len(st.Details.Causes)
+		}
+		if n != len(against.Conflicts) {
+			diff("conflicts: server %d, predicted %d", n, len(against.Conflicts))
+		}
+	case apierrors.IsForbidden(err):
+		v.Status = VerifyRefused
+		v.Reason = "the server refused the dry run (it needs patch permission; check with kubectl auth can-i patch): nothing was compared"
+	case err != nil:
+		return nil, fmt.Errorf("--verify: the server dry run failed: %w", err)
+	default:
+		if against.Message != "" {
+			diff("the prediction has conflicts, the server applied: %s", against.Message)
+			return v, nil
+		}
+		if o.Subresource == "scale" {
+			// The server answers with a Scale: compare the replicas, as
+			// the parent's managedFields are not in it.
+			want, _, _ := unstructured.NestedFieldNoCopy(against.Result.Object, "spec", "replicas")
+			got, _, _ := unstructured.NestedFieldNoCopy(out.Object, "spec", "replicas")
+			if fmt.Sprint(want) != fmt.Sprint(got) {
+				diff("spec.replicas: server %v, predicted %v", got, want)
+			}
+			return v, nil
+		}
+		got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
+		if !reflect.DeepEqual(got, want) {
+			gb, _ := json.Marshal(got)
+			wb, _ := json.Marshal(want)
+			diff("managedFields: server %s, predicted %s", gb, wb)
+		}
+	}
+	return v, nil
+}
+
+// NormalizeManagedFields drops times (each side stamps its own) and orders
+// entries, so that two sets of managedFields compare.
+func NormalizeManagedFields(in []metav1.ManagedFieldsEntry) []map[string]interface{} {
+	out := []map[string]interface{}{}
+	for _, e := range in {
+		fields := map[string]interface{}{}
+		if e.FieldsV1 != nil {
+			_ = json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields)
+		}
+		out = append(out, map[string]interface{}{
+			"manager": e.Manager, "operation": string(e.Operation), "subresource": e.Subresource,
+			"apiVersion": e.APIVersion, "fields": fields,
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return fmt.Sprint(out[i]["manager"], out[i]["operation"], out[i]["subresource"], out[i]["apiVersion"]) < fmt.Sprint(out[j]["manager"], out[j]["operation"], out[j]["subresource"], out[j]["apiVersion"])
+	})
+	return out
+}

@@ -1,0 +1,133 @@
+package render_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+// Golden files for the three narrative views. The reports come from the
+// real planners run over the captured fixtures (see testdata/README.md),
+// so a change in a planner or in the view shows here.
+
+func TestConflictExplanation(t *testing.T) {
+	live := loadObject(t, "deployment.yaml")
+	src, err := conflict.NewOfflineSource([]*unstructured.Unstructured{live}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := func(body map[string]interface{}) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]interface{}{"name": "web", "namespace": "shop"}}}
+		for k, v := range body {
+			u.Object[k] = v
+		}
+		return u
+	}
+	replicas := manifest(map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(7)}})
+	tests := []struct {
+		name string
+		obj  *unstructured.Unstructured
+		opts conflict.Options
+		ctx  render.ConflictContext
+	}{
+		{name: "conflict-replicas-context", obj: replicas, opts: conflict.Options{FieldManager: "ci"},
+			ctx: render.ConflictContext{Kustomize: "overlays/prod", ClusterFlags: []string{"--context=prod", "--kubeconfig=/home/me/my configs/k.yaml"}}},
+		{name: "conflict-replicas", obj: replicas, opts: conflict.Options{FieldManager: "ci"}},
+		{name: "conflict-replicas-forced", obj: replicas, opts: conflict.Options{FieldManager: "ci", Force: true}},
+		{name: "conflict-none", obj: manifest(map[string]interface{}{"metadata": map[string]interface{}{"name": "web", "namespace": "shop",
+			"labels": map[string]interface{}{"app.kubernetes.io/name": "web"}}}), opts: conflict.Options{FieldManager: "ci"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := conflict.Explain(context.Background(), src, tt.obj, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			c := tt.ctx
+			c.Source, c.ResourceArg, c.Namespace, c.FieldManager = "ci.yaml", "deployment.v1.apps/web", "shop", tt.opts.FieldManager
+			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
+			golden(t, tt.name+".golden", buf.Bytes())
+		})
+	}
+}
+
+func TestHandoverNarrative(t *testing.T) {
+	live := loadObject(t, "deployment.yaml")
+	replicas := fieldpath.MakePathOrDie("spec", "replicas")
+	tier := fieldpath.MakePathOrDie("metadata", "labels", "tier")
+	tests := []struct {
+		name string
+		req  handover.Request
+		done bool // the steps ran
+	}{
+		{name: "handover-to-controller-plan", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: handover.ModeController, Fields: []fieldpath.Path{replicas}}},
+		{name: "handover-to-controller-held", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: handover.ModeController, Fields: []fieldpath.Path{replicas}}, done: true},
+		{name: "handover-release", req: handover.Request{From: "kubectl-label", Mode: handover.ModeRelease, Fields: []fieldpath.Path{tier}}, done: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := handover.Plan(live, tt.req, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.done {
+				for i := range r.Steps {
+					if r.Steps[i].Name != handover.StepWait {
+						r.Steps[i].Status, r.Steps[i].ResourceVersion = handover.StepDone, "1234"
+					}
+				}
+				r.Status = handover.StatusCompleted
+				if tt.req.Mode == handover.ModeController {
+					r.Status, r.Message = handover.StatusHeld, `"kubectl-ssa-handover" holds the fields until "kube-controller-manager" writes them`
+				}
+				r.After = r.Before
+			}
+			var buf bytes.Buffer
+			render.HandoverNarrative(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)})
+			golden(t, tt.name+".golden", buf.Bytes())
+		})
+	}
+}
+
+func TestMigrationReport(t *testing.T) {
+	secret := loadObject(t, "secret.yaml")
+	obj := migrate.Object{Ref: ownership.RefOf(secret), ManagedFields: secret.GetManagedFields(), Annotations: secret.GetAnnotations(), Content: secret.Object}
+	p, err := migrate.MakePlan(obj, migrate.Options{Mode: migrate.ModeCSA, Target: "kubectl", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := migrate.ObjectResult{Object: obj.Ref, Result: migrate.ResultWouldMigrate, Changes: p.Changes, Findings: p.Findings, Before: p.Before, After: p.After}
+	tests := []struct {
+		name string
+		r    migrate.Report
+	}{
+		{name: "migrate-dry-run", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: kube.DryRunClient,
+			Summary: migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 2}, Objects: []migrate.ObjectResult{res}}},
+		{name: "migrate-partial", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: kube.DryRunNone, BackupDir: "/backups/migrate-1",
+			Summary:  migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 1, Failed: 1},
+			Unlisted: []string{"secrets: secrets is forbidden: User \"dev\" cannot list resource \"secrets\""},
+			Objects: []migrate.ObjectResult{
+				{Object: obj.Ref, Result: migrate.ResultMigrated, Changes: p.Changes},
+				{Object: ownership.ObjectRef{Kind: "ConfigMap", Namespace: "shop", Name: "settings"}, Result: migrate.ResultFailed, Reason: "the object kept changing while this ran (10 conflicts in a row): nothing more was written; run the command again"},
+			}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			render.MigrationReport(&buf, &tt.r, render.NewPalette(false))
+			golden(t, tt.name+".golden", buf.Bytes())
+		})
+	}
+}

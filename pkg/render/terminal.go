@@ -1,0 +1,168 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Everything the views write reaches the terminal through one function,
+// escapeTerminal, on the way out (Terminal): a manager name, subresource,
+// value or error message holding an escape sequence can't move the cursor,
+// retitle the window, hide text or rewrite a line, whichever view or call
+// site forgot about it. It escapes as kubectl's printers.EscapeTerminal
+// does (ESC as ^[, CR as \r) and, beyond it, every other C0 and C1 control
+// character (\u00XX) and bytes that are not UTF-8 (\xNN). Newlines and
+// tabs stay: they are the layout. Where a value must stay on one line (a
+// table cell, a blame line) Escape also writes \n and \t.
+//
+// The only sequences that pass are the Palette's colours, which it marks
+// with sgrMark, a byte no UTF-8 text has (so no decoded JSON or YAML
+// string, which is all a manager name or value can be).
+const sgrMark = "\xff"
+
+// Terminal returns w wrapped so that everything written to it is escaped
+// for a terminal and the Palette's marked colours become colours. Each
+// Write is escaped on its own: write whole strings.
+func Terminal(w io.Writer) io.Writer {
+	if t, ok := w.(*terminalWriter); ok {
+		return t
+	}
+	return &terminalWriter{w: w}
+}
+
+type terminalWriter struct{ w io.Writer }
+
+func (t *terminalWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, escapeTerminal(string(p), true)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Escape makes a user-controlled string safe for a terminal and keeps it on
+// one line: as Terminal does, and newlines and tabs as \n and \t. Strings
+// without control characters, nearly all of them, are returned as they
+// are, without allocating.
+func Escape(s string) string { return escapeTerminal(s, false) }
+
+// escaped tells whether a rune is written escaped: a control character,
+// except newlines and tabs in multi-line text.
+func escaped(r rune, lines bool) bool {
+	keep := lines && (r == '\n' || r == '\t')
+	return isControl(r) && !keep
+}
+
+// escapeTerminal escapes s; lines keeps newlines and tabs, and the
+// palette's marked colour sequences.
+func escapeTerminal(s string, lines bool) string {
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if escaped(r, lines) || r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case lines && strings.HasPrefix(s[i:], sgrMark):
+			if n := sgrLen(s[i+1:]); n > 0 {
+				b.WriteString(s[i+1 : i+1+n])
+				i += 1 + n
+				continue
+			}
+			b.WriteString(`\xff`)
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\x1b':
+			b.WriteString("^[")
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\n' && !lines:
+			b.WriteString(`\n`)
+		case r == '\t' && !lines:
+			b.WriteString(`\t`)
+		case escaped(r, lines):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// sgrLen is the length of the colour sequence (ESC [ digits and ; m) at
+// the start of s, or 0.
+func sgrLen(s string) int {
+	if !strings.HasPrefix(s, "\x1b[") {
+		return 0
+	}
+	for i := 2; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 'm':
+			return i + 1
+		case c != ';' && (c < '0' || c > '9'):
+			return 0
+		}
+	}
+	return 0
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// Error prints an error for a terminal: "error: " and the message, escaped.
+func Error(w io.Writer, err error) {
+	fmt.Fprintln(Terminal(w), "error: "+err.Error())
+}
+
+// shellQuote quotes a word for a shell when it needs it: as it is when it
+// is plain, in single quotes otherwise, and with bash's $'...' when it
+// holds control characters, so that a pasted command is never split by a
+// newline nor runs an escape sequence.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@+", r)
+		return !plain
+	}) < 0 {
+		return s
+	}
+	if strings.IndexFunc(s, isControl) < 0 && utf8.ValidString(s) {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case isControl(r) || r == utf8.RuneError && size == 1:
+			// byte by byte: $'\xc2\x9b' is the two bytes of U+009B
+			for _, c := range []byte(s[i : i+size]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
