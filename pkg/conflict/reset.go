@@ -21,6 +21,9 @@ type Reset struct {
 	Value interface{} `json:"value"`
 	// Unchanged: the live value already is the default.
 	Unchanged bool `json:"unchanged"`
+	// Kept: not a default but a value the apiserver allocated (a
+	// Service's cluster IP, a node port), which its storage keeps.
+	Kept bool `json:"kept"`
 
 	PathElements fieldpath.Path `json:"-"`
 }
@@ -70,13 +73,22 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 	var resetValues []interface{}
 	for _, p := range topmostPaths(removed) {
 		ans := defaults.Answer{Outcome: defaults.Removed}
-		if src != nil {
+		kept := false
+		if !in.CRD {
+			if v, ok, known := defaults.Kept(res.GroupVersionKind(), p, live.Object, res.Object); ok {
+				kept, ans = true, defaults.Answer{Outcome: defaults.Reset, Value: v}
+				if !known {
+					ans = defaults.Answer{Outcome: defaults.Depends, Reason: "what the apiserver allocates"}
+				}
+			}
+		}
+		if src != nil && !kept {
 			ans = removal(src, res.Object, p)
 		}
 		switch ans.Outcome {
 		case defaults.Reset:
 			liveValue, _ := ownership.Lookup(live.Object, p)
-			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: sameJSON(liveValue, ans.Value), PathElements: p})
+			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: sameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
 			resetPaths, resetValues = append(resetPaths, p), append(resetValues, ans.Value)
 		case defaults.Depends:
 			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: ownership.Path(p), DependsOn: ans.Reason, PathElements: p})
@@ -167,4 +179,21 @@ func sameJSON(a, b interface{}) bool {
 	ab, err1 := json.Marshal(a)
 	bb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ab) == string(bb)
+}
+
+// Changes lists the fields the applier stopped setting whose value the
+// apply changes: the removed ones, the resets to another value and the
+// possible resets. A check that an apply changes no value (migrate's)
+// refuses on any of them; resets to the same value change nothing.
+func (r *Report) Changes() []ownership.Path {
+	out := append([]ownership.Path{}, r.Removed...)
+	for _, rs := range r.Reset {
+		if !rs.Unchanged {
+			out = append(out, rs.Path)
+		}
+	}
+	for _, m := range r.MaybeReset {
+		out = append(out, m.Path)
+	}
+	return out
 }

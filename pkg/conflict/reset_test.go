@@ -63,10 +63,12 @@ type removalView struct {
 	Reset      []resetView
 	MaybeReset []string
 	Warnings   []string
+	// Changes are the paths whose value the apply changes.
+	Changes []string
 }
 
 func removals(r *conflict.Report) removalView {
-	v := removalView{Removed: ownership.Strings(r.Removed), Warnings: r.Warnings}
+	v := removalView{Removed: ownership.Strings(r.Removed), Warnings: r.Warnings, Changes: ownership.Strings(r.Changes())}
 	for _, rs := range r.Reset {
 		if rs.PathElements.String() != rs.Path.APIServerString() {
 			v.Warnings = append(v.Warnings, "PathElements "+rs.PathElements.String()+" for "+rs.Path.APIServerString())
@@ -116,26 +118,27 @@ func TestSimulateResets(t *testing.T) {
 					{web + ".terminationMessagePath", "/dev/termination-log", true},
 					{web + ".terminationMessagePolicy", "File", true},
 				},
+				Changes: []string{`.spec.template.spec.containers[name="side"]`, ".spec.template.spec.securityContext.runAsNonRoot", ".spec.replicas"},
 			},
 		},
 		{
 			name:    "the pull policy follows the new image",
 			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27","imagePullPolicy":"IfNotPresent"}]}}}}`,
 			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:latest"}]}}}}`,
-			want:    removalView{Reset: []resetView{{web + ".imagePullPolicy", "Always", false}}},
+			want:    removalView{Reset: []resetView{{web + ".imagePullPolicy", "Always", false}}, Changes: []string{web + ".imagePullPolicy"}},
 		},
 		{
 			name:    "no rolling update parameters for Recreate",
 			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}}}}`,
 			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"Recreate"}}}`,
 			// The emptied rollingUpdate goes, and Recreate has no default for it.
-			want: removalView{Removed: []string{".spec.strategy.rollingUpdate.maxSurge"}},
+			want: removalView{Removed: []string{".spec.strategy.rollingUpdate.maxSurge"}, Changes: []string{".spec.strategy.rollingUpdate.maxSurge"}},
 		},
 		{
 			name:    "a default that depends on a value nobody has seen",
 			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}}}}`,
 			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"strategy":{"type":"Sideways"}}}`,
-			want:    removalView{MaybeReset: []string{".spec.strategy.rollingUpdate.maxSurge: the value of type"}},
+			want:    removalView{MaybeReset: []string{".spec.strategy.rollingUpdate.maxSurge: the value of type"}, Changes: []string{".spec.strategy.rollingUpdate.maxSurge"}},
 		},
 	}
 	for _, tt := range tests {
@@ -223,6 +226,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 					// Only tls.enabled was owned; tls's default {} gets it back.
 					{".spec.tls.enabled", true, false},
 				},
+				Changes: []string{".spec.note", ".spec.size", `.spec.ports[name="http"].protocol`, ".spec.tls.enabled"},
 			},
 		},
 		{
@@ -232,6 +236,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 				// Deduced: the list is atomic and stays the applier's.
 				Removed:  []string{".spec.note", ".spec.size", ".spec.tls"},
 				Warnings: []string{"no schema with the defaults of example.com/v1, Kind=Gadget: a removed field that has a schema default comes back with it"},
+				Changes:  []string{".spec.note", ".spec.size", ".spec.tls"},
 			},
 		},
 	}

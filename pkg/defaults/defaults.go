@@ -217,8 +217,12 @@ func BuiltinSource() string {
 
 // Table answers for one built-in kind from the generated data.
 type Table struct {
-	root *node
+	root   *node
+	fields []Field
 }
+
+// Fields returns the data's entries of the kind.
+func (t *Table) Fields() []Field { return t.fields }
 
 type node struct {
 	children map[string]*node
@@ -233,7 +237,7 @@ const (
 
 // NewTable indexes fields by path.
 func NewTable(fields []Field) *Table {
-	t := &Table{root: &node{}}
+	t := &Table{root: &node{}, fields: fields}
 	for i := range fields {
 		n := t.root
 		for _, s := range SplitPattern(fields[i].Path) {

@@ -89,7 +89,7 @@ func (s Structural) complete(v interface{}, tr smdschema.TypeRef, depth int) {
 	}
 }
 
-// jsonValue copies a schema default into the form of objects read from
+// copyValue deep-copies a default into the form of objects read from
 // a server: string-keyed maps, int64 for whole numbers (schemas hold
 // JSON's float64, or YAML's types when read from YAML).
 func copyValue(v interface{}) interface{} {

@@ -135,7 +135,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	}
 	if len(r.Reset) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("The apply resets to the default (you owned them alone and no longer set them; the apiserver sets them again):"))
+		fmt.Fprintln(w, p.Bold("The apply resets (you owned them alone and no longer set them; the apiserver sets them again):"))
 		for _, rs := range r.Reset {
 			fmt.Fprintf(w, "  %s  %s\n", Escape(rs.Path.String()), resetText(rs, liveObject(r)))
 		}
@@ -277,6 +277,9 @@ func plural(n int) string {
 // resetText says what a reset field becomes, and whether that changes it.
 func resetText(rs conflict.Reset, live map[string]interface{}) string {
 	text := "reset to its default " + valueText(rs.Value)
+	if rs.Kept {
+		text = "kept: the apiserver keeps the value it allocated, " + valueText(rs.Value)
+	}
 	if rs.Unchanged {
 		return text + " (unchanged)"
 	}

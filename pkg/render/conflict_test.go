@@ -40,6 +40,7 @@ func TestConflictRemovals(t *testing.T) {
 			reset(".spec.replicas", int64(1), false),
 			reset(".spec.template.spec.restartPolicy", "Always", true),
 			reset(`.spec.template.spec.containers[name="web"].imagePullPolicy`, "Always", false),
+			{Path: ownership.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
 		},
 		MaybeReset: []conflict.MaybeReset{{Path: ownership.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
 		Live:       live,

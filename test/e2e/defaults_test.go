@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -359,6 +361,33 @@ func TestExplainConflictDefaults(t *testing.T) {
 			},
 		},
 		{
+			name: "service: the allocated values are kept",
+			first: service(`"type":"NodePort","clusterIP":"10.96.200.10","clusterIPs":["10.96.200.10"],"ipFamilies":["IPv4"],"ipFamilyPolicy":"SingleStack",
+				"externalTrafficPolicy":"Cluster","ports":[{"name":"http","port":80,"targetPort":80,"protocol":"TCP","nodePort":30080}]`),
+			applied: service(`"type":"NodePort","ports":[{"name":"http","port":80,"protocol":"TCP"}]`),
+			want: []string{
+				`reset .spec.clusterIP "10.96.200.10" unchanged`,
+				`reset .spec.clusterIPs ["10.96.200.10"] unchanged`,
+				`reset .spec.ipFamilies ["IPv4"] unchanged`,
+				`reset .spec.ipFamilyPolicy "SingleStack" unchanged`,
+				`reset .spec.ports[port=80,protocol="TCP"].nodePort 30080 unchanged`,
+				`reset .spec.externalTrafficPolicy "Cluster" unchanged`,
+			},
+		},
+		{
+			name: "daemon set: the template generation is kept",
+			first: `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds","annotations":{"deprecated.daemonset.template.generation":"1"}},
+				"spec":{"selector":{"matchLabels":{"app":"ds"}},"revisionHistoryLimit":10,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":1,"maxSurge":0}},
+				"template":{"metadata":{"labels":{"app":"ds"}},"spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}}`,
+			applied: `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{"selector":{"matchLabels":{"app":"ds"}},
+				"template":{"metadata":{"labels":{"app":"ds"}},"spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}}`,
+			want: []string{
+				`reset .metadata.annotations.deprecated.daemonset.template.generation "1" unchanged`,
+				`reset .spec.updateStrategy.rollingUpdate.maxUnavailable 1 unchanged`,
+				`reset .spec.revisionHistoryLimit 10 unchanged`,
+			},
+		},
+		{
 			name:    "service: targetPort comes back as the port",
 			first:   service(`"ports":[{"name":"http","port":80,"targetPort":8080,"protocol":"TCP"}]`),
 			applied: service(`"ports":[{"name":"http","port":80,"protocol":"TCP"}]`),
@@ -473,7 +502,7 @@ func TestExplainConflictDefaultsText(t *testing.T) {
 	for _, want := range []string{
 		"The apply removes (you owned them alone, no longer set them, and they have no default):\n  .metadata.labels.team\n",
 		`  .spec.template.spec.containers[name="side"]` + "\n",
-		"The apply resets to the default (you owned them alone and no longer set them; the apiserver sets them again):\n",
+		"The apply resets (you owned them alone and no longer set them; the apiserver sets them again):\n",
 		`  .spec.replicas  reset to its default 1 (was 2)` + "\n",
 		`  .spec.template.spec.restartPolicy  reset to its default "Always" (unchanged)` + "\n",
 	} {
@@ -481,4 +510,214 @@ func TestExplainConflictDefaultsText(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, res.stdout)
 		}
 	}
+}
+
+// dataProbes are objects with most of their optional structure present
+// and their defaulted fields left out: created (dry run) on the server,
+// they show what its defaulting does, to hold the generated data against.
+var dataProbes = []string{
+	`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"app":"d"}},"strategy":{},
+	  "template":{"metadata":{"labels":{"app":"d"}},"spec":{"securityContext":{"runAsNonRoot":true},
+	  "initContainers":[{"name":"init","image":"busybox","resources":{"limits":{"cpu":"1"}}}],
+	  "containers":[{"name":"main","image":"nginx:1.27","ports":[{"containerPort":80}],
+	    "env":[{"name":"POD","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}],
+	    "livenessProbe":{"httpGet":{"port":80}},"readinessProbe":{"tcpSocket":{"port":80}},"startupProbe":{"exec":{"command":["true"]}},
+	    "lifecycle":{"preStop":{"httpGet":{"port":80}}},"volumeMounts":[{"name":"cfg","mountPath":"/cfg"}]},
+	    {"name":"side","image":"busybox"}],
+	  "volumes":[{"name":"cfg","configMap":{"name":"cfg"}},{"name":"sec","secret":{"secretName":"s"}},{"name":"dapi","downwardAPI":{"items":[{"path":"n","fieldRef":{"fieldPath":"metadata.name"}}]}},
+	    {"name":"proj","projected":{"sources":[{"serviceAccountToken":{"path":"t"}}]}},{"name":"empty","emptyDir":{}}]}}}}`,
+	`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"s"},"spec":{"selector":{"matchLabels":{"app":"s"}},"serviceName":"s","updateStrategy":{},
+	  "template":{"metadata":{"labels":{"app":"s"}},"spec":{"containers":[{"name":"main","image":"nginx"}]}},
+	  "volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}}`,
+	`{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{"selector":{"matchLabels":{"app":"ds"}},"updateStrategy":{"type":"RollingUpdate"},
+	  "template":{"metadata":{"labels":{"app":"ds"}},"spec":{"containers":[{"name":"main","image":"nginx:latest"}]}}}}`,
+	`{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs"},"spec":{"selector":{"matchLabels":{"app":"rs"}},
+	  "template":{"metadata":{"labels":{"app":"rs"}},"spec":{"containers":[{"name":"main","image":"nginx"}]}}}}`,
+	`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"suspend":true,"podFailurePolicy":{"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]},
+	  "template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1"}]}}}}`,
+	`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj"},"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{
+	  "template":{"spec":{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}}}}}}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"svc"},"spec":{"selector":{"app":"x"},"sessionAffinity":"ClientIP","ports":[{"name":"http","port":80},{"name":"udp","port":53,"protocol":"UDP"}]}}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb"},"spec":{"type":"LoadBalancer","selector":{"app":"x"},"ports":[{"port":443}]}}`,
+	`{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"pt"},"template":{"spec":{"containers":[{"name":"c","image":"nginx","ports":[{"containerPort":8080}]}]}}}`,
+	`{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"rc"},"spec":{"template":{"metadata":{"labels":{"app":"rc"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`,
+	`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"sec"},"stringData":{"a":"b"}}`,
+	`{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"pvc"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`,
+	`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"np"},"spec":{"podSelector":{},"egress":[{"ports":[{"port":53}]}],"ingress":[{"ports":[{"port":80}]}]}}`,
+	`{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"hpa"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"d"},"maxReplicas":3,
+	  "metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}]}}`,
+	`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"pdb"},"spec":{"selector":{"matchLabels":{"app":"x"}},"minAvailable":1}}`,
+	`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"rb"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"},"subjects":[{"kind":"User","name":"u"},{"kind":"ServiceAccount","name":"default"}]}`,
+	`{"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","max":{"cpu":"2"}}]}}`,
+	`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"vwc-probe"},"webhooks":[{"name":"v.example.com","sideEffects":"None","admissionReviewVersions":["v1"],
+	  "clientConfig":{"service":{"namespace":"default","name":"wh"}},"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"]}]}]}`,
+	`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration","metadata":{"name":"mwc-probe"},"webhooks":[{"name":"m.example.com","sideEffects":"None","admissionReviewVersions":["v1"],
+	  "clientConfig":{"url":"https://example.com/m"},"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"]}]}]}`,
+	`{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"sc-probe"},"provisioner":"example.com/p"}`,
+	`{"apiVersion":"storage.k8s.io/v1","kind":"CSIDriver","metadata":{"name":"csi.example.com"},"spec":{}}`,
+	`{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"pc-probe"},"value":1000}`,
+	`{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","metadata":{"name":"plc-probe"},"spec":{"type":"Limited","limited":{"limitResponse":{"type":"Queue","queuing":{}}}}}`,
+	`{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"fs-probe"},"spec":{"priorityLevelConfiguration":{"name":"global-default"},
+	  "rules":[{"subjects":[{"kind":"Group","group":{"name":"system:authenticated"}}],"resourceRules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"],"namespaces":["*"]}]}]}}`,
+	`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"rq"},"spec":{"hard":{"pods":"10"}}}`,
+	`{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"ing"},"spec":{"rules":[{"host":"a.example.com","http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"svc","port":{"number":80}}}}]}}]}}`,
+}
+
+// Fields a create sets that no update or apply does: the server
+// allocates or generates them when it creates the object.
+var createOnly = map[string]string{
+	"v1/Service .spec.clusterIP":                               "allocated on create",
+	"v1/Service .spec.clusterIPs":                              "allocated on create",
+	"v1/Service .spec.ipFamilies":                              "allocated on create",
+	"v1/Service .spec.ipFamilyPolicy":                          "allocated on create",
+	"v1/Service .spec.ports[*].nodePort":                       "allocated on create",
+	"batch/v1/Job .spec.selector":                              "generated on create",
+	"batch/v1/Job .spec.template.metadata.labels":              "generated on create",
+	"batch/v1/Job .metadata.labels":                            "copied from the generated template labels on create",
+	"v1/PersistentVolumeClaim .spec.storageClassName":          "set by the DefaultStorageClass admission plugin",
+	"apps/v1/StatefulSet .spec.volumeClaimTemplates[*].status": "status of a template",
+}
+
+// TestDefaultsDataAgreesWithServer creates objects of the common kinds
+// (server dry run) with their defaulted fields left out and holds every
+// path of the generated data that the object leaves out, under a parent it
+// has, against what the server made of it.
+func TestDefaultsDataAgreesWithServer(t *testing.T) {
+	ns := namespace(t)
+	total, agree, depends := 0, 0, 0
+	for _, m := range dataProbes {
+		u := parse(t, m)
+		u.SetNamespace(ns)
+		gvk := u.GroupVersionKind()
+		t.Run(gvk.Kind+"/"+u.GetName(), func(t *testing.T) {
+			out, err := resourceFor(t, u).Create(context.Background(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Fatalf("dry-run create: %v", err)
+			}
+			table, ok := defaults.Builtin(gvk)
+			if !ok {
+				t.Fatalf("no defaults data for %s", gvk)
+			}
+			for _, f := range table.Fields() {
+				if why := createOnly[defaults.KindKey(gvk)+" "+f.Path]; why != "" {
+					continue
+				}
+				for _, at := range absentUnder(u.Object, defaults.SplitPattern(f.Path)) {
+					total++
+					ans := f.Answer(at.name, at.ancestors)
+					got, present := lookupIndexed(out.Object, at.path)
+					present = present && got != nil
+					switch {
+					case ans.Outcome == defaults.Depends:
+						depends++
+					case ans.Outcome == defaults.Removed && !present:
+						agree++
+					case ans.Outcome == defaults.Removed:
+						t.Errorf("%s %s: the data says no default, the server sets %s", gvk.Kind, at, jsonText(got))
+					case !present:
+						t.Errorf("%s %s: the data says %s, the server leaves it out", gvk.Kind, at, jsonText(ans.Value))
+					case jsonText(got) != jsonText(ans.Value):
+						t.Errorf("%s %s: the data says %s, the server sets %s", gvk.Kind, at, jsonText(ans.Value), jsonText(got))
+					default:
+						agree++
+					}
+				}
+			}
+		})
+	}
+	t.Logf("%d paths the probes left out: %d agree with the server, %d depend on other fields", total, agree, depends)
+	if agree+depends != total {
+		t.Errorf("%d paths disagree", total-agree-depends)
+	}
+}
+
+func jsonText(v interface{}) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// absentField is a field a probe leaves out under a parent it has.
+type absentField struct {
+	path      []interface{} // field names and list indexes
+	name      string
+	ancestors []interface{}
+}
+
+func (a absentField) String() string {
+	var b strings.Builder
+	for _, e := range a.path {
+		if i, ok := e.(int); ok {
+			fmt.Fprintf(&b, "[%d]", i)
+		} else {
+			b.WriteString("." + fmt.Sprint(e))
+		}
+	}
+	return b.String()
+}
+
+// absentUnder expands a pattern over obj: every concrete place whose
+// parent obj has and whose field it lacks. Map keys (*) are not expanded
+// at the end (which keys would be a guess).
+func absentUnder(obj map[string]interface{}, segs []string) []absentField {
+	var out []absentField
+	var walk func(cur interface{}, i int, path, anc []interface{})
+	walk = func(cur interface{}, i int, path, anc []interface{}) {
+		anc = append(append([]interface{}{}, anc...), cur)
+		seg := segs[i]
+		last := i == len(segs)-1
+		switch seg {
+		case "[*]":
+			l, _ := cur.([]interface{})
+			for j, it := range l {
+				if !last {
+					walk(it, i+1, append(append([]interface{}{}, path...), j), anc)
+				}
+			}
+		case "*":
+			m, _ := cur.(map[string]interface{})
+			for k, v := range m {
+				if !last {
+					walk(v, i+1, append(append([]interface{}{}, path...), k), anc)
+				}
+			}
+		default:
+			m, ok := cur.(map[string]interface{})
+			if !ok {
+				return
+			}
+			v, has := m[seg]
+			p := append(append([]interface{}{}, path...), seg)
+			switch {
+			case last && !has:
+				out = append(out, absentField{path: p, name: seg, ancestors: anc})
+			case !last && has:
+				walk(v, i+1, p, anc)
+			}
+		}
+	}
+	walk(obj, 0, nil, nil)
+	return out
+}
+
+func lookupIndexed(obj interface{}, path []interface{}) (interface{}, bool) {
+	cur := obj
+	for _, e := range path {
+		switch k := e.(type) {
+		case int:
+			l, ok := cur.([]interface{})
+			if !ok || k >= len(l) {
+				return nil, false
+			}
+			cur = l[k]
+		default:
+			m, ok := cur.(map[string]interface{})
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[fmt.Sprint(k)]; !ok {
+				return nil, false
+			}
+		}
+	}
+	return cur, true
 }

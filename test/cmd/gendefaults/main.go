@@ -27,6 +27,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -49,7 +50,7 @@ import (
 
 func main() {
 	out := flag.String("o", "", "output file (default standard output)")
-	probes := flag.Int("probes", 1500, "probe objects per kind and version")
+	probes := flag.Int("probes", 1000, "probe objects per kind and version")
 	only := flag.String("only", "", "only kinds whose group/version/Kind key contains this (for debugging)")
 	flag.StringVar(&explain, "explain", "", "print what decides the default of this pattern path (for debugging)")
 	flag.Parse()
@@ -60,6 +61,14 @@ func main() {
 }
 
 var explain string
+
+// registryManaged are paths whose probe values come from fields the
+// versioned type does not have, which the apiserver's storage maintains:
+// no data can say them. (defaults.Kept handles what an update keeps.)
+var registryManaged = map[string]string{
+	// apps/v1 shows the internal templateGeneration as this annotation.
+	"apps/v1/DaemonSet .metadata.annotations": "the template generation",
+}
 
 // minObserved is how many probes must lack a path before a single value
 // seen is taken for a constant default.
@@ -162,13 +171,13 @@ func encode(data defaults.Data) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// kubernetesVersion is the k8s.io/kubernetes module the generator was
+// built with.
 func kubernetesVersion() string {
-	b, err := os.ReadFile("go.mod")
-	if err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			f := strings.Fields(l)
-			if len(f) >= 2 && f[0] == "k8s.io/kubernetes" {
-				return f[1]
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "k8s.io/kubernetes" {
+				return d.Version
 			}
 		}
 	}
@@ -366,6 +375,11 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 		if clock[p] {
 			fields = append(fields, defaults.Field{Path: p, Default: defaults.KindDepends, Observed: st.total})
 			notes = append(notes, p+" is set to the time of the write")
+			continue
+		}
+		if why := registryManaged[defaults.KindKey(g.kind.gvk)+" "+p]; why != "" {
+			fields = append(fields, defaults.Field{Path: p, Default: defaults.KindDepends, Observed: st.total})
+			notes = append(notes, p+" is kept by the apiserver's storage: "+why)
 			continue
 		}
 		if !conditional[p] {
