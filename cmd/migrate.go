@@ -384,8 +384,8 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 			}
 			return fmt.Errorf("applying the last-applied configuration as %q would fail: %s", o.target, r.Message)
 		}
-		if len(r.Removed) > 0 {
-			return fmt.Errorf("applying the last-applied configuration as %q would remove %s", o.target, strings.Join(ownership.Strings(r.Removed), ", "))
+		if changed := r.Changes(); len(changed) > 0 {
+			return fmt.Errorf("applying the last-applied configuration as %q would remove or reset %s", o.target, strings.Join(ownership.Strings(changed), ", "))
 		}
 		return nil
 	}
