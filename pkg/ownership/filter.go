@@ -160,7 +160,7 @@ func (f Filter) Apply(r *Report) *Report {
 	fieldFiltered := len(f.Fields) > 0 || f.Shared || f.Unowned
 	out.Managers = []Manager{}
 	for _, m := range r.Managers {
-		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[m.Owner.identity()]) {
+		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[m.identity()]) {
 			out.Managers = append(out.Managers, m)
 		}
 	}

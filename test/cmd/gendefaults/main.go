@@ -199,7 +199,7 @@ func servedKinds() []kindInfo {
 	for _, s := range []*runtime.Scheme{legacyscheme.Scheme, ext, agg} {
 		for gvk, t := range s.AllKnownTypes() {
 			gv := gvk.GroupVersion()
-			if gvk.Version == runtime.APIVersionInternal || !(enabled[gv] || extra[gv]) || strings.HasSuffix(gvk.Kind, "List") {
+			if gvk.Version == runtime.APIVersionInternal || !enabled[gv] && !extra[gv] || strings.HasSuffix(gvk.Kind, "List") {
 				continue
 			}
 			if f, ok := t.FieldByName("ObjectMeta"); !ok || f.Type != objectMeta {
@@ -215,7 +215,7 @@ func servedKinds() []kindInfo {
 // enumValues reads the enum values of string fields from the apiserver's
 // OpenAPI definitions: "io.k8s.api.core.v1.ServiceSpec" -> "type" -> values.
 func enumValues() map[string]map[string][]string {
-	defs := generatedopenapi.GetOpenAPIDefinitions(func(path string) spec.Ref { return spec.MustCreateRef(path) })
+	defs := generatedopenapi.GetOpenAPIDefinitions(spec.MustCreateRef)
 	out := map[string]map[string][]string{}
 	add := func(name string, d common.OpenAPIDefinition) {
 		for prop, s := range d.Schema.Properties {
@@ -569,7 +569,7 @@ func (g *generator) probe(i int, observe func(h hole, got string, v interface{},
 	_, _ = h.Write([]byte(defaults.KindKey(g.kind.gvk)))
 	f := &filler{rnd: rand.New(rand.NewSource(int64(h.Sum64()) + int64(i))), enums: g.enums, stack: map[reflect.Type]int{}}
 	obj := reflect.New(g.kind.typ)
-	f.fillStruct(obj.Elem(), nil, "", true)
+	f.fillStruct(obj.Elem(), nil, "")
 	o := obj.Interface().(runtime.Object)
 	o.GetObjectKind().SetGroupVersionKind(g.kind.gvk)
 	before, err := toMap(o)
@@ -712,7 +712,7 @@ func typeName(t reflect.Type) string {
 	return t.PkgPath() + "." + t.Name()
 }
 
-func (f *filler) fillStruct(v reflect.Value, path []interface{}, pattern string, top bool) {
+func (f *filler) fillStruct(v reflect.Value, path []interface{}, pattern string) {
 	t := v.Type()
 	f.stack[t]++
 	defer func() { f.stack[t]-- }()
@@ -729,7 +729,7 @@ func (f *filler) fillStruct(v reflect.Value, path []interface{}, pattern string,
 		fv := v.Field(i)
 		if inline {
 			if sf.Type.Kind() == reflect.Struct {
-				f.fillStruct(fv, path, pattern, top)
+				f.fillStruct(fv, path, pattern)
 			}
 			continue
 		}
@@ -829,7 +829,7 @@ func (f *filler) set(v reflect.Value, path []interface{}, pattern string, enum [
 		f.set(p.Elem(), path, pattern, enum)
 		v.Set(p)
 	case reflect.Struct:
-		f.fillStruct(v, path, pattern, false)
+		f.fillStruct(v, path, pattern)
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			v.SetBytes([]byte("probe"))
