@@ -26,12 +26,20 @@ type AutoscalerLister interface {
 var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
 
 // Autoscalers implements AutoscalerLister, reading autoscaling/v2 (HPAs
-// made at v1 are served at v2 too).
+// made at v1 are served at v2 too), once per namespace and run: many
+// manifests of one namespace share the list.
 func (s *ClusterSource) Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error) {
+	if items, ok := s.hpas[namespace]; ok {
+		return items, nil
+	}
 	list, err := s.Cluster.Dynamic.Resource(hpaGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
+	if s.hpas == nil {
+		s.hpas = map[string][]unstructured.Unstructured{}
+	}
+	s.hpas[namespace] = list.Items
 	return list.Items, nil
 }
 

@@ -17,6 +17,9 @@ import (
 type ClusterSource struct {
 	Cluster *kube.Cluster
 	Loader  *Loader
+	// hpas memoizes Autoscalers per namespace. Like Loader, a
+	// ClusterSource is not safe for concurrent use.
+	hpas map[string][]unstructured.Unstructured
 }
 
 var (
