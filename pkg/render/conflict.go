@@ -79,9 +79,20 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
+	// The handover starts from whoever owns replicas now: the applier, or
+	// the manager it would conflict with there.
+	from := " --from " + shellQuote(c.FieldManager)
+	for _, cf := range r.Conflicts {
+		if cf.Path.APIServerString() == ".spec.replicas" {
+			from = " --from " + shellQuote(cf.Manager)
+			if cf.Subresource != "" {
+				from += " --from-subresource " + shellQuote(cf.Subresource)
+			}
+		}
+	}
 	for _, a := range r.Autoscalers {
 		fmt.Fprintf(w, "%s\n", p.Yellow(fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too. Leave replicas out of the manifest, or hand the field to the autoscaler:", Escape(a.Name), a.MinReplicas, a.MaxReplicas)))
-		fmt.Fprintln(w, p.Green("     $ kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field .spec.replicas --from "+shellQuote(c.FieldManager)+" --to kube-controller-manager --wait"))
+		fmt.Fprintln(w, p.Green("     $ kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field .spec.replicas"+from+" --to kube-controller-manager --wait"))
 	}
 
 	if len(r.Conflicts) > 0 {
