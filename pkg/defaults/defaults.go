@@ -123,10 +123,9 @@ func KindKey(gvk schema.GroupVersionKind) string {
 }
 
 var (
-	builtinOnce sync.Once
-	builtin     *Data
-	builtinErr  error
-	tables      map[string]*Table
+	builtinMu     sync.Mutex
+	builtinTables = map[string]*Table{}
+	builtinErrs   = map[string]error{}
 )
 
 // Parse reads generated data. Numbers become int64 or float64, as in
@@ -139,26 +138,35 @@ func Parse(b []byte) (*Data, error) {
 		return nil, fmt.Errorf("reading the defaults data: %w", err)
 	}
 	for k, fields := range out.Kinds {
-		for i := range fields {
-			f := &fields[i]
-			f.Value = Normalize(f.Value)
-			if f.When != nil {
-				for j := range f.When.Cases {
-					f.When.Cases[j].Value = Normalize(f.When.Cases[j].Value)
-				}
-			}
-			switch f.Default {
-			case KindConstant, KindDepends, KindWhen:
-			case KindRule:
-				if ruleByName(f.Rule) == nil {
-					return nil, fmt.Errorf("defaults data: %s %s names unknown rule %q", k, f.Path, f.Rule)
-				}
-			default:
-				return nil, fmt.Errorf("defaults data: %s %s: unknown default %q", k, f.Path, f.Default)
-			}
+		if err := check(k, fields); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// check normalizes the values of one kind's fields and refuses unknown
+// default kinds and rules.
+func check(kind string, fields []Field) error {
+	for i := range fields {
+		f := &fields[i]
+		f.Value = Normalize(f.Value)
+		if f.When != nil {
+			for j := range f.When.Cases {
+				f.When.Cases[j].Value = Normalize(f.When.Cases[j].Value)
+			}
+		}
+		switch f.Default {
+		case KindConstant, KindDepends, KindWhen:
+		case KindRule:
+			if ruleByName(f.Rule) == nil {
+				return fmt.Errorf("defaults data: %s %s names unknown rule %q", kind, f.Path, f.Rule)
+			}
+		default:
+			return fmt.Errorf("defaults data: %s %s: unknown default %q", kind, f.Path, f.Default)
+		}
+	}
+	return nil
 }
 
 // Normalize turns the json.Numbers of a value decoded with UseNumber into
@@ -183,36 +191,78 @@ func Normalize(v interface{}) interface{} {
 	return v
 }
 
-func loadBuiltin() {
-	builtin, builtinErr = Parse(builtinJSON)
-	if builtinErr != nil {
-		return
+// builtinKind decodes the fields of one kind from the generated file, and
+// only those: decoding the whole file costs about 18 ms, more than the rest
+// of a warm explain-conflict. The generator writes each kind on a line of
+// its own that starts with its quoted key (TestBuiltinLazyEqualsParse
+// holds it to that).
+func builtinKind(key string) ([]Field, bool, error) {
+	marker := []byte("\n" + quoteJSON(key) + ": [")
+	i := bytes.Index(builtinJSON, marker)
+	if i < 0 {
+		return nil, false, nil
 	}
-	tables = map[string]*Table{}
-	for k, fields := range builtin.Kinds {
-		tables[k] = NewTable(fields)
+	d := json.NewDecoder(bytes.NewReader(builtinJSON[i+len(marker)-1:]))
+	d.UseNumber()
+	var fields []Field
+	if err := d.Decode(&fields); err != nil {
+		return nil, false, fmt.Errorf("reading the defaults data of %s: %w", key, err)
 	}
+	if err := check(key, fields); err != nil {
+		return nil, false, err
+	}
+	return fields, true, nil
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // Builtin returns the defaults of a built-in kind at a version; false when
 // the generated data does not know it (not a built-in kind, or a version
 // newer than the data).
 func Builtin(gvk schema.GroupVersionKind) (*Table, bool) {
-	builtinOnce.Do(loadBuiltin)
-	if builtinErr != nil {
+	key := KindKey(gvk)
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	if t, ok := builtinTables[key]; ok {
+		return t, t != nil
+	}
+	if builtinErrs[key] != nil {
 		return nil, false
 	}
-	t, ok := tables[KindKey(gvk)]
-	return t, ok
+	fields, ok, err := builtinKind(key)
+	if err != nil {
+		builtinErrs[key] = err
+		return nil, false
+	}
+	if !ok {
+		builtinTables[key] = nil
+		return nil, false
+	}
+	t := NewTable(fields)
+	builtinTables[key] = t
+	return t, true
 }
 
 // BuiltinSource says which Kubernetes the built-in data came from.
 func BuiltinSource() string {
-	builtinOnce.Do(loadBuiltin)
-	if builtinErr != nil {
-		return builtinErr.Error()
+	var head struct {
+		Source string `json:"source"`
 	}
-	return builtin.Source
+	// The source is the first key of the file: decode up to it only.
+	d := json.NewDecoder(bytes.NewReader(builtinJSON))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return "the generated defaults (unreadable)"
+	}
+	if k, err := d.Token(); err != nil || k != "source" {
+		return "the generated defaults (unreadable)"
+	}
+	if err := d.Decode(&head.Source); err != nil {
+		return "the generated defaults (unreadable)"
+	}
+	return head.Source
 }
 
 // Table answers for one built-in kind from the generated data.
