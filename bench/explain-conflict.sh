@@ -11,6 +11,9 @@
 #   kubectl-ssa explain-conflict -f m.yaml      cold: a fresh --cache-dir each run
 #   kubectl apply --server-side --dry-run=server -f m.yaml
 #
+# With BASELINE_PLUGIN set to another build (say the last release), its
+# warm runs are measured too, on the same server, to compare builds.
+#
 #   make build testbed && bench/explain-conflict.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -64,6 +67,15 @@ measure "kubectl apply --server-side --dry-run=server" "" -- \
 	"$KUBECTL" apply --server-side --dry-run=server --field-manager platform -f "$WORK/m.yaml"
 measure "kubectl-ssa explain-conflict (warm cache)" "" -- \
 	"$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache"
+if [ -n "${BASELINE_PLUGIN:-}" ]; then
+	BASELINE_PLUGIN=$(realpath -m -- "$BASELINE_PLUGIN")
+	OK_CODES="0 1"
+	run_ok "$BASELINE_PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache-baseline"
+	measure "baseline explain-conflict (warm cache)" "" -- \
+		"$BASELINE_PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache-baseline"
+	measure "kubectl-ssa explain-conflict (warm, again)" "" -- \
+		"$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache"
+fi
 # Cold: a new cache directory each run (schema and discovery).
 # shellcheck disable=SC2016 # expanded by measure, at each run
 measure "kubectl-ssa explain-conflict (cold cache)" 'rm -rf "$WORK/cold"' -- \

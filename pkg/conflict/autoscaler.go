@@ -29,6 +29,8 @@ var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Re
 // made at v1 are served at v2 too), once per namespace and run: many
 // manifests of one namespace share the list.
 func (s *ClusterSource) Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error) {
+	s.hpasMu.Lock()
+	defer s.hpasMu.Unlock()
 	if items, ok := s.hpas[namespace]; ok {
 		return items, nil
 	}

@@ -86,8 +86,22 @@ func TypeConverter(ctx context.Context, src Source, applied, live *unstructured.
 // with Verify compares the prediction with the server's dry run.
 func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (*Report, error) {
 	obj := manifest.DeepCopy()
+	// The autoscalers are listed while the live object and the schema are
+	// read: the list costs a round trip, not a serial one. Nothing else
+	// in this run lists them meanwhile; the memo is guarded all the same.
+	type hpaResult struct {
+		list    []Autoscaler
+		warning string
+	}
+	hpaDone := make(chan hpaResult, 1)
+	probe := obj.DeepCopy() // the simulation may change obj meanwhile
+	go func() {
+		l, w := autoscalersOf(ctx, src, probe)
+		hpaDone <- hpaResult{l, w}
+	}()
 	t, err := src.Target(ctx, obj)
 	if err != nil {
+		<-hpaDone
 		return nil, err
 	}
 	gvk := obj.GroupVersionKind()
@@ -121,9 +135,9 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		return nil, err
 	}
 	r.Warnings = append(r.Warnings, warnings...)
-	var warning string
-	if r.Autoscalers, warning = autoscalersOf(ctx, src, obj); warning != "" {
-		r.Warnings = append(r.Warnings, warning)
+	hpas := <-hpaDone
+	if r.Autoscalers = hpas.list; hpas.warning != "" {
+		r.Warnings = append(r.Warnings, hpas.warning)
 	}
 	if o.Verify {
 		dr, ok := src.(DryRunner)

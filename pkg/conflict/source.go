@@ -3,6 +3,7 @@ package conflict
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,9 +18,11 @@ import (
 type ClusterSource struct {
 	Cluster *kube.Cluster
 	Loader  *Loader
-	// hpas memoizes Autoscalers per namespace. Like Loader, a
-	// ClusterSource is not safe for concurrent use.
-	hpas map[string][]unstructured.Unstructured
+	// hpas memoizes Autoscalers per namespace. Unlike Loader, which
+	// makes a ClusterSource unsafe for concurrent use, it is guarded:
+	// Explain lists autoscalers while it reads the rest.
+	hpasMu sync.Mutex
+	hpas   map[string][]unstructured.Unstructured
 }
 
 var (
