@@ -21,6 +21,9 @@ type Target struct {
 	HasStatus bool
 	// Notes are said in the report (how the live object was found).
 	Notes []string
+	// ConversionWebhook: a custom resource whose versions a webhook
+	// converts, when managers were recorded at other versions.
+	ConversionWebhook bool
 }
 
 // Source is where an explanation reads what the apiserver would know: the
@@ -121,6 +124,8 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		Served:         src.Served(),
 		HasStatus:      t.HasStatus,
 		KubectlUpgrade: o.KubectlUpgrade,
+
+		ConversionWebhook: t.ConversionWebhook,
 	}
 	var r *Report
 	if o.Subresource == "scale" {

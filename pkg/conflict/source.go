@@ -43,7 +43,42 @@ func (s *ClusterSource) Target(ctx context.Context, obj *unstructured.Unstructur
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}, nil
+	t := &Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}
+	if kube.IsCustom(obj.GroupVersionKind()) && otherVersions(obj, live) {
+		webhook, err := s.conversionWebhook(ctx, m.Resource.GroupResource())
+		if err != nil {
+			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), err))
+		}
+		t.ConversionWebhook = webhook
+	}
+	return t, nil
+}
+
+// otherVersions tells whether a manager of live was recorded at another
+// apiVersion than obj's.
+func otherVersions(obj, live *unstructured.Unstructured) bool {
+	if live == nil {
+		return false
+	}
+	for _, e := range live.GetManagedFields() {
+		if e.APIVersion != obj.GetAPIVersion() {
+			return true
+		}
+	}
+	return false
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// conversionWebhook reads whether the CRD of a custom resource converts
+// its versions with a webhook.
+func (s *ClusterSource) conversionWebhook(ctx context.Context, gr schema.GroupResource) (bool, error) {
+	crd, err := s.Cluster.Dynamic.Resource(crdGVR).Get(ctx, gr.String(), metav1.GetOptions{})
+	if err != nil {
+		return false, kube.Friendly(err)
+	}
+	strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
+	return strategy == "Webhook", nil
 }
 
 // Schema implements Source: the cluster's OpenAPI v3 documents.
