@@ -117,6 +117,8 @@ to server-side apply (migrate).`,
 	root.AddCommand(
 		newWhoOwnsCmd(g),
 		newExplainConflictCmd(g),
+		newDiffCmd(g),
+
 		newHandoverCmd(g),
 		newMigrateCmd(g),
 		newVersionCmd(g),

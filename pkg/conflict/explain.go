@@ -140,6 +140,8 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		return nil, err
 	}
 	r.Warnings = append(r.Warnings, warnings...)
+	r.Schema = tc
+	r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
 	hpas := <-hpaDone
 	if r.Autoscalers = hpas.list; hpas.warning != "" {
 		r.Warnings = append(r.Warnings, hpas.warning)

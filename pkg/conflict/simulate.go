@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -136,8 +137,14 @@ type Report struct {
 	FirstApply *Report `json:"-"`
 
 	// Live and Result are the object before and after, for rendering.
+	// Result is the field manager's: before the apiserver's defaulting.
 	Live   *unstructured.Unstructured `json:"-"`
 	Result *unstructured.Unstructured `json:"-"`
+
+	// Schema typed the apply; Defaults knows the kind's defaults (nil:
+	// not known, and Warnings say so). Set by Explain.
+	Schema   managedfields.TypeConverter `json:"-"`
+	Defaults defaults.Source             `json:"-"`
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.

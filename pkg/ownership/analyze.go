@@ -363,6 +363,26 @@ func IsSecret(apiVersion, kind string) bool {
 	return apiVersion == "v1" && kind == "Secret"
 }
 
+// RedactSecret replaces the secret values of a Secret's content (data,
+// stringData, the last-applied annotation), copying the top level and
+// metadata first: the object it came from is left as it was.
+func RedactSecret(content map[string]interface{}) map[string]interface{} {
+	c := withoutManagedFields(content)
+	if mf, ok := nestedMap(content, "metadata")["managedFields"]; ok {
+		nestedMap(c, "metadata")["managedFields"] = mf
+	}
+	redactSecret(c)
+	return c
+}
+
+func nestedMap(m map[string]interface{}, key string) map[string]interface{} {
+	v, _ := m[key].(map[string]interface{})
+	if v == nil {
+		return map[string]interface{}{}
+	}
+	return v
+}
+
 // redactSecret replaces secret values in content, whose top level and
 // metadata are copies: the maps it changes below them are copied first.
 func redactSecret(content map[string]interface{}) {

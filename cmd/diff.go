@@ -1,0 +1,267 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+func newDiffCmd(g *globalOptions) *cobra.Command {
+	o := &explainOptions{globalOptions: g, fieldManager: "kubectl"}
+	cmd := &cobra.Command{
+		Use:   "diff -f MANIFEST [flags]",
+		Short: "Show what a server-side apply would change, line by line, with owners",
+		Long: `Show what "kubectl apply --server-side" of the manifests would change in
+each object: a unified diff from the live object to the object as the
+server would store it after the apply (defaults included), each changed
+line annotated with its owners before and after.
+
+The apply is computed here, as explain-conflict computes it, with the
+apiserver's own field-manager code and the cluster's schema: only read
+access is needed, no patch permission, and no admission webhook runs.
+
+Every change is classified: modified, added, removed, reset (the server
+sets the field back to its default) or ownership (the value stays, its
+owners change: shared, taken by force, released). When the apply
+conflicts, the diff is that of the forced apply, the conflicting lines are
+marked "!", and the header says that the apply itself fails without
+--force-conflicts. "Stays" lists the fields the object has that the
+manifest does not set, by the manager that keeps them, with the command
+that lets the applier own them (its next apply then removes them).
+
+KUBECTL_EXTERNAL_DIFF is honoured as kubectl diff honours it: the live and
+the resulting objects are written to two directories and the program runs
+on them (without owners).
+
+-o json|yaml prints a DiffReport per object, with the live object and the
+result, so that scripts can diff them.
+
+Exit status, as kubectl diff: 0 no change, 1 changes (a conflict counts:
+the apply would fail), 2 an error.`,
+		Example: `  # What would this apply change, and whose fields?
+  kubectl ssa diff -f deploy.yaml
+
+  # As Argo CD would apply it
+  kubectl ssa diff -k overlays/prod --field-manager argocd-controller
+
+  # Gate CI on "no change"
+  kubectl ssa diff -f manifests/ -R --field-manager ci-deploy >/dev/null && echo "in sync"
+
+  # With your own diff program
+  KUBECTL_EXTERNAL_DIFF="colordiff -N -u" kubectl ssa diff -f deploy.yaml
+
+  # Offline, against a saved object
+  kubectl get deploy web -o yaml --show-managed-fields > live.yaml
+  kubectl ssa diff --local --live-file live.yaml -f deploy.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			o.clusterFlags = clusterFlags(cmd)
+			return runDiff(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to diff: files, directories or URLs (- for standard input).")
+	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
+	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and diff.")
+	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager.")
+	f.BoolVar(&o.force, "force-conflicts", false, "Diff a forced apply (the diff is that of the forced apply either way; this says the apply is meant to force).")
+	f.StringVar(&o.subresource, "subresource", "", "Diff an apply to a subresource: status or scale.")
+	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: diff against --live-file objects with the built-in schema.")
+	f.StringSliceVar(&o.liveFiles, "live-file", nil, "With --local: files with the live objects, with their managedFields.")
+	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
+	o.output.add(cmd, "text", "text")
+	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
+	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
+	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply (see explain-conflict). Set to false for a plain API apply (Argo CD, Flux, client-go).")
+	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runDiff(ctx context.Context, o *explainOptions) error {
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	manifests, err := kube.ReadManifests(&o.files)
+	if err != nil {
+		return err
+	}
+	src, err := o.source()
+	if err != nil {
+		return err
+	}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade}
+	var reports []*diff.Report
+	var contexts []render.ConflictContext
+	var failed []error
+	for _, m := range manifests {
+		d, rc, err := diffOne(ctx, src, m, opts, o)
+		if err != nil {
+			failed = append(failed, err)
+			continue
+		}
+		reports = append(reports, d)
+		contexts = append(contexts, rc)
+	}
+
+	external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
+	var externalErr error
+	switch {
+	case len(reports) == 0:
+	case o.output.out.IsData():
+		items := make([]interface{}, len(reports))
+		for i, r := range reports {
+			items[i] = r
+		}
+		if err := o.output.out.Print(o.streams.Out, items, len(manifests) > 1); err != nil {
+			return err
+		}
+	case external != "":
+		externalErr = runExternalDiff(external, reports, o)
+	default:
+		tm, _ := o.time.parse()
+		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
+		for i, r := range reports {
+			if i > 0 {
+				fmt.Fprintln(o.streams.Out)
+			}
+			if err := render.Diff(o.streams.Out, r, ropts, contexts[i], o.showSecrets); err != nil {
+				return err
+			}
+		}
+	}
+	if len(failed) > 0 {
+		for _, e := range failed[:len(failed)-1] {
+			render.Error(o.streams.ErrOut, e)
+		}
+		return failed[len(failed)-1]
+	}
+	if externalErr != nil {
+		return externalErr
+	}
+	for _, r := range reports {
+		if r.HasChanges() {
+			return exit(CodeFound)
+		}
+	}
+	return nil
+}
+
+// diffOne predicts the apply of one manifest (and, when it conflicts, the
+// forced apply) and compares.
+func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Report, render.ConflictContext, error) {
+	asked, err := conflict.Explain(ctx, src, m.Object, opts)
+	if err != nil {
+		return nil, render.ConflictContext{}, err
+	}
+	forced := asked
+	if len(asked.Conflicts) > 0 && !opts.Force {
+		fo := opts
+		fo.Force = true
+		if forced, err = conflict.Explain(ctx, src, m.Object, fo); err != nil {
+			return nil, render.ConflictContext{}, err
+		}
+	}
+	rc := render.ConflictContext{
+		Source:       m.Source,
+		Kustomize:    o.files.Kustomize,
+		ClusterFlags: o.clusterFlags,
+		ResourceArg:  resourceArg(asked),
+		Namespace:    asked.Object.Namespace,
+		FieldManager: o.fieldManager,
+		Subresource:  o.subresource,
+	}
+	d, err := diff.Compute(asked, forced, diff.Options{StayCommand: func(ow ownership.Owner) string { return render.StayCommand(rc, ow) }})
+	if err != nil {
+		return nil, rc, err
+	}
+	if !o.showSecrets {
+		d.RedactSecrets()
+	}
+	return d, rc, nil
+}
+
+// externalArg is what kubectl accepts as an argument of
+// KUBECTL_EXTERNAL_DIFF.
+var externalArg = regexp.MustCompile(`^[a-zA-Z0-9-=]+$`)
+
+// runExternalDiff does what kubectl diff does with KUBECTL_EXTERNAL_DIFF:
+// the objects before and after go to two directories, one file each
+// named group.version.kind.namespace.name, and the program compares the
+// directories. Its exit status 0 or 1 is ours; above 1 is an error.
+func runExternalDiff(spec string, reports []*diff.Report, o *explainOptions) error {
+	words := strings.Fields(spec)
+	for _, a := range words[1:] {
+		if !externalArg.MatchString(a) {
+			return fmt.Errorf("KUBECTL_EXTERNAL_DIFF: the argument %q is not allowed: arguments may hold letters, digits, '-' and '=' only, as kubectl requires", a)
+		}
+	}
+	dir, err := os.MkdirTemp("", "kubectl-ssa-diff-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	liveDir, mergedDir := filepath.Join(dir, "LIVE"), filepath.Join(dir, "MERGED")
+	for _, d := range []string{liveDir, mergedDir} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	for _, r := range reports {
+		gv, _ := schema.ParseGroupVersion(r.Object.APIVersion)
+		name := strings.Join([]string{gv.Group, gv.Version, r.Object.Kind, r.Object.Namespace, r.Object.Name}, ".")
+		name = strings.TrimPrefix(strings.ReplaceAll(name, "/", "_"), ".")
+		if err := writeObject(filepath.Join(liveDir, name), r.Live); err != nil {
+			return err
+		}
+		if err := writeObject(filepath.Join(mergedDir, name), r.Result); err != nil {
+			return err
+		}
+	}
+	c := exec.Command(words[0], append(words[1:], liveDir, mergedDir)...) //nolint:gosec // the user's own diff program, as kubectl runs it
+	c.Stdout, c.Stderr = o.streams.Out, o.streams.ErrOut
+	err = c.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		return exit(CodeFound)
+	}
+	return fmt.Errorf("KUBECTL_EXTERNAL_DIFF %s: %w", words[0], err)
+}
+
+// writeObject writes an object as YAML without its managedFields, as
+// kubectl diff does; nothing for a nil object (the apply creates it).
+func writeObject(file string, obj map[string]interface{}) error {
+	if obj == nil {
+		return nil
+	}
+	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
+	u.SetManagedFields(nil)
+	b, err := yaml.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o600)
+}

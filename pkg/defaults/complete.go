@@ -1,0 +1,98 @@
+package defaults
+
+import (
+	"sort"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Completer fills in the defaults an object lacks, as the apiserver's
+// defaulting does on every write.
+type Completer interface {
+	// Complete sets, in obj, every absent field that has a default, and
+	// returns the absent fields whose default depends on other fields in
+	// a way not known here (the apiserver may set them).
+	Complete(obj map[string]interface{}) []fieldpath.Path
+}
+
+var (
+	_ Completer = (*Table)(nil)
+	_ Completer = Structural{}
+)
+
+// Complete implements Completer: the kind's generated defaults, for each
+// map of the object the table has fields for, parents before children,
+// so that a default value is completed in turn.
+func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
+	var unknown []fieldpath.Path
+	var walk func(n *node, v interface{}, p fieldpath.Path, anc []interface{})
+	walk = func(n *node, v interface{}, p fieldpath.Path, anc []interface{}) {
+		if n == nil || n.children == nil {
+			return
+		}
+		anc = append(anc[:len(anc):len(anc)], v)
+		switch val := v.(type) {
+		case map[string]interface{}:
+			for _, name := range sortedNames(n.children) {
+				c := n.children[name]
+				if c.field == nil {
+					continue
+				}
+				if _, ok := val[name]; ok {
+					continue
+				}
+				switch a := c.field.Answer(name, anc); a.Outcome {
+				case Reset:
+					val[name] = a.Value
+				case Depends:
+					unknown = append(unknown, append(p.Copy(), fieldpath.PathElement{FieldName: &name}))
+				}
+			}
+			for _, k := range sortedKeys(val) {
+				c := n.children[k]
+				if c == nil {
+					c = n.children[segKey]
+				}
+				name := k
+				walk(c, val[k], append(p.Copy(), fieldpath.PathElement{FieldName: &name}), anc)
+			}
+		case []interface{}:
+			c := n.children[segItem]
+			for i, e := range val {
+				idx := i
+				walk(c, e, append(p.Copy(), fieldpath.PathElement{Index: &idx}), anc)
+			}
+		}
+	}
+	walk(t.root, obj, fieldpath.Path{}, nil)
+	return unknown
+}
+
+// Complete implements Completer: structural defaults are constants.
+func (s Structural) Complete(obj map[string]interface{}) []fieldpath.Path {
+	s.complete(obj, s.Type, 0)
+	return nil
+}
+
+// sortedNames are a node's field-name children (not the wildcards), in
+// order, so that defaults that read their siblings see the same ones on
+// every run.
+func sortedNames(children map[string]*node) []string {
+	out := make([]string, 0, len(children))
+	for k := range children {
+		if k != segItem && k != segKey {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys(m map[string]interface{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

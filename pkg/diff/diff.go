@@ -1,0 +1,502 @@
+package diff
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// ReportKind is the kind of the report Compute returns.
+const ReportKind = "DiffReport"
+
+// ChangeKind classifies one change.
+type ChangeKind string
+
+// The kinds of change.
+const (
+	// Modified: the value changes.
+	Modified ChangeKind = "modified"
+	// Added: the field appears.
+	Added ChangeKind = "added"
+	// Removed: the field disappears.
+	Removed ChangeKind = "removed"
+	// Reset: the applier stops setting the field and the apiserver sets
+	// it back to its default.
+	Reset ChangeKind = "reset"
+	// Ownership: the value stays, its owners change (shared, taken by
+	// force, released).
+	Ownership ChangeKind = "ownership"
+)
+
+// Change is one leaf or atomic value of the object that the apply
+// changes, or whose owners it changes.
+type Change struct {
+	Path   ownership.Path `json:"path"`
+	Change ChangeKind     `json:"change"`
+	// Before and After are the values (absent: the field is absent).
+	Before       interface{}       `json:"before,omitempty"`
+	After        interface{}       `json:"after,omitempty"`
+	OwnersBefore []ownership.Owner `json:"ownersBefore"`
+	OwnersAfter  []ownership.Owner `json:"ownersAfter"`
+	// Conflict: the apply conflicts on this field; it changes only with
+	// --force-conflicts.
+	Conflict bool `json:"conflict,omitempty"`
+
+	// HasBefore and HasAfter tell an absent value from a null one.
+	HasBefore bool           `json:"-"`
+	HasAfter  bool           `json:"-"`
+	Elements  fieldpath.Path `json:"-"`
+}
+
+// Stay is what another manager keeps of the object that the manifest does
+// not set: the apply neither sets nor removes it.
+type Stay struct {
+	Manager ownership.Owner  `json:"manager"`
+	Paths   []ownership.Path `json:"paths"`
+	// Defaulted are such fields that hold their default value: without
+	// an owner the apiserver would set them again, to the same value.
+	Defaulted []ownership.Path `json:"defaulted"`
+	// Command lets the applier own these fields, so that its next apply
+	// removes what the manifest does not set; empty for controllers,
+	// which keep theirs.
+	Command string `json:"command"`
+}
+
+// Report is what one apply changes in one object.
+type Report struct {
+	APIVersion   string              `json:"apiVersion"`
+	Kind         string              `json:"kind"`
+	Object       ownership.ObjectRef `json:"object"`
+	Action       string              `json:"action"`
+	FieldManager string              `json:"fieldManager"`
+	Force        bool                `json:"force"`
+	Subresource  string              `json:"subresource"`
+	// Conflicts are those of the apply as asked (as in ConflictReport);
+	// when there are some and Force is false, Changes and Result are
+	// those of the forced apply, and the apply itself fails.
+	Conflicts []conflict.Conflict `json:"conflicts"`
+	// Message is the apiserver's error for the apply as asked.
+	Message string   `json:"message"`
+	Changes []Change `json:"changes"`
+	Stays   []Stay   `json:"stays"`
+	// Unknown are fields whose value after the apply kubectl-ssa does not
+	// know: defaults that depend on other fields in ways not known here.
+	Unknown  []ownership.Path `json:"unknown"`
+	Warnings []string         `json:"warnings"`
+	// Live is the object before the apply (null: the apply creates it);
+	// Result the object as the server would store it after the apply
+	// (the forced apply, when it conflicts), defaults included.
+	Live   map[string]interface{} `json:"live"`
+	Result map[string]interface{} `json:"result"`
+
+	// LiveObject and ResultObject are Live and Result, for rendering.
+	LiveObject   *unstructured.Unstructured `json:"-"`
+	ResultObject *unstructured.Unstructured `json:"-"`
+}
+
+// HasChanges tells whether the apply changes anything: a value, an
+// owner, or fails on a conflict.
+func (r *Report) HasChanges() bool { return len(r.Changes) > 0 || len(r.Conflicts) > 0 }
+
+// Options of Compute.
+type Options struct {
+	// StayCommand returns the command that lets the applier own what a
+	// manager keeps ("" for none).
+	StayCommand func(manager ownership.Owner) string
+}
+
+// Compute builds the diff of one apply from its predictions: asked is the
+// apply as the user asks it, forced the same apply with force when asked
+// conflicts without it (else asked itself).
+func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
+	name := ownership.ObjectName(asked.Object.Kind, asked.Object.Namespace, asked.Object.Name)
+	r := &Report{
+		APIVersion:   ownership.ReportAPIVersion,
+		Kind:         ReportKind,
+		Object:       asked.Object,
+		Action:       asked.Action,
+		FieldManager: asked.FieldManager,
+		Force:        asked.Force,
+		Subresource:  asked.Subresource,
+		Conflicts:    asked.Conflicts,
+		Message:      asked.Message,
+		Changes:      []Change{},
+		Stays:        []Stay{},
+		Unknown:      []ownership.Path{},
+		Warnings:     append([]string{}, forced.Warnings...),
+	}
+	result, unknown, err := Result(forced)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, p := range unknown {
+		r.Unknown = append(r.Unknown, ownership.Path(p))
+	}
+	var live *unstructured.Unstructured
+	if asked.Action != conflict.ActionCreate && forced.Live != nil {
+		live = forced.Live
+	}
+	r.LiveObject, r.ResultObject = live, result
+	if live != nil {
+		r.Live = live.Object
+	}
+	r.Result = result.Object
+
+	if err := r.changes(forced, live, result); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.stays(result, forced.Defaults, o)
+	return r, nil
+}
+
+// Result is the object the server stores after the apply predicted by r:
+// the field manager's result with the defaults the apiserver fills in (a
+// reset field's default, a new container's), in the form the server
+// writes it (quantities canonical, empty structs kept). The paths
+// returned are fields whose default is not known here.
+func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, error) {
+	res := r.Result.DeepCopy()
+	res.SetManagedFields(r.ManagedFields)
+	for _, rs := range r.Reset {
+		if err := setAbsent(res.Object, rs.PathElements, rs.Value); err != nil {
+			return nil, nil, err
+		}
+	}
+	var unknown []fieldpath.Path
+	for _, m := range r.MaybeReset {
+		unknown = append(unknown, m.PathElements)
+	}
+	if c, ok := r.Defaults.(defaults.Completer); ok {
+		unknown = append(unknown, c.Complete(res.Object)...)
+	}
+	if err := serverForm(res); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(unknown, func(i, j int) bool { return unknown[i].Compare(unknown[j]) < 0 })
+	return res, unknown, nil
+}
+
+// serverForm puts a built-in object in the form the apiserver writes it,
+// by a round trip through its Go type: quantities canonical ("0.5" is
+// "500m"), numbers typed, empty structs kept as {}.
+func serverForm(u *unstructured.Unstructured) error {
+	gvk := u.GroupVersionKind()
+	if !scheme.Scheme.Recognizes(gvk) {
+		return nil
+	}
+	obj, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		return nil //nolint:nilerr // not a built-in type after all: left as it is
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return fmt.Errorf("the result does not fit %s: %w", gvk, err)
+	}
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	if meta, ok := out["metadata"].(map[string]interface{}); ok && meta["creationTimestamp"] == nil {
+		delete(meta, "creationTimestamp")
+	}
+	u.Object = out
+	return nil
+}
+
+// setAbsent sets p to v in obj unless p is there already; p's parent must
+// be there.
+func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if _, ok := ownership.Lookup(obj, p); ok {
+		return nil
+	}
+	last := p[len(p)-1]
+	parent, ok := ownership.Lookup(obj, p[:len(p)-1])
+	m, isMap := parent.(map[string]interface{})
+	if !ok || !isMap || last.FieldName == nil {
+		return fmt.Errorf("can't set the default of %s: its parent is not a map of the result", ownership.Path(p))
+	}
+	m[*last.FieldName] = v
+	return nil
+}
+
+// bookkeeping are the metadata fields the server sets on every write,
+// left out of the comparison.
+var bookkeeping = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
+
+// comparable is obj without its bookkeeping metadata; nil obj is the
+// empty object of result's kind.
+func comparable(obj, like *unstructured.Unstructured) *unstructured.Unstructured {
+	var out *unstructured.Unstructured
+	if obj == nil {
+		out = &unstructured.Unstructured{Object: map[string]interface{}{}}
+		out.SetGroupVersionKind(like.GroupVersionKind())
+		out.SetName(like.GetName())
+		out.SetNamespace(like.GetNamespace())
+	} else {
+		out = obj.DeepCopy()
+	}
+	if meta, ok := out.Object["metadata"].(map[string]interface{}); ok {
+		for _, k := range bookkeeping {
+			delete(meta, k)
+		}
+	}
+	return out
+}
+
+// IsBookkeeping tells whether p is server bookkeeping metadata.
+func IsBookkeeping(p fieldpath.Path) bool {
+	if len(p) < 2 || p[0].FieldName == nil || *p[0].FieldName != "metadata" || p[1].FieldName == nil {
+		return false
+	}
+	for _, k := range bookkeeping {
+		if *p[1].FieldName == k {
+			return true
+		}
+	}
+	return false
+}
+
+type entrySet struct {
+	owner ownership.Owner
+	set   *fieldpath.Set
+}
+
+func decodeAll(entries []metav1.ManagedFieldsEntry) ([]entrySet, error) {
+	out := make([]entrySet, 0, len(entries))
+	for _, e := range entries {
+		s, err := ownership.DecodeEntry(e)
+		if err != nil {
+			return nil, fmt.Errorf("managedFields of %s: %w", e.Manager, err)
+		}
+		out = append(out, entrySet{owner: ownership.OwnerOf(e), set: s})
+	}
+	return out, nil
+}
+
+func ownersAt(sets []entrySet, p fieldpath.Path) []ownership.Owner {
+	out := []ownership.Owner{}
+	for _, s := range sets {
+		if s.set.Has(p) {
+			out = append(out, s.owner)
+		}
+	}
+	return out
+}
+
+// sameOwners compares owners by identity (manager, operation,
+// subresource), not by time or apiVersion.
+func sameOwners(a, b []ownership.Owner) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	key := func(o ownership.Owner) string { return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource }
+	seen := map[string]int{}
+	for _, o := range a {
+		seen[key(o)]++
+	}
+	for _, o := range b {
+		if seen[key(o)] == 0 {
+			return false
+		}
+		seen[key(o)]--
+	}
+	return true
+}
+
+// changes compares live and result leaf by leaf, with the schema of the
+// apply: a keyed list item is compared by key, an atomic value as a whole.
+func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Unstructured) error {
+	tc := forced.Schema
+	if tc == nil {
+		return fmt.Errorf("no schema to compare with")
+	}
+	lt, err := tc.ObjectToTyped(comparable(live, result), typed.AllowDuplicates)
+	if err != nil {
+		return fmt.Errorf("typing the live object: %w", err)
+	}
+	rt, err := tc.ObjectToTyped(comparable(result, result), typed.AllowDuplicates)
+	if err != nil {
+		return fmt.Errorf("typing the result: %w", err)
+	}
+	cmp, err := lt.Compare(rt)
+	if err != nil {
+		return fmt.Errorf("comparing: %w", err)
+	}
+	var liveEntries []metav1.ManagedFieldsEntry
+	var liveObj map[string]interface{}
+	if live != nil {
+		liveEntries, liveObj = live.GetManagedFields(), live.Object
+	}
+	before, err := decodeAll(liveEntries)
+	if err != nil {
+		return err
+	}
+	after, err := decodeAll(result.GetManagedFields())
+	if err != nil {
+		return err
+	}
+	conflicts := map[string]bool{}
+	for _, c := range r.Conflicts {
+		conflicts[c.Path.Elements().String()] = true
+	}
+	resets := make([]fieldpath.Path, 0, len(forced.Reset))
+	for _, rs := range forced.Reset {
+		resets = append(resets, rs.PathElements)
+	}
+	underReset := func(p fieldpath.Path) bool {
+		for _, rp := range resets {
+			if len(p) >= len(rp) && p[:len(rp)].Equals(rp) {
+				return true
+			}
+		}
+		return false
+	}
+	changed := fieldpath.NewSet()
+	add := func(p fieldpath.Path, kind ChangeKind) {
+		if IsBookkeeping(p) {
+			return
+		}
+		changed.Insert(p)
+		if kind != Ownership && underReset(p) {
+			kind = Reset
+		}
+		c := Change{Path: ownership.Path(p), Change: kind, Elements: p,
+			OwnersBefore: ownersAt(before, p), OwnersAfter: ownersAt(after, p),
+			Conflict: conflicts[p.String()]}
+		c.Before, c.HasBefore = ownership.Lookup(liveObj, p)
+		c.After, c.HasAfter = ownership.Lookup(result.Object, p)
+		r.Changes = append(r.Changes, c)
+	}
+	cmp.Modified.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Modified) })
+	cmp.Added.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Added) })
+	cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Removed) })
+
+	// Values that stay while their owners change.
+	owned := fieldpath.NewSet()
+	for _, s := range append(append([]entrySet{}, before...), after...) {
+		owned = owned.Union(s.set.Leaves())
+	}
+	owned.Iterate(func(p fieldpath.Path) {
+		if changed.Has(p) || IsBookkeeping(p) {
+			return
+		}
+		if _, ok := ownership.Lookup(result.Object, p); !ok {
+			return // owned but absent (stale managedFields): no value to show
+		}
+		if !sameOwners(ownersAt(before, p), ownersAt(after, p)) {
+			add(p.Copy(), Ownership)
+		}
+	})
+	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Elements.Compare(r.Changes[j].Elements) < 0 })
+	return nil
+}
+
+// controllers keep the fields they write: no command moves them.
+var controllers = map[string]bool{"kube-controller-manager": true, "kube-scheduler": true, "kubelet": true}
+
+// stays lists, per manager other than the applier, the fields of the main
+// resource it owns in the result that the manifest does not set.
+func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o Options) {
+	sets, err := decodeAll(result.GetManagedFields())
+	if err != nil {
+		return
+	}
+	applier := fieldpath.NewSet()
+	for _, s := range sets {
+		if s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply) && s.owner.Subresource == r.Subresource {
+			applier = applier.Union(s.set)
+		}
+	}
+	for _, s := range sets {
+		if s.owner.Subresource != "" || (s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply)) {
+			continue
+		}
+		paths, defaulted := []ownership.Path{}, []ownership.Path{}
+		s.set.Leaves().Difference(applier).Iterate(func(p fieldpath.Path) {
+			if IsBookkeeping(p) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
+				return
+			}
+			v, ok := ownership.Lookup(result.Object, p)
+			switch {
+			case !ok:
+			case atDefault(src, result.Object, p, v):
+				defaulted = append(defaulted, ownership.Path(p.Copy()))
+			default:
+				paths = append(paths, ownership.Path(p.Copy()))
+			}
+		})
+		if len(paths)+len(defaulted) == 0 {
+			continue
+		}
+		st := Stay{Manager: s.owner, Paths: paths, Defaulted: defaulted}
+		if !controllers[s.owner.Manager] && o.StayCommand != nil {
+			st.Command = o.StayCommand(s.owner)
+		}
+		r.Stays = append(r.Stays, st)
+	}
+}
+
+// atDefault tells whether v, at p in obj, is the default the apiserver
+// would give p.
+func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
+	if src == nil {
+		return false
+	}
+	anc := make([]interface{}, len(p))
+	for i := range p {
+		anc[i], _ = ownership.Lookup(obj, p[:i])
+	}
+	a := src.Removal(p, anc)
+	return a.Outcome == defaults.Reset && equality.Semantic.DeepEqual(a.Value, v)
+}
+
+// RedactSecrets hides the values of a Secret: in the objects and in the
+// changes.
+func (r *Report) RedactSecrets() {
+	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+		return
+	}
+	if r.Live != nil {
+		r.Live = ownership.RedactSecret(r.Live)
+		r.LiveObject = &unstructured.Unstructured{Object: r.Live}
+	}
+	if r.Result != nil {
+		r.Result = ownership.RedactSecret(r.Result)
+		r.ResultObject = &unstructured.Unstructured{Object: r.Result}
+	}
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if ownership.SecretPath(c.Elements) {
+			if c.HasBefore {
+				c.Before = ownership.Redacted
+			}
+			if c.HasAfter {
+				c.After = ownership.Redacted
+			}
+		}
+	}
+	for i := range r.Conflicts {
+		c := &r.Conflicts[i]
+		if ownership.SecretPath(c.Path.Elements()) {
+			if c.LiveValue != nil {
+				c.LiveValue = ownership.Redacted
+			}
+			if c.AppliedValue != nil {
+				c.AppliedValue = ownership.Redacted
+			}
+		}
+	}
+}

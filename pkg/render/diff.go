@@ -1,0 +1,306 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// diffContext is the number of unchanged lines around each change, as
+// diff -u.
+const diffContext = 3
+
+// maxStayPaths is how many paths a stays line names.
+const maxStayPaths = 10
+
+// StayCommand is the command that merges a manager's entry into the
+// applier's, so that the applier's next apply removes what its manifest
+// does not set.
+func StayCommand(c ConflictContext, manager ownership.Owner) string {
+	if manager.Manager == "before-first-apply" || manager.Manager == "ancient-changes" {
+		return fmt.Sprintf("kubectl ssa migrate fold %s%s%s", shellQuote(c.ResourceArg), c.nsFlag(), c.managerFlag())
+	}
+	return fmt.Sprintf("kubectl ssa migrate rename %s%s --from %s%s", shellQuote(c.ResourceArg), c.nsFlag(), shellQuote(manager.Manager), c.managerFlag())
+}
+
+// blamed is an object's YAML, line by line, with each line's path and
+// owners.
+type blamed struct {
+	text   []string
+	owners [][]ownership.Owner
+	paths  []fieldpath.Path
+}
+
+func blameObject(obj *unstructured.Unstructured, showSecrets bool) (*blamed, error) {
+	out := &blamed{}
+	if obj == nil {
+		return out, nil
+	}
+	r, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: showSecrets})
+	if err != nil {
+		return nil, err
+	}
+	b := &blamer{r: r}
+	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
+	for _, l := range b.lines {
+		out.text = append(out.text, l.text)
+		out.owners = append(out.owners, ownersOf(r, l.owners))
+		out.paths = append(out.paths, l.path)
+	}
+	return out, nil
+}
+
+// keys are the lines with their paths: lines are matched as the same
+// text at the same field, so that a new list item's "resources: {}"
+// never stands for an old item's.
+func (b *blamed) keys() []string {
+	out := make([]string, len(b.text))
+	for i, t := range b.text {
+		out[i] = b.paths[i].String() + "\x00" + t
+	}
+	return out
+}
+
+type diffRow struct {
+	op   byte // ' ', '-', '+'
+	a, b int  // line indices in live and result (-1: none)
+}
+
+// Diff renders a DiffReport: a header, a unified diff of the object from
+// live to after the apply with each changed line's owners, and what
+// other managers keep.
+func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets bool) error {
+	w = Terminal(w) // the one way out: see terminal.go
+	p := o.Palette
+	var sb strings.Builder
+	line := func(s string) { sb.WriteString(s + "\n") }
+	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+	verb := "changes"
+	if r.Action == "create" {
+		verb = "creates"
+	}
+	values, owners := 0, 0
+	for _, ch := range r.Changes {
+		if ch.Change == diff.Ownership {
+			owners++
+		} else {
+			values++
+		}
+	}
+	head := fmt.Sprintf("# %s (%s): an apply by %s", Escape(obj), Escape(r.Object.APIVersion), Escape(r.FieldManager))
+	switch {
+	case r.Action == "create":
+		head += " creates it"
+	case values == 0 && owners == 0:
+		head += " changes nothing"
+	default:
+		head += fmt.Sprintf(" %s %s and the owners of %s", verb, count(values, "value"), count(owners, "more field"))
+	}
+	line(p.Bold(head))
+	if len(r.Conflicts) > 0 && !r.Force {
+		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
+		line(p.Red("#   " + fmt.Sprintf("kubectl apply --server-side --force-conflicts%s%s %s", c.managerFlag(), c.nsFlag(), c.fileFlag())))
+		line(p.Dim("#   or see why and the other ways out: kubectl ssa explain-conflict" + c.nsFlag() + c.managerFlag() + " " + c.fileFlag()))
+	} else if len(r.Conflicts) > 0 {
+		line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))
+	}
+
+	live, err := blameObject(r.LiveObject, showSecrets)
+	if err != nil {
+		return err
+	}
+	result, err := blameObject(r.ResultObject, showSecrets)
+	if err != nil {
+		return err
+	}
+	conflicts := map[string]bool{}
+	for _, ch := range r.Changes {
+		if ch.Conflict {
+			conflicts[ch.Elements.String()] = true
+		}
+	}
+	rows := diffRows(live.keys(), result.keys())
+	interesting := make([]bool, len(rows))
+	any := false
+	for i, row := range rows {
+		interesting[i] = row.op != ' ' || !sameOwnerList(live.owners[row.a], result.owners[row.b])
+		any = any || interesting[i]
+	}
+	if any {
+		line(p.Dim("--- live"))
+		line(p.Dim("+++ after the apply"))
+		for _, h := range hunks(interesting, diffContext) {
+			aStart, aLen, bStart, bLen := -1, 0, -1, 0
+			for _, row := range rows[h[0]:h[1]] {
+				if row.op != '+' {
+					if aStart < 0 {
+						aStart = row.a
+					}
+					aLen++
+				}
+				if row.op != '-' {
+					if bStart < 0 {
+						bStart = row.b
+					}
+					bLen++
+				}
+			}
+			line(p.Dim(fmt.Sprintf("@@ -%s +%s @@", unifiedRange(aStart, aLen), unifiedRange(bStart, bLen))))
+			for _, row := range rows[h[0]:h[1]] {
+				switch row.op {
+				case '-':
+					line(p.Red("-"+Escape(live.text[row.a])) + annotation(p, live.owners[row.a], conflicts[live.paths[row.a].String()], o))
+				case '+':
+					line(p.Green("+"+Escape(result.text[row.b])) + annotation(p, result.owners[row.b], conflicts[result.paths[row.b].String()], o))
+				default:
+					text := " " + Escape(result.text[row.b])
+					if sameOwnerList(live.owners[row.a], result.owners[row.b]) {
+						line(text)
+						continue
+					}
+					line(text + p.Yellow("  # owners: "+ownerList(o, live.owners[row.a])+" -> "+ownerList(o, result.owners[row.b])))
+				}
+			}
+		}
+	}
+	if n := countKinds(r.Changes); n != "" {
+		line(p.Dim("# " + n))
+	}
+	if len(r.Stays) > 0 {
+		line(p.Bold("# stays: fields the manifest does not set, which their managers keep (the apply neither sets nor removes them):"))
+		for _, s := range r.Stays {
+			paths := make([]string, len(s.Paths))
+			for i, pth := range s.Paths {
+				paths[i] = Escape(pth.String())
+			}
+			if len(paths) > maxStayPaths {
+				paths = append(paths[:maxStayPaths:maxStayPaths], fmt.Sprintf("and %d more (-o json lists them all)", len(s.Paths)-maxStayPaths))
+			}
+			if len(s.Defaulted) > 0 {
+				paths = append(paths, fmt.Sprintf("(and %s at %s default)", count(len(s.Defaulted), "field"), map[bool]string{true: "its", false: "their"}[len(s.Defaulted) == 1]))
+			}
+			line(fmt.Sprintf("#   %s: %s", o.colorOwners([]ownership.Owner{s.Manager}), strings.Join(paths, ", ")))
+			if s.Command != "" {
+				line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
+				line("#     " + s.Command)
+			} else {
+				line(p.Dim("#     a controller writes them; it keeps them"))
+			}
+		}
+	}
+	if len(r.Unknown) > 0 {
+		paths := make([]string, len(r.Unknown))
+		for i, u := range r.Unknown {
+			paths[i] = Escape(u.String())
+		}
+		line(p.Yellow("# not known here: the apiserver may set these fields, to defaults that depend on others: " + strings.Join(paths, ", ")))
+	}
+	for _, wn := range r.Warnings {
+		line(p.Yellow("# warning: " + Escape(wn)))
+	}
+	_, err = io.WriteString(w, sb.String())
+	return err
+}
+
+func count(n int, what string) string { return fmt.Sprintf("%d %s%s", n, what, plural(n)) }
+
+func countKinds(changes []diff.Change) string {
+	counts := map[diff.ChangeKind]int{}
+	for _, c := range changes {
+		counts[c.Change]++
+	}
+	var parts []string
+	for _, k := range []diff.ChangeKind{diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func annotation(p *Palette, owners []ownership.Owner, conflict bool, o Options) string {
+	s := "  # " + ownerList(o, owners)
+	if conflict {
+		s += " !"
+	}
+	return p.Dim(s)
+}
+
+func ownerList(o Options, owners []ownership.Owner) string {
+	if len(owners) == 0 {
+		return "(unowned)"
+	}
+	return o.plainOwners(owners)
+}
+
+func sameOwnerList(a, b []ownership.Owner) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Manager != b[i].Manager || a[i].Operation != b[i].Operation || a[i].Subresource != b[i].Subresource {
+			return false
+		}
+	}
+	return true
+}
+
+// diffRows aligns two line lists.
+func diffRows(a, b []string) []diffRow {
+	m := difflib.NewMatcherWithJunk(a, b, false, nil)
+	var rows []diffRow
+	for _, op := range m.GetOpCodes() {
+		switch op.Tag {
+		case 'e':
+			for i := 0; i < op.I2-op.I1; i++ {
+				rows = append(rows, diffRow{op: ' ', a: op.I1 + i, b: op.J1 + i})
+			}
+		default:
+			for i := op.I1; i < op.I2; i++ {
+				rows = append(rows, diffRow{op: '-', a: i, b: -1})
+			}
+			for j := op.J1; j < op.J2; j++ {
+				rows = append(rows, diffRow{op: '+', a: -1, b: j})
+			}
+		}
+	}
+	return rows
+}
+
+// hunks groups the interesting rows with n rows of context, merging
+// groups whose context touches: [start, end) pairs.
+func hunks(interesting []bool, n int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(interesting); i++ {
+		if !interesting[i] {
+			continue
+		}
+		start := max(0, i-n)
+		end := min(len(interesting), i+n+1)
+		if len(out) > 0 && start <= out[len(out)-1][1] {
+			out[len(out)-1][1] = end
+		} else {
+			out = append(out, [2]int{start, end})
+		}
+	}
+	return out
+}
+
+// unifiedRange is diff -u's "start,length" (1-based; an empty range
+// names the line before it).
+func unifiedRange(start, length int) string {
+	if length == 0 {
+		return fmt.Sprintf("%d,0", max(start, 0))
+	}
+	if length == 1 {
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, length)
+}
