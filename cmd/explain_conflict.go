@@ -248,15 +248,9 @@ func (o *explainOptions) source() (conflict.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--live-file: %w", err)
 	}
-	var crds []*unstructured.Unstructured
-	for _, f := range o.schemaFiles {
-		ms, err := kube.ReadManifests(&resource.FilenameOptions{Filenames: []string{f}})
-		if err != nil {
-			return nil, fmt.Errorf("--schema: %w", err)
-		}
-		for _, m := range ms {
-			crds = append(crds, m.Object)
-		}
+	crds, err := readCRDs(o.schemaFiles)
+	if err != nil {
+		return nil, err
 	}
 	objs := make([]*unstructured.Unstructured, len(lives))
 	for i, l := range lives {

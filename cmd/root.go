@@ -118,6 +118,7 @@ to server-side apply (migrate).`,
 		newWhoOwnsCmd(g),
 		newExplainConflictCmd(g),
 		newDiffCmd(g),
+		newExtractCmd(g),
 
 		newHandoverCmd(g),
 		newMigrateCmd(g),

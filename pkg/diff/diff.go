@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/base64"
 	"fmt"
 	"sort"
 
@@ -210,7 +211,31 @@ func serverForm(u *unstructured.Unstructured) error {
 		delete(meta, "creationTimestamp")
 	}
 	u.Object = out
+	if gvk.Group == "" && gvk.Kind == "Secret" {
+		secretStringData(u.Object)
+	}
 	return nil
+}
+
+// secretStringData does what the apiserver does with a Secret's
+// stringData: its entries replace those of data, base64-encoded, and
+// stringData is not stored.
+func secretStringData(obj map[string]interface{}) {
+	sd, ok := obj["stringData"].(map[string]interface{})
+	if !ok {
+		delete(obj, "stringData")
+		return
+	}
+	data, _ := obj["data"].(map[string]interface{})
+	if data == nil {
+		data = map[string]interface{}{}
+	}
+	for k, v := range sd {
+		s, _ := v.(string)
+		data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+	}
+	obj["data"] = data
+	delete(obj, "stringData")
 }
 
 // setAbsent sets p to v in obj unless p is there already; p's parent must

@@ -1,0 +1,280 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+type extractOptions struct {
+	*globalOptions
+	sel         kube.Selection
+	selector    diff.Selector
+	all         bool
+	output      outputFlag
+	schemaFiles []string
+	showSecrets bool
+}
+
+func newExtractCmd(g *globalOptions) *cobra.Command {
+	o := &extractOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "extract (TYPE/NAME... | TYPE -l SELECTOR | -f FILE) (--manager NAME | --all-managers) [flags]",
+		Short: "Print the apply configuration a field manager owns, ready to save as a manifest",
+		Long: `Rebuild what one field manager applies from an object's managedFields: the
+fields it owns, with their current values, and the object's identity. It is
+what client-go's Extract functions and apimachinery's
+managedfields.ExtractInto compute, with the cluster's schema (the built-in
+one and --schema CRDs with --local), for Update entries too.
+
+Use it to recover a lost manifest, see what a Helm release or a controller
+really applies, or start an apply configuration for a new manager.
+Applying the result as the same manager changes nothing.
+
+A manager with entries under both operations, or at several apiVersions,
+needs --operation. An entry recorded at another apiVersion than the object
+was read at is extracted at its own version (read again from the server;
+converted with --local).
+
+--all-managers writes one document per managedFields entry.
+
+Secret values are redacted unless --show-secret-values is given: a
+redacted Secret manifest is not meant to be applied.`,
+		Example: `  # What Argo CD applies to this Deployment
+  kubectl ssa extract deployment/web --manager argocd-controller > web.yaml
+
+  # What an autoscaler writes through /scale
+  kubectl ssa extract deployment/web --manager kube-controller-manager --subresource scale
+
+  # One document per manager
+  kubectl ssa extract deployment/web --all-managers
+
+  # From a saved object, without a cluster
+  kubectl get deploy web -o yaml --show-managed-fields > live.yaml
+  kubectl ssa extract --local -f live.yaml --manager helm`,
+		ValidArgsFunction: completeResources(g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(args); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), args)
+		},
+	}
+	f := cmd.Flags()
+	o.sel.AddFlags(f, kube.SelectionFlags{What: "to extract from", Local: true})
+	f.StringVar(&o.selector.Manager, "manager", "", "The field manager whose apply configuration to extract.")
+	f.StringVar(&o.selector.Subresource, "subresource", "", "The manager's entry on this subresource (status, scale); default the main resource.")
+	f.StringVar(&o.selector.Operation, "operation", "", "The manager's entry with this operation, Apply or Update, when it has both.")
+	f.BoolVar(&o.all, "all-managers", false, "One document per managedFields entry.")
+	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
+	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Print the values of Secret data instead of redacting them.")
+	o.output.add(cmd, "yaml")
+	_ = cmd.RegisterFlagCompletionFunc("manager", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("operation", cobra.FixedCompletions([]string{"Apply", "Update"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (o *extractOptions) validate(args []string) error {
+	if err := o.output.parse(); err != nil {
+		return err
+	}
+	if o.output.out.Name != render.FormatYAML && o.output.out.Name != render.FormatJSON {
+		return fmt.Errorf("-o must be yaml or json for extract, not %q", o.output.raw)
+	}
+	switch {
+	case o.all && (o.selector.Manager != "" || o.selector.Subresource != "" || o.selector.Operation != ""):
+		return errors.New("--all-managers extracts every entry: drop --manager, --subresource and --operation")
+	case !o.all && o.selector.Manager == "":
+		return errors.New("name the field manager with --manager, or give --all-managers")
+	}
+	if op := o.selector.Operation; op != "" && !strings.EqualFold(op, "Apply") && !strings.EqualFold(op, "Update") {
+		return fmt.Errorf("--operation must be Apply or Update, not %q", op)
+	}
+	if len(o.schemaFiles) > 0 && !o.sel.Local {
+		return errors.New("--schema goes with --local")
+	}
+	return o.sel.Validate(args)
+}
+
+func (o *extractOptions) run(ctx context.Context, args []string) error {
+	objs, _, err := o.sel.Resolve(o.configFlags, args)
+	var partial *kube.PartialError
+	if err != nil && !errors.As(err, &partial) {
+		return err
+	}
+	var src conflict.Source
+	var cluster *kube.Cluster
+	if o.sel.Local {
+		crds, err := readCRDs(o.schemaFiles)
+		if err != nil {
+			return err
+		}
+		if src, err = conflict.NewOfflineSource(objs, crds); err != nil {
+			return fmt.Errorf("--schema: %w", err)
+		}
+	} else {
+		if cluster, err = o.cluster(); err != nil {
+			return err
+		}
+		src = conflict.NewClusterSource(cluster, o.cacheDir())
+	}
+	var docs []*unstructured.Unstructured
+	var heads []string
+	for _, obj := range objs {
+		var entries []metav1.ManagedFieldsEntry
+		if o.all {
+			entries = obj.GetManagedFields()
+		} else {
+			e, err := diff.FindEntry(obj, o.selector)
+			if err != nil {
+				return err
+			}
+			entries = []metav1.ManagedFieldsEntry{e}
+		}
+		for _, e := range entries {
+			doc, err := o.extractOne(ctx, src, cluster, obj, e)
+			if err != nil {
+				return err
+			}
+			if o.all && len(doc.Object) <= 3 && len(doc.GetLabels()) == 0 && len(doc.GetAnnotations()) == 0 {
+				continue // owns nothing but the identity
+			}
+			docs = append(docs, doc)
+			heads = append(heads, render.Escape(fmt.Sprintf("# %s: %s", ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName()), ownerLabel(ownership.OwnerOf(e)))))
+		}
+	}
+	if err := o.print(o.streams.Out, docs, heads); err != nil {
+		return err
+	}
+	if partial != nil {
+		return partial
+	}
+	return nil
+}
+
+// extractOne reads obj at e's apiVersion when it was recorded at another,
+// types it and extracts e's fields.
+func (o *extractOptions) extractOne(ctx context.Context, src conflict.Source, cluster *kube.Cluster, obj *unstructured.Unstructured, e metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
+	at := obj
+	if e.APIVersion != "" && e.APIVersion != obj.GetAPIVersion() {
+		var err error
+		if at, err = atVersion(ctx, cluster, obj, e.APIVersion); err != nil {
+			return nil, err
+		}
+	}
+	tc, warnings, err := conflict.TypeConverter(ctx, src, at, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(render.Terminal(o.streams.ErrOut), "warning: "+w)
+	}
+	doc, err := diff.Extract(at, tc, e)
+	if err != nil {
+		return nil, err
+	}
+	if !o.showSecrets && ownership.IsSecret(doc.GetAPIVersion(), doc.GetKind()) {
+		doc.Object = ownership.RedactSecret(doc.Object)
+	}
+	return doc, nil
+}
+
+// atVersion reads obj at another apiVersion: from the server, which
+// converts it, or without one through kubectl-ssa's conversions (the
+// same shape at another version otherwise).
+func atVersion(ctx context.Context, cluster *kube.Cluster, obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+	name := ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	if cluster != nil {
+		stub := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		stub.SetAPIVersion(version)
+		stub.SetKind(obj.GetKind())
+		stub.SetName(obj.GetName())
+		stub.SetNamespace(obj.GetNamespace())
+		live, _, err := cluster.Live(ctx, stub)
+		if err != nil {
+			return nil, err
+		}
+		if live == nil {
+			return nil, fmt.Errorf("%s: not found at %s", name, version)
+		}
+		return live, nil
+	}
+	out, ok, err := convert.ToVersion(obj, version)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: converting to %s: %w", name, version, err)
+	case ok:
+		return out, nil
+	}
+	out = obj.DeepCopy()
+	out.SetAPIVersion(version)
+	return out, nil
+}
+
+func ownerLabel(o ownership.Owner) string {
+	s := o.Manager + " (" + o.Operation
+	if o.Subresource != "" {
+		s += ", /" + o.Subresource
+	}
+	if o.Operation == string(metav1.ManagedFieldsOperationUpdate) && o.APIVersion != "" {
+		s += ", " + o.APIVersion
+	}
+	return s + ")"
+}
+
+// print writes the documents: YAML documents with a comment naming each
+// one's manager, or JSON (a List when there are several).
+func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, heads []string) error {
+	if o.output.out.Name == render.FormatJSON {
+		items := make([]interface{}, len(docs))
+		for i, d := range docs {
+			items[i] = d.Object
+		}
+		return render.Data(w, render.FormatJSON, items, len(docs) != 1)
+	}
+	var sb strings.Builder
+	for i, d := range docs {
+		if i > 0 {
+			sb.WriteString("---\n")
+		}
+		b, err := yaml.Marshal(d.Object)
+		if err != nil {
+			return err
+		}
+		sb.WriteString(heads[i] + "\n")
+		sb.Write(b)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// readCRDs reads --schema files.
+func readCRDs(files []string) ([]*unstructured.Unstructured, error) {
+	var crds []*unstructured.Unstructured
+	for _, f := range files {
+		ms, err := kube.ReadManifests(&resource.FilenameOptions{Filenames: []string{f}})
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		for _, m := range ms {
+			crds = append(crds, m.Object)
+		}
+	}
+	return crds, nil
+}

@@ -1,0 +1,127 @@
+package diff
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Selector picks one managedFields entry: a manager name, its
+// subresource ("" the main resource) and, when the name has both, its
+// operation.
+type Selector struct {
+	Manager     string
+	Subresource string
+	// Operation is Apply, Update, or "" for whichever the manager has.
+	Operation string
+}
+
+// FindEntry returns the entry sel picks in obj, or an error that says
+// which entries there are.
+func FindEntry(obj *unstructured.Unstructured, sel Selector) (metav1.ManagedFieldsEntry, error) {
+	var found []metav1.ManagedFieldsEntry
+	var names []string
+	for _, e := range obj.GetManagedFields() {
+		names = append(names, ownerText(ownership.OwnerOf(e)))
+		if e.Manager != sel.Manager || e.Subresource != sel.Subresource {
+			continue
+		}
+		if sel.Operation != "" && !strings.EqualFold(string(e.Operation), sel.Operation) {
+			continue
+		}
+		found = append(found, e)
+	}
+	name := ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		what := fmt.Sprintf("manager %q", sel.Manager)
+		if sel.Subresource != "" {
+			what += " on subresource " + sel.Subresource
+		}
+		if sel.Operation != "" {
+			what += " with operation " + sel.Operation
+		}
+		return metav1.ManagedFieldsEntry{}, fmt.Errorf("%s has no managedFields entry of %s; it has: %s", name, what, strings.Join(names, ", "))
+	}
+	return metav1.ManagedFieldsEntry{}, fmt.Errorf("%s: manager %q has %d entries (Update entries at several apiVersions, or Apply and Update): choose one with --operation", name, sel.Manager, len(found))
+}
+
+// withStringData gives back the stringData entries a manager applied:
+// the apiserver stores them in data, base64-encoded, so that they are
+// not in the object to extract. Applying the extract as that manager
+// then changes nothing.
+func withStringData(obj *unstructured.Unstructured, set *fieldpath.Set) *unstructured.Unstructured {
+	data, _, _ := unstructured.NestedMap(obj.Object, "data")
+	sd := map[string]interface{}{}
+	set.Leaves().Iterate(func(p fieldpath.Path) {
+		if len(p) != 2 || p[0].FieldName == nil || *p[0].FieldName != "stringData" || p[1].FieldName == nil {
+			return
+		}
+		enc, ok := data[*p[1].FieldName].(string)
+		if !ok {
+			return
+		}
+		if b, err := base64.StdEncoding.DecodeString(enc); err == nil {
+			sd[*p[1].FieldName] = string(b)
+		}
+	})
+	if len(sd) == 0 {
+		return obj
+	}
+	out := obj.DeepCopy()
+	out.Object["stringData"] = sd
+	return out
+}
+
+func ownerText(o ownership.Owner) string {
+	s := o.Manager + " (" + o.Operation
+	if o.Subresource != "" {
+		s += ", " + o.Subresource
+	}
+	return s + ")"
+}
+
+// Extract returns the apply configuration of entry e: the fields it owns
+// in obj, with their values, and the object's identity; what
+// managedfields.ExtractInto computes (the typed object's ExtractItems over
+// the entry's leaves), for Update entries too. obj must be at the entry's
+// apiVersion, as tc types it.
+func Extract(obj *unstructured.Unstructured, tc managedfields.TypeConverter, e metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
+	name := ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	if e.APIVersion != "" && e.APIVersion != obj.GetAPIVersion() {
+		return nil, fmt.Errorf("%s: %s recorded its fields at %s, the object was read at %s", name, e.Manager, e.APIVersion, obj.GetAPIVersion())
+	}
+	set, err := ownership.DecodeEntry(e)
+	if err != nil {
+		return nil, fmt.Errorf("%s: managedFields of %s: %w", name, e.Manager, err)
+	}
+	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Secret" {
+		obj = withStringData(obj, set)
+	}
+	tv, err := tc.ObjectToTyped(obj, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("%s: typing the object: %w", name, err)
+	}
+	u, ok := tv.ExtractItems(set.Leaves()).AsValue().Unstructured().(map[string]interface{})
+	if !ok || u == nil {
+		u = map[string]interface{}{}
+	}
+	out := &unstructured.Unstructured{Object: u}
+	out.SetAPIVersion(obj.GetAPIVersion())
+	out.SetKind(obj.GetKind())
+	out.SetName(obj.GetName())
+	if ns := obj.GetNamespace(); ns != "" {
+		out.SetNamespace(ns)
+	}
+	return out, nil
+}

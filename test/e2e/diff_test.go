@@ -1,0 +1,527 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// diffReport is the part of the DiffReport the tests read.
+type diffReport struct {
+	Kind      string `json:"kind"`
+	Action    string `json:"action"`
+	Conflicts []struct {
+		Path    string `json:"path"`
+		Manager string `json:"manager"`
+	} `json:"conflicts"`
+	Changes []struct {
+		Path         string            `json:"path"`
+		Change       string            `json:"change"`
+		Before       interface{}       `json:"before"`
+		After        interface{}       `json:"after"`
+		OwnersBefore []ownership.Owner `json:"ownersBefore"`
+		OwnersAfter  []ownership.Owner `json:"ownersAfter"`
+		Conflict     bool              `json:"conflict"`
+	} `json:"changes"`
+	Stays []struct {
+		Manager   ownership.Owner `json:"manager"`
+		Paths     []string        `json:"paths"`
+		Defaulted []string        `json:"defaulted"`
+		Command   string          `json:"command"`
+	} `json:"stays"`
+	Unknown []string               `json:"unknown"`
+	Live    map[string]interface{} `json:"live"`
+	Result  map[string]interface{} `json:"result"`
+}
+
+var bookkeepingKeys = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
+
+// withoutBookkeeping copies obj without the metadata the server sets on
+// every write.
+func withoutBookkeeping(obj map[string]interface{}) map[string]interface{} {
+	if obj == nil {
+		return nil
+	}
+	c := (&unstructured.Unstructured{Object: obj}).DeepCopy().Object
+	if m, ok := c["metadata"].(map[string]interface{}); ok {
+		for _, k := range bookkeepingKeys {
+			delete(m, k)
+		}
+	}
+	return c
+}
+
+// managedFieldsOf returns the entries without their times, as JSON
+// values.
+func managedFieldsOf(obj map[string]interface{}) []interface{} {
+	m, _ := obj["metadata"].(map[string]interface{})
+	entries, _ := m["managedFields"].([]interface{})
+	out := make([]interface{}, 0, len(entries))
+	for _, e := range entries {
+		em, _ := e.(map[string]interface{})
+		c := map[string]interface{}{}
+		for k, v := range em {
+			if k != "time" {
+				c[k] = v
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// normalJSON round-trips a value through JSON so that numbers compare.
+func normalJSON(t *testing.T, v interface{}) interface{} {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out interface{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// itemToken names a list item: by its name when every item of the list
+// has a distinct one (containers, env, ports), else by position.
+func itemToken(list []interface{}, i int) string {
+	names := map[string]bool{}
+	for _, it := range list {
+		m, ok := it.(map[string]interface{})
+		n, isString := m["name"].(string)
+		if !ok || !isString || names[n] {
+			return fmt.Sprintf("#%d", i)
+		}
+		names[n] = true
+	}
+	return "name=" + list[i].(map[string]interface{})["name"].(string)
+}
+
+// differingLeaves lists, as token paths, every leaf of a or b where the
+// two objects differ; lists are matched as itemToken names their items.
+func differingLeaves(a, b interface{}, path []string, out *[][]string) {
+	leaves := func(v interface{}, p []string) {
+		var walk func(v interface{}, p []string)
+		walk = func(v interface{}, p []string) {
+			switch t := v.(type) {
+			case map[string]interface{}:
+				if len(t) == 0 {
+					*out = append(*out, p)
+				}
+				for k, e := range t {
+					walk(e, append(append([]string{}, p...), k))
+				}
+			case []interface{}:
+				if len(t) == 0 {
+					*out = append(*out, p)
+				}
+				for i, e := range t {
+					walk(e, append(append([]string{}, p...), itemToken(t, i)))
+				}
+			default:
+				*out = append(*out, p)
+			}
+		}
+		walk(v, p)
+	}
+	am, aMap := a.(map[string]interface{})
+	bm, bMap := b.(map[string]interface{})
+	al, aList := a.([]interface{})
+	bl, bList := b.([]interface{})
+	switch {
+	case aMap && bMap:
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			p := append(append([]string{}, path...), k)
+			av, aok := am[k]
+			bv, bok := bm[k]
+			switch {
+			case !aok:
+				leaves(bv, p)
+			case !bok:
+				leaves(av, p)
+			default:
+				differingLeaves(av, bv, p, out)
+			}
+		}
+	case aList && bList:
+		items := func(l []interface{}) map[string]interface{} {
+			m := map[string]interface{}{}
+			for i, it := range l {
+				m[itemToken(l, i)] = it
+			}
+			return m
+		}
+		differingLeaves(items(al), items(bl), path, out)
+	case !reflect.DeepEqual(a, b):
+		if a != nil {
+			leaves(a, path)
+		}
+		if b != nil {
+			leaves(b, path)
+		}
+	}
+}
+
+// tokens resolves a typed path in obj into itemToken paths.
+func tokens(obj interface{}, p fieldpath.Path) ([]string, bool) {
+	var out []string
+	cur := obj
+	for _, pe := range p {
+		if pe.FieldName != nil {
+			out = append(out, *pe.FieldName)
+			m, _ := cur.(map[string]interface{})
+			cur = m[*pe.FieldName]
+			continue
+		}
+		l, ok := cur.([]interface{})
+		if !ok {
+			return nil, false
+		}
+		found := -1
+		for i, it := range l {
+			if _, ok := ownership.Lookup([]interface{}{it}, fieldpath.Path{pe}); ok {
+				if v, _ := ownership.Lookup(l, fieldpath.Path{pe}); reflect.DeepEqual(v, it) {
+					found = i
+					break
+				}
+			}
+		}
+		if found < 0 {
+			return nil, false
+		}
+		out = append(out, itemToken(l, found))
+		cur = l[found]
+	}
+	return out, true
+}
+
+func hasPrefix(l, p []string) bool {
+	if len(p) > len(l) {
+		return false
+	}
+	for i := range p {
+		if l[i] != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+type diffCase struct {
+	name    string
+	kind    string // TYPE/NAME of the object, for extract
+	setup   func(t *testing.T, ns string)
+	applied string
+	manager string
+	args    []string
+	// sub is the subresource the apply goes to.
+	sub string
+	// want: the exit code, conflicts, change kinds that must appear,
+	// managers that must stay.
+	code      int
+	conflicts int
+	kinds     []string
+	stays     []string
+}
+
+const diffDeploy = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web%s}}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: %s
+%s`
+
+func deploy(extraLabels string, replicas int, image, extra string) string {
+	return fmt.Sprintf(diffDeploy, extraLabels, replicas, image, extra)
+}
+
+func diffCases() []diffCase {
+	base := deploy("", 2, "nginx:1.27", "")
+	return []diffCase{
+		{name: "create", kind: "deploy/web", setup: func(*testing.T, string) {}, applied: base, manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "no change", kind: "deploy/web", setup: applyAs(base, "platform"), applied: base, manager: "platform", code: 0},
+		{name: "image", kind: "deploy/web", setup: applyAs(base, "platform"), applied: deploy("", 2, "nginx:1.28", ""), manager: "platform", code: 1, kinds: []string{"modified"}},
+		{name: "drop env and pull policy", kind: "deploy/web",
+			setup:   applyAs(deploy(", tier: web", 2, "nginx:1.27", "        imagePullPolicy: Always\n        env: [{name: A, value: a}, {name: B, value: b}]\n"), "platform"),
+			applied: deploy("", 2, "nginx:1.27", "        env: [{name: A, value: a}]\n"), manager: "platform", code: 1, kinds: []string{"removed", "reset"}},
+		{name: "scaled: conflict", kind: "deploy/web",
+			setup: func(t *testing.T, ns string) {
+				u := apply(t, ns, "platform", base, false)
+				patch(t, u, "kubectl", `{"spec":{"replicas":5}}`, "scale")
+			},
+			applied: deploy("", 3, "nginx:1.27", ""), manager: "platform", code: 1, conflicts: 1, kinds: []string{"modified"}},
+		{name: "scaled: forced", kind: "deploy/web",
+			setup: func(t *testing.T, ns string) {
+				u := apply(t, ns, "platform", base, false)
+				patch(t, u, "kubectl", `{"spec":{"replicas":5}}`, "scale")
+			},
+			applied: deploy("", 3, "nginx:1.27", ""), manager: "platform", args: []string{"--force-conflicts"}, code: 1, conflicts: 1, kinds: []string{"modified"}},
+		{name: "helm to argo", kind: "deploy/web",
+			setup: func(t *testing.T, ns string) {
+				u := parse(t, deploy(", helm.sh/chart: web-1", 2, "nginx:1.27", "        env: [{name: OLD_FLAG, value: \"1\"}, {name: MODE, value: prod}]\n"))
+				u.SetNamespace(ns)
+				created, err := resourceFor(t, u).Create(context.Background(), u, metav1.CreateOptions{FieldManager: "helm"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				patch(t, created, "kubectl-set", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27-hotfix"}]}}}}`)
+			},
+			applied: deploy("", 2, "nginx:1.28", "        env: [{name: MODE, value: prod}]\n"), manager: "argocd-controller",
+			code: 1, conflicts: 1, kinds: []string{"modified", "ownership"}, stays: []string{"helm"}},
+		{name: "shared", kind: "deploy/web", setup: applyAs(base, "platform"), applied: base, manager: "ci", code: 1, kinds: []string{"ownership"}},
+		{name: "sidecar", kind: "deploy/web", setup: applyAs(base, "platform"),
+			applied: deploy("", 2, "nginx:1.27", "      - name: side\n        image: busybox:1.36\n        ports: [{containerPort: 9090}]\n"), manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "service ports", kind: "svc/svc",
+			setup:   applyAs("apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec:\n  selector: {app: web}\n  ports: [{name: http, port: 80}]\n", "platform"),
+			applied: "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec:\n  selector: {app: web}\n  ports: [{name: http, port: 8080}, {name: metrics, port: 9090}]\n", manager: "platform", code: 1, kinds: []string{"removed", "added"}},
+		{name: "configmap client-side applied", kind: "cm/conf",
+			setup: func(t *testing.T, ns string) {
+				csaApply(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {a: '1', b: '2'}\n")
+			},
+			applied: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {a: '10'}\n", manager: "kubectl", args: []string{"--kubectl-upgrade=false"},
+			code: 1, kinds: []string{"modified"}, stays: []string{"kubectl-client-side-apply"}},
+		{name: "statefulset", kind: "sts/db",
+			setup:   func(*testing.T, string) {},
+			applied: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  serviceName: db\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: db, image: 'postgres:17'}]\n",
+			manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "job label", kind: "job/batch",
+			setup:   applyAs("apiVersion: batch/v1\nkind: Job\nmetadata: {name: batch, labels: {a: '1'}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: run, image: 'busybox:1.36'}]\n", "platform"),
+			applied: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: batch, labels: {a: '2'}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: run, image: 'busybox:1.36'}]\n", manager: "platform", code: 1, kinds: []string{"modified"}},
+		{name: "crd defaults", kind: "dials.example.com/d",
+			setup:   applyAs("apiVersion: example.com/v1\nkind: Dial\nmetadata: {name: d}\nspec: {size: l, replicas: 3, note: x, ports: [{name: a, protocol: UDP}]}\n", "platform"),
+			applied: "apiVersion: example.com/v1\nkind: Dial\nmetadata: {name: d}\nspec: {ports: [{name: a}, {name: b}]}\n", manager: "platform", code: 1, kinds: []string{"reset", "removed", "added"}},
+		{name: "scale subresource", kind: "deploy/web", setup: applyAs(base, "platform"), sub: "scale",
+			applied: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 4}\n", manager: "autoscaler", args: []string{"--subresource", "scale"}, code: 1, conflicts: 1, kinds: []string{"modified"}},
+		{name: "secret", kind: "secret/creds", setup: applyAs("apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: hunter2}\n", "platform"),
+			applied: "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: s3cr3t-new}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
+	}
+}
+
+func applyAs(manifest, manager string) func(t *testing.T, ns string) {
+	return func(t *testing.T, ns string) { apply(t, ns, manager, manifest, false) }
+}
+
+// TestDiffCorpus: on each apply of the corpus, the DiffReport's result is
+// the object the server's dry run of the same apply returns (forced when
+// it conflicts), defaults and managedFields included; its changes are
+// exactly the differences between live and result; and extract round
+// trips (applying a manager's extracted manifest as that manager changes
+// nothing).
+func TestDiffCorpus(t *testing.T) {
+	dialOnce.Do(func() {
+		apply(t, "", "test-setup", dialCRD, true)
+		waitEstablished(t, "dials.example.com")
+	})
+	for _, c := range diffCases() {
+		t.Run(c.name, func(t *testing.T) {
+			ns := namespace(t)
+			c.setup(t, ns)
+			obj := parse(t, c.applied)
+			obj.SetNamespace(ns)
+			if _, err := resourceFor(t, obj).Get(context.Background(), obj.GetName(), metav1.GetOptions{}); err == nil {
+				settle(t, obj)
+				checkExtractRoundTrip(t, ns, c.kind, obj)
+			}
+			file := filepath.Join(t.TempDir(), "m.yaml")
+			writeFile(t, file, c.applied)
+			args := append([]string{"diff", "-n", ns, "-f", file, "--field-manager", c.manager, "-o", "json", "--show-secret-values"}, c.args...)
+			r := mustSSA(t, c.code, args...)
+			var rep diffReport
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("%v\n%s", err, r.stdout)
+			}
+			if len(rep.Conflicts) != c.conflicts {
+				t.Errorf("conflicts: %d, want %d: %+v", len(rep.Conflicts), c.conflicts, rep.Conflicts)
+			}
+
+			// The server's dry run of the same apply, forced when it
+			// conflicts.
+			var subs []string
+			if c.sub != "" {
+				subs = []string{c.sub}
+				obj = parse(t, c.applied)
+				obj.SetNamespace(ns)
+			}
+			body := obj
+			if c.sub == "scale" {
+				body = parse(t, fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":%q,"namespace":%q},"spec":{"replicas":4}}`, obj.GetName(), ns))
+			}
+			server, err := resourceFor(t, obj).Apply(context.Background(), obj.GetName(), body, metav1.ApplyOptions{FieldManager: c.manager, Force: c.conflicts > 0, DryRun: []string{metav1.DryRunAll}}, subs...)
+			if err != nil {
+				t.Fatalf("server dry run: %v", err)
+			}
+			if c.sub == "scale" {
+				// /scale's dry run returns a Scale: the object is the live
+				// one with its replicas; managedFields of /scale writes are
+				// the explain-conflict scale tests' part.
+				replicas, _, _ := unstructured.NestedInt64(server.Object, "spec", "replicas")
+				server = get(t, obj)
+				_ = unstructured.SetNestedField(server.Object, replicas, "spec", "replicas")
+				rep.Result = withManagedFields(rep.Result, server.Object)
+			}
+			want, got := normalJSON(t, withoutBookkeeping(server.Object)), normalJSON(t, withoutBookkeeping(rep.Result))
+			if !reflect.DeepEqual(want, got) {
+				var diffs [][]string
+				differingLeaves(got, want, nil, &diffs)
+				t.Errorf("result differs from the server's dry run at %v\nours: %s\nserver: %s", diffs, jsonText(got), jsonText(want))
+			}
+			if !reflect.DeepEqual(normalJSON(t, managedFieldsOf(server.Object)), normalJSON(t, managedFieldsOf(rep.Result))) {
+				t.Errorf("managedFields differ from the server's dry run:\nours: %s\nserver: %s", jsonText(managedFieldsOf(rep.Result)), jsonText(managedFieldsOf(server.Object)))
+			}
+
+			// changes are exactly the differences between live and result.
+			live, result := withoutBookkeeping(rep.Live), withoutBookkeeping(rep.Result)
+			var leaves [][]string
+			var liveV interface{} = live
+			if live == nil {
+				// A create: the identity is the manifest's, not a change.
+				liveV = map[string]interface{}{"apiVersion": result["apiVersion"], "kind": result["kind"],
+					"metadata": map[string]interface{}{"name": obj.GetName(), "namespace": ns}}
+			}
+			differingLeaves(normalJSON(t, liveV), normalJSON(t, result), nil, &leaves)
+			kinds := map[string]bool{}
+			var covers [][]string
+			for _, ch := range rep.Changes {
+				kinds[ch.Change] = true
+				p := ownership.ParseServerPath(ch.Path, live, result).Elements()
+				bv, bok := ownership.Lookup(live, p)
+				av, aok := ownership.Lookup(result, p)
+				if ch.Change != "ownership" && ch.Change != "reset" && bok && aok && reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, av)) {
+					t.Errorf("%s %s: the value does not change (%v)", ch.Change, ch.Path, bv)
+				}
+				if bok && !reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, ch.Before)) || aok && !reflect.DeepEqual(normalJSON(t, av), normalJSON(t, ch.After)) {
+					t.Errorf("%s %s: before/after %v/%v, the objects hold %v/%v", ch.Change, ch.Path, ch.Before, ch.After, bv, av)
+				}
+				for _, side := range []map[string]interface{}{live, result} {
+					if tk, ok := tokens(normalJSON(t, side), p); ok {
+						covers = append(covers, tk)
+					}
+				}
+			}
+			for _, l := range leaves {
+				covered := false
+				for _, cv := range covers {
+					covered = covered || hasPrefix(l, cv)
+				}
+				if !covered {
+					t.Errorf("live and result differ at %s, which no change lists", strings.Join(l, "."))
+				}
+			}
+			for _, k := range c.kinds {
+				if !kinds[k] {
+					t.Errorf("no %q change; changes: %+v", k, rep.Changes)
+				}
+			}
+			var stays []string
+			for _, s := range rep.Stays {
+				stays = append(stays, s.Manager.Manager)
+				if s.Command == "" || !strings.Contains(s.Command, "-n "+ns) {
+					t.Errorf("stay of %s: command %q must name the namespace", s.Manager.Manager, s.Command)
+				}
+			}
+			sort.Strings(stays)
+			for _, m := range c.stays {
+				if !strings.Contains(strings.Join(stays, ","), m) {
+					t.Errorf("stays: %v, want %s among them", stays, m)
+				}
+			}
+		})
+	}
+}
+
+// settle waits until the workload controllers have caught up with the
+// object (status.observedGeneration), so that they do not write between
+// a prediction and the server's dry run.
+func settle(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	if obj.GroupVersionKind().Group != "apps" {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		u := get(t, obj)
+		seen, ok, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if ok && seen == u.GetGeneration() {
+			time.Sleep(200 * time.Millisecond) // the controller's follow-up status write
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the controller did not observe %s", obj.GetName())
+}
+
+// withManagedFields is result with the managedFields of other.
+func withManagedFields(result, other map[string]interface{}) map[string]interface{} {
+	out := (&unstructured.Unstructured{Object: result}).DeepCopy()
+	mf, _, _ := unstructured.NestedFieldCopy(other, "metadata", "managedFields")
+	_ = unstructured.SetNestedField(out.Object, mf, "metadata", "managedFields")
+	return out.Object
+}
+
+// checkExtractRoundTrip extracts every Apply manager of live and applies
+// the result as that manager (server dry run): no conflict, and neither
+// the object nor its managedFields change.
+func checkExtractRoundTrip(t *testing.T, ns, kind string, obj *unstructured.Unstructured) {
+	t.Helper()
+	for _, e := range get(t, obj).GetManagedFields() {
+		if e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" {
+			continue
+		}
+		r := mustSSA(t, 0, "extract", "-n", ns, kind, "--manager", e.Manager, "--operation", "Apply", "-o", "json", "--show-secret-values")
+		u := &unstructured.Unstructured{}
+		if err := json.Unmarshal([]byte(r.stdout), &u.Object); err != nil {
+			t.Fatalf("extract %s: %v\n%s", e.Manager, err, r.stdout)
+		}
+		// A controller may write between the read and the dry run: read
+		// again until the dry run answers for the object read.
+		var live, out *unstructured.Unstructured
+		var err error
+		for try := 0; try < 5; try++ {
+			live = get(t, obj)
+			out, err = resourceFor(t, live).Apply(context.Background(), live.GetName(), u, metav1.ApplyOptions{FieldManager: e.Manager, DryRun: []string{metav1.DryRunAll}})
+			if err != nil || out.GetResourceVersion() == live.GetResourceVersion() {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("applying what extract gives for %s: %v\n%s", e.Manager, err, r.stdout)
+			continue
+		}
+		if !reflect.DeepEqual(withoutBookkeeping(out.Object), withoutBookkeeping(live.Object)) {
+			var diffs [][]string
+			differingLeaves(withoutBookkeeping(live.Object), withoutBookkeeping(out.Object), nil, &diffs)
+			t.Errorf("applying the extract of %s changes the object at %v", e.Manager, diffs)
+		}
+		if !reflect.DeepEqual(managedFieldsOf(out.Object), managedFieldsOf(live.Object)) {
+			t.Errorf("applying the extract of %s changes managedFields:\nbefore: %s\nafter: %s", e.Manager, jsonText(managedFieldsOf(live.Object)), jsonText(managedFieldsOf(out.Object)))
+		}
+	}
+}
