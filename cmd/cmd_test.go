@@ -100,6 +100,16 @@ func TestValidationErrors(t *testing.T) {
 		{"migrate: verify with dry run", []string{"migrate", "deploy/web", "--verify", "--dry-run=server"}, "--verify checks real writes"},
 		{"migrate rename: no from", []string{"migrate", "rename", "deploy/web"}, "name the managers with --from"},
 		{"migrate undo: no backup dir", []string{"migrate", "undo"}, "--backup-dir is required"},
+		{"diff: no manifests", []string{"diff"}, "give the manifests to simulate with -f or -k"},
+		{"diff: bad output", []string{"diff", "-f", "x.yaml", "-o", "table"}, "--output must be one of text, json"},
+		{"diff: bad subresource", []string{"diff", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
+		{"diff: local without live file", []string{"diff", "-f", "x.yaml", "--local"}, "--local needs the saved live objects"},
+		{"extract: no manager", []string{"extract", "deploy/web"}, "name the field manager with --manager, or give --all-managers"},
+		{"extract: all and manager", []string{"extract", "deploy/web", "--all-managers", "--manager", "a"}, "--all-managers extracts every entry"},
+		{"extract: bad operation", []string{"extract", "deploy/web", "--manager", "a", "--operation", "Patch"}, "--operation must be Apply or Update"},
+		{"extract: bad output", []string{"extract", "deploy/web", "--manager", "a", "-o", "table"}, "--output must be one of json, yaml"},
+		{"extract: nothing selected", []string{"extract", "--manager", "a"}, "name the objects"},
+		{"extract: schema without local", []string{"extract", "deploy/web", "--manager", "a", "--schema", "crd.yaml"}, "--schema goes with --local"},
 		{"unknown command", []string{"blame"}, `unknown command "blame"`},
 	}
 	for _, tt := range tests {
@@ -220,5 +230,57 @@ spec:
 		if !strings.Contains(text.out, want) {
 			t.Errorf("the explanation does not mention %s:\n%s", want, text.out)
 		}
+	}
+}
+
+func TestDiffLocal(t *testing.T) {
+	// platform applies the Deployment; kubectl scale owns .spec.replicas
+	// through /scale. ci sets replicas and an image: a conflict, and a
+	// forced diff.
+	m := writeFile(t, "ci.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 7
+`)
+	r := run(t, "diff", "--local", "--live-file", deploymentFixture, "-f", m, "--field-manager", "ci", "--context", "prod")
+	if r.code != CodeFound {
+		t.Fatalf("exit %d, want %d: %s", r.code, CodeFound, r.err)
+	}
+	for _, want := range []string{
+		"the apply fails: it conflicts on 1 field (marked !)",
+		"kubectl apply --server-side --force-conflicts --field-manager=ci --context=prod -n shop -f " + m,
+		"-  replicas: 3  # kubectl (Update /scale",
+		"+  replicas: 7  # ci (Apply",
+		"stays: fields the manifest does not set",
+		"kubectl ssa migrate rename deployment.v1.apps/web --context=prod -n shop --from team-a --field-manager=ci",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the diff does not say %q:\n%s", want, r.out)
+		}
+	}
+
+	// The same manifest as its own state: nothing changes, exit 0.
+	same := run(t, "diff", "--local", "--live-file", deploymentFixture, "-f", m, "--field-manager", "ci", "--force-conflicts", "-o", "jsonpath={.changes[*].change}")
+	if same.code != CodeFound || same.out != "modified" {
+		t.Errorf("forced: exit %d, changes %q, want one modified", same.code, same.out)
+	}
+}
+
+func TestExtractLocal(t *testing.T) {
+	r := run(t, "extract", "--local", "-f", deploymentFixture, "--manager", "kubectl", "--subresource", "scale")
+	want := "# Deployment/shop/web: kubectl (Update, /scale, apps/v1)\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  replicas: 3\n"
+	if r.code != CodeOK || r.out != want {
+		t.Errorf("exit %d, got:\n%s\nwant:\n%s\nstderr: %s", r.code, r.out, want, r.err)
+	}
+	r = run(t, "extract", "--local", "-f", deploymentFixture, "--manager", "nobody")
+	if r.code != CodeError || !strings.Contains(r.err, `has no managedFields entry of manager "nobody"; it has: platform (Apply)`) || r.out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	r = run(t, "extract", "--local", "-f", secretFixture, "--all-managers")
+	if r.code != CodeOK || strings.Contains(r.out, "czNj") || !strings.Contains(r.out, "<redacted>") {
+		t.Errorf("Secret values must be redacted: exit %d\n%s", r.code, r.out)
 	}
 }

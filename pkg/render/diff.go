@@ -85,10 +85,6 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 	var sb strings.Builder
 	line := func(s string) { sb.WriteString(s + "\n") }
 	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
-	verb := "changes"
-	if r.Action == "create" {
-		verb = "creates"
-	}
 	values, owners := 0, 0
 	for _, ch := range r.Changes {
 		if ch.Change == diff.Ownership {
@@ -103,8 +99,12 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 		head += " creates it"
 	case values == 0 && owners == 0:
 		head += " changes nothing"
+	case owners == 0:
+		head += fmt.Sprintf(" changes %s", count(values, "value"))
+	case values == 0:
+		head += fmt.Sprintf(" changes the owners of %s, no value", count(owners, "field"))
 	default:
-		head += fmt.Sprintf(" %s %s and the owners of %s", verb, count(values, "value"), count(owners, "more field"))
+		head += fmt.Sprintf(" changes %s and the owners of %s more", count(values, "value"), count(owners, "field"))
 	}
 	line(p.Bold(head))
 	if len(r.Conflicts) > 0 && !r.Force {
