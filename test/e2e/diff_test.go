@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -243,6 +244,8 @@ type diffCase struct {
 	conflicts int
 	kinds     []string
 	stays     []string
+	// stayPaths must be among the stays' (not defaulted) paths.
+	stayPaths []string
 }
 
 const diffDeploy = `apiVersion: apps/v1
@@ -292,10 +295,15 @@ func diffCases() []diffCase {
 				if err != nil {
 					t.Fatal(err)
 				}
-				patch(t, created, "kubectl-set", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27-hotfix"}]}}}}`)
+				// kubectl set image: a strategic merge patch.
+				if _, err := resourceFor(t, created).Patch(context.Background(), "web", types.StrategicMergePatchType,
+					[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27-hotfix"}]}}}}`), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
+					t.Fatal(err)
+				}
 			},
 			applied: deploy("", 2, "nginx:1.28", "        env: [{name: MODE, value: prod}]\n"), manager: "argocd-controller",
-			code: 1, conflicts: 1, kinds: []string{"modified", "ownership"}, stays: []string{"helm"}},
+			code: 1, conflicts: 1, kinds: []string{"modified", "ownership"}, stays: []string{"helm"},
+			stayPaths: []string{`.metadata.labels.helm.sh/chart`, `.spec.template.spec.containers[name="app"].env[name="OLD_FLAG"].value`}},
 		{name: "shared", kind: "deploy/web", setup: applyAs(base, "platform"), applied: base, manager: "ci", code: 1, kinds: []string{"ownership"}},
 		{name: "sidecar", kind: "deploy/web", setup: applyAs(base, "platform"),
 			applied: deploy("", 2, "nginx:1.27", "      - name: side\n        image: busybox:1.36\n        ports: [{containerPort: 9090}]\n"), manager: "platform", code: 1, kinds: []string{"added"}},
@@ -445,6 +453,17 @@ func TestDiffCorpus(t *testing.T) {
 				stays = append(stays, s.Manager.Manager)
 				if s.Command == "" || !strings.Contains(s.Command, "-n "+ns) {
 					t.Errorf("stay of %s: command %q must name the namespace", s.Manager.Manager, s.Command)
+				}
+			}
+			for _, want := range c.stayPaths {
+				found := false
+				for _, st := range rep.Stays {
+					for _, p := range st.Paths {
+						found = found || p == want
+					}
+				}
+				if !found {
+					t.Errorf("stays do not list %s: %+v", want, rep.Stays)
 				}
 			}
 			sort.Strings(stays)

@@ -260,6 +260,35 @@ spec:
 	caption("Now the manifest without replicas applies cleanly")
 	ssa("explain-conflict", "-f", write("api.yaml", strings.Replace(api, "  replicas: 1\n", "", 1)))
 
+	caption("diff: Argo CD takes over a Helm-made Deployment. What changes, and what stays?")
+	shop := `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop, labels: {app: shop, helm.sh/chart: shop-1.0.0}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: shop}}
+  template:
+    metadata: {labels: {app: shop}}
+    spec:
+      containers:
+      - name: app
+        image: "nginx:1.27"
+        env: [{name: OLD_FLAG, value: "1"}, {name: MODE, value: prod}]
+`
+	if _, err := res(obj(shop)).Create(context.Background(), obj(shop), metav1.CreateOptions{FieldManager: "helm"}); err != nil {
+		return err
+	}
+	// kubectl set image: a strategic merge patch, by manager kubectl-set.
+	if _, err := dyn.Resource(gvrs["Deployment"]).Namespace("default").Patch(context.Background(), "shop", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27-hotfix"}]}}}}`), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
+		return err
+	}
+	argo := write("shop.yaml", strings.NewReplacer(", helm.sh/chart: shop-1.0.0", "", `"nginx:1.27"`, `"nginx:1.28"`, `{name: OLD_FLAG, value: "1"}, `, "").Replace(shop))
+	ssa("diff", "-f", argo, "--field-manager", "argocd-controller")
+	caption("extract: what did Helm apply? Its fields as a manifest")
+	ssa("extract", "deploy/shop", "--manager", "helm")
+
 	caption("migrate: what still carries client-side apply?")
 	ssa("migrate", "configmaps", "--check")
 	caption("migrate --dry-run=client: the plan and the managedFields diff")
