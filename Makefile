@@ -71,6 +71,7 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/who-owns.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/diff.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/migrate.sh
 	PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/output-memory.sh
 

@@ -23,31 +23,6 @@ CONTAINERS=${CONTAINERS:-10}
 
 start_testbed
 
-manifest() { # manifest REPLICAS IMAGE
-	cat <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: $1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-YAML
-	local i
-	for i in $(seq 0 $((CONTAINERS - 1))); do
-		cat <<YAML
-      - name: c$i
-        image: $2
-        args: [serve, --port=$((8000 + i))]
-        ports: [{containerPort: $((8000 + i)), protocol: TCP, name: http-$i}]
-        env: [{name: MODE, value: production}, {name: INDEX, value: "$i"}]
-        resources: {limits: {cpu: 500m, memory: 256Mi}, requests: {cpu: 100m, memory: 128Mi}}
-YAML
-	done
-}
 manifest 2 nginx:1.27 >"$WORK/live.yaml"
 manifest 4 nginx:1.28 >"$WORK/m.yaml"
 run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/live.yaml"

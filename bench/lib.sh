@@ -125,3 +125,31 @@ report() {
 			for (i = 1; i <= NR; i++) printf "%-" w "s  %10.1f  %7.2fx\n", name[i], ms[i], (b > 0 ? ms[i] / b : 0)
 		}' "$WORK/results"
 }
+
+# manifest REPLICAS IMAGE: a Deployment "web" with $CONTAINERS containers,
+# each with args, a port, env and resources.
+manifest() { # manifest REPLICAS IMAGE
+	cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: $1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+YAML
+	local i
+	for i in $(seq 0 $((CONTAINERS - 1))); do
+		cat <<YAML
+      - name: c$i
+        image: $2
+        args: [serve, --port=$((8000 + i))]
+        ports: [{containerPort: $((8000 + i)), protocol: TCP, name: http-$i}]
+        env: [{name: MODE, value: production}, {name: INDEX, value: "$i"}]
+        resources: {limits: {cpu: 500m, memory: 256Mi}, requests: {cpu: 100m, memory: 128Mi}}
+YAML
+	done
+}
