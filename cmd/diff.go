@@ -156,8 +156,8 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 		}
 		return failed[len(failed)-1]
 	}
-	if externalErr != nil {
-		return externalErr
+	if external != "" && len(reports) > 0 && !o.output.out.IsData() {
+		return externalErr // the diff program's answer, as with kubectl diff
 	}
 	for _, r := range reports {
 		if r.HasChanges() {

@@ -488,6 +488,22 @@ func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path
 	return a.Outcome == defaults.Reset && equality.Semantic.DeepEqual(a.Value, v)
 }
 
+// What a changed Secret value reads before and after the apply.
+const (
+	RedactedBefore = ownership.Redacted + " (before)"
+	RedactedAfter  = ownership.Redacted + " (after)"
+)
+
+// setRedacted sets a redacted .data.KEY or .stringData.KEY of obj (whose
+// maps RedactSecret copied).
+func setRedacted(obj map[string]interface{}, p fieldpath.Path, v string) {
+	if m, ok := obj[*p[0].FieldName].(map[string]interface{}); ok {
+		if _, has := m[*p[1].FieldName]; has {
+			m[*p[1].FieldName] = v
+		}
+	}
+}
+
 // RedactSecrets hides the values of a Secret: in the objects and in the
 // changes.
 func (r *Report) RedactSecrets() {
@@ -504,13 +520,20 @@ func (r *Report) RedactSecrets() {
 	}
 	for i := range r.Changes {
 		c := &r.Changes[i]
-		if ownership.SecretPath(c.Elements) {
-			if c.HasBefore {
-				c.Before = ownership.Redacted
-			}
-			if c.HasAfter {
-				c.After = ownership.Redacted
-			}
+		if !ownership.SecretPath(c.Elements) {
+			continue
+		}
+		if c.HasBefore {
+			c.Before = ownership.Redacted
+		}
+		if c.HasAfter {
+			c.After = ownership.Redacted
+		}
+		// As kubectl diff masks Secrets: a changed value reads
+		// differently before and after, so that a diff program sees it.
+		if c.HasBefore && c.HasAfter && c.Change != Ownership && len(c.Elements) == 2 && c.Elements[1].FieldName != nil {
+			setRedacted(r.Live, c.Elements, RedactedBefore)
+			setRedacted(r.Result, c.Elements, RedactedAfter)
 		}
 	}
 	for i := range r.Conflicts {

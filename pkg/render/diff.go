@@ -124,12 +124,25 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 		return err
 	}
 	conflicts := map[string]bool{}
+	valueChanged := map[string]bool{}
 	for _, ch := range r.Changes {
 		if ch.Conflict {
 			conflicts[ch.Elements.String()] = true
 		}
+		if ch.Change != diff.Ownership {
+			valueChanged[ch.Elements.String()] = true
+		}
 	}
-	rows := diffRows(live.keys(), result.keys())
+	// A changed value whose line reads the same (a redacted Secret value)
+	// still shows as changed.
+	var rows []diffRow
+	for _, row := range diffRows(live.keys(), result.keys()) {
+		if row.op == ' ' && valueChanged[result.paths[row.b].String()] {
+			rows = append(rows, diffRow{op: '-', a: row.a, b: -1}, diffRow{op: '+', a: -1, b: row.b})
+			continue
+		}
+		rows = append(rows, row)
+	}
 	interesting := make([]bool, len(rows))
 	any := false
 	for i, row := range rows {

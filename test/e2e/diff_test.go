@@ -544,3 +544,45 @@ func checkExtractRoundTrip(t *testing.T, ns, kind string, obj *unstructured.Unst
 		}
 	}
 }
+
+// TestDiffSecretAndExternalDiff: Secret values never reach the output,
+// yet a changed one shows as changed, in the text view and to an external
+// diff program (KUBECTL_EXTERNAL_DIFF, whose exit status is kubectl
+// diff's).
+func TestDiffSecretAndExternalDiff(t *testing.T) {
+	ns := namespace(t)
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: %s}\n"
+	apply(t, ns, "platform", fmt.Sprintf(secret, "hunter2"), false)
+	same := filepath.Join(t.TempDir(), "same.yaml")
+	writeFile(t, same, fmt.Sprintf(secret, "hunter2"))
+	changed := filepath.Join(t.TempDir(), "changed.yaml")
+	writeFile(t, changed, fmt.Sprintf(secret, "s3cr3t-new"))
+	leaks := []string{"hunter2", "s3cr3t-new", "aHVudGVyMg", "czNjcjN0LW5ldw"}
+
+	r := mustSSA(t, 1, "diff", "-n", ns, "-f", changed, "--field-manager", "platform")
+	if !strings.Contains(r.stdout, "-  password: <redacted>") || !strings.Contains(r.stdout, "+  password: <redacted>") {
+		t.Errorf("the changed password does not show as changed:\n%s", r.stdout)
+	}
+	for _, out := range []string{r.stdout, mustSSA(t, 1, "diff", "-n", ns, "-f", changed, "--field-manager", "platform", "-o", "json").stdout} {
+		for _, l := range leaks {
+			if strings.Contains(out, l) {
+				t.Errorf("a Secret value (%s) reached the output:\n%s", l, out)
+			}
+		}
+	}
+	mustSSA(t, 0, "diff", "-n", ns, "-f", same, "--field-manager", "platform")
+
+	t.Setenv("KUBECTL_EXTERNAL_DIFF", "diff -u -N")
+	r = mustSSA(t, 1, "diff", "-n", ns, "-f", changed, "--field-manager", "platform")
+	if !strings.Contains(r.stdout, "-  password: <redacted> (before)") || !strings.Contains(r.stdout, "+  password: <redacted> (after)") || !strings.Contains(r.stdout, "v1.Secret."+ns+".creds") {
+		t.Errorf("the external diff does not show the change:\n%s", r.stdout)
+	}
+	for _, l := range leaks {
+		if strings.Contains(r.stdout, l) {
+			t.Errorf("a Secret value (%s) reached the external diff:\n%s", l, r.stdout)
+		}
+	}
+	if r := mustSSA(t, 0, "diff", "-n", ns, "-f", same, "--field-manager", "platform"); r.stdout != "" {
+		t.Errorf("no change: the diff program prints nothing, got:\n%s", r.stdout)
+	}
+}
