@@ -1,0 +1,158 @@
+package diff_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// The Deployment the views' golden files use: platform and team-a apply,
+// kubectl scales through /scale, kubectl-label labels, the controller
+// writes status.
+func fixture(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile("../render/testdata/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func manifest(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func compute(t *testing.T, live *unstructured.Unstructured, applied string, o conflict.Options) *diff.Report {
+	t.Helper()
+	src, err := conflict.NewOfflineSource([]*unstructured.Unstructured{live}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest(t, applied)
+	asked, err := conflict.Explain(context.Background(), src, m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced := asked
+	if len(asked.Conflicts) > 0 {
+		o.Force = true
+		if forced, err = conflict.Explain(context.Background(), src, m, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := diff.Compute(asked, forced, diff.Options{StayCommand: func(ow ownership.Owner) string { return "fix " + ow.Manager }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func changes(r *diff.Report) map[string]string {
+	out := map[string]string{}
+	for _, c := range r.Changes {
+		out[c.Path.String()] = string(c.Change)
+	}
+	return out
+}
+
+func TestComputeClassifies(t *testing.T) {
+	live := fixture(t)
+	// team-a applies again without the annotation, with a new image: its
+	// annotation goes, the image changes; .spec.replicas is kubectl's
+	// (/scale): setting it conflicts.
+	r := compute(t, live, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 9
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx:9
+`, conflict.Options{FieldManager: "team-a"})
+	got := changes(r)
+	for path, want := range map[string]string{
+		`.metadata.annotations["example.com/owner"]`: "removed",
+		`.spec.replicas`: "modified",
+		`.spec.template.spec.containers[name="web"].image`: "modified",
+	} {
+		if got[path] != want {
+			t.Errorf("%s: %q, want %q (all: %v)", path, got[path], want, got)
+		}
+	}
+	if len(r.Conflicts) != 2 || !r.HasChanges() { // replicas (kubectl on /scale) and the image (platform shares it)
+		t.Errorf("conflicts %v", r.Conflicts)
+	}
+	for _, c := range r.Changes {
+		if c.Path.String() == ".spec.replicas" && (!c.Conflict || len(c.OwnersBefore) != 1 || c.OwnersBefore[0].Subresource != "scale" || len(c.OwnersAfter) != 1 || c.OwnersAfter[0].Manager != "team-a") {
+			t.Errorf("replicas: %+v", c)
+		}
+	}
+	var stays []string
+	for _, s := range r.Stays {
+		stays = append(stays, s.Manager.Manager+"="+s.Command)
+	}
+	if !strings.Contains(strings.Join(stays, " "), "platform=fix platform") {
+		t.Errorf("stays %v", stays)
+	}
+	if r.Result["spec"].(map[string]interface{})["replicas"] != int64(9) {
+		t.Errorf("result replicas %v", r.Result["spec"])
+	}
+}
+
+func TestComputeNoChange(t *testing.T) {
+	live := fixture(t)
+	r := compute(t, live, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, annotations: {example.com/owner: team-a}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+`, conflict.Options{FieldManager: "team-a"})
+	if r.HasChanges() {
+		t.Errorf("the same apply again changes nothing, got %+v", r.Changes)
+	}
+}
+
+func TestExtract(t *testing.T) {
+	live := fixture(t)
+	e, err := diff.FindEntry(live, diff.Selector{Manager: "kubectl-label"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := diff.Extract(live, conflict.BuiltinSchema(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := yaml.Marshal(out.Object)
+	want := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels:\n    tier: frontend\n  name: web\n  namespace: shop\n"
+	if string(b) != want {
+		t.Errorf("got\n%s\nwant\n%s", b, want)
+	}
+	if _, err := diff.FindEntry(live, diff.Selector{Manager: "kubectl", Subresource: ""}); err == nil || !strings.Contains(err.Error(), "kubectl (Update, scale)") {
+		t.Errorf("kubectl has only a /scale entry: %v", err)
+	}
+}
