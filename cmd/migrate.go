@@ -331,7 +331,12 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 		render.MigrationReport(o.streams.Out, rep, pal)
 	}
 	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
-		fmt.Fprintf(o.streams.ErrOut, "warning: none of the %d objects has a manager named %s\n", rep.Summary.Scanned, strings.Join(o.from, " or "))
+		names := make([]string, len(o.from))
+		for i, m := range o.from {
+			names[i] = fmt.Sprintf("%q", m)
+		}
+		// The names are the user's: escaped on the way to the terminal.
+		render.Warning(o.streams.ErrOut, fmt.Sprintf("none of the %d objects has a manager named %s", rep.Summary.Scanned, strings.Join(names, " or ")))
 	}
 	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
 		return exit(CodePartial)
