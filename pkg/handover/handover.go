@@ -201,8 +201,10 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 	for _, p := range fields {
 		// A release may drop ownership of a path the object no longer has
-		// (stale managedFields); a handover needs the value.
-		if req.Mode == ModeRelease && fromSet.Has(p) {
+		// (stale managedFields, or after its own write removed the
+		// last-applied annotation and with it an empty annotations map);
+		// a handover needs the value.
+		if req.Mode == ModeRelease && (fromSet.Has(p) || req.resume) {
 			continue
 		}
 		if _, ok := ownership.Lookup(live.Object, p); !ok {

@@ -191,3 +191,26 @@ func paths(ss ...string) []ownershipPath {
 type ownershipPath = ownership.Path
 
 func asError(err error, target **Error) bool { return errors.As(err, target) }
+
+// The write that edits the annotation changes no other value: what holds
+// the annotation is compared without it (the apiserver drops an
+// annotations map the edit leaves empty).
+func TestUnchangedIgnoresTheAnnotation(t *testing.T) {
+	before := csaDeployment(lastApplied)
+	after := deployment()
+	annotations := path(".metadata.annotations")
+	edit := &LastAppliedEdit{Deleted: true}
+	if err := unchanged(before, after, []fieldpath.Path{annotations, lastAppliedPath, path(".spec.replicas")}, edit, false); err != nil {
+		t.Errorf("annotation removed: %v", err)
+	}
+	if err := unchanged(before, after, []fieldpath.Path{annotations}, nil, false); err == nil {
+		t.Errorf("without an edit the change is not seen")
+	}
+	kept := csaDeployment("{}")
+	kept.SetAnnotations(map[string]string{"team": "pay", "kubectl.kubernetes.io/last-applied-configuration": "{}"})
+	changed := deployment()
+	changed.SetAnnotations(map[string]string{"team": "ads"})
+	if err := unchanged(kept, changed, []fieldpath.Path{annotations}, edit, false); err == nil {
+		t.Errorf("another annotation's change is not seen")
+	}
+}

@@ -298,11 +298,14 @@ func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.
 // annotation an edit removes).
 func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path, edit *LastAppliedEdit, showSecrets bool) error {
 	for _, p := range fields {
-		if edit != nil && edit.Deleted && p.Equals(lastAppliedPath) {
+		if edit != nil && p.Equals(lastAppliedPath) {
 			continue
 		}
 		a, _ := ownership.Lookup(before.Object, p)
 		b, _ := ownership.Lookup(after.Object, p)
+		if edit != nil {
+			a, b = withoutLastApplied(p, a), withoutLastApplied(p, b)
+		}
 		if !reflect.DeepEqual(a, b) {
 			if !showSecrets && ownership.IsSecret(before.GetAPIVersion(), before.GetKind()) {
 				a, b = ownership.RedactValue(p, a), ownership.RedactValue(p, b)
@@ -311,6 +314,32 @@ func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path
 		}
 	}
 	return nil
+}
+
+// withoutLastApplied is v, the value at p, without the last-applied
+// annotation when p holds it (.metadata, .metadata.annotations): an edit
+// changes it, and the apiserver drops an annotations map it leaves empty.
+func withoutLastApplied(p fieldpath.Path, v interface{}) interface{} {
+	m, ok := v.(map[string]interface{})
+	if !ok || len(p) >= len(lastAppliedPath) || !lastAppliedPath[:len(p)].Equals(p) {
+		return v
+	}
+	key := lastAppliedPath[len(p)].FieldName
+	c := make(map[string]interface{}, len(m))
+	for k, x := range m {
+		c[k] = x
+	}
+	if len(p)+1 == len(lastAppliedPath) {
+		delete(c, *key)
+	} else if child := withoutLastApplied(lastAppliedPath[:len(p)+1], c[*key]); child != nil {
+		c[*key] = child
+	} else {
+		delete(c, *key)
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c
 }
 
 func editedLastApplied(steps []Step) bool {
