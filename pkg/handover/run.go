@@ -169,6 +169,9 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			if !ok {
 				report.Status = StatusHeld
 			}
+		} else if step, owned, err := Cleanup(live, req, fields); err == nil && owned && step == nil {
+			// The controller owns them already and nothing holds them.
+			report.Message = fmt.Sprintf("%q owns the fields", req.To)
 		} else {
 			report.Status = StatusHeld
 			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)

@@ -170,6 +170,30 @@ func TestHandoverFromClientSideApply(t *testing.T) {
 		}
 	})
 
+	// The autoscaler already scaled: it owns replicas, client-side apply
+	// none, and only the annotation still holds them (as after a handover
+	// by an earlier version): the handover edits just the annotation.
+	t.Run("the controller took replicas already: only the annotation is left", func(t *testing.T) {
+		ns := namespace(t)
+		kubectlApply(t, ns, csaWeb)
+		patch(t, webRef(ns), "kube-controller-manager", `{"spec":{"replicas":4}}`, "scale")
+		args := []string{"handover", "-n", ns, "deploy/web", "--field", ".spec.replicas", "--from", "kubectl-client-side-apply", "--to", "kube-controller-manager"}
+		r := handoverJSON(t, 0, args...)
+		if r.Status != "completed" || stepNames(r) != "last-applied:done" {
+			t.Fatalf("status %s steps %s", r.Status, stepNames(r))
+		}
+		if _, has, _ := unstructured.NestedFieldNoCopy(lastApplied(t, get(t, webRef(ns))), "spec", "replicas"); has {
+			t.Errorf("the annotation still holds replicas")
+		}
+		kubectlApply(t, ns, csaWebNoReplicas)
+		if got := replicas(t, ns); got != 4 {
+			t.Errorf("replicas %d after the client-side apply without them, want 4", got)
+		}
+		if again := handoverJSON(t, 0, args...); again.Status != "already-complete" {
+			t.Errorf("re-run: %s %s", again.Status, stepNames(again))
+		}
+	})
+
 	t.Run("an annotation it can't edit is refused with the command that clears it", func(t *testing.T) {
 		ns := namespace(t)
 		kubectlApply(t, ns, csaWeb)
