@@ -117,6 +117,13 @@ func TestHandoverFromClientSideApply(t *testing.T) {
 			t.Fatalf("the dry run wrote: %v", now.GetManagedFields())
 		}
 
+		// The server accepts every step, the edit included, as a dry run.
+		srv := mustSSA(t, 0, append(args, "--dry-run=server")...)
+		wantLine(t, srv.stdout, `last-applied: takes \.spec\.replicas out of the annotation`)
+		if now := get(t, webRef(ns)); now.GetAnnotations()[lastAppliedKey] != before.GetAnnotations()[lastAppliedKey] || hasEntry(now, "kubectl-ssa-handover") {
+			t.Fatalf("the server dry run wrote: %v", now.GetManagedFields())
+		}
+
 		res := mustSSA(t, 0, append(args, "-o", "json")...)
 		var r struct {
 			Status string `json:"status"`
