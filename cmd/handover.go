@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,8 @@ type handoverOptions struct {
 	dryRun          dryRunFlag
 	output          outputFlag
 	release         bool
+	showSecrets     bool
+	clusterFlags    []string
 }
 
 func (o *handoverOptions) addFlags(cmd *cobra.Command) {
@@ -39,6 +42,7 @@ func (o *handoverOptions) addFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.fromSubresource, "from-subresource", "", "Only the entries of --from written through this subresource (scale, status; 'none' for the main resource).")
 	o.dryRun.add(fs, `"none" writes; "client" prints the plan without sending anything; "server" sends every step as a server dry run.`)
 	o.output.add(cmd, "text", "text")
+	fs.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
 }
 
 func newHandoverCmd(g *globalOptions) *cobra.Command {
@@ -62,15 +66,29 @@ the new manager takes shared ownership at the current values, then the old
 manager releases them.
 
 Only managedFields change (apart from the temporary manager's apply, which
-sets the values the fields already have). Every write carries the object's
+sets the values the fields already have), and, when --from is a client-side
+apply manager (kubectl-client-side-apply, or whichever Update manager owns
+the kubectl.kubernetes.io/last-applied-configuration annotation), that
+annotation: kubectl's next client-side apply deletes every field the
+annotation holds and your manifest does not, whoever owns it, so the fields
+handed over are taken out of it in the same write that takes them out of
+its managedFields entry. If the annotation can't be edited exactly (not
+JSON, another apiVersion), nothing is written and the error gives the
+command that removes it first. Every write carries the object's
 resourceVersion; if another writer changes the object in between, the
 command reads it again and plans again. Running it again after it finished
 does nothing; after an interruption it completes the remaining steps.
 
 --mode auto picks "controller" when --to has an Update entry on the object
-(or is kube-controller-manager), "applier" otherwise.`,
+(or is kube-controller-manager), "applier" otherwise.
+
+Secret values are redacted in the report and in messages unless
+--show-secret-values is given.`,
 		Example: `  # Hand .spec.replicas to the HorizontalPodAutoscaler, and wait for it
   kubectl ssa handover deployment/web --field .spec.replicas --from kubectl --to kube-controller-manager --wait
+
+  # The Deployment was applied client-side (kubectl apply without --server-side), then autoscaled
+  kubectl ssa handover deployment/web --field .spec.replicas --from kubectl-client-side-apply --to kube-controller-manager --wait
 
   # See the plan first
   kubectl ssa handover deployment/web --field .spec.replicas --from kubectl --to kube-controller-manager --dry-run=client
@@ -81,6 +99,7 @@ does nothing; after an interruption it completes the remaining steps.
   # Before applying a manifest without a label, make a leftover client-side apply entry let go of it
   kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field '.metadata.labels.tier'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.clusterFlags = clusterFlags(cmd)
 			return o.run(cmd.Context(), args)
 		},
 	}
@@ -105,7 +124,12 @@ Use it to clear what a manager no longer means to own, typically a leftover
 kubectl-client-side-apply or before-first-apply entry that keeps a field you
 removed from your manifest from being removed. The report says which fields
 are then owned by nobody (they stay as they are) and which are owned only by
-appliers (their next apply without the field removes it).`,
+appliers (their next apply without the field removes it).
+
+A client-side apply manager also lets go of the fields in its
+kubectl.kubernetes.io/last-applied-configuration annotation (in the same
+write), so that its next apply does not delete them; with --all, or when the
+annotation itself is released, the annotation is removed.`,
 		Example: `  # explain-conflict says your apply won't remove a label because client-side apply
   # still owns it: release it first, then apply
   kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field .metadata.labels.tier
@@ -114,6 +138,7 @@ appliers (their next apply without the field removes it).`,
   kubectl ssa handover release configmap/settings --from before-first-apply --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rel.release = true
+			rel.clusterFlags = clusterFlags(cmd)
 			return rel.run(cmd.Context(), args)
 		},
 	}
@@ -219,15 +244,17 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		}
 		var progress func(handover.Step)
 		if !o.output.out.IsData() && dr == kube.DryRunNone {
-			progress = func(s handover.Step) {
-				fmt.Fprintf(o.streams.ErrOut, "%s: %s %s\n", kube.ObjectName(obj), s.Name, s.Status)
-			}
+			progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
 		}
-		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress})
+		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets})
 		if err != nil {
 			failed++
 			msg := err.Error()
-			if !handover.IsError(err) {
+			var herr *handover.Error
+			switch {
+			case errors.As(err, &herr) && herr.Fix != nil:
+				msg += ": " + render.Command(withClusterFlags(herr.Fix, o.clusterFlags))
+			case !handover.IsError(err):
 				msg = fmt.Sprintf("%s: %v", kube.ObjectName(obj), kube.Friendly(err))
 			}
 			render.Error(o.streams.ErrOut, errors.New(msg))
@@ -237,7 +264,9 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			rep.Status = handover.StatusFailed
 			rep.Message = msg
 		}
-		rep.RedactSecrets()
+		if !o.showSecrets {
+			rep.RedactSecrets()
+		}
 		if rep.Status == handover.StatusHeld && o.wait {
 			held++
 		}
@@ -263,4 +292,21 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		return exit(CodeFound)
 	}
 	return nil
+}
+
+// handoverProgress prints a line on w as each step of a handover of the
+// object finishes.
+func handoverProgress(w io.Writer, object string) func(handover.Step) {
+	return func(s handover.Step) { render.HandoverProgress(w, object, s) }
+}
+
+// withClusterFlags puts the user's connection flags into a suggested
+// kubectl command, right after "kubectl VERB".
+func withClusterFlags(words, flags []string) []string {
+	if len(words) < 2 || len(flags) == 0 {
+		return words
+	}
+	out := append([]string{}, words[:2]...)
+	out = append(out, flags...)
+	return append(out, words[2:]...)
 }

@@ -75,7 +75,11 @@ is skipped and the report says why; nothing is dropped silently.
 The last-applied annotation is kept by default: kubectl keeps it current on
 server-side applies by "kubectl", and going back to client-side apply needs
 it. --remove-last-applied removes it (it counts against the 262,144-byte
-annotation limit).
+annotation limit); its backup keeps the annotation for undo to restore,
+and for a Secret that is its values (client-side apply copies the whole
+object into it, stringData in clear): backups are written readable by you
+alone (files 0600, directories 0700); delete them once you no longer need
+undo.
 
 Other clean-ups are subcommands: rename/merge managers, fold
 before-first-apply and ancient-changes, release a manager, rewrite
@@ -331,7 +335,12 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 		render.MigrationReport(o.streams.Out, rep, pal)
 	}
 	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
-		fmt.Fprintf(o.streams.ErrOut, "warning: none of the %d objects has a manager named %s\n", rep.Summary.Scanned, strings.Join(o.from, " or "))
+		names := make([]string, len(o.from))
+		for i, m := range o.from {
+			names[i] = fmt.Sprintf("%q", m)
+		}
+		// The names are the user's: escaped on the way to the terminal.
+		render.Warning(o.streams.ErrOut, fmt.Sprintf("none of the %d objects has a manager named %s", rep.Summary.Scanned, strings.Join(names, " or ")))
 	}
 	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
 		return exit(CodePartial)

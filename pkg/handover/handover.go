@@ -32,6 +32,9 @@ const (
 	StepRelease = "release"
 	StepWait    = "wait"
 	StepCleanup = "cleanup"
+	// StepLastApplied takes fields out of the last-applied annotation of
+	// a client-side apply manager that no longer owns them.
+	StepLastApplied = "last-applied"
 )
 
 // DefaultTempManager holds fields during a handover to a controller.
@@ -65,6 +68,9 @@ type Step struct {
 	// ResourceVersion the step wrote (empty unless done).
 	ResourceVersion string                      `json:"resourceVersion"`
 	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
+	// LastApplied is the step's edit of the last-applied annotation of a
+	// client-side apply --from (same write); nil when none.
+	LastApplied *LastAppliedEdit `json:"lastApplied,omitempty"`
 
 	// apply is the applied configuration of a hold step; entries the
 	// managedFields of a share/release/cleanup step.
@@ -140,7 +146,12 @@ const (
 const ReportKind = "HandoverReport"
 
 // Error is a handover that can't be done; nothing was written.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	// Fix is the command, as words, that makes the handover possible
+	// (the caller adds its connection flags and quotes it); nil if none.
+	Fix []string
+}
 
 func (e *Error) Error() string { return e.Msg }
 
@@ -190,8 +201,10 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 	for _, p := range fields {
 		// A release may drop ownership of a path the object no longer has
-		// (stale managedFields); a handover needs the value.
-		if req.Mode == ModeRelease && fromSet.Has(p) {
+		// (stale managedFields, or after its own write removed the
+		// last-applied annotation and with it an empty annotations map);
+		// a handover needs the value.
+		if req.Mode == ModeRelease && (fromSet.Has(p) || req.resume) {
 			continue
 		}
 		if _, ok := ownership.Lookup(live.Object, p); !ok {
@@ -237,22 +250,37 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return nil, fail("%s: there is no manager %q on the object (managers: %s)", name, req.From, managerList(entries))
 	}
 
+	// A client-side apply source also lets go of the fields in its
+	// last-applied annotation, even when it gave up its managedFields
+	// before (by an earlier version of this command, say).
+	edit, err := planLastApplied(live, req, mode, fields)
+	if err != nil {
+		return nil, err
+	}
+	complete := func(msg string) (*Report, error) {
+		// The annotation goes only with the release of its owner's entry.
+		if edit == nil || edit.Deleted {
+			r.Status, r.Message = StatusAlreadyComplete, msg
+			return r, nil
+		}
+		r.Steps = append(r.Steps, lastAppliedStep(req, edit, entries))
+		r.Status = StatusPlanned
+		return r, nil
+	}
+
 	// What is already true decides where an interrupted run resumes.
 	switch mode {
 	case ModeRelease:
 		if fromOwns.Empty() {
-			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q owns none of these fields: nothing to do", req.From)
-			return r, nil
+			return complete(fmt.Sprintf("%q owns none of these fields: nothing to do", req.From))
 		}
 	case ModeApplier:
 		if fromOwns.Empty() && toHasAll {
-			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
-			return r, nil
+			return complete(fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From))
 		}
 	case ModeController:
 		if fromOwns.Empty() && toHasAll && tempSet.Intersection(want).Empty() {
-			r.Status, r.Message = StatusAlreadyComplete, fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From)
-			return r, nil
+			return complete(fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From))
 		}
 	}
 	// Every field must be owned by the source, unless an earlier run
@@ -317,8 +345,17 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if err != nil {
 			return nil, err
 		}
-		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: ownership.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur,
-			Description: fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)})
+		desc := fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)
+		switch {
+		case edit != nil && edit.Deleted:
+			desc = fmt.Sprintf("%q gives up the fields, and its last-applied annotation goes with them (no field's value changes; its next client-side apply deletes nothing)", req.From)
+		case edit != nil:
+			desc = fmt.Sprintf("%q gives up the fields in its managedFields entry and in its last-applied annotation, in one write (no field's value changes; its next client-side apply can't reset them)", req.From)
+		}
+		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: ownership.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur, LastApplied: edit,
+			Description: desc})
+	} else if edit != nil {
+		r.Steps = append(r.Steps, lastAppliedStep(req, edit, cur))
 	}
 	if mode == ModeController && req.Wait {
 		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: StepPlanned,
@@ -362,6 +399,13 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	}
 	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: ownership.Paths(fields), Status: StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
+}
+
+// lastAppliedStep edits the annotation of a client-side apply source that
+// gave its managedFields up already.
+func lastAppliedStep(req Request, edit *LastAppliedEdit, entries []metav1.ManagedFieldsEntry) Step {
+	desc := fmt.Sprintf("%q owns none of the fields but its last-applied annotation still holds them: take them out, so that its next client-side apply can't reset them", req.From)
+	return Step{Name: StepLastApplied, Manager: edit.Manager, Paths: edit.Removed, Status: StepPlanned, ManagedFields: entries, LastApplied: edit, Description: desc}
 }
 
 func applyEntry(manager, apiVersion string, now time.Time) metav1.ManagedFieldsEntry {
@@ -473,18 +517,19 @@ func IsError(err error) bool {
 	return errors.As(err, &e)
 }
 
-// RedactSecrets hides the values of a Secret's data in the report.
+// RedactSecrets hides the values of a Secret's data in the report: in
+// the fields, and inside a field that holds them (.metadata.annotations
+// holds client-side apply's copy of the whole Secret).
 func (r *Report) RedactSecrets() {
-	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+	redactStates(r.Object, r.Before)
+	redactStates(r.Object, r.After)
+}
+
+func redactStates(obj ownership.ObjectRef, states []FieldState) {
+	if !ownership.IsSecret(obj.APIVersion, obj.Kind) {
 		return
 	}
-	for _, states := range [][]FieldState{r.Before, r.After} {
-		for i := range states {
-			if ownership.SecretPath(states[i].Path.Elements()) {
-				if states[i].Value != nil {
-					states[i].Value = ownership.Redacted
-				}
-			}
-		}
+	for i := range states {
+		states[i].Value = ownership.RedactValue(states[i].Path.Elements(), states[i].Value)
 	}
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
+// maxSteps bounds the writes of one run: a plan has at most four, and a
+// step that did not do what it planned must not be sent again and again.
+const maxSteps = 10
+
 // Options tune Run.
 type Options struct {
 	DryRun kube.DryRun
@@ -33,6 +37,9 @@ type Options struct {
 	Progress func(Step)
 	// Manager names the writes that only change managedFields.
 	Manager string
+	// ShowSecretValues puts a Secret's values in messages; they are
+	// redacted otherwise.
+	ShowSecretValues bool
 }
 
 // Run executes a handover on the object name. Before every step it reads
@@ -104,7 +111,10 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	}
 
 	var done []Step
-	for {
+	for n := 0; ; n++ {
+		if n > maxSteps {
+			return withSteps(report, done), fmt.Errorf("still planning steps after %d writes: stopping (please report this)", maxSteps)
+		}
 		var step *Step
 		err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 			if attempt > 0 || len(done) > 0 {
@@ -125,7 +135,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 				return err // someone wrote in between: read again, plan again
 			}
 			if err == nil {
-				err = unchanged(live, out, fields)
+				err = unchanged(live, out, fields, s.LastApplied, opts.ShowSecretValues)
 			}
 			if err != nil {
 				s.Status = StepFailed
@@ -159,13 +169,21 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			if !ok {
 				report.Status = StatusHeld
 			}
+		} else if step, owned, err := Cleanup(live, req, fields); err == nil && owned && step == nil {
+			// The controller owns them already and nothing holds them.
+			report.Message = fmt.Sprintf("%q owns the fields", req.To)
 		} else {
 			report.Status = StatusHeld
 			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 		}
 	}
-	if report.Mode != ModeRelease && fromApplies && (report.Status == StatusCompleted || report.Status == StatusHeld) {
-		report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
+	if report.Mode != ModeRelease && (report.Status == StatusCompleted || report.Status == StatusHeld) {
+		switch {
+		case fromApplies:
+			report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
+		case editedLastApplied(done):
+			report.Next = fmt.Sprintf("remove %s from the manifests you apply client-side: their last-applied annotation no longer holds them, so kubectl apply leaves them as they are", strings.Join(pathStrings(fields), ", "))
+		}
 	}
 	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
 		report.After = States(live, fields)
@@ -198,6 +216,9 @@ func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name strin
 			waitStep.Status = StepTimedOut
 			report.Steps = append(report.Steps, waitStep)
 			vals := States(live, fields)
+			if !opts.ShowSecretValues {
+				redactStates(report.Object, vals)
+			}
 			report.Message = fmt.Sprintf("%q has not written the fields within %s; %q holds them at their current values (%s), so nothing resets them. Run the same command again to finish", req.To, opts.Timeout, req.TempManager, valueList(vals))
 			return false, nil
 		}
@@ -262,19 +283,75 @@ func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.
 		}
 		return c.Apply(ctx, live.GetName(), cfg, ao)
 	}
-	return kube.Patch(ctx, c, live.GetName(), live.GetResourceVersion(), kube.ManagedFieldsOps(s.ManagedFields), kube.WriteOptions{DryRun: dryRun, FieldManager: opts.Manager})
+	var ops []kube.PatchOp
+	if s.Name != StepLastApplied {
+		ops = kube.ManagedFieldsOps(s.ManagedFields)
+	}
+	manager := opts.Manager
+	if s.LastApplied != nil {
+		ops = append(ops, s.LastApplied.ops()...)
+		// The apiserver gives a changed field to the writer: written as
+		// its owner, the annotation stays where it was.
+		manager = s.LastApplied.Manager
+	}
+	return kube.Patch(ctx, c, live.GetName(), live.GetResourceVersion(), ops, kube.WriteOptions{DryRun: dryRun, FieldManager: manager})
 }
 
-// unchanged checks that a write changed no value of the fields.
-func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path) error {
+// unchanged checks that a write changed no value of the fields (but the
+// annotation an edit removes).
+func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path, edit *LastAppliedEdit, showSecrets bool) error {
 	for _, p := range fields {
+		if edit != nil && p.Equals(lastAppliedPath) {
+			continue
+		}
 		a, _ := ownership.Lookup(before.Object, p)
 		b, _ := ownership.Lookup(after.Object, p)
+		if edit != nil {
+			a, b = withoutLastApplied(p, a), withoutLastApplied(p, b)
+		}
 		if !reflect.DeepEqual(a, b) {
+			if !showSecrets && ownership.IsSecret(before.GetAPIVersion(), before.GetKind()) {
+				a, b = ownership.RedactValue(p, a), ownership.RedactValue(p, b)
+			}
 			return fmt.Errorf("%s changed from %v to %v: stopping (please report this)", p, a, b)
 		}
 	}
 	return nil
+}
+
+// withoutLastApplied is v, the value at p, without the last-applied
+// annotation when p holds it (.metadata, .metadata.annotations): an edit
+// changes it, and the apiserver drops an annotations map it leaves empty.
+func withoutLastApplied(p fieldpath.Path, v interface{}) interface{} {
+	m, ok := v.(map[string]interface{})
+	if !ok || len(p) >= len(lastAppliedPath) || !lastAppliedPath[:len(p)].Equals(p) {
+		return v
+	}
+	key := lastAppliedPath[len(p)].FieldName
+	c := make(map[string]interface{}, len(m))
+	for k, x := range m {
+		c[k] = x
+	}
+	if len(p)+1 == len(lastAppliedPath) {
+		delete(c, *key)
+	} else if child := withoutLastApplied(lastAppliedPath[:len(p)+1], c[*key]); child != nil {
+		c[*key] = child
+	} else {
+		delete(c, *key)
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c
+}
+
+func editedLastApplied(steps []Step) bool {
+	for _, s := range steps {
+		if s.LastApplied != nil && s.Status == StepDone {
+			return true
+		}
+	}
+	return false
 }
 
 func withSteps(r *Report, done []Step) *Report {

@@ -465,6 +465,10 @@ func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) 
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return "", err
 	}
+	// A file left by an earlier run keeps its mode through WriteFile.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return "", err
+	}
 	return path, os.Rename(tmp, path)
 }
 

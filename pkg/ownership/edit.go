@@ -131,3 +131,38 @@ func Union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEnt
 	}
 	return out, nil
 }
+
+// RedactValue returns v, the value at path p of a Secret, with the secret
+// values in it replaced by Redacted: all of it at or below data,
+// stringData or the last-applied annotation; the values it holds of
+// those when p is above them (.metadata, .metadata.annotations). v itself
+// is not changed.
+func RedactValue(p fieldpath.Path, v interface{}) interface{} {
+	if v == nil {
+		return nil
+	}
+	if SecretPath(p) {
+		return Redacted
+	}
+	meta := fieldpath.MakePathOrDie("metadata")
+	annotations := fieldpath.MakePathOrDie("metadata", "annotations")
+	switch {
+	case p.Equals(meta):
+		m, ok := v.(map[string]interface{})
+		if !ok {
+			return v
+		}
+		c := make(map[string]interface{}, len(m))
+		for k, x := range m {
+			c[k] = x
+		}
+		obj := map[string]interface{}{"metadata": c}
+		redactSecret(obj)
+		return obj["metadata"]
+	case p.Equals(annotations):
+		obj := map[string]interface{}{"metadata": map[string]interface{}{"annotations": v}}
+		redactSecret(obj)
+		return obj["metadata"].(map[string]interface{})["annotations"]
+	}
+	return v
+}

@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -186,4 +187,86 @@ func allOwned(m map[string]interface{}, n *Node) bool {
 
 func isMetadata(p fieldpath.Path) bool {
 	return len(p) == 1 && p[0].FieldName != nil && *p[0].FieldName == "metadata"
+}
+
+// Remove deletes the value at path p from obj, and the maps and lists
+// that held nothing else (they were there only for it). It tells whether
+// p was there. A position (an index element) names no item for sure in a
+// document other than the one the path was read from, so it is an error
+// when the path reaches it.
+func Remove(obj map[string]interface{}, p fieldpath.Path) (bool, error) {
+	if len(p) == 0 {
+		return false, nil
+	}
+	_, removed, _, err := remove(obj, p)
+	return removed, err
+}
+
+// remove deletes p below v and returns v as it is then (a list may be a
+// new slice); empty tells whether v is left empty by it.
+func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bool, err error) {
+	pe := p[0]
+	switch {
+	case pe.Index != nil:
+		if _, ok := lookupElement(v, pe); ok {
+			return v, false, false, fmt.Errorf("%s names a list item by its position", pathString(p))
+		}
+		return v, false, false, nil
+	case pe.FieldName != nil:
+		m, ok := v.(map[string]interface{})
+		if !ok {
+			return v, false, false, nil
+		}
+		child, ok := m[*pe.FieldName]
+		if !ok {
+			return v, false, false, nil
+		}
+		if len(p) > 1 {
+			nc, removed, empty, err := remove(child, p[1:])
+			if !removed || err != nil {
+				return v, removed, false, err
+			}
+			if !empty {
+				m[*pe.FieldName] = nc
+				return v, true, false, nil
+			}
+		}
+		delete(m, *pe.FieldName)
+		return v, true, len(m) == 0, nil
+	}
+	l, ok := v.([]interface{})
+	if !ok {
+		return v, false, false, nil
+	}
+	for i, item := range l {
+		if !sameItem(item, pe) {
+			continue
+		}
+		if len(p) > 1 {
+			ni, removed, empty, err := remove(item, p[1:])
+			if !removed || err != nil {
+				return v, removed, false, err
+			}
+			if !empty {
+				l[i] = ni
+				return v, true, false, nil
+			}
+		}
+		out := append(append([]interface{}{}, l[:i]...), l[i+1:]...)
+		return out, true, len(out) == 0, nil
+	}
+	return v, false, false, nil
+}
+
+// sameItem tells whether a list item is the one a key or value element
+// names.
+func sameItem(item interface{}, pe fieldpath.PathElement) bool {
+	switch {
+	case pe.Key != nil:
+		m, ok := item.(map[string]interface{})
+		return ok && matchKey(m, *pe.Key)
+	case pe.Value != nil:
+		return value.Equals(interfaceValue(item), *pe.Value)
+	}
+	return false
 }

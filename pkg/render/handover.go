@@ -56,6 +56,17 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 				shown[j] = path.String()
 			}
 			fmt.Fprintf(w, "     %s\n", p.Dim("fields: "+Escape(strings.Join(shown, ", "))))
+			if e := s.LastApplied; e != nil {
+				removed := make([]string, len(e.Removed))
+				for j, path := range e.Removed {
+					removed[j] = path.String()
+				}
+				what := "removes the annotation " + e.Annotation
+				if !e.Deleted {
+					what = "takes " + strings.Join(removed, ", ") + " out of the annotation " + e.Annotation
+				}
+				fmt.Fprintf(w, "     %s\n", Escape("last-applied: "+what+fmt.Sprintf(" (written as %q, its owner)", e.Manager)))
+			}
 		}
 	}
 	if len(r.After) > 0 && r.Status != handover.StatusPlanned {
@@ -101,4 +112,10 @@ func writeStates(w io.Writer, states []handover.FieldState, o Options) {
 		}
 		fmt.Fprintf(w, "  %s = %s  owned by %s\n", Escape(s.Path.String()), valueText(s.Value), owners)
 	}
+}
+
+// HandoverProgress prints one line as a step of a handover finishes, for
+// a terminal: the object, the step, its manager and its status, escaped.
+func HandoverProgress(w io.Writer, object string, s handover.Step) {
+	fmt.Fprintln(Terminal(w), Escape(object)+": "+s.Name+" ("+Escape(s.Manager)+") "+string(s.Status))
 }

@@ -67,18 +67,29 @@ func TestHandoverNarrative(t *testing.T) {
 	live := loadObject(t, "deployment.yaml")
 	replicas := fieldpath.MakePathOrDie("spec", "replicas")
 	tier := fieldpath.MakePathOrDie("metadata", "labels", "tier")
+	secret := loadObject(t, "secret.yaml")
+	password := fieldpath.MakePathOrDie("data", "password")
+	annotations := fieldpath.MakePathOrDie("metadata", "annotations")
 	tests := []struct {
 		name string
+		live *unstructured.Unstructured // default: deployment.yaml
 		req  handover.Request
 		done bool // the steps ran
 	}{
 		{name: "handover-to-controller-plan", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: handover.ModeController, Fields: []fieldpath.Path{replicas}}},
 		{name: "handover-to-controller-held", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: handover.ModeController, Fields: []fieldpath.Path{replicas}}, done: true},
 		{name: "handover-release", req: handover.Request{From: "kubectl-label", Mode: handover.ModeRelease, Fields: []fieldpath.Path{tier}}, done: true},
+		// The Secret's values, in the fields and in the last-applied
+		// annotation under .metadata.annotations, are redacted.
+		{name: "handover-release-client-side-apply", live: secret, req: handover.Request{From: "kubectl-client-side-apply", Mode: handover.ModeRelease, Fields: []fieldpath.Path{password, annotations}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := handover.Plan(live, tt.req, now)
+			obj := live
+			if tt.live != nil {
+				obj = tt.live
+			}
+			r, err := handover.Plan(obj, tt.req, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,6 +105,7 @@ func TestHandoverNarrative(t *testing.T) {
 				}
 				r.After = r.Before
 			}
+			r.RedactSecrets()
 			var buf bytes.Buffer
 			render.HandoverNarrative(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)})
 			golden(t, tt.name+".golden", buf.Bytes())

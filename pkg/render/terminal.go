@@ -166,3 +166,19 @@ func shellQuote(s string) string {
 	b.WriteByte('\'')
 	return b.String()
 }
+
+// Warning prints a warning for a terminal: "warning: " and the message,
+// escaped and kept on one line.
+func Warning(w io.Writer, msg string) {
+	fmt.Fprintln(Terminal(w), "warning: "+Escape(msg))
+}
+
+// Command writes a command given as words as one pasteable line: each word
+// quoted for a shell when it needs it.
+func Command(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
