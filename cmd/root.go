@@ -119,6 +119,7 @@ to server-side apply (migrate).`,
 		newExplainConflictCmd(g),
 		newHandoverCmd(g),
 		newMigrateCmd(g),
+		newAuditCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)
