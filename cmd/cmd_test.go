@@ -100,6 +100,15 @@ func TestValidationErrors(t *testing.T) {
 		{"migrate: verify with dry run", []string{"migrate", "deploy/web", "--verify", "--dry-run=server"}, "--verify checks real writes"},
 		{"migrate rename: no from", []string{"migrate", "rename", "deploy/web"}, "name the managers with --from"},
 		{"migrate undo: no backup dir", []string{"migrate", "undo"}, "--backup-dir is required"},
+		{"audit: bad fail-on", []string{"audit", "--fail-on", "fatal"}, `--fail-on must be one of info, warning, error, never, not "fatal"`},
+		{"audit: bad view", []string{"audit", "-o", "tree"}, "--output must be one of table, wide, json"},
+		{"audit: concurrency", []string{"audit", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{"audit: threshold over the limit", []string{"audit", "--last-applied-threshold", "300000"}, "--last-applied-threshold must be between 1 and 262144 bytes"},
+		{"audit: allow without expect", []string{"audit", "--allow-manager", "x"}, "--allow-manager goes with --expect-manager"},
+		{"audit: empty expected manager", []string{"audit", "--expect-manager="}, "not an empty string"},
+		{"audit: context and all contexts", []string{"audit", "--context", "a", "--all-contexts"}, "give --context or --all-contexts, not both"},
+		{"audit: names and selector", []string{"audit", "deploy", "web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
+		{"audit: no kubeconfig context", []string{"audit", "--context", "a,b"}, `context "a" is not in the kubeconfig`},
 		{"unknown command", []string{"blame"}, `unknown command "blame"`},
 	}
 	for _, tt := range tests {

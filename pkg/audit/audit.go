@@ -311,6 +311,7 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 			if len(owners) < 2 {
 				return
 			}
+			sort.Strings(owners)
 			seen.Insert(p.Copy())
 			key := strings.Join(owners, "\x00")
 			if _, ok := groups[key]; !ok {
