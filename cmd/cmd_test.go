@@ -109,6 +109,14 @@ func TestValidationErrors(t *testing.T) {
 		{"audit: context and all contexts", []string{"audit", "--context", "a", "--all-contexts"}, "give --context or --all-contexts, not both"},
 		{"audit: names and selector", []string{"audit", "deploy", "web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
 		{"audit: no kubeconfig context", []string{"audit", "--context", "a,b"}, `context "a" is not in the kubeconfig`},
+		{"watch: nothing named", []string{"watch"}, "name what to watch"},
+		{"watch: two kinds", []string{"watch", "deploy,cm"}, "watch takes one kind"},
+		{"watch: many names", []string{"watch", "deploy/a", "deploy/b"}, "watch takes one kind"},
+		{"watch: name and selector", []string{"watch", "deploy/web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
+		{"watch: name across namespaces", []string{"watch", "deploy", "web", "-A"}, "cannot be retrieved by name across all namespaces"},
+		{"watch: one flip", []string{"watch", "deploy", "--min-flips", "1"}, "--min-flips must be at least 2"},
+		{"watch: window", []string{"watch", "deploy", "--window", "0s"}, "--window must be a positive duration"},
+		{"watch: yaml", []string{"watch", "deploy", "-o", "yaml"}, "did you mean -o json?"},
 		{"unknown command", []string{"blame"}, `unknown command "blame"`},
 	}
 	for _, tt := range tests {

@@ -120,6 +120,7 @@ to server-side apply (migrate).`,
 		newHandoverCmd(g),
 		newMigrateCmd(g),
 		newAuditCmd(g),
+		newWatchCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)
