@@ -20,7 +20,7 @@ const viewText = "text"
 
 type watchOptions struct {
 	*globalOptions
-	output        outputFlag
+	output        string
 	labelSelector string
 	allNamespaces bool
 	minFlips      int
@@ -83,16 +83,16 @@ fight was seen, 2 an error.`,
 	f.IntVar(&o.minFlips, "min-flips", o.minFlips, "How many flips of a path within --window make a fight (at least 2).")
 	f.DurationVar(&o.window, "window", o.window, "How far back flips count.")
 	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long, then exit 1 if a fight was seen, 0 if not (default: until interrupted).")
-	o.output.add(cmd, viewText, viewText)
+	// Not outputFlag: a watch writes lines as they come, so none of
+	// the report formats (YAML, templates) over a whole report.
+	f.StringVarP(&o.output, "output", "o", viewText, "Output: text (a line per fight) or json (a JSON object per line).")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{viewText, render.FormatJSON}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 func (o *watchOptions) validate(args []string) (typ, name string, err error) {
-	if err := o.output.parse(); err != nil {
-		return "", "", err
-	}
-	if n := o.output.out.Name; n != viewText && n != render.FormatJSON {
-		return "", "", fmt.Errorf("watch writes text or JSON lines: -o %s is not one of them (did you mean -o json?)", n)
+	if o.output != viewText && o.output != render.FormatJSON {
+		return "", "", fmt.Errorf("--output must be text or json (JSON lines), not %q", o.output)
 	}
 	if o.minFlips < 2 {
 		return "", "", fmt.Errorf("--min-flips must be at least 2, not %d: one flip is a handover", o.minFlips)
@@ -167,7 +167,7 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 			return
 		}
 		for _, f := range fights {
-			if o.output.out.Name == render.FormatJSON {
+			if o.output == render.FormatJSON {
 				err = render.FightJSON(o.streams.Out, f)
 			} else {
 				err = render.FightLine(o.streams.Out, f, pal)
