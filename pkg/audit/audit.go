@@ -299,7 +299,7 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 	seen := fieldpath.NewSet()
 	for _, i := range appliers {
 		sets[i].Leaves().Iterate(func(p fieldpath.Path) {
-			if seen.Has(p) {
+			if seen.Has(p) || isKeyField(p) {
 				return
 			}
 			var owners []string
@@ -339,12 +339,31 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 
 func leaves(set *fieldpath.Set) []ownership.Path {
 	out := []ownership.Path{}
-	set.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, ownership.Path(p.Copy())) })
+	set.Leaves().Iterate(func(p fieldpath.Path) {
+		if !isKeyField(p) {
+			out = append(out, ownership.Path(p.Copy()))
+		}
+	})
 	return out
 }
 
+// isKeyField tells whether a path is a key field of a list item
+// (.spec.containers[name="app"].name): whoever owns the item owns it, so
+// it says nothing of its own.
+func isKeyField(p fieldpath.Path) bool {
+	if len(p) < 2 || p[len(p)-1].FieldName == nil || p[len(p)-2].Key == nil {
+		return false
+	}
+	for _, f := range *p[len(p)-2].Key {
+		if f.Name == *p[len(p)-1].FieldName {
+			return true
+		}
+	}
+	return false
+}
+
 func count(set *fieldpath.Set) string {
-	if n := set.Leaves().Size(); n != 1 {
+	if n := len(leaves(set)); n != 1 {
 		return fmt.Sprintf("%d fields", n)
 	}
 	return "1 field"

@@ -96,6 +96,14 @@ func TestCheck(t *testing.T) {
 			want: []string{"shared-appliers flux .data.x | kubectl ssa handover release configmap/web --from helm --field .data.x -n shop"},
 		},
 		{
+			name: "key fields of shared list items are not listed",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("ci", apply, "", `{"f:spec":{"f:endpoints":{"k:{\"host\":\"a\",\"port\":80}":{".":{},"f:host":{},"f:port":{},"f:weight":{}}}}}`),
+				entry("ops", apply, "", `{"f:spec":{"f:endpoints":{"k:{\"host\":\"a\",\"port\":80}":{".":{},"f:host":{},"f:port":{},"f:weight":{}}}}}`),
+			},
+			want: []string{`shared-appliers ci .spec.endpoints[host="a",port=80].weight | kubectl ssa handover release configmap/web --from ops --field '.spec.endpoints[host="a",port=80].weight' -n shop`},
+		},
+		{
 			name: "history managers fold into the one applier",
 			entries: []metav1.ManagedFieldsEntry{
 				entry("before-first-apply", update, "", `{"f:data":{"f:x":{}}}`),
