@@ -42,10 +42,7 @@ func (c *Cluster) Watch(ctx context.Context, o WatchOptions, fn func(obj *unstru
 		if rv == "" {
 			list, err := ri.List(ctx, opts)
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("listing %s: %w", o.Resource.GVR.GroupResource(), Friendly(err))
+				return ended(ctx, fmt.Errorf("listing %s: %w", o.Resource.GVR.GroupResource(), Friendly(err)))
 			}
 			for i := range list.Items {
 				fn(&list.Items[i], false)
@@ -56,20 +53,14 @@ func (c *Cluster) Watch(ctx context.Context, o WatchOptions, fn func(obj *unstru
 		wo.ResourceVersion, wo.AllowWatchBookmarks = rv, true
 		w, err := ri.Watch(ctx, wo)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				rv = ""
 				continue
 			}
-			return fmt.Errorf("watching %s: %w", o.Resource.GVR.GroupResource(), Friendly(err))
+			return ended(ctx, fmt.Errorf("watching %s: %w", o.Resource.GVR.GroupResource(), Friendly(err)))
 		}
-		rv, err = drain(ctx, w, rv, fn)
+		rv = drain(ctx, w, rv, fn)
 		w.Stop()
-		if err != nil {
-			return err
-		}
 		// A closed watch resumes after a pause, so that a server
 		// refusing watches is not hammered.
 		select {
@@ -80,22 +71,33 @@ func (c *Cluster) Watch(ctx context.Context, o WatchOptions, fn func(obj *unstru
 	return nil
 }
 
+// ended is err, or nil when the request failed because ctx ended (the
+// watch stops as asked).
+func ended(ctx context.Context, err error) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	default:
+		return err
+	}
+}
+
 // drain passes a watch's events to fn until it closes; it returns the
 // version to resume from ("" to list again).
-func drain(ctx context.Context, w watch.Interface, rv string, fn func(*unstructured.Unstructured, bool)) (string, error) {
+func drain(ctx context.Context, w watch.Interface, rv string, fn func(*unstructured.Unstructured, bool)) string {
 	for {
 		select {
 		case <-ctx.Done():
-			return rv, nil
+			return rv
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return rv, nil
+				return rv
 			}
 			switch ev.Type {
 			case watch.Error:
 				// 410 Gone (the version expired) or another error:
 				// list again, which fails loudly if the error stays.
-				return "", nil
+				return ""
 			case watch.Bookmark:
 				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
 					rv = u.GetResourceVersion()

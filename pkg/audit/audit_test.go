@@ -11,7 +11,7 @@ import (
 )
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 const (
@@ -76,7 +76,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name:    "unserved apiVersion",
-			entries: []metav1.ManagedFieldsEntry{{Manager: "a", Operation: apply, APIVersion: "v0", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}}},
+			entries: []metav1.ManagedFieldsEntry{{Manager: "a", Operation: apply, APIVersion: "v0", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)}},
 			opts:    Options{Served: func(gvk schema.GroupVersionKind) bool { return gvk.Version == "v1" }},
 			want:    []string{"unserved-apiversion a | kubectl ssa migrate apiversions configmap/web -n shop"},
 		},

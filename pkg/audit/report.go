@@ -70,7 +70,7 @@ func (r *Report) Max() Severity {
 }
 
 func objectKey(f Finding) string {
-	return f.Cluster + "\x00" + string(f.Object.UID) + "\x00" + f.Object.Namespace + "\x00" + f.Object.Kind + "\x00" + f.Object.Name
+	return f.Cluster + "\x00" + f.Object.UID + "\x00" + f.Object.Namespace + "\x00" + f.Object.Kind + "\x00" + f.Object.Name
 }
 
 func summarize(findings []Finding) Summary {

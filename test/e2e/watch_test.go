@@ -147,13 +147,12 @@ func TestWatchFight(t *testing.T) {
 		return applyTry(ns, "gitops", manifest)
 	})
 	var got *fightRecord
-	for line := range w.lines {
+	if line, ok := <-w.lines; ok {
 		var f fightRecord
 		if err := json.Unmarshal([]byte(line), &f); err != nil {
 			t.Fatalf("not a JSON line: %q", line)
 		}
 		got = &f
-		break
 	}
 	elapsed := time.Since(start)
 	close(stop)
