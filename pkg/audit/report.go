@@ -95,8 +95,12 @@ func summarize(findings []Finding) Summary {
 		}
 		a.n++
 		a.objects[objectKey(f)] = true
-		if f.Manager != "" {
-			m := get(byManager, f.Manager)
+		// Every co-owner of shared fields is part of the finding.
+		for _, name := range append([]string{f.Manager}, f.SharedWith...) {
+			if name == "" {
+				continue
+			}
+			m := get(byManager, name)
 			m.n++
 			m.objects[objectKey(f)] = true
 			m.codes[f.Code] = true
