@@ -1,6 +1,7 @@
 package fight
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -205,10 +207,43 @@ func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
 		addWriter(fl.to, fl.toValue)
 		addValue(fl.toValue)
 	}
+	if ownership.IsSecret(ref.APIVersion, ref.Kind) && secretPath(st.path) {
+		// Values are compared in full but never shown: the n-th distinct
+		// value is "<redacted #n>".
+		for i := range f.Managers {
+			f.Managers[i].Value = redacted(f.Values, f.Managers[i].Value)
+		}
+		for i := range f.Values {
+			f.Values[i] = fmt.Sprintf("%s #%d", ownership.Redacted, i+1)
+		}
+	}
 	span := now.Sub(st.flips[0].at)
 	if span < time.Second {
 		span = time.Second
 	}
 	f.PerMinute = float64(int(float64(len(st.flips))/span.Minutes()*10)) / 10
 	return f
+}
+
+// secretPath tells whether a path of a Secret holds a secret value: data,
+// stringData, or the last-applied annotation (which copies them).
+func secretPath(p ownership.Path) bool {
+	fp := fieldpath.Path(p)
+	if len(fp) == 0 || fp[0].FieldName == nil {
+		return false
+	}
+	switch *fp[0].FieldName {
+	case "data", "stringData":
+		return true
+	}
+	return fp.Equals(ownership.LastAppliedPath)
+}
+
+func redacted(values []interface{}, v interface{}) interface{} {
+	for i, x := range values {
+		if reflect.DeepEqual(x, v) {
+			return fmt.Sprintf("%s #%d", ownership.Redacted, i+1)
+		}
+	}
+	return ownership.Redacted
 }

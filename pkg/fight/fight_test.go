@@ -3,6 +3,7 @@ package fight
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,38 @@ func TestFightRecord(t *testing.T) {
 	want := `{"apiVersion":"ssa.kubectl-ssa.io/v1alpha1","kind":"Fight","object":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"shop","name":"web","uid":"u1","resourceVersion":""},"path":".spec.replicas","managers":[{"manager":"gitops","operation":"Apply","subresource":"","apiVersion":"apps/v1","time":null,"value":2},{"manager":"hpa","operation":"Update","subresource":"scale","apiVersion":"apps/v1","time":null,"value":5}],"values":[2,5],"flips":3,"since":"2026-11-23T12:00:10Z","last":"2026-11-23T12:00:30Z","perMinute":9}`
 	if diff := cmp.Diff(want, string(b)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestSecretValuesAreRedacted(t *testing.T) {
+	secret := func(manager, op, value string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]interface{}{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []interface{}{
+				map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1",
+					"fieldsV1": map[string]interface{}{"f:data": map[string]interface{}{"f:password": map[string]interface{}{}}}},
+			}},
+			"data": map[string]interface{}{"password": value},
+		}}
+	}
+	tr := New(Options{MinFlips: 3, Window: time.Minute})
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	var last []Fight
+	for i, w := range []struct{ m, op, v string }{{"vault", "Apply", "aHVudGVyMg=="}, {"rotator", "Update", "c2VjcmV0"}, {"vault", "Apply", "aHVudGVyMg=="}, {"rotator", "Update", "c2VjcmV0"}} {
+		fs, err := tr.Observe(secret(w.m, w.op, w.v), start.Add(time.Duration(i)*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = fs
+	}
+	if len(last) != 1 {
+		t.Fatalf("%d fights", len(last))
+	}
+	b, _ := json.Marshal(last[0])
+	if strings.Contains(string(b), "aHVudGVyMg") || strings.Contains(string(b), "c2VjcmV0") {
+		t.Errorf("the fight shows secret values: %s", b)
+	}
+	if got := fmt.Sprintf("%v %v %v", last[0].Values, last[0].Managers[0].Value, last[0].Managers[1].Value); got != "[<redacted> #1 <redacted> #2] <redacted> #1 <redacted> #2" {
+		t.Errorf("got %s", got)
 	}
 }
