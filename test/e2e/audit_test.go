@@ -275,3 +275,24 @@ func TestAuditContexts(t *testing.T) {
 		t.Errorf("an unknown context: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestAuditPartial: kinds the user may not list are named on stderr and in
+// the report; the others are audited.
+func TestAuditPartial(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "gitops", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`, false)
+	patch(t, cm, "kubectl-annotate", `{"metadata":{"annotations":{"by":"hand"}}}`)
+	configMapReader(t, ns, "reader")
+	r := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "--color", "never")
+	wantLine(t, r.stdout, `^`+ns+`\s+ConfigMap\s+c\s+manual-edit\s+kubectl-annotate \(Update\)\s+\.metadata\.annotations\.by$`)
+	if !strings.Contains(r.stderr, "warning: not audited: secrets: secrets is forbidden") {
+		t.Errorf("stderr does not name the kinds left out:\n%s", r.stderr)
+	}
+	var rep struct {
+		Unlisted []string `json:"unlisted"`
+	}
+	out := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "-o", "json").stdout
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Unlisted) == 0 {
+		t.Errorf("unlisted %v (%v)", rep.Unlisted, err)
+	}
+}
