@@ -187,11 +187,14 @@ func TestAuditFindings(t *testing.T) {
 		}
 	}
 
-	// The fix of a manual edit runs, as a server dry run.
+	// Every fix command runs, as a server dry run (generic-manager's
+	// needs the name the user chooses).
 	for _, f := range rep.Findings {
-		if f.Code == "manual-edit" && f.Object.Name == "manual" {
-			args := strings.Fields(f.Fix)[2:]
-			mustSSA(t, 0, append(args, "--dry-run=server")...)
+		fix := strings.ReplaceAll(f.Fix, "NEW-NAME", "my-client")
+		fix = strings.ReplaceAll(fix, "'", "") // the quoted paths have no spaces
+		args := strings.Fields(fix)[2:]
+		if r := ssa(t, append(args, "--dry-run=server")...); r.code != 0 {
+			t.Errorf("%s: the fix %q exits %d\n%s%s", f.short(), f.Fix, r.code, r.stdout, r.stderr)
 		}
 	}
 
@@ -205,6 +208,17 @@ func TestAuditFindings(t *testing.T) {
 	wantLine(t, out, `^MANAGER\s+COUNT\s+OBJECTS\s+FINDINGS$`)
 	mustSSA(t, 0, "audit", "-n", ns, "configmaps", "--fail-on", "error", "-l", "nothing=here")
 	mustSSA(t, 0, "audit", "-n", ns, "--fail-on", "never")
+
+	// The fixes, run for real, leave nothing to find.
+	for _, f := range rep.Findings {
+		fix := strings.ReplaceAll(strings.ReplaceAll(f.Fix, "NEW-NAME", "my-client"), "'", "")
+		if r := ssa(t, strings.Fields(fix)[2:]...); r.code != 0 {
+			t.Errorf("%s: the fix %q exits %d\n%s%s", f.short(), f.Fix, r.code, r.stdout, r.stderr)
+		}
+	}
+	if after := auditJSON(t, 0, "-n", ns); len(after.Findings) != 0 {
+		t.Errorf("findings after the fixes: %v", shorts(after))
+	}
 }
 
 // TestAuditExpectManager: the CI gate passes on a GitOps-owned object
