@@ -128,6 +128,18 @@ func writeLoop(wg *sync.WaitGroup, stop chan struct{}, errs chan<- error, period
 	}()
 }
 
+// stopWriters stops the writeLoops and fails the test if one failed.
+func stopWriters(t *testing.T, stop chan struct{}, wg *sync.WaitGroup, errs chan error) {
+	t.Helper()
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("writer: %v", err)
+	default:
+	}
+}
+
 // TestWatchFight: an applier and a /scale writer alternating replicas are
 // reported as a fight within 15 s, with both managers and both values.
 func TestWatchFight(t *testing.T) {
@@ -155,13 +167,7 @@ func TestWatchFight(t *testing.T) {
 		got = &f
 	}
 	elapsed := time.Since(start)
-	close(stop)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		t.Fatalf("writer: %v", err)
-	default:
-	}
+	stopWriters(t, stop, &wg, errs)
 	if got == nil {
 		t.Fatalf("no fight reported within 15 s\n%s", w.stderr.String())
 	}
@@ -248,13 +254,7 @@ func TestWatchNoFight(t *testing.T) {
 			t.Errorf("exit %d, want 0\n%s", code, w.stderr.String())
 		}
 	}
-	close(stop)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		t.Fatalf("writer: %v", err)
-	default:
-	}
+	stopWriters(t, stop, &wg, errs)
 	if len(lines) > 0 {
 		t.Errorf("fights reported:\n%s", strings.Join(lines, "\n"))
 	}
