@@ -284,7 +284,23 @@ func TestAuditContexts(t *testing.T) {
 		wantLine(t, out, `^east\s+`+ns+`\s+ConfigMap\s+hand\s+manual-edit`)
 		wantLine(t, out, `^west\s+`+ns+`\s+ConfigMap\s+hand\s+manual-edit`)
 	}
-	r := ssa(t, "audit", "--kubeconfig", kc, "--context", "east,nowhere", "-n", ns)
+	// A cluster that can't be reached: the others are still reported,
+	// and the run fails.
+	dead := cfg.Clusters[cur.Cluster].DeepCopy()
+	dead.Server = "https://127.0.0.1:1"
+	cfg.Clusters["dead"] = dead
+	cfg.Contexts["dead"] = &clientcmdapi.Context{Cluster: "dead", AuthInfo: cur.AuthInfo}
+	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
+		t.Fatal(err)
+	}
+	r := ssa(t, "audit", "--kubeconfig", kc, "--all-contexts", "-n", ns, "configmaps", "--color", "never")
+	if r.code != 2 || !strings.Contains(r.stderr, "error: context dead: ") {
+		t.Errorf("a dead cluster: exit %d\n%s", r.code, r.stderr)
+	}
+	wantLine(t, r.stdout, `^east\s+`+ns+`\s+ConfigMap\s+hand\s+manual-edit`)
+	wantLine(t, r.stdout, `^west\s+`+ns+`\s+ConfigMap\s+hand\s+manual-edit`)
+
+	r = ssa(t, "audit", "--kubeconfig", kc, "--context", "east,nowhere", "-n", ns)
 	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `context "nowhere" is not in the kubeconfig`) {
 		t.Errorf("an unknown context: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
