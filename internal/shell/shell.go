@@ -1,5 +1,3 @@
-// Package shell writes commands that users paste into a shell: words
-// quoted so that a pasted command means what it says.
 package shell
 
 import (
