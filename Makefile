@@ -73,6 +73,7 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/diff.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/migrate.sh
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/audit.sh
 	PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/output-memory.sh
 
 lint: $(GOLANGCI_LINT) ## golangci-lint (pinned), both modules

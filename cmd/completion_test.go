@@ -160,3 +160,19 @@ func TestCompleteNamespace(t *testing.T) {
 		t.Errorf("--namespace sh<TAB> (-want +got):\n%s", diff)
 	}
 }
+
+func TestCompleteAuditAndWatchFlags(t *testing.T) {
+	if diff := cmp.Diff([]string{"info", "warning", "error", "never"}, complete(t, "audit", "--fail-on", "")); diff != "" {
+		t.Errorf("audit --fail-on <TAB> (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"table", "wide", "json", "yaml", "jsonpath=", "go-template="}, complete(t, "audit", "-o", "")); diff != "" {
+		t.Errorf("audit -o <TAB> (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"text", "json"}, complete(t, "watch", "-o", "")); diff != "" {
+		t.Errorf("watch -o <TAB> (-want +got):\n%s", diff)
+	}
+	cfg := writeKubeconfig(t, "https://127.0.0.1:1")
+	if diff := cmp.Diff([]string{"dev", "prod", "staging"}, complete(t, "watch", "--kubeconfig", cfg, "--context", "")); diff != "" {
+		t.Errorf("watch --context <TAB> (-want +got):\n%s", diff)
+	}
+}

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
@@ -266,11 +264,4 @@ func (o *explainOptions) source() (conflict.Source, error) {
 // resourceArg names the object for kubectl and kubectl-ssa, fully
 // qualified with its version (kind.version.group/name), so that a kind
 // served at several versions resolves to the one of the report.
-func resourceArg(r *conflict.Report) string {
-	gv, _ := schema.ParseGroupVersion(r.Object.APIVersion)
-	k := strings.ToLower(r.Object.Kind)
-	if gv.Group != "" {
-		k += "." + gv.Version + "." + gv.Group
-	}
-	return k + "/" + r.Object.Name
-}
+func resourceArg(r *conflict.Report) string { return r.Object.ResourceArg() }

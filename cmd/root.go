@@ -100,8 +100,10 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 It reads metadata.managedFields and shows who owns each field (who-owns),
 predicts and explains apply conflicts locally with the apiserver's own
 field-manager code (explain-conflict), hands fields over between managers
-without ever resetting them (handover), and moves objects from client-side
-to server-side apply (migrate).`,
+without ever resetting them (handover), moves objects from client-side
+to server-side apply (migrate), finds field-ownership problems across kinds,
+namespaces and clusters (audit), and reports managers fighting over fields
+(watch).`,
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl ssa",
 		},
@@ -122,6 +124,8 @@ to server-side apply (migrate).`,
 
 		newHandoverCmd(g),
 		newMigrateCmd(g),
+		newAuditCmd(g),
+		newWatchCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -251,6 +252,9 @@ type StreamOptions struct {
 	Verbs []string
 	// ChunkSize is the page size of lists (default 500).
 	ChunkSize int64
+	// Concurrency is how many kinds are listed at once (default 1).
+	// yield is still called by one lister at a time, in no set order.
+	Concurrency int
 }
 
 // Stream yields the selected objects as metadata, calling yield for each:
@@ -284,41 +288,93 @@ func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o Str
 			kinds = append(kinds, ResourceOf(m))
 		}
 	}
-	for _, k := range kinds {
-		ri := c.Metadata.Resource(k.GVR)
-		opts := &metav1.ListOptions{LabelSelector: s.LabelSelector, Limit: o.ChunkSize}
-		err := resource.FollowContinue(opts, func(opts metav1.ListOptions) (runtime.Object, error) {
-			var list *metav1.PartialObjectMetadataList
-			var err error
-			if k.Namespaced {
-				list, err = ri.Namespace(ns).List(ctx, opts)
-			} else {
-				list, err = ri.List(ctx, opts)
+	if o.Concurrency <= 1 || len(kinds) <= 1 {
+		for _, k := range kinds {
+			if err := s.listKind(ctx, c, k, ns, o, yield, &unlisted); err != nil {
+				return unlisted, err
 			}
-			if err != nil {
-				return nil, err
-			}
-			for i := range list.Items {
-				if err := yield(Item{Resource: k, Meta: &list.Items[i]}); err != nil {
-					return nil, err
+		}
+		return unlisted, nil
+	}
+	// Kinds are listed side by side (within the client's rate limit);
+	// yield is called by one of them at a time.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu, ymu sync.Mutex
+	var first error
+	one := func(it Item) error {
+		ymu.Lock()
+		defer ymu.Unlock()
+		return yield(it)
+	}
+	next := make(chan Resource)
+	var wg sync.WaitGroup
+	for range min(o.Concurrency, len(kinds)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				var un []string
+				err := s.listKind(ctx, c, k, ns, o, one, &un)
+				mu.Lock()
+				unlisted = append(unlisted, un...)
+				if err != nil && first == nil {
+					first = err
+					cancel()
 				}
+				mu.Unlock()
 			}
-			return list, nil
-		})
-		var api apierrors.APIStatus
-		switch {
-		case err == nil:
-		case s.AllKinds && errors.As(err, &api):
-			// One kind we may not list does not stop the others, but
-			// the run is then partial.
-			unlisted = append(unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), APIMessage(err)))
-		case errors.As(err, &api):
-			return unlisted, fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), Friendly(err))
-		default:
-			return unlisted, err
+		}()
+	}
+feed:
+	for _, k := range kinds {
+		select {
+		case next <- k:
+		case <-ctx.Done():
+			break feed
 		}
 	}
-	return unlisted, nil
+	close(next)
+	wg.Wait()
+	sort.Strings(unlisted)
+	return unlisted, first
+}
+
+// listKind lists one kind in chunks, metadata only.
+func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns string, o StreamOptions, yield func(Item) error, unlisted *[]string) error {
+	ri := c.Metadata.Resource(k.GVR)
+	opts := &metav1.ListOptions{LabelSelector: s.LabelSelector, Limit: o.ChunkSize}
+	err := resource.FollowContinue(opts, func(opts metav1.ListOptions) (runtime.Object, error) {
+		var list *metav1.PartialObjectMetadataList
+		var err error
+		if k.Namespaced {
+			list, err = ri.Namespace(ns).List(ctx, opts)
+		} else {
+			list, err = ri.List(ctx, opts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if err := yield(Item{Resource: k, Meta: &list.Items[i]}); err != nil {
+				return nil, err
+			}
+		}
+		return list, nil
+	})
+	var api apierrors.APIStatus
+	switch {
+	case err == nil:
+	case s.AllKinds && errors.As(err, &api):
+		// One kind we may not list does not stop the others, but
+		// the run is then partial.
+		*unlisted = append(*unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), APIMessage(err)))
+	case errors.As(err, &api):
+		return fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), Friendly(err))
+	default:
+		return err
+	}
+	return nil
 }
 
 // streamNamed reads named objects through kubectl's builder, which knows

@@ -57,7 +57,7 @@ func Describe(o ownership.Owner, path string) string {
 		return "the kubelet (node and pod status)"
 	case name == "kube-apiserver":
 		return "the apiserver itself (defaults, status or metadata it maintains)"
-	case name == "Go-http-client" || name == "unknown" || name == "node-fetch" || strings.HasPrefix(name, "python-requests"):
+	case ownership.IsGenericManager(name):
 		return "a client that did not set a field manager; the name is its HTTP user agent"
 	case strings.HasSuffix(name, "-controller") || strings.HasSuffix(name, "-operator") || strings.Contains(name, "manager"):
 		return "a controller or operator (by its name)"

@@ -35,12 +35,12 @@ const (
 
 // Managers that only record history.
 const (
-	BeforeFirstApply = "before-first-apply"
-	AncientChanges   = "ancient-changes"
+	BeforeFirstApply = ownership.BeforeFirstApply
+	AncientChanges   = ownership.AncientChanges
 )
 
 // AnnotationLimit is the apiserver's limit on the total annotation size.
-const AnnotationLimit = 262144
+const AnnotationLimit = ownership.AnnotationLimit
 
 // Options say what to plan.
 type Options struct {
@@ -104,18 +104,11 @@ const (
 	ActionSkip    = "skip"
 )
 
-var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)
+var lastAppliedPath = ownership.LastAppliedPath
 
-// IsCSAEntry tells whether an entry belongs to client-side apply: an
-// Update entry of the main resource that owns the last-applied annotation,
-// as client-go's csaupgrade finds them.
-func IsCSAEntry(e metav1.ManagedFieldsEntry) bool {
-	if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" {
-		return false
-	}
-	s, err := ownership.DecodeEntry(e)
-	return err == nil && s.Has(lastAppliedPath)
-}
+// IsCSAEntry tells whether an entry belongs to client-side apply (see
+// ownership.IsCSAEntry).
+func IsCSAEntry(e metav1.ManagedFieldsEntry) bool { return ownership.IsCSAEntry(e) }
 
 // MakePlan plans one object. It is pure.
 func MakePlan(obj Object, opts Options) (*Plan, error) {

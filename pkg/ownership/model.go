@@ -1,6 +1,8 @@
 package ownership
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -109,4 +111,15 @@ type Node struct {
 	// path element.
 	fields map[string]*Node
 	others map[string]*Node
+}
+
+// ResourceArg is the argument that names the object to kubectl and
+// kubectl-ssa exactly: kind.version.group/name (kind/name in the core
+// group), which no other group's kind of that name can shadow.
+func (r ObjectRef) ResourceArg() string {
+	k := strings.ToLower(r.Kind)
+	if group, version, ok := strings.Cut(r.APIVersion, "/"); ok {
+		k += "." + version + "." + group
+	}
+	return k + "/" + r.Name
 }

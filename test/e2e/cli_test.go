@@ -41,7 +41,7 @@ func TestVersion(t *testing.T) {
 
 func TestHelpShowsKubectlSSA(t *testing.T) {
 	out := mustSSA(t, 0, "--help").stdout
-	for _, want := range []string{"kubectl ssa [command]", "who-owns", "explain-conflict", "handover", "migrate", "--kubeconfig", "--context", "--namespace"} {
+	for _, want := range []string{"kubectl ssa [command]", "who-owns", "explain-conflict", "handover", "migrate", "audit", "watch", "--kubeconfig", "--context", "--namespace"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}

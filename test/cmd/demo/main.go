@@ -299,5 +299,32 @@ spec:
 	ssa("who-owns", "cm/legacy", "-o", "managers")
 	caption("Undo the migration")
 	ssa("migrate", "undo", "--backup-dir", backup)
+
+	caption("audit: what is wrong with the field managers of every kind here (someone edits a ConfigMap by hand first)")
+	if err := patch("ConfigMap", "settings", "kubectl-edit", `{"data":{"size":"small"}}`); err != nil {
+		return err
+	}
+	ssa("audit", "-o", "wide")
+	caption("audit as a CI gate: only team-a may own the ConfigMaps' fields")
+	ssa("audit", "configmaps", "--expect-manager", "team-a", "--fail-on", "error")
+
+	caption("watch: a GitOps tool and an autoscaler take replicas from each other")
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			if i%2 == 0 {
+				_ = patch("Deployment", "web", "autoscaler", `{"spec":{"replicas":5}}`, "scale")
+			} else {
+				_ = apply("gitops", web)
+			}
+		}
+	}()
+	ssa("watch", "deploy/web", "--timeout", "6s")
+	close(stop)
 	return nil
 }

@@ -1,0 +1,315 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+type auditOptions struct {
+	*globalOptions
+	sel          kube.Selection
+	output       outputFlag
+	expect       []string
+	allow        []string
+	threshold    int
+	failOn       string
+	allContexts  bool
+	concurrency  int
+	clusterFlags []string
+}
+
+func newAuditCmd(g *globalOptions) *cobra.Command {
+	o := &auditOptions{globalOptions: g, threshold: audit.DefaultLastAppliedThreshold, failOn: string(audit.SeverityWarning), concurrency: 4}
+	cmd := &cobra.Command{
+		Use:   "audit [TYPE[,TYPE...] | TYPE/NAME... | -f FILE] [-l SELECTOR] [-n NAMESPACE | -A] [flags]",
+		Short: "Find field-ownership problems across kinds, namespaces and clusters",
+		Long: `Audit the managedFields of every object of every listable kind (or of the
+kinds and objects named), through chunked metadata-only lists: memory stays
+flat however many objects there are, and no object content is read.
+
+Findings (code: severity):
+  drift                error    with --expect-manager, fields of the main resource owned by
+                                another manager (status and scale writers, the managers of
+                                --allow-manager and Kubernetes' own components are not drift)
+  manual-edit          warning  without --expect-manager, fields owned by kubectl's imperative
+                                commands: kubectl-edit, -patch, -label, -annotate, -set,
+                                -replace, -rollout, -scale, and "kubectl" Update
+  csa-leftover         warning  an entry of client-side kubectl apply
+  before-first-apply   info     fields owned by before-first-apply
+  ancient-changes      info     fields owned by ancient-changes (merged old Update managers)
+  unserved-apiversion  warning  an entry at an apiVersion the server no longer serves: the
+                                apiserver drops it, and its ownership, on the next write
+  generic-manager      warning  a manager named after a user agent (Go-http-client, unknown,
+                                node-fetch, python-requests, ...)
+  empty-manager        info     an entry that owns nothing
+  last-applied-size    error    a last-applied annotation over --last-applied-threshold bytes
+                                (all annotations together may hold 262144)
+  shared-appliers      warning  fields applied by two or more Apply managers
+
+Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
+in -o json/yaml), with the same cluster flags.
+
+Several clusters: --context a,b or --all-contexts audits them side by side;
+each row names its cluster.
+
+Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
+		Example: `  # Everything in the current namespace
+  kubectl ssa audit
+
+  # Every namespace, and cluster-scoped kinds
+  kubectl ssa audit -A
+
+  # CI gate: only Argo CD may own the fields of the shop namespace's objects
+  kubectl ssa audit -n shop --expect-manager argocd-controller --fail-on error
+
+  # Deployments of every cluster in the kubeconfig, with the fix commands
+  kubectl ssa audit deployments -A --all-contexts -o wide
+
+  # Findings as JSON for a dashboard
+  kubectl ssa audit -A -o json
+
+  # Only the codes, with a JSONPath template
+  kubectl ssa audit -A -o jsonpath='{range .findings[*]}{.code}{"\n"}{end}'`,
+		ValidArgsFunction: completeResources(g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(args); err != nil {
+				return err
+			}
+			o.clusterFlags = clusterFlags(cmd)
+			return o.run(cmd.Context(), args)
+		},
+	}
+	f := cmd.Flags()
+	o.sel.AddFlags(f, kube.SelectionFlags{What: "to audit"})
+	o.output.add(cmd, viewTable, viewTable, viewWide)
+	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs) that should own every field of the main resource: others' fields are drift (repeatable).")
+	f.StringArrayVar(&o.allow, "allow-manager", nil, "More managers (globs) whose fields are not drift (repeatable; with --expect-manager).")
+	f.IntVar(&o.threshold, "last-applied-threshold", o.threshold, fmt.Sprintf("The size in bytes over which a last-applied annotation is a finding (the limit on all annotations is %d).", ownership.AnnotationLimit))
+	f.StringVar(&o.failOn, "fail-on", o.failOn, "Exit 1 when a finding of this severity or above exists: info, warning, error, or never.")
+	f.BoolVar(&o.allContexts, "all-contexts", false, "Audit every context of the kubeconfig, side by side.")
+	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "How many kinds are listed at once, per cluster.")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(severityNames(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("expect-manager", completeManagers(g, &o.sel))
+	_ = cmd.RegisterFlagCompletionFunc("allow-manager", completeManagers(g, &o.sel))
+	return cmd
+}
+
+func severityNames() []string {
+	out := make([]string, len(audit.Severities))
+	for i, s := range audit.Severities {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func (o *auditOptions) validate(args []string) error {
+	if err := o.output.parse(); err != nil {
+		return err
+	}
+	if audit.Severity(o.failOn).Rank() < 0 {
+		return fmt.Errorf("--fail-on must be one of %s, not %q", strings.Join(severityNames(), ", "), o.failOn)
+	}
+	if o.concurrency < 1 {
+		return errors.New("--concurrency must be at least 1")
+	}
+	if o.threshold < 1 || o.threshold > ownership.AnnotationLimit {
+		return fmt.Errorf("--last-applied-threshold must be between 1 and %d bytes, not %d", ownership.AnnotationLimit, o.threshold)
+	}
+	if len(o.allow) > 0 && len(o.expect) == 0 {
+		return errors.New("--allow-manager goes with --expect-manager: name the expected managers too")
+	}
+	for _, m := range append(append([]string{}, o.expect...), o.allow...) {
+		if m == "" {
+			return errors.New("--expect-manager and --allow-manager take a manager name or glob, not an empty string")
+		}
+	}
+	if o.allContexts && o.configFlags.Context != nil && *o.configFlags.Context != "" {
+		return errors.New("give --context or --all-contexts, not both")
+	}
+	if len(args) == 0 && !o.sel.HasFiles() {
+		// No TYPE: every kind the server lists.
+		o.sel.AllKinds = true
+	}
+	return o.sel.Validate(args)
+}
+
+// target is one cluster to audit.
+type target struct {
+	name  string
+	flags *genericclioptions.ConfigFlags
+	// fix are the connection flags of its fix commands.
+	fix []string
+}
+
+func (o *auditOptions) targets() ([]target, error) {
+	names, current, err := kube.Contexts(o.configFlags)
+	if err != nil {
+		return nil, err
+	}
+	var chosen []string
+	switch {
+	case o.allContexts:
+		if len(names) == 0 {
+			return nil, errors.New("--all-contexts: the kubeconfig has no contexts")
+		}
+		chosen = names
+	case strings.Contains(current, ","):
+		for _, n := range strings.Split(current, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				chosen = append(chosen, n)
+			}
+		}
+	default:
+		return []target{{name: current, flags: o.configFlags, fix: o.clusterFlags}}, nil
+	}
+	var base []string
+	for _, f := range o.clusterFlags {
+		if !strings.HasPrefix(f, "--context=") {
+			base = append(base, f)
+		}
+	}
+	out := make([]target, 0, len(chosen))
+	for _, n := range chosen {
+		flags, err := kube.ForContext(o.configFlags, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, target{name: n, flags: flags, fix: append(append([]string{}, base...), "--context="+n)})
+	}
+	return out, nil
+}
+
+func (o *auditOptions) run(ctx context.Context, args []string) error {
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	targets, err := o.targets()
+	if err != nil {
+		return err
+	}
+	var (
+		mu       sync.Mutex
+		findings []audit.Finding
+		unlisted []string
+		failed   []error
+		scanned  atomic.Int64
+		found    atomic.Int64
+		wg       sync.WaitGroup
+	)
+	for _, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []audit.Finding
+			un, err := o.scan(ctx, t, args, func(fs []audit.Finding) {
+				scanned.Add(1)
+				found.Add(int64(len(fs)))
+				mine = append(mine, fs...)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			findings = append(findings, mine...)
+			for _, u := range un {
+				unlisted = append(unlisted, prefixCluster(targets, t.name, u))
+			}
+			if err != nil {
+				failed = append(failed, errors.New(prefixCluster(targets, t.name, err.Error())))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	progress := printers.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
+	if progress {
+		go func() {
+			tick := time.NewTicker(250 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings", scanned.Load(), found.Load())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	if progress {
+		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", scanned.Load(), found.Load())
+	}
+	if len(failed) == len(targets) {
+		return errors.Join(failed...)
+	}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.name
+	}
+	rep := audit.NewReport(names, int(scanned.Load()), findings, unlisted)
+	if o.output.out.IsData() {
+		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
+			return err
+		}
+	} else if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
+		return err
+	}
+	for _, u := range rep.Unlisted {
+		fmt.Fprintln(o.streams.ErrOut, "warning: not audited: "+u)
+	}
+	if len(failed) > 0 {
+		for _, e := range failed {
+			render.Error(o.streams.ErrOut, e)
+		}
+		return exit(CodeError)
+	}
+	if fail := audit.Severity(o.failOn); fail != audit.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
+		return exit(CodeFound)
+	}
+	return nil
+}
+
+func prefixCluster(targets []target, name, msg string) string {
+	if len(targets) > 1 {
+		return "context " + name + ": " + msg
+	}
+	return msg
+}
+
+// scan audits one cluster, calling found with each object's findings.
+func (o *auditOptions) scan(ctx context.Context, t target, args []string, found func([]audit.Finding)) ([]string, error) {
+	c, err := kube.New(t.flags, kube.Options{QuietWarnings: true})
+	if err != nil {
+		return nil, err
+	}
+	// Which versions are served decides unserved-apiversion: read it fresh.
+	c.Refresh()
+	if err := c.CheckServer(); err != nil {
+		return nil, err
+	}
+	opts := audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Served: c.ServedKind, ClusterFlags: t.fix, Cluster: t.name}
+	return o.sel.Stream(ctx, c, args, kube.StreamOptions{Concurrency: o.concurrency}, func(it kube.Item) error {
+		m := it.Meta
+		obj := audit.Object{
+			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
+				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
+			ManagedFields: m.ManagedFields, Annotations: m.Annotations,
+		}
+		found(audit.Check(obj, opts))
+		return nil
+	})
+}

@@ -1,0 +1,190 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+const viewText = "text"
+
+type watchOptions struct {
+	*globalOptions
+	output        string
+	labelSelector string
+	allNamespaces bool
+	minFlips      int
+	window        time.Duration
+	timeout       time.Duration
+}
+
+func newWatchCmd(g *globalOptions) *cobra.Command {
+	o := &watchOptions{globalOptions: g, minFlips: fight.DefaultMinFlips, window: fight.DefaultWindow}
+	cmd := &cobra.Command{
+		Use:   "watch (TYPE[/NAME] | TYPE NAME) [-l SELECTOR] [-n NAMESPACE | -A] [flags]",
+		Short: "Watch objects and report managers fighting over fields",
+		Long: `Watch objects and report ownership fights: two or more managers taking a
+field from each other, each writing its own value, again and again (an
+autoscaler and a GitOps tool on replicas, two controllers on one
+annotation, a self-healing sync against a mutating webhook).
+
+Every version of the objects is read whole, with managedFields. A flip is
+a write that changes both the owner of a path and its value; a fight is a
+path that flips at least --min-flips times within --window, with ownership
+coming back to a manager that had lost it. Not fights: a single handover
+(or a chain of them), a controller's steady writes (status, annotations it
+alone owns), a rollout (the applier changing values it owns).
+
+Each fight is printed when it is found and again at every further flip:
+the managers (with operation and subresource), the path, the value each
+writes and the rate. -o json writes one JSON object per line:
+{"kind": "Fight", "object": ..., "path": ..., "managers": [...], "values":
+[...], "flips": N, "since": ..., "perMinute": ...}.
+
+The watch resumes after the server closes it and lists again when its
+resourceVersion expired.
+
+Exit status (with --timeout, or after Ctrl-C): 0 no fight was seen, 1 a
+fight was seen, 2 an error.`,
+		Example: `  # Who keeps changing the replicas of a Deployment?
+  kubectl ssa watch deployment/web
+
+  # Every Deployment of the cluster, as JSON lines, for an alert
+  kubectl ssa watch deployments -A -o json
+
+  # CI: fail if anything fights over the shop namespace's ConfigMaps for a minute
+  kubectl ssa watch configmaps -n shop --timeout 1m
+
+  # Be more sensitive: two flips within ten minutes
+  kubectl ssa watch deploy -l app=web --min-flips 2 --window 10m`,
+		ValidArgsFunction: completeResources(g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			typ, name, err := o.validate(args)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), typ, name)
+		},
+	}
+	f := cmd.Flags()
+	// Watch takes one kind, so not -f/-k: kubectl get --watch's flags.
+	f.StringVarP(&o.labelSelector, "selector", "l", "", "Label selector, as kubectl's (-l app=web,tier!=db).")
+	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "Watch objects in all namespaces.")
+	f.IntVar(&o.minFlips, "min-flips", o.minFlips, "How many flips of a path within --window make a fight (at least 2).")
+	f.DurationVar(&o.window, "window", o.window, "How far back flips count.")
+	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long, then exit 1 if a fight was seen, 0 if not (default: until interrupted).")
+	// Not outputFlag: a watch writes lines as they come, so none of
+	// the report formats (YAML, templates) over a whole report.
+	f.StringVarP(&o.output, "output", "o", viewText, "Output: text (a line per fight) or json (a JSON object per line).")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{viewText, render.FormatJSON}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (o *watchOptions) validate(args []string) (typ, name string, err error) {
+	if o.output != viewText && o.output != render.FormatJSON {
+		return "", "", fmt.Errorf("--output must be text or json (JSON lines), not %q", o.output)
+	}
+	if o.minFlips < 2 {
+		return "", "", fmt.Errorf("--min-flips must be at least 2, not %d: one flip is a handover", o.minFlips)
+	}
+	if o.window <= 0 {
+		return "", "", errors.New("--window must be a positive duration, e.g. 5m")
+	}
+	if o.timeout < 0 {
+		return "", "", errors.New("--timeout must be a positive duration, e.g. 30s")
+	}
+	switch {
+	case len(args) == 0:
+		return "", "", errors.New("name what to watch: TYPE, TYPE/NAME or TYPE NAME (see --help)")
+	case len(args) == 1:
+		typ, name, _ = strings.Cut(args[0], "/")
+	case len(args) == 2 && !strings.Contains(args[0], "/"):
+		typ, name = args[0], args[1]
+	default:
+		return "", "", errors.New("watch takes one kind: TYPE, TYPE/NAME or TYPE NAME")
+	}
+	if strings.Contains(typ, ",") {
+		return "", "", errors.New("watch takes one kind: run one watch per kind")
+	}
+	if name != "" && o.labelSelector != "" {
+		return "", "", errors.New("name cannot be provided when a selector is specified: give TYPE -l SELECTOR or TYPE/NAME, not both")
+	}
+	if name != "" && o.allNamespaces {
+		return "", "", errors.New("a resource cannot be retrieved by name across all namespaces: drop -A or the name")
+	}
+	return typ, name, nil
+}
+
+func (o *watchOptions) run(ctx context.Context, typ, name string) error {
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	if err := c.CheckServer(); err != nil {
+		return err
+	}
+	m, err := c.MappingFor(typ)
+	if err != nil {
+		return err
+	}
+	wo := kube.WatchOptions{Resource: kube.ResourceOf(m), Namespace: c.Namespace, Name: name, LabelSelector: o.labelSelector}
+	if o.allNamespaces {
+		wo.Namespace = ""
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	if printers.IsTerminal(o.streams.ErrOut) {
+		fmt.Fprintf(o.streams.ErrOut, "Watching %s for fights (%d flips within %s)...\n", m.Resource.GroupResource(), o.minFlips, o.window)
+	}
+	tr := fight.New(fight.Options{MinFlips: o.minFlips, Window: o.window})
+	var failed error
+	err = c.Watch(ctx, wo, func(obj *unstructured.Unstructured, deleted bool) {
+		if deleted {
+			tr.Forget(obj)
+			return
+		}
+		fights, err := tr.Observe(obj, time.Now())
+		if err != nil {
+			render.Error(o.streams.ErrOut, err)
+			failed = err
+			return
+		}
+		for _, f := range fights {
+			if o.output == render.FormatJSON {
+				err = render.FightJSON(o.streams.Out, f)
+			} else {
+				err = render.FightLine(o.streams.Out, f, pal)
+			}
+			if err != nil {
+				failed = err
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if failed != nil && !tr.Seen() {
+		return exit(CodeError)
+	}
+	if tr.Seen() {
+		return exit(CodeFound)
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// ReportKind is the kind of the report of an audit.
+const ReportKind = "AuditReport"
+
+// Code names a kind of finding; codes are stable.
+type Code string
+
+// The findings.
+const (
+	// CodeDrift: with expected managers, fields of the main resource owned
+	// by a manager that is neither expected nor allowed.
+	CodeDrift Code = "drift"
+	// CodeManualEdit: without expected managers, fields owned by kubectl's
+	// imperative commands (edit, patch, label, ...).
+	CodeManualEdit Code = "manual-edit"
+	// CodeCSALeftover: an entry of client-side kubectl apply.
+	CodeCSALeftover Code = "csa-leftover"
+	// CodeBeforeFirstApply: fields owned by before-first-apply.
+	CodeBeforeFirstApply Code = "before-first-apply"
+	// CodeAncientChanges: fields owned by ancient-changes.
+	CodeAncientChanges Code = "ancient-changes"
+	// CodeUnservedAPIVersion: an entry recorded at an apiVersion the
+	// server no longer serves (the apiserver drops it on the next write).
+	CodeUnservedAPIVersion Code = "unserved-apiversion"
+	// CodeGenericManager: a manager named after an HTTP user agent.
+	CodeGenericManager Code = "generic-manager"
+	// CodeEmptyManager: an entry that owns nothing.
+	CodeEmptyManager Code = "empty-manager"
+	// CodeLastAppliedSize: a last-applied annotation over the threshold.
+	CodeLastAppliedSize Code = "last-applied-size"
+	// CodeSharedAppliers: fields owned by two or more Apply managers.
+	CodeSharedAppliers Code = "shared-appliers"
+)
+
+// Codes lists every code, in the order the README documents them.
+var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers}
+
+// Severity orders findings for --fail-on.
+type Severity string
+
+// Severities, lowest first.
+const (
+	SeverityInfo    Severity = "info"
+	SeverityWarning Severity = "warning"
+	SeverityError   Severity = "error"
+	// SeverityNever is no severity: --fail-on=never never fails.
+	SeverityNever Severity = "never"
+)
+
+// Severities are the values --fail-on takes, lowest first.
+var Severities = []Severity{SeverityInfo, SeverityWarning, SeverityError, SeverityNever}
+
+// Rank orders severities; -1 for an unknown one.
+func (s Severity) Rank() int { return slices.Index(Severities, s) }
+
+// SeverityOf is the severity of each code: error for what changes fields
+// behind the declared owner's back or will break writes, warning for what
+// makes ownership wrong or unreadable, info for history.
+func SeverityOf(c Code) Severity {
+	switch c {
+	case CodeDrift, CodeLastAppliedSize:
+		return SeverityError
+	case CodeManualEdit, CodeCSALeftover, CodeUnservedAPIVersion, CodeGenericManager, CodeSharedAppliers:
+		return SeverityWarning
+	}
+	return SeverityInfo
+}
+
+// Finding is one problem of one object's managedFields.
+type Finding struct {
+	// Cluster is the kubeconfig context the object was read from.
+	Cluster     string              `json:"cluster"`
+	Object      ownership.ObjectRef `json:"object"`
+	Code        Code                `json:"code"`
+	Severity    Severity            `json:"severity"`
+	Manager     string              `json:"manager"`
+	Operation   string              `json:"operation"`
+	Subresource string              `json:"subresource"`
+	// SharedWith names the other appliers of shared-appliers.
+	SharedWith []string         `json:"sharedWith,omitempty"`
+	Paths      []ownership.Path `json:"paths"`
+	// Message says what is wrong in a sentence.
+	Message string `json:"message"`
+	// Fix is the kubectl-ssa command that fixes it.
+	Fix Command `json:"fix"`
+}
+
+// Command is a command line; it marshals to one string, quoted for a
+// shell so that it can be pasted.
+type Command []string
+
+func (c Command) String() string { return shell.Join(c) }
+
+// MarshalJSON writes the pasteable string.
+func (c Command) MarshalJSON() ([]byte, error) { return json.Marshal(c.String()) }
+
+// Options tune Check.
+type Options struct {
+	// Expect are globs of the managers expected to own the main
+	// resource's fields; when set, others' fields are drift.
+	Expect []string
+	// Allow are globs of managers whose fields are not drift either.
+	Allow []string
+	// LastAppliedThreshold is the size in bytes over which the
+	// last-applied annotation is a finding.
+	LastAppliedThreshold int
+	// Served tells whether the server serves a kind at a version (nil:
+	// every version is served).
+	Served func(schema.GroupVersionKind) bool
+	// ClusterFlags are the connection flags the fix commands repeat
+	// (--context=prod).
+	ClusterFlags []string
+	// Cluster names the cluster in findings.
+	Cluster string
+}
+
+// DefaultLastAppliedThreshold leaves room under the annotation limit for
+// the object's other annotations and a few more applies.
+const DefaultLastAppliedThreshold = 200000
+
+// SystemManagers are the Kubernetes components whose fields are never
+// drift: they write what they own by design (revision annotations,
+// finalizers, allocations).
+var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver"}
+
+// manualManagers are kubectl's imperative commands: their fields were set
+// by a person, outside any manifest. "kubectl" (Update) is kubectl before
+// 1.22, which named every write so.
+var manualManagers = []string{"kubectl-edit", "kubectl-patch", "kubectl-label", "kubectl-annotate", "kubectl-set", "kubectl-replace", "kubectl-rollout", "kubectl-scale"}
+
+// IsManual tells whether an entry was written by hand with kubectl.
+func IsManual(e metav1.ManagedFieldsEntry) bool {
+	return slices.Contains(manualManagers, e.Manager) || e.Manager == "kubectl" && e.Operation == metav1.ManagedFieldsOperationUpdate
+}
+
+// Object is what Check reads of an object: metadata only.
+type Object struct {
+	Ref           ownership.ObjectRef
+	ManagedFields []metav1.ManagedFieldsEntry
+	Annotations   map[string]string
+}
+
+// Check finds the problems of one object, in a stable order.
+func Check(obj Object, o Options) []Finding {
+	c := checker{obj: obj, o: o}
+	sets := make([]*fieldpath.Set, len(obj.ManagedFields))
+	for i, e := range obj.ManagedFields {
+		set, err := ownership.DecodeEntry(e)
+		if err != nil {
+			set = &fieldpath.Set{}
+		}
+		sets[i] = set
+	}
+	for i, e := range obj.ManagedFields {
+		set := sets[i]
+		switch {
+		case len(o.Expect) > 0:
+			if e.Subresource == "" && !c.allowed(e.Manager) && !set.Empty() {
+				c.add(CodeDrift, e, leaves(set), fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), count(set)), c.release(e, set))
+			}
+		case IsManual(e) && !set.Empty():
+			c.add(CodeManualEdit, e, leaves(set), fmt.Sprintf("%s owns %s set by hand", describe(e), count(set)), c.release(e, set))
+		}
+		switch {
+		case ownership.IsCSAEntry(e):
+			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.cmd("migrate", obj.Ref.ResourceArg()))
+		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
+			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
+		case e.Manager == ownership.AncientChanges && !set.Empty():
+			c.add(CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
+		}
+		if o.Served != nil {
+			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && e.APIVersion != "" && !o.Served(gv.WithKind(obj.Ref.Kind)) {
+				c.add(CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.cmd("migrate", "apiversions", obj.Ref.ResourceArg()))
+			}
+		}
+		if ownership.IsGenericManager(e.Manager) {
+			c.add(CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.cmd("migrate", "rename", obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", "NEW-NAME"))
+		}
+		if set.Empty() {
+			c.add(CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.cmd("migrate", "release", obj.Ref.ResourceArg(), "--from", e.Manager))
+		}
+	}
+	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && o.LastAppliedThreshold > 0 && len(s) > o.LastAppliedThreshold {
+		c.add(CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []ownership.Path{ownership.Path(ownership.LastAppliedPath)},
+			fmt.Sprintf("the last-applied annotation is %d bytes, %d%% of the %d-byte limit on all annotations", len(s), len(s)*100/ownership.AnnotationLimit, ownership.AnnotationLimit),
+			c.cmd("migrate", obj.Ref.ResourceArg(), "--remove-last-applied"))
+	}
+	c.shared(sets)
+	return c.out
+}
+
+type checker struct {
+	obj Object
+	o   Options
+	out []Finding
+}
+
+func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []ownership.Path, msg string, fix Command) {
+	if paths == nil {
+		paths = []ownership.Path{}
+	}
+	c.out = append(c.out, Finding{
+		Cluster: c.o.Cluster, Object: c.obj.Ref, Code: code, Severity: SeverityOf(code),
+		Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource,
+		Paths: paths, Message: msg, Fix: fix,
+	})
+}
+
+// cmd is a kubectl-ssa command on the object, with the cluster's flags.
+func (c *checker) cmd(args ...string) Command {
+	out := append(Command{"kubectl", "ssa"}, args...)
+	out = append(out, c.o.ClusterFlags...)
+	if c.obj.Ref.Namespace != "" {
+		out = append(out, "-n", c.obj.Ref.Namespace)
+	}
+	return out
+}
+
+// release is the command that takes an entry's fields away from it.
+func (c *checker) release(e metav1.ManagedFieldsEntry, _ *fieldpath.Set) Command {
+	args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", e.Manager}
+	if e.Subresource != "" {
+		args = append(args, "--from-subresource", e.Subresource)
+	} else if c.hasSubresourceEntry(e.Manager) {
+		args = append(args, "--from-subresource", "none")
+	}
+	return c.cmd(append(args, "--all")...)
+}
+
+func (c *checker) hasSubresourceEntry(manager string) bool {
+	for _, e := range c.obj.ManagedFields {
+		if e.Manager == manager && e.Subresource != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) allowed(manager string) bool {
+	for _, globs := range [][]string{c.o.Expect, c.o.Allow, SystemManagers} {
+		for _, g := range globs {
+			if ownership.Glob(g, manager) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// applier is the manager that should take history managers' fields: the
+// object's one Apply manager, or kubectl's default.
+func (c *checker) applier() string {
+	name := ""
+	for _, e := range c.obj.ManagedFields {
+		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			if name != "" && name != e.Manager {
+				return "kubectl"
+			}
+			name = e.Manager
+		}
+	}
+	if name == "" {
+		return "kubectl"
+	}
+	return name
+}
+
+// shared reports the fields two or more Apply entries of the main
+// resource own, once per group of co-owners.
+func (c *checker) shared(sets []*fieldpath.Set) {
+	var appliers []int
+	for i, e := range c.obj.ManagedFields {
+		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			appliers = append(appliers, i)
+		}
+	}
+	if len(appliers) < 2 {
+		return
+	}
+	groups := map[string][]ownership.Path{}
+	var order []string
+	seen := fieldpath.NewSet()
+	for _, i := range appliers {
+		sets[i].Leaves().Iterate(func(p fieldpath.Path) {
+			if seen.Has(p) || isKeyField(p) {
+				return
+			}
+			var owners []string
+			for _, j := range appliers {
+				if sets[j].Has(p) {
+					owners = append(owners, strings.ReplaceAll(c.obj.ManagedFields[j].Manager, "\x00", ""))
+				}
+			}
+			if len(owners) < 2 {
+				return
+			}
+			sort.Strings(owners)
+			seen.Insert(p.Copy())
+			key := strings.Join(owners, "\x00")
+			if _, ok := groups[key]; !ok {
+				order = append(order, key)
+			}
+			groups[key] = append(groups[key], ownership.Path(p.Copy()))
+		})
+	}
+	sort.Strings(order)
+	for _, key := range order {
+		owners := strings.Split(key, "\x00")
+		paths := groups[key]
+		sort.Slice(paths, func(i, j int) bool { return fieldpath.Path(paths[i]).Compare(fieldpath.Path(paths[j])) < 0 })
+		last := owners[len(owners)-1]
+		args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", last}
+		for _, p := range paths {
+			args = append(args, "--field", p.String())
+		}
+		c.add(CodeSharedAppliers, metav1.ManagedFieldsEntry{Manager: owners[0], Operation: metav1.ManagedFieldsOperationApply}, paths,
+			fmt.Sprintf("%d fields are applied by %s: each apply of one can change what the other declared, and removing a field takes all of them", len(paths), strings.Join(owners, " and ")),
+			c.cmd(args...))
+		c.out[len(c.out)-1].SharedWith = owners[1:]
+	}
+}
+
+func leaves(set *fieldpath.Set) []ownership.Path {
+	out := []ownership.Path{}
+	set.Leaves().Iterate(func(p fieldpath.Path) {
+		if !isKeyField(p) {
+			out = append(out, ownership.Path(p.Copy()))
+		}
+	})
+	return out
+}
+
+// isKeyField tells whether a path is a key field of a list item
+// (.spec.containers[name="app"].name): whoever owns the item owns it, so
+// it says nothing of its own.
+func isKeyField(p fieldpath.Path) bool {
+	if len(p) < 2 || p[len(p)-1].FieldName == nil || p[len(p)-2].Key == nil {
+		return false
+	}
+	for _, f := range *p[len(p)-2].Key {
+		if f.Name == *p[len(p)-1].FieldName {
+			return true
+		}
+	}
+	return false
+}
+
+func count(set *fieldpath.Set) string {
+	if n := len(leaves(set)); n != 1 {
+		return fmt.Sprintf("%d fields", n)
+	}
+	return "1 field"
+}
+
+func describe(e metav1.ManagedFieldsEntry) string {
+	s := fmt.Sprintf("%q (%s", e.Manager, e.Operation)
+	if e.Subresource != "" {
+		s += " /" + e.Subresource
+	}
+	return s + ")"
+}

@@ -1,0 +1,146 @@
+package audit
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
+}
+
+const (
+	apply  = metav1.ManagedFieldsOperationApply
+	update = metav1.ManagedFieldsOperationUpdate
+)
+
+// got is a finding as the tests compare them.
+func got(fs []Finding) []string {
+	out := []string{}
+	for _, f := range fs {
+		s := string(f.Code) + " " + f.Manager
+		for _, p := range f.Paths {
+			s += " " + p.String()
+		}
+		out = append(out, s+" | "+f.Fix.String())
+	}
+	return out
+}
+
+func TestCheck(t *testing.T) {
+	ref := ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web"}
+	tests := []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		ann     map[string]string
+		opts    Options
+		want    []string
+	}{
+		{
+			name:    "clean",
+			entries: []metav1.ManagedFieldsEntry{entry("argocd-controller", apply, "", `{"f:data":{"f:x":{}}}`)},
+			want:    []string{},
+		},
+		{
+			name:    "an entry that owns nothing",
+			entries: []metav1.ManagedFieldsEntry{entry("old-tool", update, "", `{}`)},
+			want:    []string{"empty-manager old-tool | kubectl ssa migrate release configmap/web --from old-tool -n shop"},
+		},
+		{
+			name:    "a manual edit, with the connection flags in the fix",
+			entries: []metav1.ManagedFieldsEntry{entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`)},
+			opts:    Options{ClusterFlags: []string{"--context=prod"}},
+			want:    []string{"manual-edit kubectl-edit .data.x | kubectl ssa handover release configmap/web --from kubectl-edit --all --context=prod -n shop"},
+		},
+		{
+			name: "drift: others' fields of the main resource, not subresources, system managers or allowed ones",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("argocd-controller", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-edit", update, "", `{"f:data":{"f:y":{}}}`),
+				entry("hpa", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+				entry("kube-controller-manager", update, "", `{"f:metadata":{"f:finalizers":{}}}`),
+				entry("istio", update, "", `{"f:metadata":{"f:labels":{"f:mesh":{}}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-*"}, Allow: []string{"ist?o"}},
+			want: []string{"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web --from kubectl-edit --all -n shop"},
+		},
+		{
+			name:    "generic manager",
+			entries: []metav1.ManagedFieldsEntry{entry("Go-http-client", update, "", `{"f:data":{"f:x":{}}}`)},
+			want:    []string{"generic-manager Go-http-client | kubectl ssa migrate rename configmap/web --from Go-http-client --field-manager NEW-NAME -n shop"},
+		},
+		{
+			name:    "unserved apiVersion",
+			entries: []metav1.ManagedFieldsEntry{{Manager: "a", Operation: apply, APIVersion: "v0", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)}},
+			opts:    Options{Served: func(gvk schema.GroupVersionKind) bool { return gvk.Version == "v1" }},
+			want:    []string{"unserved-apiversion a | kubectl ssa migrate apiversions configmap/web -n shop"},
+		},
+		{
+			name:    "last-applied under and over the threshold",
+			entries: []metav1.ManagedFieldsEntry{entry("a", apply, "", `{"f:data":{"f:x":{}}}`)},
+			ann:     map[string]string{ownership.LastAppliedAnnotation: "0123456789"},
+			opts:    Options{LastAppliedThreshold: 9},
+			want:    []string{"last-applied-size  .metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"] | kubectl ssa migrate configmap/web --remove-last-applied -n shop"},
+		},
+		{
+			name: "shared appliers, named in order, the fix releasing the last",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("helm", apply, "", `{"f:data":{"f:x":{},"f:z":{}}}`),
+				entry("flux", apply, "", `{"f:data":{"f:x":{},"f:y":{}}}`),
+			},
+			want: []string{"shared-appliers flux .data.x | kubectl ssa handover release configmap/web --from helm --field .data.x -n shop"},
+		},
+		{
+			name: "key fields of shared list items are not listed",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("ci", apply, "", `{"f:spec":{"f:endpoints":{"k:{\"host\":\"a\",\"port\":80}":{".":{},"f:host":{},"f:port":{},"f:weight":{}}}}}`),
+				entry("ops", apply, "", `{"f:spec":{"f:endpoints":{"k:{\"host\":\"a\",\"port\":80}":{".":{},"f:host":{},"f:port":{},"f:weight":{}}}}}`),
+			},
+			want: []string{`shared-appliers ci .spec.endpoints[host="a",port=80].weight | kubectl ssa handover release configmap/web --from ops --field '.spec.endpoints[host="a",port=80].weight' -n shop`},
+		},
+		{
+			name: "history managers fold into the one applier",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("before-first-apply", update, "", `{"f:data":{"f:x":{}}}`),
+				entry("ancient-changes", update, "", `{"f:data":{"f:y":{}}}`),
+				entry("flux", apply, "", `{"f:data":{"f:z":{}}}`),
+			},
+			want: []string{
+				"before-first-apply before-first-apply .data.x | kubectl ssa migrate fold configmap/web --field-manager flux -n shop",
+				"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web --field-manager flux -n shop",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := Check(Object{Ref: ref, ManagedFields: tt.entries, Annotations: tt.ann}, tt.opts)
+			if diff := cmp.Diff(tt.want, got(fs)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReportMaxAndSummary(t *testing.T) {
+	ref := ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "a", Name: "x"}
+	fs := Check(Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+		entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`),
+		entry("old", update, "", `{}`),
+	}}, Options{})
+	r := NewReport([]string{"c"}, 1, fs, nil)
+	if r.Max() != SeverityWarning {
+		t.Errorf("max %q", r.Max())
+	}
+	want := []CodeCount{{Code: CodeManualEdit, Severity: SeverityWarning, Findings: 1, Objects: 1}, {Code: CodeEmptyManager, Severity: SeverityInfo, Findings: 1, Objects: 1}}
+	if diff := cmp.Diff(want, r.Summary.Codes); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if NewReport(nil, 0, nil, nil).Max() != "" {
+		t.Error("an empty report has a severity")
+	}
+}

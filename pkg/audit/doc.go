@@ -1,0 +1,11 @@
+// Package audit finds what is wrong with objects' field managers: fields
+// changed by hand or by managers other than the expected ones, leftovers
+// of client-side apply, history managers, entries at apiVersions no longer
+// served, generic manager names, entries that own nothing, last-applied
+// annotations close to the annotation limit, and fields two appliers
+// share.
+//
+// It is pure: Check reads one object's metadata and returns Findings, each
+// with a stable Code, a Severity and the kubectl-ssa command that fixes
+// it. It needs no object content, so callers list metadata only.
+package audit

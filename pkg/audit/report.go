@@ -1,0 +1,143 @@
+package audit
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Report is the result of an audit over one or more clusters.
+type Report struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Clusters are the contexts audited.
+	Clusters []string `json:"clusters"`
+	// Scanned is the number of objects read.
+	Scanned  int       `json:"scanned"`
+	Findings []Finding `json:"findings"`
+	Summary  Summary   `json:"summary"`
+	// Unlisted are the kinds that could not be listed, with why.
+	Unlisted []string `json:"unlisted"`
+}
+
+// Summary counts findings per code and per manager.
+type Summary struct {
+	Codes    []CodeCount    `json:"codes"`
+	Managers []ManagerCount `json:"managers"`
+}
+
+// CodeCount is how often a code was found.
+type CodeCount struct {
+	Code     Code     `json:"code"`
+	Severity Severity `json:"severity"`
+	Findings int      `json:"findings"`
+	Objects  int      `json:"objects"`
+}
+
+// ManagerCount is what was found about one manager.
+type ManagerCount struct {
+	Manager  string `json:"manager"`
+	Findings int    `json:"findings"`
+	Objects  int    `json:"objects"`
+	Codes    []Code `json:"codes"`
+}
+
+// NewReport sorts the findings and summarizes them.
+func NewReport(clusters []string, scanned int, findings []Finding, unlisted []string) *Report {
+	if findings == nil {
+		findings = []Finding{}
+	}
+	if unlisted == nil {
+		unlisted = []string{}
+	}
+	sort.SliceStable(findings, func(i, j int) bool { return less(findings[i], findings[j]) })
+	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Clusters: clusters, Scanned: scanned, Findings: findings, Unlisted: unlisted}
+	r.Summary = summarize(findings)
+	return r
+}
+
+// Max is the highest severity found, "" when nothing was.
+func (r *Report) Max() Severity {
+	best := Severity("")
+	for _, f := range r.Findings {
+		if best == "" || f.Severity.Rank() > best.Rank() {
+			best = f.Severity
+		}
+	}
+	return best
+}
+
+func objectKey(f Finding) string {
+	return f.Cluster + "\x00" + f.Object.UID + "\x00" + f.Object.Namespace + "\x00" + f.Object.Kind + "\x00" + f.Object.Name
+}
+
+func summarize(findings []Finding) Summary {
+	s := Summary{Codes: []CodeCount{}, Managers: []ManagerCount{}}
+	type agg struct {
+		n       int
+		objects map[string]bool
+		codes   map[Code]bool
+	}
+	byCode, byManager := map[Code]*agg{}, map[string]*agg{}
+	get := func(m map[string]*agg, k string) *agg {
+		if m[k] == nil {
+			m[k] = &agg{objects: map[string]bool{}, codes: map[Code]bool{}}
+		}
+		return m[k]
+	}
+	for _, f := range findings {
+		a := byCode[f.Code]
+		if a == nil {
+			a = &agg{objects: map[string]bool{}}
+			byCode[f.Code] = a
+		}
+		a.n++
+		a.objects[objectKey(f)] = true
+		// Every co-owner of shared fields is part of the finding.
+		for _, name := range append([]string{f.Manager}, f.SharedWith...) {
+			if name == "" {
+				continue
+			}
+			m := get(byManager, name)
+			m.n++
+			m.objects[objectKey(f)] = true
+			m.codes[f.Code] = true
+		}
+	}
+	for _, c := range Codes {
+		if a := byCode[c]; a != nil {
+			s.Codes = append(s.Codes, CodeCount{Code: c, Severity: SeverityOf(c), Findings: a.n, Objects: len(a.objects)})
+		}
+	}
+	for name, a := range byManager {
+		mc := ManagerCount{Manager: name, Findings: a.n, Objects: len(a.objects), Codes: []Code{}}
+		for _, c := range Codes {
+			if a.codes[c] {
+				mc.Codes = append(mc.Codes, c)
+			}
+		}
+		s.Managers = append(s.Managers, mc)
+	}
+	sort.Slice(s.Managers, func(i, j int) bool {
+		a, b := s.Managers[i], s.Managers[j]
+		if a.Findings != b.Findings {
+			return a.Findings > b.Findings
+		}
+		return a.Manager < b.Manager
+	})
+	return s
+}
+
+func less(a, b Finding) bool {
+	ka := []string{a.Cluster, a.Object.Namespace, a.Object.Kind, a.Object.APIVersion, a.Object.Name}
+	kb := []string{b.Cluster, b.Object.Namespace, b.Object.Kind, b.Object.APIVersion, b.Object.Name}
+	if c := slices.Compare(ka, kb); c != 0 {
+		return c < 0
+	}
+	if ia, ib := slices.Index(Codes, a.Code), slices.Index(Codes, b.Code); ia != ib {
+		return ia < ib
+	}
+	return strings.Join([]string{a.Manager, a.Operation, a.Subresource}, "\x00") < strings.Join([]string{b.Manager, b.Operation, b.Subresource}, "\x00")
+}

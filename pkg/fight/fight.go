@@ -1,0 +1,249 @@
+package fight
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// Kind is the kind of a Fight record.
+const Kind = "Fight"
+
+// Options tune a Tracker.
+type Options struct {
+	// MinFlips is how many flips within Window make a fight.
+	MinFlips int
+	// Window is how far back flips count.
+	Window time.Duration
+}
+
+// Defaults: three flips in five minutes is no accident, and a slow
+// reconciler (Argo CD's self-heal after 5 s, an HPA every 15 s) fights
+// well within that.
+const (
+	DefaultMinFlips = 3
+	DefaultWindow   = 5 * time.Minute
+)
+
+// Writer is one side of a fight: a manager and the value it writes.
+type Writer struct {
+	ownership.Owner
+	Value interface{} `json:"value"`
+}
+
+// Fight is a path fought over, as it stands.
+type Fight struct {
+	APIVersion string              `json:"apiVersion"`
+	Kind       string              `json:"kind"`
+	Object     ownership.ObjectRef `json:"object"`
+	Path       ownership.Path      `json:"path"`
+	// Managers are the writers, in the order they first took the path.
+	Managers []Writer `json:"managers"`
+	// Values are the distinct values written, in the order first seen.
+	Values []interface{} `json:"values"`
+	// Flips is the number of changes of owner and value within the
+	// window; Since is the first of them and Last the latest.
+	Flips int         `json:"flips"`
+	Since metav1.Time `json:"since"`
+	Last  metav1.Time `json:"last"`
+	// PerMinute is the rate of flips over the window.
+	PerMinute float64 `json:"perMinute"`
+}
+
+// Tracker follows objects over time. It is not safe for concurrent use.
+type Tracker struct {
+	o       Options
+	objects map[types.UID]map[string]*pathState
+	fought  map[string]bool
+}
+
+type owners struct {
+	key  string
+	list []ownership.Owner
+}
+
+type flip struct {
+	at        time.Time
+	from, to  owners
+	fromValue interface{}
+	toValue   interface{}
+}
+
+type pathState struct {
+	path  ownership.Path
+	own   owners
+	value interface{}
+	flips []flip
+}
+
+// New makes a Tracker.
+func New(o Options) *Tracker {
+	if o.MinFlips < 2 {
+		o.MinFlips = 2
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	return &Tracker{o: o, objects: map[types.UID]map[string]*pathState{}, fought: map[string]bool{}}
+}
+
+// Seen tells whether any fight was found.
+func (t *Tracker) Seen() bool { return len(t.fought) > 0 }
+
+// Forget drops what is known of a deleted object.
+func (t *Tracker) Forget(obj *unstructured.Unstructured) { delete(t.objects, obj.GetUID()) }
+
+// Observe takes one version of an object, read at now, and returns the
+// fights that this version started or carried on.
+func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Fight, error) {
+	rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: true})
+	if err != nil {
+		return nil, err
+	}
+	paths := t.objects[obj.GetUID()]
+	if paths == nil {
+		paths = map[string]*pathState{}
+		t.objects[obj.GetUID()] = paths
+	}
+	var out []Fight
+	for _, f := range rep.Fields {
+		if !f.HasValue || f.Absent {
+			continue
+		}
+		key := f.Path.String()
+		own := ownersOf(f.Owners)
+		st := paths[key]
+		if st == nil {
+			paths[key] = &pathState{path: f.Path, own: own, value: f.Value}
+			continue
+		}
+		if st.own.key == own.key || reflect.DeepEqual(st.value, f.Value) {
+			// The same owner writing (a controller, a rollout), or
+			// a new owner of the same value (a handover): no flip.
+			st.own, st.value = own, f.Value
+			continue
+		}
+		st.flips = append(st.flips, flip{at: now, from: st.own, to: own, fromValue: st.value, toValue: f.Value})
+		st.own, st.value = own, f.Value
+		st.prune(now, t.o.Window)
+		if !st.fighting(t.o.MinFlips) {
+			continue
+		}
+		t.fought[string(obj.GetUID())+"\x00"+key] = true
+		out = append(out, st.fight(rep.Object, now))
+	}
+	return out, nil
+}
+
+func ownersOf(list []ownership.Owner) owners {
+	ids := make([]string, len(list))
+	for i, o := range list {
+		ids[i] = o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource
+	}
+	sort.Strings(ids)
+	return owners{key: strings.Join(ids, "\x01"), list: list}
+}
+
+func (st *pathState) prune(now time.Time, window time.Duration) {
+	i := 0
+	for i < len(st.flips) && now.Sub(st.flips[i].at) > window {
+		i++
+	}
+	st.flips = st.flips[i:]
+}
+
+// fighting: enough flips, and some owner took the path back after losing
+// it (a chain of handovers never does).
+func (st *pathState) fighting(minFlips int) bool {
+	if len(st.flips) < minFlips {
+		return false
+	}
+	lost := map[string]bool{}
+	for _, f := range st.flips {
+		if lost[f.to.key] {
+			return true
+		}
+		lost[f.from.key] = true
+	}
+	return false
+}
+
+func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
+	f := Fight{APIVersion: ownership.ReportAPIVersion, Kind: Kind, Object: ref, Path: st.path, Flips: len(st.flips),
+		Since: metav1.NewTime(st.flips[0].at), Last: metav1.NewTime(now), Managers: []Writer{}, Values: []interface{}{}}
+	seen := map[string]int{}
+	addWriter := func(o owners, v interface{}) {
+		for _, ow := range o.list {
+			id := ow.Manager + "\x00" + ow.Operation + "\x00" + ow.Subresource
+			ow.Time = nil
+			if i, ok := seen[id]; ok {
+				f.Managers[i].Value = v // the latest value it wrote
+				continue
+			}
+			seen[id] = len(f.Managers)
+			f.Managers = append(f.Managers, Writer{Owner: ow, Value: v})
+		}
+	}
+	addValue := func(v interface{}) {
+		for _, x := range f.Values {
+			if reflect.DeepEqual(x, v) {
+				return
+			}
+		}
+		f.Values = append(f.Values, v)
+	}
+	addWriter(st.flips[0].from, st.flips[0].fromValue)
+	addValue(st.flips[0].fromValue)
+	for _, fl := range st.flips {
+		addWriter(fl.to, fl.toValue)
+		addValue(fl.toValue)
+	}
+	if ownership.IsSecret(ref.APIVersion, ref.Kind) && secretPath(st.path) {
+		// Values are compared in full but never shown: the n-th distinct
+		// value is "<redacted #n>".
+		for i := range f.Managers {
+			f.Managers[i].Value = redacted(f.Values, f.Managers[i].Value)
+		}
+		for i := range f.Values {
+			f.Values[i] = fmt.Sprintf("%s #%d", ownership.Redacted, i+1)
+		}
+	}
+	span := now.Sub(st.flips[0].at)
+	if span < time.Second {
+		span = time.Second
+	}
+	f.PerMinute = float64(int(float64(len(st.flips))/span.Minutes()*10)) / 10
+	return f
+}
+
+// secretPath tells whether a path of a Secret holds a secret value: data,
+// stringData, or the last-applied annotation (which copies them).
+func secretPath(p ownership.Path) bool {
+	fp := fieldpath.Path(p)
+	if len(fp) == 0 || fp[0].FieldName == nil {
+		return false
+	}
+	switch *fp[0].FieldName {
+	case "data", "stringData":
+		return true
+	}
+	return fp.Equals(ownership.LastAppliedPath)
+}
+
+func redacted(values []interface{}, v interface{}) interface{} {
+	for i, x := range values {
+		if reflect.DeepEqual(x, v) {
+			return fmt.Sprintf("%s #%d", ownership.Redacted, i+1)
+		}
+	}
+	return ownership.Redacted
+}

@@ -1,0 +1,51 @@
+package ownership
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Managers the apiserver creates to record history rather than a writer.
+const (
+	// BeforeFirstApply owns what an object held when it was first
+	// server-side applied without managedFields.
+	BeforeFirstApply = "before-first-apply"
+	// AncientChanges holds the Update managers the apiserver merged
+	// beyond its limit of 10.
+	AncientChanges = "ancient-changes"
+)
+
+// AnnotationLimit is the apiserver's limit on the total size of an
+// object's annotations, in bytes.
+const AnnotationLimit = 262144
+
+// LastAppliedPath is the path of the last-applied annotation.
+var LastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", LastAppliedAnnotation)
+
+// IsCSAEntry tells whether an entry belongs to client-side apply: an
+// Update entry of the main resource that owns the last-applied annotation,
+// as client-go's csaupgrade finds them.
+func IsCSAEntry(e metav1.ManagedFieldsEntry) bool {
+	if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" {
+		return false
+	}
+	s, err := DecodeEntry(e)
+	return err == nil && s.Has(LastAppliedPath)
+}
+
+// genericManagers are the names the apiserver gives a writer that set no
+// field manager: the product of its HTTP user agent.
+var genericManagers = []string{"Go-http-client", "unknown", "node-fetch", "python-requests", "curl", "okhttp", "axios", "Apache-HttpClient", "Java", "Mozilla"}
+
+// IsGenericManager tells whether a manager name is a client's user agent
+// rather than a name someone chose: nobody can tell such writers apart.
+func IsGenericManager(name string) bool {
+	for _, g := range genericManagers {
+		if name == g || strings.HasPrefix(name, g+"/") {
+			return true
+		}
+	}
+	return strings.HasPrefix(name, "python-requests")
+}

@@ -1,0 +1,73 @@
+package render_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+// auditOf audits the fixtures as if read from clusters.
+func auditOf(t *testing.T, clusters ...string) *audit.Report {
+	t.Helper()
+	var findings []audit.Finding
+	scanned := 0
+	for _, c := range clusters {
+		for _, fixture := range []string{"deployment.yaml", "secret.yaml", "configmap.yaml"} {
+			u := loadObject(t, fixture)
+			obj := audit.Object{Ref: ownership.RefOf(u), ManagedFields: u.GetManagedFields(), Annotations: u.GetAnnotations()}
+			findings = append(findings, audit.Check(obj, audit.Options{Cluster: c, ClusterFlags: []string{"--context=" + c}, LastAppliedThreshold: audit.DefaultLastAppliedThreshold})...)
+			scanned++
+		}
+	}
+	return audit.NewReport(clusters, scanned, findings, nil)
+}
+
+func TestAuditReport(t *testing.T) {
+	tests := []struct {
+		name     string
+		clusters []string
+		opts     render.AuditOptions
+	}{
+		{name: "audit-table", clusters: []string{"prod"}},
+		{name: "audit-wide", clusters: []string{"prod"}, opts: render.AuditOptions{Wide: true}},
+		{name: "audit-clusters", clusters: []string{"prod", "staging"}, opts: render.AuditOptions{Clusters: true}},
+		{name: "audit-none", clusters: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := render.AuditReport(&buf, auditOf(t, tt.clusters...), tt.opts, render.NewPalette(false)); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name+".golden", buf.Bytes())
+		})
+	}
+}
+
+func TestFightLine(t *testing.T) {
+	since := time.Date(2026, 11, 23, 12, 0, 1, 0, time.UTC)
+	f := fight.Fight{Kind: fight.Kind, Object: ownership.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"},
+		Managers: []fight.Writer{
+			{Owner: ownership.Owner{Manager: "argocd-controller", Operation: "Apply"}, Value: int64(2)},
+			{Owner: ownership.Owner{Manager: "hpa\x1b[31m", Operation: "Update", Subresource: "scale"}, Value: int64(5)},
+		},
+		Values: []interface{}{int64(2), int64(5)}, Flips: 4, Since: metav1.NewTime(since), Last: metav1.NewTime(since.Add(12 * time.Second)), PerMinute: 20,
+	}
+	p, err := ownership.ParsePath(".spec.replicas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Path = ownership.Path(p)
+	var buf bytes.Buffer
+	if err := render.FightLine(&buf, f, render.NewPalette(false)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fight-line.golden", buf.Bytes())
+}

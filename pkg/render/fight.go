@@ -1,0 +1,49 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+)
+
+// FightLine writes one line of watch's live view: the object, the path,
+// each side with the value it writes, and how often they flipped.
+func FightLine(w io.Writer, f fight.Fight, p *Palette) error {
+	w = Terminal(w) // the one way out: see terminal.go
+	sides := make([]string, 0, len(f.Managers))
+	for _, m := range f.Managers {
+		who := m.Manager + " (" + m.Operation
+		if m.Subresource != "" {
+			who += " /" + m.Subresource
+		}
+		who += ")"
+		sides = append(sides, p.Manager(m.Manager, who)+" writes "+jsonValue(m.Value))
+	}
+	_, err := fmt.Fprintf(w, "%s  %s %s  %s: %s; %d flips since %s (%.1f/min)\n",
+		f.Last.UTC().Format("15:04:05"), p.Red("FIGHT"),
+		ownership.ObjectName(f.Object.Kind, f.Object.Namespace, f.Object.Name), f.Path.String(),
+		strings.Join(sides, " vs "), f.Flips, f.Since.UTC().Format("15:04:05"), f.PerMinute)
+	return err
+}
+
+// FightJSON writes a fight as one line of JSON (watch -o json).
+func FightJSON(w io.Writer, f fight.Fight) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func jsonValue(v interface{}) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
