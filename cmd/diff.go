@@ -53,8 +53,14 @@ on them (without owners).
 -o json|yaml prints a DiffReport per object, with the live object and the
 result, so that scripts can diff them.
 
-Exit status, as kubectl diff: 0 no change, 1 changes (a conflict counts:
-the apply would fail), 2 an error.`,
+Exit status, as kubectl diff: 0 no value changes (a change of owners alone
+is shown but exits 0, as kubectl diff sees none), 1 changes (a conflict
+counts: the apply would fail), 2 an error (also a namespace that does not
+exist, where the apply would fail).
+
+--subresource scale takes the object's own manifest (its kind, name and
+.spec.replicas) and predicts the apply of a Scale with those replicas to
+/scale, which is what a client sends there.`,
 		Example: `  # What would this apply change, and whose fields?
   kubectl ssa diff -f deploy.yaml
 

@@ -43,8 +43,14 @@ managedfields.ExtractInto compute, with the cluster's schema (the built-in
 one and --schema CRDs with --local), for Update entries too.
 
 Use it to recover a lost manifest, see what a Helm release or a controller
-really applies, or start an apply configuration for a new manager.
-Applying the result as the same manager changes nothing.
+really applies, or start an apply configuration for a new manager. The
+key fields of list items come with the fields below them (a container's
+name with the image kubectl set image owns), so that the result applies.
+Applying the extract of an Apply entry as the same manager changes
+nothing; that of an Update entry changes no value but gives the manager an
+Apply entry beside its Update one. An entry of /scale or /status comes out
+as the object's kind, with the fields it owns: apply it with
+--subresource (status), or send a Scale (scale).
 
 A manager with entries under both operations, or at several apiVersions,
 needs --operation. An entry recorded at another apiVersion than the object
@@ -136,12 +142,20 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 	}
 	var docs []*unstructured.Unstructured
 	var heads []string
+	var missing []error
 	for _, obj := range objs {
 		var entries []metav1.ManagedFieldsEntry
 		if o.all {
 			entries = obj.GetManagedFields()
 		} else {
 			e, err := diff.FindEntry(obj, o.selector)
+			var none *diff.NoEntryError
+			if errors.As(err, &none) && len(objs) > 1 {
+				// Of several objects, those without the manager are
+				// skipped (and said); none at all is an error.
+				missing = append(missing, err)
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -158,6 +172,12 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 			docs = append(docs, doc)
 			heads = append(heads, render.Escape(fmt.Sprintf("# %s: %s", ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName()), ownerLabel(ownership.OwnerOf(e)))))
 		}
+	}
+	if len(objs) > 1 && len(missing) == len(objs) {
+		return fmt.Errorf("none of the %d objects has a managedFields entry of manager %q", len(objs), o.selector.Manager)
+	}
+	for _, m := range missing {
+		render.Warning(o.streams.ErrOut, "skipped: "+m.Error())
 	}
 	if err := o.print(o.streams.Out, docs, heads); err != nil {
 		return err

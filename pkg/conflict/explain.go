@@ -3,6 +3,7 @@ package conflict
 import (
 	"context"
 	"fmt"
+	"regexp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // Target is what a Source knows of the object a manifest names.
@@ -87,7 +89,14 @@ func TypeConverter(ctx context.Context, src Source, applied, live *unstructured.
 
 // Explain predicts the apply of one manifest against what src knows, and
 // with Verify compares the prediction with the server's dry run.
-func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (*Report, error) {
+func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (r *Report, err error) {
+	if ownership.IsSecret(manifest.GetAPIVersion(), manifest.GetKind()) {
+		defer func() {
+			if err != nil {
+				err = redactedError{err}
+			}
+		}()
+	}
 	obj := manifest.DeepCopy()
 	// The autoscalers are listed while the live object and the schema are
 	// read: the list costs a round trip, not a serial one. Nothing else
@@ -127,7 +136,6 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 
 		ConversionWebhook: t.ConversionWebhook,
 	}
-	var r *Report
 	if o.Subresource == "scale" {
 		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {
 			return nil, err
@@ -158,3 +166,16 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	}
 	return r, nil
 }
+
+// valueInError is how structured-merge-diff quotes a value in a
+// validation error.
+var valueInError = regexp.MustCompile(`&value\.valueUnstructured\{Value:.*?\}`)
+
+// redactedError hides the values a Secret's validation error quotes.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string {
+	return valueInError.ReplaceAllString(e.err.Error(), "a value ("+ownership.Redacted+")")
+}
+
+func (e redactedError) Unwrap() error { return e.err }

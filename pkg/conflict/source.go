@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,6 +45,14 @@ func (s *ClusterSource) Target(ctx context.Context, obj *unstructured.Unstructur
 	if err != nil {
 		return nil, err
 	}
+	if live == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		// The apiserver refuses a create in a namespace that does not
+		// exist; a user who may not read namespaces is not told.
+		_, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first)", kube.ObjectName(obj), obj.GetNamespace())
+		}
+	}
 	t := &Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}
 	if kube.IsCustom(obj.GroupVersionKind()) && otherVersions(obj, live) {
 		webhook, err := s.conversionWebhook(ctx, m.Resource.GroupResource())
@@ -67,6 +77,8 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 	}
 	return false
 }
+
+var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 

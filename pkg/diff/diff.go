@@ -106,9 +106,20 @@ type Report struct {
 	ResultObject *unstructured.Unstructured `json:"-"`
 }
 
-// HasChanges tells whether the apply changes anything: a value, an
-// owner, or fails on a conflict.
-func (r *Report) HasChanges() bool { return len(r.Changes) > 0 || len(r.Conflicts) > 0 }
+// HasChanges tells whether the apply changes a value, or fails on a
+// conflict: what makes kubectl diff exit 1. A change of owners alone does
+// not (kubectl diff does not see it either).
+func (r *Report) HasChanges() bool {
+	if len(r.Conflicts) > 0 {
+		return true
+	}
+	for _, c := range r.Changes {
+		if c.Change != Ownership {
+			return true
+		}
+	}
+	return false
+}
 
 // Options of Compute.
 type Options struct {
@@ -169,17 +180,20 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, error) {
 	res := r.Result.DeepCopy()
 	res.SetManagedFields(r.ManagedFields)
-	for _, rs := range r.Reset {
-		if err := setAbsent(res.Object, rs.PathElements, rs.Value); err != nil {
-			return nil, nil, err
-		}
-	}
 	var unknown []fieldpath.Path
 	for _, m := range r.MaybeReset {
 		unknown = append(unknown, m.PathElements)
 	}
+	// The defaults first: a reset field whose parent the apply emptied
+	// comes back inside the parent's default. Then the resets, which
+	// also hold what the apiserver allocated and keeps.
 	if c, ok := r.Defaults.(defaults.Completer); ok {
 		unknown = append(unknown, c.Complete(res.Object)...)
+	}
+	for _, rs := range r.Reset {
+		if !setAbsent(res.Object, rs.PathElements, rs.Value) {
+			unknown = append(unknown, rs.PathElements)
+		}
 	}
 	if err := serverForm(res); err != nil {
 		return nil, nil, err
@@ -238,23 +252,38 @@ func secretStringData(obj map[string]interface{}) {
 	delete(obj, "stringData")
 }
 
-// setAbsent sets p to v in obj unless p is there already; p's parent must
-// be there.
-func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) error {
+// setAbsent sets p to v in obj unless p is there already, making the
+// maps on the way; false when a list item on the way is missing.
+func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
 	if len(p) == 0 {
-		return nil
+		return true
 	}
 	if _, ok := ownership.Lookup(obj, p); ok {
-		return nil
+		return true
+	}
+	parent := obj
+	for i, pe := range p[:len(p)-1] {
+		next, ok := ownership.Lookup(obj, p[:i+1])
+		if !ok {
+			if pe.FieldName == nil {
+				return false
+			}
+			m := map[string]interface{}{}
+			parent[*pe.FieldName] = m
+			next = m
+		}
+		m, isMap := next.(map[string]interface{})
+		if !isMap {
+			return false
+		}
+		parent = m
 	}
 	last := p[len(p)-1]
-	parent, ok := ownership.Lookup(obj, p[:len(p)-1])
-	m, isMap := parent.(map[string]interface{})
-	if !ok || !isMap || last.FieldName == nil {
-		return fmt.Errorf("can't set the default of %s: its parent is not a map of the result", ownership.Path(p))
+	if last.FieldName == nil {
+		return false
 	}
-	m[*last.FieldName] = v
-	return nil
+	parent[*last.FieldName] = v
+	return true
 }
 
 // bookkeeping are the metadata fields the server sets on every write,
@@ -377,13 +406,18 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 	for _, c := range r.Conflicts {
 		conflicts[c.Path.Elements().String()] = true
 	}
-	resets := make([]fieldpath.Path, 0, len(forced.Reset))
-	for _, rs := range forced.Reset {
-		resets = append(resets, rs.PathElements)
-	}
+	// A change is a reset when it lies under a field the apply drops and
+	// the apiserver sets back, and ends at that default: a Secret's data
+	// that stringData sets anew is modified, not reset.
 	underReset := func(p fieldpath.Path) bool {
-		for _, rp := range resets {
-			if len(p) >= len(rp) && p[:len(rp)].Equals(rp) {
+		after, hasAfter := ownership.Lookup(result.Object, p)
+		for _, rs := range forced.Reset {
+			rp := rs.PathElements
+			if len(p) < len(rp) || !p[:len(rp)].Equals(rp) {
+				continue
+			}
+			want, ok := ownership.Lookup(rs.Value, p[len(rp):])
+			if ok == hasAfter && (!ok || equality.Semantic.DeepEqual(normal(want), normal(after))) {
 				return true
 			}
 		}
@@ -429,6 +463,21 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 	return nil
 }
 
+// normal gives numbers one type, as JSON does.
+func normal(v interface{}) interface{} {
+	switch t := v.(type) {
+	case int:
+		return int64(t)
+	case int32:
+		return int64(t)
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t)
+		}
+	}
+	return v
+}
+
 // controllers keep the fields they write: no command moves them.
 var controllers = map[string]bool{"kube-controller-manager": true, "kube-scheduler": true, "kubelet": true}
 
@@ -445,13 +494,21 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			applier = applier.Union(s.set)
 		}
 	}
+	if r.Subresource != "" {
+		return // an apply to a subresource sets only its fields
+	}
+	lastApplied := fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)
 	for _, s := range sets {
-		if s.owner.Subresource != "" || (s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply)) {
+		// /status is not the main resource's; /scale writes .spec.replicas,
+		// which stays when the manifest drops it.
+		if s.owner.Subresource == "status" || (s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply) && s.owner.Subresource == "") {
 			continue
 		}
 		paths, defaulted := []ownership.Path{}, []ownership.Path{}
 		s.set.Leaves().Difference(applier).Iterate(func(p fieldpath.Path) {
-			if IsBookkeeping(p) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
+			// The last-applied annotation is kubectl's bookkeeping, which
+			// kubectl keeps current itself.
+			if IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
 				return
 			}
 			v, ok := ownership.Lookup(result.Object, p)
@@ -467,7 +524,7 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			continue
 		}
 		st := Stay{Manager: s.owner, Paths: paths, Defaulted: defaulted}
-		if !controllers[s.owner.Manager] && o.StayCommand != nil {
+		if !controllers[s.owner.Manager] && s.owner.Subresource == "" && o.StayCommand != nil {
 			st.Command = o.StayCommand(s.owner)
 		}
 		r.Stays = append(r.Stays, st)

@@ -51,7 +51,14 @@ func FindEntry(obj *unstructured.Unstructured, sel Selector) (metav1.ManagedFiel
 		if sel.Operation != "" {
 			what += " with operation " + sel.Operation
 		}
-		return metav1.ManagedFieldsEntry{}, fmt.Errorf("%s has no managedFields entry of %s; it has: %s", name, what, strings.Join(names, ", "))
+		hint := ""
+		for _, e := range obj.GetManagedFields() {
+			if e.Manager == sel.Manager && e.Subresource != sel.Subresource {
+				hint = fmt.Sprintf(" (for its entry on /%s, give --subresource %s)", e.Subresource, e.Subresource)
+				break
+			}
+		}
+		return metav1.ManagedFieldsEntry{}, &NoEntryError{fmt.Errorf("%s has no managedFields entry of %s%s; it has: %s", name, what, hint, strings.Join(names, ", "))}
 	}
 	return metav1.ManagedFieldsEntry{}, fmt.Errorf("%s: manager %q has %d entries (Update entries at several apiVersions, or Apply and Update): choose one with --operation", name, sel.Manager, len(found))
 }
@@ -83,6 +90,12 @@ func withStringData(obj *unstructured.Unstructured, set *fieldpath.Set) *unstruc
 	return out
 }
 
+// NoEntryError says an object has no entry of the manager asked for.
+type NoEntryError struct{ Err error }
+
+func (e *NoEntryError) Error() string { return e.Err.Error() }
+func (e *NoEntryError) Unwrap() error { return e.Err }
+
 func ownerText(o ownership.Owner) string {
 	s := o.Manager + " (" + o.Operation
 	if o.Subresource != "" {
@@ -112,7 +125,16 @@ func Extract(obj *unstructured.Unstructured, tc managedfields.TypeConverter, e m
 	if err != nil {
 		return nil, fmt.Errorf("%s: typing the object: %w", name, err)
 	}
-	u, ok := tv.ExtractItems(set.Leaves()).AsValue().Unstructured().(map[string]interface{})
+	// An Update entry can own an item's field without its key (kubectl
+	// set image owns a container's image, not its name), and an item
+	// without its key does not apply: its extract gets the key fields of
+	// the items it reaches. An applier owns the keys it applied; adding
+	// a defaulted key (a port's protocol) would change what it owns.
+	var opts []typed.ExtractItemsOption
+	if e.Operation != metav1.ManagedFieldsOperationApply {
+		opts = append(opts, typed.WithAppendKeyFields())
+	}
+	u, ok := tv.ExtractItems(set.Leaves(), opts...).AsValue().Unstructured().(map[string]interface{})
 	if !ok || u == nil {
 		u = map[string]interface{}{}
 	}

@@ -211,8 +211,6 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, ownership.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
-	want := fieldpath.NewSet(fields...)
-	r.Fields, r.Content = fields, live.Object
 
 	mode := req.Mode
 	if mode == ModeAuto || mode == "" {
@@ -234,6 +232,11 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return nil, fail("%s: name the controller that takes the fields with --to", name)
 	}
 	r.Mode = mode
+	if mode != ModeRelease {
+		fields = expandSubtrees(fields, fromSet)
+	}
+	want := fieldpath.NewSet(fields...)
+	r.Fields, r.Content = fields, live.Object
 	r.Before = states(live, fields)
 
 	toSet, err := ownership.Union(entries, isTo)
@@ -403,6 +406,38 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 
 // lastAppliedStep edits the annotation of a client-side apply source that
 // gave its managedFields up already.
+// expandSubtrees adds, to each field, the paths below it that the source
+// owns (and stands for a field the source owns only through those): handing over .resources hands over .resources.requests.cpu too,
+// which would otherwise lose its owner with the source's release and not
+// reach the target.
+func expandSubtrees(fields []fieldpath.Path, fromSet *fieldpath.Set) []fieldpath.Path {
+	seen := fieldpath.NewSet()
+	var out []fieldpath.Path
+	add := func(p fieldpath.Path) {
+		if !seen.Has(p) {
+			seen.Insert(p)
+			out = append(out, p.Copy())
+		}
+	}
+	for _, f := range fields {
+		var below []fieldpath.Path
+		fromSet.Iterate(func(p fieldpath.Path) {
+			if len(p) > len(f) && p[:len(f)].Equals(f) {
+				below = append(below, p.Copy())
+			}
+		})
+		// A map or struct an applier set is owned through its fields
+		// only: the fields below it stand for it.
+		if fromSet.Has(f) || len(below) == 0 {
+			add(f)
+		}
+		for _, p := range below {
+			add(p)
+		}
+	}
+	return out
+}
+
 func lastAppliedStep(req Request, edit *LastAppliedEdit, entries []metav1.ManagedFieldsEntry) Step {
 	desc := fmt.Sprintf("%q owns none of the fields but its last-applied annotation still holds them: take them out, so that its next client-side apply can't reset them", req.From)
 	return Step{Name: StepLastApplied, Manager: edit.Manager, Paths: edit.Removed, Status: StepPlanned, ManagedFields: entries, LastApplied: edit, Description: desc}

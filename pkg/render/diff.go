@@ -99,18 +99,24 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 		head += " creates it"
 	case values == 0 && owners == 0:
 		head += " changes nothing"
+	case values == 0:
+		head += fmt.Sprintf(" changes no value, only the owners of %s", count(owners, "field"))
 	case owners == 0:
 		head += fmt.Sprintf(" changes %s", count(values, "value"))
-	case values == 0:
-		head += fmt.Sprintf(" changes the owners of %s, no value", count(owners, "field"))
 	default:
 		head += fmt.Sprintf(" changes %s and the owners of %s more", count(values, "value"), count(owners, "field"))
 	}
 	line(p.Bold(head))
 	if len(r.Conflicts) > 0 && !r.Force {
 		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
-		line(p.Red("#   " + fmt.Sprintf("kubectl apply --server-side --force-conflicts%s%s %s", c.managerFlag(), c.nsFlag(), c.fileFlag())))
-		line(p.Dim("#   or see why and the other ways out: kubectl ssa explain-conflict" + c.nsFlag() + c.managerFlag() + " " + c.fileFlag()))
+		sub := ""
+		if c.Subresource != "" {
+			sub = " --subresource=" + shellQuote(c.Subresource)
+		}
+		if c.Subresource == "" {
+			line(p.Red("#   " + fmt.Sprintf("kubectl apply --server-side --force-conflicts%s%s %s", c.managerFlag(), c.nsFlag(), c.fileFlag())))
+		}
+		line(p.Dim("#   see why and the ways out: kubectl ssa explain-conflict" + c.nsFlag() + c.managerFlag() + sub + " " + c.fileFlag()))
 	} else if len(r.Conflicts) > 0 {
 		line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))
 	}
@@ -206,6 +212,8 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 			if s.Command != "" {
 				line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
 				line("#     " + s.Command)
+			} else if s.Manager.Subresource != "" {
+				line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(s.Manager.Subresource))))
 			} else {
 				line(p.Dim("#     a controller writes them; it keeps them"))
 			}

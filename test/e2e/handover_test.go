@@ -370,3 +370,26 @@ func TestHandoverHeldUntilControllerWrites(t *testing.T) {
 		t.Errorf("re-run: %s %s", again.Status, stepNames(again))
 	}
 }
+
+// TestHandoverSubtree: handing over a map hands over what the source owns
+// below it; no field of it is left without an owner.
+func TestHandoverSubtree(t *testing.T) {
+	ns := namespace(t)
+	d := apply(t, ns, "ci-deploy", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"app","image":"nginx","resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}]}}}}`, false)
+	apply(t, ns, "vpa", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}}`, false)
+	r := handoverJSON(t, 0, "handover", "-n", ns, "deploy/w", "--field", `.spec.template.spec.containers[name="app"].resources`, "--from", "ci-deploy", "--to", "vpa")
+	if r.Status != "completed" {
+		t.Fatalf("status %q", r.Status)
+	}
+	rep := whoOwnsJSON(t, "-n", ns, "deploy/w")
+	for _, p := range []string{`.spec.template.spec.containers[name="app"].resources.requests.cpu`, `.spec.template.spec.containers[name="app"].resources.requests.memory`} {
+		assertOwners(t, rep, p, "vpa/Apply")
+	}
+	// ci-deploy's manifest without resources no longer removes them.
+	apply(t, ns, "ci-deploy", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"app","image":"nginx"}]}}}}`, false)
+	cs, _, _ := unstructured.NestedSlice(get(t, d).Object, "spec", "template", "spec", "containers")
+	cpu, _, _ := unstructured.NestedString(cs[0].(map[string]interface{}), "resources", "requests", "cpu")
+	if cpu != "100m" {
+		t.Errorf("requests.cpu = %q after ci-deploy dropped resources, want 100m", cpu)
+	}
+}
