@@ -198,6 +198,11 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 	if err := serverForm(res); err != nil {
 		return nil, nil, err
 	}
+	if r.Action == conflict.ActionCreate {
+		unknown = append(unknown, allocated(res)...)
+	} else if err := serviceStrategy(r.Live, res); err != nil {
+		return nil, nil, err
+	}
 	sort.Slice(unknown, func(i, j int) bool { return unknown[i].Compare(unknown[j]) < 0 })
 	return res, unknown, nil
 }

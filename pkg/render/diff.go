@@ -224,7 +224,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 		for i, u := range r.Unknown {
 			paths[i] = Escape(u.String())
 		}
-		line(p.Yellow("# not known here: the apiserver may set these fields, to defaults that depend on others: " + strings.Join(paths, ", ")))
+		line(p.Yellow("# not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: " + strings.Join(paths, ", ")))
 	}
 	for _, wn := range r.Warnings {
 		line(p.Yellow("# warning: " + Escape(wn)))
