@@ -366,6 +366,16 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 	if mode == ModeRelease {
 		r.Orphaned, r.AppliersOnly = afterRelease(cur, fields)
+		if edit != nil && edit.Deleted {
+			// The annotation goes: it is not left behind without an owner.
+			kept := r.Orphaned[:0]
+			for _, p := range r.Orphaned {
+				if !p.Elements().Equals(lastAppliedPath) {
+					kept = append(kept, p)
+				}
+			}
+			r.Orphaned = kept
+		}
 	}
 	r.Status = StatusPlanned
 	return r, nil
