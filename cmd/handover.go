@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
@@ -267,6 +269,9 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		if !o.showSecrets {
 			rep.RedactSecrets()
 		}
+		if w := o.noAutoscaler(ctx, c, obj, rep); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
 		if rep.Status == handover.StatusHeld && o.wait {
 			held++
 		}
@@ -309,4 +314,29 @@ func withClusterFlags(words, flags []string) []string {
 	out := append([]string{}, words[:2]...)
 	out = append(out, flags...)
 	return append(out, words[2:]...)
+}
+
+// noAutoscaler warns when .spec.replicas goes to kube-controller-manager
+// and no HorizontalPodAutoscaler targets the object: nothing will write
+// the field, and the temporary manager keeps holding it.
+func (o *handoverOptions) noAutoscaler(ctx context.Context, c *kube.Cluster, obj *unstructured.Unstructured, rep *handover.Report) string {
+	if rep.Mode != handover.ModeController || o.to != "kube-controller-manager" || rep.Status == handover.StatusAlreadyComplete || rep.Status == handover.StatusCompleted {
+		return ""
+	}
+	replicas := false
+	for _, p := range rep.Fields {
+		replicas = replicas || p.String() == ".spec.replicas"
+	}
+	if !replicas {
+		return ""
+	}
+	hpas, warning := conflict.AutoscalersOf(ctx, conflict.NewClusterSource(c, ""), obj)
+	if warning != "" || len(hpas) > 0 {
+		return warning
+	}
+	temp := o.tempManager
+	if temp == "" {
+		temp = handover.DefaultTempManager
+	}
+	return fmt.Sprintf("no HorizontalPodAutoscaler in namespace %s targets %s: kube-controller-manager will not write .spec.replicas, and %q keeps holding it (create the HPA, or hand the field to another manager)", obj.GetNamespace(), kube.ObjectName(obj), temp)
 }

@@ -57,10 +57,10 @@ func (s *OfflineSource) Autoscalers(_ context.Context, namespace string) ([]unst
 	return out, nil
 }
 
-// autoscalersOf finds the HPAs that target obj when the manifest sets
+// AutoscalersOf finds the HPAs that target obj when the manifest sets
 // .spec.replicas. A failure to list them is a warning: the prediction
 // stands without it.
-func autoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructured) ([]Autoscaler, string) {
+func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructured) ([]Autoscaler, string) {
 	lister, ok := src.(AutoscalerLister)
 	if !ok {
 		return nil, ""

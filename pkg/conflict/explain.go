@@ -108,7 +108,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	hpaDone := make(chan hpaResult, 1)
 	probe := obj.DeepCopy() // the simulation may change obj meanwhile
 	go func() {
-		l, w := autoscalersOf(ctx, src, probe)
+		l, w := AutoscalersOf(ctx, src, probe)
 		hpaDone <- hpaResult{l, w}
 	}()
 	t, err := src.Target(ctx, obj)

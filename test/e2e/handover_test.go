@@ -33,6 +33,7 @@ type handoverReport struct {
 	} `json:"after"`
 	Orphaned     []string `json:"orphaned"`
 	AppliersOnly []string `json:"appliersOnly"`
+	Warnings     []string `json:"warnings"`
 }
 
 func handoverJSON(t *testing.T, want int, args ...string) handoverReport {
@@ -391,5 +392,22 @@ func TestHandoverSubtree(t *testing.T) {
 	cpu, _, _ := unstructured.NestedString(cs[0].(map[string]interface{}), "resources", "requests", "cpu")
 	if cpu != "100m" {
 		t.Errorf("requests.cpu = %q after ci-deploy dropped resources, want 100m", cpu)
+	}
+}
+
+// TestHandoverWarnsWithoutAutoscaler: handing .spec.replicas to
+// kube-controller-manager when no HPA targets the object says that nothing
+// will write it; with one, it does not.
+func TestHandoverWarnsWithoutAutoscaler(t *testing.T) {
+	ns := namespace(t)
+	apply(t, ns, "kubectl", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"replicas":3,"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"app","image":"nginx"}]}}}}`, false)
+	args := []string{"handover", "-n", ns, "deploy/w", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--dry-run=client"}
+	r := handoverJSON(t, 0, args...)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "no HorizontalPodAutoscaler in namespace "+ns+" targets Deployment/"+ns+"/w") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	apply(t, ns, "kubectl-autoscale", `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"w"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"w"},"maxReplicas":5}}`, false)
+	if r := handoverJSON(t, 0, args...); len(r.Warnings) != 0 {
+		t.Errorf("with an HPA: warnings %q", r.Warnings)
 	}
 }
