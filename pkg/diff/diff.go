@@ -355,9 +355,9 @@ func ownersAt(sets []entrySet, p fieldpath.Path) []ownership.Owner {
 	return out
 }
 
-// sameOwners compares owners by identity (manager, operation,
-// subresource), not by time or apiVersion.
-func sameOwners(a, b []ownership.Owner) bool {
+// SameOwners compares owners by identity (manager, operation,
+// subresource), in any order, not by time or apiVersion.
+func SameOwners(a, b []ownership.Owner) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -460,7 +460,7 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 		if _, ok := ownership.Lookup(result.Object, p); !ok {
 			return // owned but absent (stale managedFields): no value to show
 		}
-		if !sameOwners(ownersAt(before, p), ownersAt(after, p)) {
+		if !SameOwners(ownersAt(before, p), ownersAt(after, p)) {
 			add(p.Copy(), Ownership)
 		}
 	})

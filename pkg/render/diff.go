@@ -152,7 +152,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 	interesting := make([]bool, len(rows))
 	any := false
 	for i, row := range rows {
-		interesting[i] = row.op != ' ' || !sameOwnerList(live.owners[row.a], result.owners[row.b])
+		interesting[i] = row.op != ' ' || !diff.SameOwners(live.owners[row.a], result.owners[row.b])
 		any = any || interesting[i]
 	}
 	if any {
@@ -183,7 +183,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 					line(p.Green("+"+Escape(result.text[row.b])) + annotation(p, result.owners[row.b], conflicts[result.paths[row.b].String()], o))
 				default:
 					text := " " + Escape(result.text[row.b])
-					if sameOwnerList(live.owners[row.a], result.owners[row.b]) {
+					if diff.SameOwners(live.owners[row.a], result.owners[row.b]) {
 						line(text)
 						continue
 					}
@@ -262,18 +262,6 @@ func ownerList(o Options, owners []ownership.Owner) string {
 		return "(unowned)"
 	}
 	return o.plainOwners(owners)
-}
-
-func sameOwnerList(a, b []ownership.Owner) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Manager != b[i].Manager || a[i].Operation != b[i].Operation || a[i].Subresource != b[i].Subresource {
-			return false
-		}
-	}
-	return true
 }
 
 // diffRows aligns two line lists.
