@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -140,6 +141,24 @@ func (o *auditOptions) validate(args []string) error {
 	if o.allContexts && o.configFlags.Context != nil && *o.configFlags.Context != "" {
 		return errors.New("give --context or --all-contexts, not both")
 	}
+	if o.sel.LabelSelector != "" {
+		if _, err := labels.Parse(o.sel.LabelSelector); err != nil {
+			return fmt.Errorf("-l %s: %w", o.sel.LabelSelector, err)
+		}
+	}
+	if c := o.configFlags.Context; c != nil && strings.Contains(*c, ",") {
+		seen := map[string]bool{}
+		for _, n := range strings.Split(*c, ",") {
+			n = strings.TrimSpace(n)
+			if n == "" {
+				return fmt.Errorf("--context %q names an empty context: give names separated by commas", *c)
+			}
+			if seen[n] {
+				return fmt.Errorf("--context %q names %s twice", *c, n)
+			}
+			seen[n] = true
+		}
+	}
 	if len(args) == 0 && !o.sel.HasFiles() {
 		// No TYPE: every kind the server lists.
 		o.sel.AllKinds = true
@@ -268,8 +287,16 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	} else if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
 		return err
 	}
-	for _, u := range rep.Unlisted {
-		fmt.Fprintln(o.streams.ErrOut, "warning: not audited: "+u)
+	for i, u := range rep.Unlisted {
+		if i == maxUnlistedLines && len(rep.Unlisted) > maxUnlistedLines+1 {
+			render.Warning(o.streams.ErrOut, fmt.Sprintf("not audited: %d more kinds (-o json lists them in unlisted)", len(rep.Unlisted)-i))
+			break
+		}
+		render.Warning(o.streams.ErrOut, "not audited: "+u)
+	}
+	if scanned.Load() == 0 && len(rep.Unlisted) > 0 {
+		// A gate that could read nothing must not pass.
+		return fmt.Errorf("nothing was audited: %d kinds could not be listed (see the warnings): audit with list rights, or name the kinds and namespaces you may list", len(rep.Unlisted))
 	}
 	if len(failed) > 0 {
 		for _, e := range failed {
@@ -282,6 +309,10 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
+
+// maxUnlistedLines is how many kinds that could not be listed are named
+// one by one on stderr.
+const maxUnlistedLines = 10
 
 func prefixCluster(targets []target, name, msg string) string {
 	if len(targets) > 1 {

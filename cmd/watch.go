@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
@@ -145,6 +148,9 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	if o.allNamespaces {
 		wo.Namespace = ""
 	}
+	if err := watchTargetExists(ctx, c, wo); err != nil {
+		return err
+	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
@@ -185,6 +191,31 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	}
 	if tr.Seen() {
 		return exit(CodeFound)
+	}
+	return nil
+}
+
+// watchTargetExists refuses to watch, silently, an object or a namespace
+// that does not exist: a watch with a timeout would end "no fight".
+func watchTargetExists(ctx context.Context, c *kube.Cluster, wo kube.WatchOptions) error {
+	if wo.Resource.Namespaced && wo.Namespace != "" {
+		_, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, wo.Namespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace %q not found: check -n", wo.Namespace)
+		}
+	}
+	if wo.Name == "" {
+		return nil
+	}
+	ri := c.Dynamic.Resource(wo.Resource.GVR)
+	var err error
+	if wo.Resource.Namespaced {
+		_, err = ri.Namespace(wo.Namespace).Get(ctx, wo.Name, metav1.GetOptions{})
+	} else {
+		_, err = ri.Get(ctx, wo.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return kube.Friendly(err)
 	}
 	return nil
 }

@@ -115,6 +115,24 @@ func TestCheck(t *testing.T) {
 				"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web --field-manager flux -n shop",
 			},
 		},
+		{
+			name:    "no applier to fold into: the user names it",
+			entries: []metav1.ManagedFieldsEntry{entry("ancient-changes", update, "", `{"f:data":{"f:y":{}}}`)},
+			want:    []string{"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web --field-manager APPLIER -n shop"},
+		},
+		{
+			name:    "old kubectl's client-side apply (kubectl, Update, owning the annotation) is a leftover, not a manual edit",
+			entries: []metav1.ManagedFieldsEntry{entry("kubectl", update, "", `{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:data":{"f:a":{}}}`)},
+			want:    []string{"csa-leftover kubectl | kubectl ssa migrate configmap/web -n shop"},
+		},
+		{
+			name: "the apiserver's own priority-and-fairness manager is not drift",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("api-priority-and-fairness-config-producer-v1", update, "", `{"f:data":{"f:x":{}}}`),
+			},
+			opts: Options{Expect: []string{"gitops"}},
+			want: []string{},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -263,3 +263,17 @@ func TestWatchNoFight(t *testing.T) {
 		t.Error("the status writer wrote nothing")
 	}
 }
+
+// TestWatchMissingTarget: watching an object or a namespace that does not
+// exist is an error, not a quiet "no fight".
+func TestWatchMissingTarget(t *testing.T) {
+	ns := namespace(t)
+	r := ssa(t, "watch", "deploy/nope", "-n", ns, "--timeout", "2s")
+	if r.code != 2 || !strings.Contains(r.stderr, `"nope" not found`) || r.stdout != "" {
+		t.Errorf("missing object: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = ssa(t, "watch", "deploy", "-n", ns+"-gone", "--timeout", "2s")
+	if r.code != 2 || !strings.Contains(r.stderr, `namespace "`+ns+`-gone" not found`) {
+		t.Errorf("missing namespace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
