@@ -22,7 +22,7 @@ type AuditOptions struct {
 func AuditReport(w io.Writer, r *audit.Report, o AuditOptions, p *Palette) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	if len(r.Findings) == 0 {
-		_, err := fmt.Fprintf(w, "No findings in %d objects.\n", r.Scanned)
+		_, err := fmt.Fprintf(w, "No findings in %d object%s.\n", r.Scanned, plural(r.Scanned))
 		return err
 	}
 	t := &Table{Header: []string{"NAMESPACE", "KIND", "NAME", "FINDING", "MANAGER", "FIELDS"}}
@@ -65,7 +65,7 @@ func AuditReport(w io.Writer, r *audit.Report, o AuditOptions, p *Palette) error
 	if err := mgrs.Write(w, p); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d findings in %d objects scanned.\n", len(r.Findings), r.Scanned)
+	_, err := fmt.Fprintf(w, "\n%d finding%s in %d object%s scanned.\n", len(r.Findings), plural(len(r.Findings)), r.Scanned, plural(r.Scanned))
 	return err
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ func FightLine(w io.Writer, f fight.Fight, p *Palette) error {
 
 // FightJSON writes a fight as one line of JSON (watch -o json).
 func FightJSON(w io.Writer, f fight.Fight) error {
-	b, err := json.Marshal(f)
+	b, err := marshalPlain(f)
 	if err != nil {
 		return err
 	}
@@ -40,8 +41,20 @@ func FightJSON(w io.Writer, f fight.Fight) error {
 	return err
 }
 
+// marshalPlain is json.Marshal without HTML escaping: "<redacted #1>"
+// reads as it is.
+func marshalPlain(v interface{}) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 func jsonValue(v interface{}) string {
-	b, err := json.Marshal(v)
+	b, err := marshalPlain(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
