@@ -115,7 +115,14 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 		t.objects[obj.GetUID()] = paths
 	}
 	var out []Fight
+	secret := ownership.IsSecret(obj.GetAPIVersion(), obj.GetKind())
 	for _, f := range rep.Fields {
+		if f.Absent && secret {
+			// A Secret's stringData is stored in data: the value a
+			// stringData owner wrote is there.
+			f.Value, f.HasValue = stringDataValue(obj, f.Path)
+			f.Absent = !f.HasValue
+		}
 		if !f.HasValue || f.Absent {
 			continue
 		}
@@ -142,6 +149,17 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 		out = append(out, st.fight(rep.Object, now))
 	}
 	return out, nil
+}
+
+// stringDataValue is where the apiserver keeps what a stringData entry
+// wrote: the data entry of the same key, base64-encoded.
+func stringDataValue(obj *unstructured.Unstructured, p ownership.Path) (interface{}, bool) {
+	e := p.Elements()
+	if len(e) != 2 || e[0].FieldName == nil || *e[0].FieldName != "stringData" || e[1].FieldName == nil {
+		return nil, false
+	}
+	v, ok, _ := unstructured.NestedString(obj.Object, "data", *e[1].FieldName)
+	return v, ok
 }
 
 func ownersOf(list []ownership.Owner) owners {

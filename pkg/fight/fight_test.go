@@ -99,12 +99,20 @@ func TestFightRecord(t *testing.T) {
 }
 
 func TestSecretValuesAreRedacted(t *testing.T) {
+	for _, field := range []string{"data", "stringData"} {
+		t.Run(field, func(t *testing.T) { secretFight(t, field) })
+	}
+}
+
+// secretFight: two writers alternate a Secret's password, written in
+// field (stringData is stored in data, where the value is read).
+func secretFight(t *testing.T, field string) {
 	secret := func(manager, op, value string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "v1", "kind": "Secret",
 			"metadata": map[string]interface{}{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []interface{}{
 				map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1",
-					"fieldsV1": map[string]interface{}{"f:data": map[string]interface{}{"f:password": map[string]interface{}{}}}},
+					"fieldsV1": map[string]interface{}{"f:" + field: map[string]interface{}{"f:password": map[string]interface{}{}}}},
 			}},
 			"data": map[string]interface{}{"password": value},
 		}}

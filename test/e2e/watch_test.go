@@ -277,3 +277,38 @@ func TestWatchMissingTarget(t *testing.T) {
 		t.Errorf("missing namespace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestWatchSecretStringDataFight: two appliers alternating a Secret's
+// password through stringData (stored in data, which nobody owns) are a
+// fight, and the values stay redacted.
+func TestWatchSecretStringDataFight(t *testing.T) {
+	ns := namespace(t)
+	secret := func(pw string) string {
+		return `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"stringData":{"password":"` + pw + `"}}`
+	}
+	apply(t, ns, "vault", secret("hunter2"), false)
+	w := startWatch(t, "secret/db", "-n", ns, "-o", "json", "--timeout", "15s")
+	stop, errs := make(chan struct{}), make(chan error, 1)
+	var wg sync.WaitGroup
+	writeLoop(&wg, stop, errs, 300*time.Millisecond, func(i int) error {
+		manager, pw := "vault", "hunter2"
+		if i%2 == 0 {
+			manager, pw = "eso", "s3cr3t"
+		}
+		return applyTry(ns, manager, secret(pw))
+	})
+	line, ok := <-w.lines
+	stopWriters(t, stop, &wg, errs)
+	if !ok {
+		t.Fatalf("no fight reported within 15 s\n%s", w.stderr.String())
+	}
+	w.wait(t)
+	if !strings.Contains(line, `"path":".stringData.password"`) || !strings.Contains(line, "<redacted> #") {
+		t.Errorf("fight %s", line)
+	}
+	for _, leak := range []string{"hunter2", "s3cr3t", "aHVudGVyMg", "czNjcjN0"} {
+		if strings.Contains(line, leak) {
+			t.Errorf("a secret value (%s) in %s", leak, line)
+		}
+	}
+}
