@@ -176,23 +176,20 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 // diffOne predicts the apply of one manifest (and, when it conflicts, the
 // forced apply) and compares.
 func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Report, render.ConflictContext, error) {
+	opts.AlsoForced = true
 	asked, err := conflict.Explain(ctx, src, m.Object, opts)
 	if err != nil {
 		return nil, render.ConflictContext{}, err
 	}
 	forced := asked
-	if len(asked.Conflicts) > 0 && !opts.Force {
-		fo := opts
-		fo.Force = true
-		if forced, err = conflict.Explain(ctx, src, m.Object, fo); err != nil {
-			return nil, render.ConflictContext{}, err
-		}
+	if asked.Forced != nil {
+		forced = asked.Forced
 	}
 	rc := render.ConflictContext{
 		Source:       m.Source,
 		Kustomize:    o.files.Kustomize,
 		ClusterFlags: o.clusterFlags,
-		ResourceArg:  resourceArg(asked),
+		ResourceArg:  asked.Object.ResourceArg(),
 		Namespace:    asked.Object.Namespace,
 		FieldManager: o.fieldManager,
 		Subresource:  o.subresource,

@@ -190,7 +190,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 				Source:       sources[i],
 				Kustomize:    o.files.Kustomize,
 				ClusterFlags: o.clusterFlags,
-				ResourceArg:  resourceArg(r),
+				ResourceArg:  r.Object.ResourceArg(),
 				Namespace:    r.Object.Namespace,
 				FieldManager: o.fieldManager,
 				Subresource:  o.subresource,
@@ -264,4 +264,3 @@ func (o *explainOptions) source() (conflict.Source, error) {
 // resourceArg names the object for kubectl and kubectl-ssa, fully
 // qualified with its version (kind.version.group/name), so that a kind
 // served at several versions resolves to the one of the report.
-func resourceArg(r *conflict.Report) string { return r.Object.ResourceArg() }

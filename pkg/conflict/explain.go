@@ -64,6 +64,9 @@ type Options struct {
 	// Verify also sends the apply as a server dry run (the Source must be
 	// a DryRunner) and compares.
 	Verify bool
+	// AlsoForced also predicts the forced apply when the apply conflicts
+	// (Report.Forced), from what was read once.
+	AlsoForced bool
 }
 
 // TypeConverter types applied (and live's managedFields versions) with
@@ -140,16 +143,33 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {
 			return nil, err
 		}
-		r, err = SimulateScale(in)
-	} else {
-		r, err = Simulate(in)
 	}
-	if err != nil {
+	simulate := func(in Input) (*Report, error) {
+		var r *Report
+		var err error
+		if in.Subresource == "scale" {
+			r, err = SimulateScale(in)
+		} else {
+			r, err = Simulate(in)
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Warnings = append(r.Warnings, warnings...)
+		r.Schema = tc
+		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
+		return r, nil
+	}
+	if r, err = simulate(in); err != nil {
 		return nil, err
 	}
-	r.Warnings = append(r.Warnings, warnings...)
-	r.Schema = tc
-	r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
+	if o.AlsoForced && !o.Force && len(r.Conflicts) > 0 {
+		forced := in
+		forced.Force = true
+		if r.Forced, err = simulate(forced); err != nil {
+			return nil, err
+		}
+	}
 	hpas := <-hpaDone
 	if r.Autoscalers = hpas.list; hpas.warning != "" {
 		r.Warnings = append(r.Warnings, hpas.warning)

@@ -145,6 +145,9 @@ type Report struct {
 	// not known, and Warnings say so). Set by Explain.
 	Schema   managedfields.TypeConverter `json:"-"`
 	Defaults defaults.Source             `json:"-"`
+	// Forced is the forced apply's prediction, with Options.AlsoForced
+	// when this apply conflicts.
+	Forced *Report `json:"-"`
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.

@@ -45,17 +45,14 @@ func compute(t *testing.T, live *unstructured.Unstructured, applied string, o co
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := manifest(t, applied)
-	asked, err := conflict.Explain(context.Background(), src, m, o)
+	o.AlsoForced = true
+	asked, err := conflict.Explain(context.Background(), src, manifest(t, applied), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	forced := asked
-	if len(asked.Conflicts) > 0 {
-		o.Force = true
-		if forced, err = conflict.Explain(context.Background(), src, m, o); err != nil {
-			t.Fatal(err)
-		}
+	if asked.Forced != nil {
+		forced = asked.Forced
 	}
 	r, err := diff.Compute(asked, forced, diff.Options{StayCommand: func(ow ownership.Owner) string { return "fix " + ow.Manager }})
 	if err != nil {
