@@ -85,21 +85,7 @@ exist, where the apply would fail).
 			return runDiff(cmd.Context(), o)
 		},
 	}
-	f := cmd.Flags()
-	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to diff: files, directories or URLs (- for standard input).")
-	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
-	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and diff.")
-	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager.")
-	f.BoolVar(&o.force, "force-conflicts", false, "Diff a forced apply (the diff is that of the forced apply either way; this says the apply is meant to force).")
-	f.StringVar(&o.subresource, "subresource", "", "Diff an apply to a subresource: status or scale.")
-	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: diff against --live-file objects with the built-in schema.")
-	f.StringSliceVar(&o.liveFiles, "live-file", nil, "With --local: files with the live objects, with their managedFields.")
-	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
-	o.output.add(cmd, "text", "text")
-	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
-	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
-	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply (see explain-conflict). Set to false for a plain API apply (Argo CD, Flux, client-go).")
-	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
+	o.addApplyFlags(cmd, "diff", "Diff a forced apply (the diff is that of the forced apply either way; this says the apply is meant to force).")
 	return cmd
 }
 

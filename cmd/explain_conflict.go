@@ -87,23 +87,29 @@ permission), so that nothing was verified.`,
 			return o.run(cmd.Context())
 		},
 	}
+	o.addApplyFlags(cmd, "simulate", "Simulate a forced apply and show who loses which fields.")
+	cmd.Flags().BoolVar(&o.verify, "verify", false, "Also send the apply to the server as a dry run (dryRun=All) and report any difference from the prediction.")
+	return cmd
+}
+
+// addApplyFlags declares the flags of an apply to predict, shared by
+// explain-conflict and diff: what says what ("simulate", "diff").
+func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	f := cmd.Flags()
-	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to simulate: files, directories or URLs (- for standard input).")
+	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to "+what+": files, directories or URLs (- for standard input).")
 	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
-	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and simulate.")
+	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and "+what+".")
 	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager.")
-	f.BoolVar(&o.force, "force-conflicts", false, "Simulate a forced apply and show who loses which fields.")
-	f.StringVar(&o.subresource, "subresource", "", "Simulate an apply to a subresource: status or scale.")
-	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: simulate against --live-file objects with the built-in schema.")
+	f.BoolVar(&o.force, "force-conflicts", false, force)
+	f.StringVar(&o.subresource, "subresource", "", "Predict an apply to a subresource: status or scale.")
+	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: predict against --live-file objects with the built-in schema.")
 	f.StringSliceVar(&o.liveFiles, "live-file", nil, "With --local: files with the live objects, with their managedFields.")
 	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
-	f.BoolVar(&o.verify, "verify", false, "Also send the apply to the server as a dry run (dryRun=All) and report any difference from the prediction.")
 	o.output.add(cmd, "text", "text")
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
-	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the live and applied values of Secret data instead of redacting them.")
+	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
 	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go).")
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
 }
 
 func (o *explainOptions) validate() error {
