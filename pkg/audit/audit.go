@@ -134,11 +134,6 @@ type Options struct {
 // the object's other annotations and a few more applies.
 const DefaultLastAppliedThreshold = 200000
 
-// SystemManagers are the Kubernetes components whose fields are never
-// drift: they write what they own by design (revision annotations,
-// finalizers, allocations).
-var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "api-priority-and-fairness-config-producer-v1", "api-priority-and-fairness-config-consumer-v1"}
-
 // manualManagers are kubectl's imperative commands: their fields were set
 // by a person, outside any manifest. "kubectl" (Update) is kubectl before
 // 1.22, which named every write so.
@@ -256,7 +251,7 @@ func (c *checker) hasSubresourceEntry(manager string) bool {
 }
 
 func (c *checker) allowed(manager string) bool {
-	for _, globs := range [][]string{c.o.Expect, c.o.Allow, SystemManagers} {
+	for _, globs := range [][]string{c.o.Expect, c.o.Allow, ownership.SystemManagers} {
 		for _, g := range globs {
 			if ownership.Glob(g, manager) {
 				return true

@@ -257,38 +257,13 @@ func secretStringData(obj map[string]interface{}) {
 	delete(obj, "stringData")
 }
 
-// setAbsent sets p to v in obj unless p is there already, making the
-// maps on the way; false when a list item on the way is missing.
+// setAbsent sets p to v in obj unless p is there already; false when it
+// can't (a position on the way).
 func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
-	if len(p) == 0 {
-		return true
-	}
 	if _, ok := ownership.Lookup(obj, p); ok {
 		return true
 	}
-	parent := obj
-	for i, pe := range p[:len(p)-1] {
-		next, ok := ownership.Lookup(obj, p[:i+1])
-		if !ok {
-			if pe.FieldName == nil {
-				return false
-			}
-			m := map[string]interface{}{}
-			parent[*pe.FieldName] = m
-			next = m
-		}
-		m, isMap := next.(map[string]interface{})
-		if !isMap {
-			return false
-		}
-		parent = m
-	}
-	last := p[len(p)-1]
-	if last.FieldName == nil {
-		return false
-	}
-	parent[*last.FieldName] = v
-	return true
+	return ownership.SetPath(obj, p, v) == nil
 }
 
 // bookkeeping are the metadata fields the server sets on every write,
@@ -483,9 +458,6 @@ func normal(v interface{}) interface{} {
 	return v
 }
 
-// controllers keep the fields they write: no command moves them.
-var controllers = map[string]bool{"kube-controller-manager": true, "kube-scheduler": true, "kubelet": true}
-
 // stays lists, per manager other than the applier, the fields of the main
 // resource it owns in the result that the manifest does not set.
 func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o Options) {
@@ -529,7 +501,7 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			continue
 		}
 		st := Stay{Manager: s.owner, Paths: paths, Defaulted: defaulted}
-		if !controllers[s.owner.Manager] && s.owner.Subresource == "" && o.StayCommand != nil {
+		if !ownership.IsSystemManager(s.owner.Manager) && s.owner.Subresource == "" && o.StayCommand != nil {
 			st.Command = o.StayCommand(s.owner)
 		}
 		r.Stays = append(r.Stays, st)

@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,3 +50,11 @@ func IsGenericManager(name string) bool {
 	}
 	return strings.HasPrefix(name, "python-requests")
 }
+
+// SystemManagers are the Kubernetes components that write fields of
+// objects themselves: their fields are theirs to keep, never drift nor
+// something an applier should take.
+var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "api-priority-and-fairness-config-producer-v1", "api-priority-and-fairness-config-consumer-v1"}
+
+// IsSystemManager tells whether a manager is one of SystemManagers.
+func IsSystemManager(name string) bool { return slices.Contains(SystemManagers, name) }

@@ -25,6 +25,12 @@ func Partial(obj map[string]interface{}, paths []fieldpath.Path) (map[string]int
 	return out, nil
 }
 
+// SetPath sets p to v in root, making the maps, lists and keyed list
+// items on the way.
+func SetPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error {
+	return setPath(root, p, v)
+}
+
 func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error {
 	var cur interface{} = root
 	var assign func(interface{})
