@@ -1,7 +1,6 @@
 package conflict
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -88,7 +87,7 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 		switch ans.Outcome {
 		case defaults.Reset:
 			liveValue, _ := ownership.Lookup(live.Object, p)
-			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: sameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
+			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: defaults.SameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
 			resetPaths, resetValues = append(resetPaths, p), append(resetValues, ans.Value)
 		case defaults.Depends:
 			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: ownership.Path(p), DependsOn: ans.Reason, PathElements: p})
@@ -173,12 +172,6 @@ func ancestorsOf(obj map[string]interface{}, p fieldpath.Path) []interface{} {
 		out[i], _ = ownership.Lookup(obj, p[:i])
 	}
 	return out
-}
-
-func sameJSON(a, b interface{}) bool {
-	ab, err1 := json.Marshal(a)
-	bb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ab) == string(bb)
 }
 
 // Changes lists the fields the applier stopped setting whose value the

@@ -95,7 +95,7 @@ func keptTemplateGeneration(p fieldpath.Path, live, result map[string]interface{
 	}
 	oldSpec, _ := live["spec"].(map[string]interface{})
 	newSpec, _ := result["spec"].(map[string]interface{})
-	if !sameJSON(oldSpec["template"], newSpec["template"]) {
+	if !SameJSON(oldSpec["template"], newSpec["template"]) {
 		return nil, true, false // bumped if the defaulted template differs
 	}
 	return v, true, true
@@ -189,7 +189,9 @@ func needsHCNodePort(spec map[string]interface{}) bool {
 	return serviceType(spec) == "LoadBalancer" && spec["externalTrafficPolicy"] == "Local"
 }
 
-func sameJSON(a, b interface{}) bool {
+// SameJSON tells whether two values are the same JSON (int and int64,
+// whole float64s alike).
+func SameJSON(a, b interface{}) bool {
 	ab, err1 := json.Marshal(a)
 	bb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)

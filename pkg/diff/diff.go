@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -199,9 +198,9 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 		return nil, nil, err
 	}
 	if r.Action == conflict.ActionCreate {
-		unknown = append(unknown, allocated(res)...)
-	} else if err := serviceStrategy(r.Live, res); err != nil {
-		return nil, nil, err
+		unknown = append(unknown, defaults.Allocated(res)...)
+	} else {
+		defaults.DropTypeDependent(r.Live, res)
 	}
 	sort.Slice(unknown, func(i, j int) bool { return unknown[i].Compare(unknown[j]) < 0 })
 	return res, unknown, nil
@@ -397,7 +396,7 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 				continue
 			}
 			want, ok := ownership.Lookup(rs.Value, p[len(rp):])
-			if ok == hasAfter && (!ok || equality.Semantic.DeepEqual(normal(want), normal(after))) {
+			if ok == hasAfter && (!ok || defaults.SameJSON(want, after)) {
 				return true
 			}
 		}
@@ -441,21 +440,6 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 	})
 	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Elements.Compare(r.Changes[j].Elements) < 0 })
 	return nil
-}
-
-// normal gives numbers one type, as JSON does.
-func normal(v interface{}) interface{} {
-	switch t := v.(type) {
-	case int:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case float64:
-		if t == float64(int64(t)) {
-			return int64(t)
-		}
-	}
-	return v
 }
 
 // stays lists, per manager other than the applier, the fields of the main
@@ -519,7 +503,7 @@ func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path
 		anc[i], _ = ownership.Lookup(obj, p[:i])
 	}
 	a := src.Removal(p, anc)
-	return a.Outcome == defaults.Reset && equality.Semantic.DeepEqual(a.Value, v)
+	return a.Outcome == defaults.Reset && defaults.SameJSON(a.Value, v)
 }
 
 // What a changed Secret value reads before and after the apply.

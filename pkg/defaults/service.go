@@ -1,0 +1,126 @@
+package defaults
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// DropTypeDependent does to a Service what its storage does on an update
+// after defaulting (dropTypeDependentFields in k8s.io/kubernetes
+// pkg/registry/core/service/strategy.go): switched to a type that no
+// longer needs a field the apiserver allocated, the Service loses it,
+// unless the update changed that field too. Like Kept, this is storage
+// code the defaults generator can't see; the diff e2e corpus checks it.
+func DropTypeDependent(live, result *unstructured.Unstructured) {
+	if live == nil || result.GetAPIVersion() != "v1" || result.GetKind() != "Service" {
+		return
+	}
+	o, _ := live.Object["spec"].(map[string]interface{})
+	n, _ := result.Object["spec"].(map[string]interface{})
+	if o == nil || n == nil {
+		return
+	}
+	same := func(f string) bool { return SameJSON(o[f], n[f]) }
+	if needsClusterIP(o) && !needsClusterIP(n) {
+		if same("clusterIP") && same("clusterIPs") {
+			delete(n, "clusterIP")
+			delete(n, "clusterIPs")
+		}
+		for _, f := range []string{"ipFamilies", "ipFamilyPolicy"} {
+			if same(f) {
+				delete(n, f)
+			}
+		}
+	}
+	if usesNodePorts(o) && !usesNodePorts(n) && noNewNodePorts(o, n) {
+		ports, _ := n["ports"].([]interface{})
+		for _, p := range ports {
+			if m, ok := p.(map[string]interface{}); ok {
+				delete(m, "nodePort")
+			}
+		}
+	}
+	if needsHCNodePort(o) && !needsHCNodePort(n) && same("healthCheckNodePort") {
+		delete(n, "healthCheckNodePort")
+	}
+	if serviceType(o) == "LoadBalancer" && serviceType(n) != "LoadBalancer" {
+		if _, set := n["allocateLoadBalancerNodePorts"]; set && o["allocateLoadBalancerNodePorts"] != nil && same("allocateLoadBalancerNodePorts") {
+			delete(n, "allocateLoadBalancerNodePorts")
+		}
+		if same("loadBalancerClass") {
+			delete(n, "loadBalancerClass")
+		}
+	}
+	if externallyAccessible(o) && !externallyAccessible(n) && same("externalTrafficPolicy") {
+		delete(n, "externalTrafficPolicy")
+	}
+	if serviceType(n) != "LoadBalancer" {
+		_ = unstructured.SetNestedMap(result.Object, map[string]interface{}{}, "status", "loadBalancer")
+	}
+}
+
+// usesNodePorts is the strategy's needsNodePort: by type alone.
+func usesNodePorts(spec map[string]interface{}) bool {
+	t := serviceType(spec)
+	return t == "NodePort" || t == "LoadBalancer"
+}
+
+// noNewNodePorts: the update adds no node port the old ports lacked
+// (sameNodePorts).
+func noNewNodePorts(o, n map[string]interface{}) bool {
+	had := map[int64]bool{}
+	ports, _ := o["ports"].([]interface{})
+	for _, p := range ports {
+		m, _ := p.(map[string]interface{})
+		if v, ok := m["nodePort"].(int64); ok {
+			had[v] = true
+		}
+	}
+	ports, _ = n["ports"].([]interface{})
+	for _, p := range ports {
+		m, _ := p.(map[string]interface{})
+		if v, ok := m["nodePort"].(int64); ok && v != 0 && !had[v] {
+			return false
+		}
+	}
+	return true
+}
+
+func externallyAccessible(spec map[string]interface{}) bool {
+	switch serviceType(spec) {
+	case "LoadBalancer", "NodePort":
+		return true
+	case "ClusterIP":
+		ips, _ := spec["externalIPs"].([]interface{})
+		return len(ips) > 0
+	}
+	return false
+}
+
+// Allocated are the fields the apiserver fills from its pools when it
+// creates an object, which no defaulting knows: a Service's cluster IPs
+// and IP families, and the node ports its ports lack.
+func Allocated(obj *unstructured.Unstructured) []fieldpath.Path {
+	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Service" {
+		return nil
+	}
+	spec, _ := obj.Object["spec"].(map[string]interface{})
+	var out []fieldpath.Path
+	if needsClusterIP(spec) {
+		for _, f := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
+			if _, ok := spec[f]; !ok {
+				out = append(out, fieldpath.MakePathOrDie("spec", f))
+			}
+		}
+	}
+	if needsNodePort(spec) {
+		ports, _ := spec["ports"].([]interface{})
+		for i, p := range ports {
+			m, _ := p.(map[string]interface{})
+			if v, ok := m["nodePort"].(int64); !ok || v == 0 {
+				out = append(out, fieldpath.MakePathOrDie("spec", "ports", i, "nodePort"))
+			}
+		}
+	}
+	return out
+}
