@@ -71,15 +71,16 @@ func withStringData(obj *unstructured.Unstructured, set *fieldpath.Set) *unstruc
 	data, _, _ := unstructured.NestedMap(obj.Object, "data")
 	sd := map[string]interface{}{}
 	set.Leaves().Iterate(func(p fieldpath.Path) {
-		if len(p) != 2 || p[0].FieldName == nil || *p[0].FieldName != "stringData" || p[1].FieldName == nil {
+		key, ok := ownership.StringDataKey(p)
+		if !ok {
 			return
 		}
-		enc, ok := data[*p[1].FieldName].(string)
+		enc, ok := data[key].(string)
 		if !ok {
 			return
 		}
 		if b, err := base64.StdEncoding.DecodeString(enc); err == nil {
-			sd[*p[1].FieldName] = string(b)
+			sd[key] = string(b)
 		}
 	})
 	if len(sd) == 0 {

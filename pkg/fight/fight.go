@@ -154,11 +154,11 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 // stringDataValue is where the apiserver keeps what a stringData entry
 // wrote: the data entry of the same key, base64-encoded.
 func stringDataValue(obj *unstructured.Unstructured, p ownership.Path) (interface{}, bool) {
-	e := p.Elements()
-	if len(e) != 2 || e[0].FieldName == nil || *e[0].FieldName != "stringData" || e[1].FieldName == nil {
+	key, ok := ownership.StringDataKey(p.Elements())
+	if !ok {
 		return nil, false
 	}
-	v, ok, _ := unstructured.NestedString(obj.Object, "data", *e[1].FieldName)
+	v, ok, _ := unstructured.NestedString(obj.Object, "data", key)
 	return v, ok
 }
 

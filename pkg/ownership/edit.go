@@ -116,6 +116,15 @@ func SecretPath(p fieldpath.Path) bool {
 	return len(p) >= 3 && p[:3].Equals(fieldpath.MakePathOrDie("metadata", "annotations", LastAppliedAnnotation))
 }
 
+// StringDataKey returns KEY for a Secret's .stringData.KEY: a write-only
+// field the apiserver stores as .data.KEY, base64-encoded.
+func StringDataKey(p fieldpath.Path) (string, bool) {
+	if len(p) != 2 || p[0].FieldName == nil || *p[0].FieldName != "stringData" || p[1].FieldName == nil {
+		return "", false
+	}
+	return *p[1].FieldName, true
+}
+
 // Union is the set of paths the entries sel selects own together.
 func Union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
 	out := &fieldpath.Set{}
