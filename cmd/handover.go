@@ -20,6 +20,7 @@ import (
 type handoverOptions struct {
 	*globalOptions
 	sel             kube.Selection
+	hpaSource       *conflict.ClusterSource
 	fields          []string
 	all             bool
 	from            string
@@ -330,7 +331,11 @@ func (o *handoverOptions) noAutoscaler(ctx context.Context, c *kube.Cluster, obj
 	if !replicas {
 		return ""
 	}
-	hpas, warning := conflict.AutoscalersOf(ctx, conflict.NewClusterSource(c, ""), obj)
+	if o.hpaSource == nil {
+		// One per run: it lists a namespace's autoscalers once.
+		o.hpaSource = conflict.NewClusterSource(c, "")
+	}
+	hpas, warning := conflict.AutoscalersOf(ctx, o.hpaSource, obj)
 	if warning != "" || len(hpas) > 0 {
 		return warning
 	}
