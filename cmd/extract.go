@@ -100,9 +100,6 @@ func (o *extractOptions) validate(args []string) error {
 	if err := o.output.parse(); err != nil {
 		return err
 	}
-	if o.output.out.Name != render.FormatYAML && o.output.out.Name != render.FormatJSON {
-		return fmt.Errorf("-o must be yaml or json for extract, not %q", o.output.raw)
-	}
 	switch {
 	case o.all && (o.selector.Manager != "" || o.selector.Subresource != "" || o.selector.Operation != ""):
 		return errors.New("--all-managers extracts every entry: drop --manager, --subresource and --operation")
@@ -259,14 +256,17 @@ func ownerLabel(o ownership.Owner) string {
 }
 
 // print writes the documents: YAML documents with a comment naming each
-// one's manager, or JSON (a List when there are several).
+// one's manager, or the other -o formats over the objects (a List when
+// there are several).
 func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, heads []string) error {
-	if o.output.out.Name == render.FormatJSON {
+	if o.output.out.Name != render.FormatYAML {
+		// JSON, jsonpath and go-template, over the object (a List of
+		// several), as kubectl get prints them.
 		items := make([]interface{}, len(docs))
 		for i, d := range docs {
 			items[i] = d.Object
 		}
-		return render.Data(w, render.FormatJSON, items, len(docs) != 1)
+		return o.output.out.Print(w, items, len(docs) != 1)
 	}
 	var sb strings.Builder
 	for i, d := range docs {
