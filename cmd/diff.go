@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -248,7 +247,7 @@ func writeObject(file string, obj map[string]interface{}) error {
 	}
 	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
 	u.SetManagedFields(nil)
-	b, err := yaml.Marshal(u.Object)
+	b, err := render.MarshalYAML(u.Object)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/resource"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -273,7 +272,7 @@ func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, h
 		if i > 0 {
 			sb.WriteString("---\n")
 		}
-		b, err := yaml.Marshal(d.Object)
+		b, err := render.MarshalYAML(d.Object)
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,9 @@ const (
 // them (the -file forms read the template from a file).
 var DataFormats = []string{FormatJSON, FormatYAML, FormatJSONPath + "=...", FormatJSONPath + "-file=...", FormatGoTemplate + "=...", FormatGoTemplate + "-file=..."}
 
+// isTerminal is printers.IsTerminal (a variable for the tests).
+var isTerminal = printers.IsTerminal
+
 // Output is a parsed -o: a command's text view, or a data format with
 // its template.
 type Output struct {
@@ -81,7 +84,15 @@ func (o Output) IsData() bool {
 // Print writes reports as data: a List when asList or when there are
 // several, else the one report itself; templates see the same document as
 // JSON does, as with kubectl get -o jsonpath.
+//
+// On a terminal the document is escaped as the text views are: a value
+// from the cluster holding ESC, BEL or an OSC sequence (raw in templates'
+// output, C1 characters raw in JSON) can't drive the terminal. Piped, the
+// bytes are the document's, as kubectl writes them.
 func (o Output) Print(w io.Writer, items []interface{}, asList bool) error {
+	if isTerminal(w) {
+		w = Terminal(w)
+	}
 	switch o.Name {
 	case FormatJSON, FormatYAML:
 		return Data(w, o.Name, items, asList)

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"unicode"
-
-	"sigs.k8s.io/yaml"
 )
 
 // YAML output is what sigs.k8s.io/yaml's JSONToYAML makes of the JSON
@@ -31,7 +29,7 @@ func writeYAML(w io.Writer, doc []byte) error {
 	y := &yamlWriter{w: w}
 	doc = bytes.TrimSpace(doc)
 	if len(doc) <= smallJSON || doc[0] != '{' || isEmptyContainer(doc) {
-		b, err := yaml.JSONToYAML(doc)
+		b, err := JSONToYAML(doc)
 		if err != nil {
 			return err
 		}
@@ -205,7 +203,7 @@ func (y *yamlWriter) small(v []byte, col int, members bool) error {
 	for i := 0; i < depth; i++ {
 		doc.WriteByte('}')
 	}
-	b, err := yaml.JSONToYAML(doc.Bytes())
+	b, err := JSONToYAML(doc.Bytes())
 	if err != nil {
 		return err
 	}
@@ -222,7 +220,7 @@ func (y *yamlWriter) small(v []byte, col int, members bool) error {
 // yamlKey is a key as JSONToYAML writes it before ": value", when it fits
 // on one line.
 func yamlKey(rawKey []byte) (string, bool) {
-	b, err := yaml.JSONToYAML([]byte(`{` + string(rawKey) + `:null}`))
+	b, err := JSONToYAML([]byte(`{` + string(rawKey) + `:null}`))
 	if err != nil {
 		return "", false
 	}
