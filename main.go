@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-ssa/kubectl-ssa/cmd"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -22,7 +23,14 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	// Whatever reaches the user passes the filter that replaces the
+	// Secret values this run has read (internal/redact).
+	stdout, stderr := redact.Seen.Writer(os.Stdout), redact.Seen.Writer(os.Stderr)
+	defer func() {
+		_ = stdout.Flush()
+		_ = stderr.Flush()
+	}()
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
 	err := cmd.NewRootCmd(streams).ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -30,10 +38,10 @@ func run() int {
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
-			render.Error(os.Stderr, exit.Err)
+			render.Error(stderr, exit.Err)
 		}
 		return int(exit.Code)
 	}
-	render.Error(os.Stderr, err)
+	render.Error(stderr, err)
 	return int(cmd.CodeError)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
@@ -252,7 +251,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 		}()
 	}
 	done := make(chan struct{})
-	progress := printers.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
+	progress := render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
 	if progress {
 		go func() {
 			tick := time.NewTicker(250 * time.Millisecond)

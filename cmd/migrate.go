@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -288,7 +287,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if o.verify && o.mode == migrate.ModeCSA {
 		opts.VerifyApply = o.verifyApply(c)
 	}
-	if printers.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData() {
+	if render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData() {
 		opts.Progress = func(s migrate.Summary) {
 			fmt.Fprintf(o.streams.ErrOut, "\r%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
 		}

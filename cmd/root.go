@@ -6,8 +6,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -85,6 +87,12 @@ func (g *globalOptions) cacheDir() string {
 	return ""
 }
 
+// redactSecrets makes a client configuration remember the Secrets it reads.
+func redactSecrets(c *rest.Config) *rest.Config {
+	c.Wrap(redact.Seen.Transport)
+	return c
+}
+
 // NewRootCmd builds "kubectl ssa".
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	g := &globalOptions{
@@ -114,6 +122,15 @@ namespaces and clusters (audit), and reports managers fighting over fields
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	g.configFlags.AddFlags(root.PersistentFlags())
+	// Every answer about Secrets is read on its way in, so that main's
+	// output filter knows their values (see internal/redact).
+	g.configFlags.WrapConfigFn = redactSecrets
+	// --show-secret-values, where a command has it, turns the filter off.
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		if f := c.Flags().Lookup("show-secret-values"); f != nil && f.Value.String() == "true" {
+			redact.Seen.Disable()
+		}
+	}
 	root.PersistentFlags().StringVar(&g.color, "color", g.color, "Colour the text output: auto (a terminal without NO_COLOR or TERM=dumb), always, never. JSON and YAML are never coloured.")
 
 	root.AddCommand(

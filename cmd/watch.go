@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
@@ -156,7 +155,7 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	if printers.IsTerminal(o.streams.ErrOut) {
+	if render.IsTerminal(o.streams.ErrOut) {
 		fmt.Fprintf(o.streams.ErrOut, "Watching %s for fights (%d flips within %s)...\n", m.Resource.GroupResource(), o.minFlips, o.window)
 	}
 	tr := fight.New(fight.Options{MinFlips: o.minFlips, Window: o.window})

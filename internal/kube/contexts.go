@@ -49,6 +49,7 @@ func ForContext(f *genericclioptions.ConfigFlags, name string) (*genericclioptio
 	c.CertFile, c.KeyFile, c.CAFile, c.BearerToken = f.CertFile, f.KeyFile, f.CAFile, f.BearerToken
 	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup, c.ImpersonateUserExtra = f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra
 	c.Username, c.Password, c.Timeout, c.DisableCompression, c.ProxyURL = f.Username, f.Password, f.Timeout, f.DisableCompression, f.ProxyURL
+	c.WrapConfigFn = f.WrapConfigFn
 	c.Context = &name
 	return c, nil
 }

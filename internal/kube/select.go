@@ -18,6 +18,8 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
 )
 
 // Selection holds kubectl's object selection flags, the same for every
@@ -161,6 +163,7 @@ func (s *Selection) Resolve(getter genericclioptions.RESTClientGetter, args []st
 		if !ok {
 			return fmt.Errorf("%s: unexpected object type %T", info.ObjectName(), info.Object)
 		}
+		redact.Seen.AddSecret(secretContent(u))
 		out = append(out, u)
 		return nil
 	})
@@ -218,12 +221,21 @@ func ReadManifests(files *resource.FilenameOptions) ([]Manifest, error) {
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("%s: an object without apiVersion or kind: fix the manifest", i.Source)
 		}
+		redact.Seen.AddSecret(secretContent(u))
 		out = append(out, Manifest{Object: u, Source: i.Source})
 	}
 	if len(out) == 0 {
 		return nil, errors.New("the manifests hold no objects")
 	}
 	return out, nil
+}
+
+// secretContent is the content of a Secret, nil for other kinds.
+func secretContent(u *unstructured.Unstructured) map[string]interface{} {
+	if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" {
+		return u.Object
+	}
+	return nil
 }
 
 // Resource is a kind and where it is served.

@@ -3,7 +3,7 @@ package conflict
 import (
 	"context"
 	"fmt"
-	"regexp"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -188,14 +188,56 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 }
 
 // valueInError is how structured-merge-diff quotes a value in a
-// validation error.
-var valueInError = regexp.MustCompile(`&value\.valueUnstructured\{Value:.*?\}`)
+// validation error: Go's %#v of it, whose braces nest ("[]interface {}{...}").
+const valueInError = "&value.valueUnstructured{"
 
 // redactedError hides the values a Secret's validation error quotes.
 type redactedError struct{ err error }
 
 func (e redactedError) Error() string {
-	return valueInError.ReplaceAllString(e.err.Error(), "a value ("+ownership.Redacted+")")
+	return redactQuotedValues(e.err.Error())
+}
+
+// redactQuotedValues replaces each value structured-merge-diff quotes in
+// msg, up to the brace that closes it (braces inside quoted strings
+// aside), with a placeholder; an unclosed one to the end of msg.
+func redactQuotedValues(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, valueInError)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		b.WriteString("a value (" + ownership.Redacted + ")")
+		msg = msg[i+closingBrace(msg[i+len(valueInError):])+len(valueInError):]
+	}
+}
+
+// closingBrace returns the length of s up to and including the brace that
+// closes an opened one, skipping Go-quoted strings and runes; len(s) when
+// none does.
+func closingBrace(s string) int {
+	depth := 1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\'', '`':
+			q := s[i]
+			for i++; i < len(s) && s[i] != q; i++ {
+				if s[i] == '\\' && q != '`' {
+					i++
+				}
+			}
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
 }
 
 func (e redactedError) Unwrap() error { return e.err }

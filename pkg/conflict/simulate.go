@@ -546,6 +546,10 @@ func (r *Report) RedactSecrets() {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}
+	// The views quote live values ("was ...") from it.
+	if r.Live != nil {
+		r.Live = &unstructured.Unstructured{Object: ownership.RedactSecret(r.Live.Object)}
+	}
 	for i := range r.Reset {
 		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
 			r.Reset[i].Value = ownership.Redacted

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fatih/color"
-	"k8s.io/cli-runtime/pkg/printers"
+	"github.com/moby/term"
 )
 
 // ColorMode is the value of --color.
@@ -32,7 +32,17 @@ func UseColor(mode ColorMode, w io.Writer) bool {
 	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
-	return printers.IsTerminal(w)
+	return IsTerminal(w)
+}
+
+// IsTerminal is printers.IsTerminal that also sees through a writer that
+// wraps a file and tells its descriptor (the redacting filter main puts
+// over standard output and error).
+func IsTerminal(w interface{}) bool {
+	if f, ok := w.(interface{ Fd() uintptr }); ok {
+		return term.IsTerminal(f.Fd())
+	}
+	return false
 }
 
 // Palette colours text. A nil or disabled Palette returns text unchanged.

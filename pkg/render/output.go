@@ -24,8 +24,8 @@ const (
 // them (the -file forms read the template from a file).
 var DataFormats = []string{FormatJSON, FormatYAML, FormatJSONPath + "=...", FormatJSONPath + "-file=...", FormatGoTemplate + "=...", FormatGoTemplate + "-file=..."}
 
-// isTerminal is printers.IsTerminal (a variable for the tests).
-var isTerminal = printers.IsTerminal
+// isTerminal is IsTerminal (a variable for the tests).
+var isTerminal = IsTerminal
 
 // Output is a parsed -o: a command's text view, or a data format with
 // its template.
