@@ -5,11 +5,13 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
@@ -21,6 +23,12 @@ func main() {
 }
 
 func run() int {
+	// client-go logs through klog to standard error: discovery's
+	// "couldn't get current server API group list" would stand before the
+	// one error line that says the same, and a log line escapes the
+	// Secret filter below.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Whatever reaches the user passes the filter that replaces the

@@ -3,6 +3,9 @@ package conflict
 import (
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 func TestRedactQuotedValues(t *testing.T) {
@@ -22,5 +25,31 @@ func TestRedactQuotedValues(t *testing.T) {
 				t.Errorf("the value is still there: %q", got)
 			}
 		})
+	}
+}
+
+// A Secret's .data keys that the applied stringData sets are written by
+// the apiserver from it: neither removed nor reset by the apply.
+func TestFromStringData(t *testing.T) {
+	secret := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Secret", "stringData": map[string]interface{}{"password": "x"}}}
+	empty := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Secret"}}
+	cm := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "stringData": map[string]interface{}{"password": "x"}}}
+	for _, tc := range []struct {
+		name    string
+		applied *unstructured.Unstructured
+		path    fieldpath.Path
+		want    bool
+	}{
+		{"data", secret, fieldpath.MakePathOrDie("data"), true},
+		{"data key set", secret, fieldpath.MakePathOrDie("data", "password"), true},
+		{"data key not set", secret, fieldpath.MakePathOrDie("data", "other"), false},
+		{"no stringData", empty, fieldpath.MakePathOrDie("data"), false},
+		{"type", secret, fieldpath.MakePathOrDie("type"), false},
+		{"not a Secret", cm, fieldpath.MakePathOrDie("data", "password"), false},
+		{"nothing applied", nil, fieldpath.MakePathOrDie("data"), false},
+	} {
+		if got := fromStringData(tc.applied, tc.path); got != tc.want {
+			t.Errorf("%s: got %v", tc.name, got)
+		}
 	}
 }

@@ -55,6 +55,24 @@ func defaultsFor(in Input, gvk schema.GroupVersionKind) (defaults.Source, string
 	return nil, fmt.Sprintf("no schema with the defaults of %s: a removed field that has a schema default comes back with it", gvk)
 }
 
+// fromStringData tells whether p is a Secret's .data, or a key of it,
+// that the applied stringData sets: the apiserver writes stringData into
+// data, so the apply neither removes nor resets it.
+func fromStringData(applied *unstructured.Unstructured, p fieldpath.Path) bool {
+	if applied == nil || !ownership.IsSecret(applied.GetAPIVersion(), applied.GetKind()) || len(p) == 0 || p[0].FieldName == nil || *p[0].FieldName != "data" {
+		return false
+	}
+	sd, _, _ := unstructured.NestedMap(applied.Object, "stringData")
+	switch {
+	case len(p) == 1:
+		return len(sd) > 0
+	case len(p) == 2 && p[1].FieldName != nil:
+		_, ok := sd[*p[1].FieldName]
+		return ok
+	}
+	return false
+}
+
 // classifyRemovals sorts the paths an apply drops and the result lacks
 // into removed, reset and maybe-reset ones. removed are all such paths
 // (parents and children); only the top-most of each is classified, and a
@@ -71,6 +89,9 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 	var resetPaths, gone []fieldpath.Path
 	var resetValues []interface{}
 	for _, p := range topmostPaths(removed) {
+		if fromStringData(in.Applied, p) {
+			continue
+		}
 		ans := defaults.Answer{Outcome: defaults.Removed}
 		kept := false
 		if !in.CRD {

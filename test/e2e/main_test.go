@@ -146,7 +146,21 @@ func ssa(t *testing.T, args ...string) result {
 
 func ssaIn(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return ssaRun(t, stdin, nil, args...)
+}
+
+// ssaEnv runs kubectl-ssa with more environment variables.
+func ssaEnv(t *testing.T, environ []string, args ...string) result {
+	t.Helper()
+	return ssaRun(t, "", environ, args...)
+}
+
+func ssaRun(t *testing.T, stdin string, environ []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command("kubectl-ssa", args...)
+	if environ != nil {
+		cmd.Env = append(os.Environ(), environ...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if stdin != "" {
