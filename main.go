@@ -5,11 +5,11 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
@@ -27,8 +27,7 @@ func run() int {
 	// "couldn't get current server API group list" would stand before the
 	// one error line that says the same, and a log line escapes the
 	// Secret filter below.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	klog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Whatever reaches the user passes the filter that replaces the
