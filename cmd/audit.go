@@ -27,6 +27,7 @@ type auditOptions struct {
 	allow        []string
 	threshold    int
 	failOn       string
+	allowPartial bool
 	allContexts  bool
 	concurrency  int
 	clusterFlags []string
@@ -99,6 +100,7 @@ Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
 	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs) that should own every field of the main resource: others' fields are drift (repeatable).")
 	f.StringArrayVar(&o.allow, "allow-manager", nil, "More managers (globs) whose fields are not drift (repeatable; with --expect-manager).")
 	f.IntVar(&o.threshold, "last-applied-threshold", o.threshold, fmt.Sprintf("The size in bytes over which a last-applied annotation is a finding (the limit on all annotations is %d).", ownership.AnnotationLimit))
+	f.BoolVar(&o.allowPartial, "allow-partial", false, "Accept that kinds you may not list are left out (named as warnings): without it such an audit exits 2, as it checked less than asked.")
 	f.StringVar(&o.failOn, "fail-on", o.failOn, "Exit 1 when a finding of this severity or above exists: info, warning, error, or never.")
 	f.BoolVar(&o.allContexts, "all-contexts", false, "Audit every context of the kubeconfig, side by side.")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "How many kinds are listed at once, per cluster.")
@@ -296,6 +298,10 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	if scanned.Load() == 0 && len(rep.Unlisted) > 0 {
 		// A gate that could read nothing must not pass.
 		return fmt.Errorf("nothing was audited: %d kinds could not be listed (see the warnings): audit with list rights, or name the kinds and namespaces you may list", len(rep.Unlisted))
+	}
+	if len(rep.Unlisted) > 0 && !o.allowPartial {
+		// A gate must not pass on kinds it did not read.
+		return fmt.Errorf("the audit is partial: %d kinds could not be listed (see the warnings): audit with list rights, name the kinds you may list, or accept it with --allow-partial", len(rep.Unlisted))
 	}
 	if len(failed) > 0 {
 		for _, e := range failed {

@@ -261,12 +261,6 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if err := c.CheckServer(); err != nil {
 		return err
 	}
-	var unlisted []string
-	src := func(ctx context.Context, yield func(migrate.Item) error) error {
-		var err error
-		unlisted, err = o.sel.Stream(ctx, c, args, kube.StreamOptions{Verbs: []string{"patch"}}, yield)
-		return err
-	}
 	backup := ""
 	if dr == kube.DryRunNone && !o.check && !o.noBackup {
 		backup = o.backupDir
@@ -277,7 +271,21 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		if err := os.MkdirAll(backup, 0o700); err != nil {
 			return fmt.Errorf("creating the backup directory: %w", err)
 		}
-		fmt.Fprintf(o.streams.ErrOut, "Backups go to %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", backup, backup)
+	}
+	// Where backups go is said once the input has an object: an input
+	// error is then the only line.
+	var unlisted []string
+	announced := false
+	src := func(ctx context.Context, yield func(migrate.Item) error) error {
+		var err error
+		unlisted, err = o.sel.Stream(ctx, c, args, kube.StreamOptions{Verbs: []string{"patch"}}, func(it kube.Item) error {
+			if backup != "" && !announced {
+				announced = true
+				fmt.Fprintf(o.streams.ErrOut, "Backups go to %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", backup, backup)
+			}
+			return yield(it)
+		})
+		return err
 	}
 	opts := migrate.RunOptions{
 		Plan: migrate.Options{Mode: o.mode, Target: o.target, From: o.from, Fold: o.fold, RemoveLastApplied: o.removeLastApplied,
@@ -297,7 +305,9 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		if entries, _ := os.ReadDir(backup); len(entries) == 0 {
 			// A run that wrote nothing leaves no empty backup directory.
 			_ = os.Remove(backup)
-			fmt.Fprintf(o.streams.ErrOut, "No backup was needed (nothing was written); %s was removed\n", backup)
+			if announced {
+				fmt.Fprintf(o.streams.ErrOut, "No backup was needed (nothing was written); %s was removed\n", backup)
+			}
 			if rep != nil {
 				rep.BackupDir = ""
 			}

@@ -90,6 +90,20 @@ func RESTConfig(getter genericclioptions.RESTClientGetter, o Options) (*rest.Con
 	return cfg, nil
 }
 
+// CheckNamespace refuses a namespace that does not exist: listing in it
+// finds nothing, and a gate that found nothing must not pass. A user who
+// may not read namespaces is not stopped here.
+func (c *Cluster) CheckNamespace(ctx context.Context, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	_, err := c.Metadata.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %q not found: check -n (kubectl get namespaces lists them)", ns)
+	}
+	return nil
+}
+
 // Mapping finds the resource of a kind, refreshing discovery once when
 // the kind is new (a CRD created a moment ago).
 func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {

@@ -300,6 +300,11 @@ func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o Str
 			kinds = append(kinds, ResourceOf(m))
 		}
 	}
+	if s.namespaced(kinds) {
+		if err := c.CheckNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
 	if o.Concurrency <= 1 || len(kinds) <= 1 {
 		for _, k := range kinds {
 			if err := s.listKind(ctx, c, k, ns, o, yield, &unlisted); err != nil {
@@ -352,6 +357,16 @@ feed:
 	return unlisted, first
 }
 
+// namespaced tells whether some of kinds are listed in one namespace.
+func (s *Selection) namespaced(kinds []Resource) bool {
+	for _, k := range kinds {
+		if k.Namespaced && !s.AllNamespaces {
+			return true
+		}
+	}
+	return false
+}
+
 // listKind lists one kind in chunks, metadata only.
 func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns string, o StreamOptions, yield func(Item) error, unlisted *[]string) error {
 	ri := c.Metadata.Resource(k.GVR)
@@ -400,6 +415,9 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 	infos, err := b.Do().Infos()
 	if err != nil {
 		return Friendly(err)
+	}
+	if len(infos) == 0 {
+		return errors.New("the input holds no objects: give -f/-k manifests with at least one object")
 	}
 	for _, info := range infos {
 		res := ResourceOf(info.Mapping)

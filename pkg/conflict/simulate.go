@@ -295,6 +295,9 @@ func simulateApply(in Input) (*Report, error) {
 	}
 	live := in.Live
 	if live == nil {
+		if err := checkName(gvk, in.CRD, in.Applied.GetNamespace(), in.Applied.GetName()); err != nil {
+			return nil, err
+		}
 		r.Action = ActionCreate
 		live = &unstructured.Unstructured{Object: map[string]interface{}{}}
 		live.SetGroupVersionKind(gvk)

@@ -106,10 +106,11 @@ type Report struct {
 }
 
 // HasChanges tells whether the apply changes a value, or fails on a
-// conflict: what makes kubectl diff exit 1. A change of owners alone does
+// conflict: what makes kubectl diff exit 1. A create is a change, even of
+// an object that sets nothing but its name. A change of owners alone does
 // not (kubectl diff does not see it either).
 func (r *Report) HasChanges() bool {
-	if len(r.Conflicts) > 0 {
+	if len(r.Conflicts) > 0 || r.Action == conflict.ActionCreate {
 		return true
 	}
 	for _, c := range r.Changes {

@@ -314,7 +314,11 @@ func TestAuditPartial(t *testing.T) {
 	cm := apply(t, ns, "gitops", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`, false)
 	patch(t, cm, "kubectl-annotate", `{"metadata":{"annotations":{"by":"hand"}}}`)
 	configMapReader(t, ns, "reader")
-	r := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "--color", "never")
+	// Kinds left out fail the gate unless accepted.
+	if r := ssa(t, "audit", "-n", ns, "--as", "reader", "--color", "never"); r.code != 2 || !strings.Contains(r.stderr, "error: the audit is partial") || !strings.Contains(r.stdout, "manual-edit") {
+		t.Errorf("a partial audit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "--color", "never", "--allow-partial")
 	wantLine(t, r.stdout, `^`+ns+`\s+ConfigMap\s+c\s+manual-edit\s+kubectl-annotate \(Update\)\s+\.metadata\.annotations\.by$`)
 	// The first ten are named, the rest counted.
 	if !strings.Contains(r.stderr, "warning: not audited: deployments.apps: deployments.apps is forbidden") || !regexp.MustCompile(`warning: not audited: \d+ more kinds \(-o json lists them in unlisted\)`).MatchString(r.stderr) {
@@ -328,7 +332,7 @@ func TestAuditPartial(t *testing.T) {
 	var rep struct {
 		Unlisted []string `json:"unlisted"`
 	}
-	out := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "-o", "json").stdout
+	out := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "-o", "json", "--allow-partial").stdout
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Unlisted) == 0 {
 		t.Errorf("unlisted %v (%v)", rep.Unlisted, err)
 	}
