@@ -181,11 +181,13 @@ func (o *versionOptions) validate() error {
 func (o *versionOptions) run(ctx context.Context) error {
 	v := versionInfo()
 	out, errOut := o.g.streams.Out, o.g.streams.ErrOut
+	var serverErr error
 	if !o.client {
 		server, err := fetchServerVersion(ctx, o.g.configFlags)
 		if err != nil {
-			// The client version is still worth printing: warn, exit 0.
-			fmt.Fprintf(errOut, "warning: server version unknown: %s (--client skips the server)\n", render.Escape(err.Error()))
+			// The client version is still worth printing; the exit says
+			// the server's is unknown, as kubectl version's does.
+			serverErr = &ExitError{Code: CodeError, Err: fmt.Errorf("server version unknown: %w (--client prints the client's alone)", err)}
 		} else {
 			v.ServerVersion = server
 			v.ServerSupport = serverSupport(server, v.EngineKubernetesVersion)
@@ -196,7 +198,10 @@ func (o *versionOptions) run(ctx context.Context) error {
 			render.Escape(v.ServerVersion.GitVersion), v.EngineKubernetesVersion, apimachineryModule, v.EngineKubernetesVersion)
 	}
 	if o.output != "" {
-		return o.out.Print(out, []interface{}{v}, false)
+		if err := o.out.Print(out, []interface{}{v}, false); err != nil {
+			return err
+		}
+		return serverErr
 	}
 	details := []string{}
 	if v.GitCommit != "" {
@@ -210,7 +215,7 @@ func (o *versionOptions) run(ctx context.Context) error {
 	if v.ServerVersion != nil {
 		fmt.Fprintf(out, "server %s (%s)\n", render.Escape(v.ServerVersion.GitVersion), v.ServerSupport)
 	}
-	return nil
+	return serverErr
 }
 
 // fetchServerVersion reads the server's /version with a short timeout.

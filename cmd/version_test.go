@@ -54,6 +54,7 @@ func TestVersionServer(t *testing.T) {
 		args       []string
 		wantOut    []string
 		wantErrOut string // a substring of stderr; "" for an empty stderr
+		wantErr    string // the error, an exit 2
 		wantHits   int32
 	}{
 		{
@@ -97,9 +98,9 @@ func TestVersionServer(t *testing.T) {
 			wantHits: 0,
 		},
 		{
-			name:       "no kubeconfig: the client version and a warning",
-			wantOut:    []string{"kubectl-ssa "},
-			wantErrOut: "warning: server version unknown: no kubeconfig (KUBECONFIG, ~/.kube/config or --kubeconfig) and no --server (--client skips the server)",
+			name:    "no kubeconfig: the client version and an error",
+			wantOut: []string{"kubectl-ssa "},
+			wantErr: "server version unknown: no kubeconfig (KUBECONFIG, ~/.kube/config or --kubeconfig) and no --server (--client prints the client's alone)",
 		},
 	}
 	for _, tt := range tests {
@@ -112,7 +113,12 @@ func TestVersionServer(t *testing.T) {
 				args = append(args, "--server", srv.URL)
 			}
 			out, errOut, err := runVersion(t, args...)
-			if err != nil {
+			if tt.wantErr != "" {
+				var exit *ExitError
+				if !errors.As(err, &exit) || exit.Code != CodeError || err.Error() != tt.wantErr {
+					t.Fatalf("version %v: got %v, want exit 2 with %q", args, err, tt.wantErr)
+				}
+			} else if err != nil {
 				t.Fatalf("version %v: %v", args, err)
 			}
 			for _, want := range tt.wantOut {
@@ -139,12 +145,10 @@ func TestVersionServer(t *testing.T) {
 func TestVersionUnreachableServer(t *testing.T) {
 	srv, _ := fakeServer(t, "v1.37.1")
 	srv.Close()
-	out, errOut, err := runVersion(t, "--server", srv.URL, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(errOut, "warning: server version unknown: ") || !strings.Contains(errOut, srv.URL) {
-		t.Errorf("stderr %q does not say the server %s is unreachable", errOut, srv.URL)
+	out, _, err := runVersion(t, "--server", srv.URL, "-o", "json")
+	var exit *ExitError
+	if !errors.As(err, &exit) || exit.Code != CodeError || !strings.Contains(err.Error(), "server version unknown: ") || !strings.Contains(err.Error(), srv.URL) {
+		t.Errorf("got %v, want exit 2 saying the server %s is unreachable", err, srv.URL)
 	}
 	var v map[string]interface{}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
