@@ -124,7 +124,7 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 
 
 // Error prints an error for a terminal: "error: " and the message, escaped.
 func Error(w io.Writer, err error) {
-	fmt.Fprintln(Terminal(w), "error: "+err.Error())
+	fmt.Fprintln(Terminal(w), "error: "+Escape(err.Error()))
 }
 
 // shellQuote quotes a word for a pasted command (see shell.Quote).

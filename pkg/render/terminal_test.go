@@ -73,6 +73,12 @@ func TestError(t *testing.T) {
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	// A newline in a name does not split the one error line.
+	b.Reset()
+	render.Error(&b, errors.New("ConfigMap/shop/a\nb: not found\tthere"))
+	if want := "error: ConfigMap/shop/a\\nb: not found\\tthere\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
 }
 
 func TestShellQuote(t *testing.T) {
