@@ -2,8 +2,10 @@ package ownership
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -159,6 +161,11 @@ func ParseServerPath(s string, objects ...interface{}) Path {
 }
 
 func parsePath(s string, kind syntax, objects []interface{}) (fieldpath.Path, error) {
+	// Every name and value the API holds is UTF-8; bytes that are not
+	// could not print back as they were read (JSON writes them U+FFFD).
+	if !utf8.ValidString(s) {
+		return nil, fmt.Errorf("the path %q is not UTF-8 text", s)
+	}
 	r := &resolver{objects: objects}
 	var longest func([]segment, string) string
 	if len(objects) > 0 {

@@ -91,3 +91,30 @@ func TestPrintEscapesForTerminal(t *testing.T) {
 		}
 	}
 }
+
+// FuzzYAMLString: any string, as a value and as a key, is written as YAML
+// that reads back the same.
+func FuzzYAMLString(f *testing.F) {
+	for _, s := range []string{"", "plain", "\u0085", "\u0080x", "\x7f", "\ufeff", "\ufffe", "a: b", "- x", "'q'", "\"", "\r\n", "😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.ToValidUTF8(s, "\ufffd") // as encoding/json reads it
+		obj := map[string]interface{}{"k": s, "n": map[string]interface{}{s: s}}
+		doc, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := writeYAML(&buf, doc); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		var back map[string]interface{}
+		if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
+			t.Fatalf("%q: the YAML does not read back: %v\n%s", s, err, buf.String())
+		}
+		if diff := cmp.Diff(obj, back); diff != "" {
+			t.Fatalf("%q: (-want +got)\n%s", s, diff)
+		}
+	})
+}
