@@ -79,9 +79,14 @@ func CRDSchema(crd *unstructured.Unstructured) (*Schema, error) {
 		meta.Extensions = spec.Extensions{"x-kubernetes-preserve-unknown-fields": true}
 		s.Properties["metadata"] = meta
 		typeName := group + "." + name + "." + kind
-		s.Extensions = spec.Extensions{"x-kubernetes-group-version-kind": []interface{}{
+		// Added to the root's own extensions: a root that preserves
+		// unknown fields keeps doing so.
+		if s.Extensions == nil {
+			s.Extensions = spec.Extensions{}
+		}
+		s.Extensions["x-kubernetes-group-version-kind"] = []interface{}{
 			map[string]interface{}{"group": group, "version": name, "kind": kind},
-		}}
+		}
 		p, err := convertModels(map[string]*spec.Schema{typeName: s})
 		if err != nil {
 			return nil, fmt.Errorf("the schema of %s version %s: %w", crd.GetName(), name, err)

@@ -264,3 +264,29 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 		})
 	}
 }
+
+// A CRD whose root preserves unknown fields types any spec: --local
+// --schema reads it as the cluster does.
+func TestCRDSchemaPreservesUnknownRoot(t *testing.T) {
+	sch, err := conflict.CRDSchema(manifest(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: blobs.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: blobs, singular: blob, kind: Blob}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := manifest(t, `{"apiVersion":"example.com/v1","kind":"Blob","metadata":{"name":"b"},"spec":{"a":1,"list":[1,2]}}`)
+	if _, err := sch.ObjectToTyped(obj); err != nil {
+		t.Errorf("a Blob's spec is not typed: %v", err)
+	}
+}
