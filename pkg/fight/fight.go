@@ -116,13 +116,11 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 	}
 	var out []Fight
 	secret := ownership.IsSecret(obj.GetAPIVersion(), obj.GetKind())
-	for _, f := range rep.Fields {
-		if f.Absent && secret {
-			// A Secret's stringData is stored in data: the value a
-			// stringData owner wrote is there.
-			f.Value, f.HasValue = stringDataValue(obj, f.Path)
-			f.Absent = !f.HasValue
-		}
+	fields := rep.Fields
+	if secret {
+		fields = secretKeys(obj, fields)
+	}
+	for _, f := range fields {
 		if !f.HasValue || f.Absent {
 			continue
 		}
@@ -151,15 +149,76 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 	return out, nil
 }
 
-// stringDataValue is where the apiserver keeps what a stringData entry
-// wrote: the data entry of the same key, base64-encoded.
-func stringDataValue(obj *unstructured.Unstructured, p ownership.Path) (interface{}, bool) {
-	key, ok := ownership.StringDataKey(p.Elements())
-	if !ok {
-		return nil, false
+// secretKeys folds a Secret's .stringData.KEY into .data.KEY: the
+// apiserver stores what a stringData writer wrote in data, so the two are
+// one value, and a writer of one fights a writer of the other. Where both
+// are owned, the value's writer is the owner whose entry was written last
+// (ownership itself never moves between the two paths).
+func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []ownership.Field {
+	stringData := map[string][]ownership.Owner{}
+	var out []ownership.Field
+	for _, f := range fields {
+		if key, ok := ownership.StringDataKey(f.Path.Elements()); ok {
+			stringData[key] = f.Owners
+			continue
+		}
+		out = append(out, f)
 	}
-	v, ok, _ := unstructured.NestedString(obj.Object, "data", key)
-	return v, ok
+	if len(stringData) == 0 {
+		return fields
+	}
+	seen := map[string]bool{}
+	for i, f := range out {
+		key, ok := dataKey(f.Path)
+		if !ok || stringData[key] == nil {
+			continue
+		}
+		seen[key] = true
+		out[i].Owners = latest(append(append([]ownership.Owner{}, f.Owners...), stringData[key]...))
+	}
+	keys := make([]string, 0, len(stringData))
+	for k := range stringData {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if seen[key] {
+			continue
+		}
+		// Only a stringData writer: the value is in data.
+		v, ok, _ := unstructured.NestedString(obj.Object, "data", key)
+		out = append(out, ownership.Field{Path: ownership.Path(fieldpath.MakePathOrDie("data", key)), Owners: stringData[key], Value: v, HasValue: ok, Absent: !ok})
+	}
+	return out
+}
+
+// dataKey returns KEY of a Secret's .data.KEY.
+func dataKey(p ownership.Path) (string, bool) {
+	fp := fieldpath.Path(p)
+	if len(fp) != 2 || fp[0].FieldName == nil || *fp[0].FieldName != "data" || fp[1].FieldName == nil {
+		return "", false
+	}
+	return *fp[1].FieldName, true
+}
+
+// latest keeps the owners whose entries were written last.
+func latest(list []ownership.Owner) []ownership.Owner {
+	var at time.Time
+	for _, o := range list {
+		if o.Time != nil && o.Time.After(at) {
+			at = o.Time.Time
+		}
+	}
+	if at.IsZero() {
+		return list
+	}
+	var out []ownership.Owner
+	for _, o := range list {
+		if o.Time != nil && o.Time.Time.Equal(at) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func ownersOf(list []ownership.Owner) owners {

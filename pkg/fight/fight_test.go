@@ -138,3 +138,51 @@ func secretFight(t *testing.T, field string) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// A stringData writer and a data writer of the same key fight over one
+// value: both keep their entries (ownership never moves between the two
+// paths), and the one written last wrote the value.
+func TestSecretStringDataAgainstData(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	entry := func(manager, op, field string, at time.Time) interface{} {
+		return map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1", "time": at.Format(time.RFC3339),
+			"fieldsV1": map[string]interface{}{"f:" + field: map[string]interface{}{"f:password": map[string]interface{}{}}}}
+	}
+	tr := New(Options{MinFlips: 3, Window: time.Minute})
+	var last []Fight
+	vaultAt, rotatorAt := start, start
+	for i := 0; i < 4; i++ {
+		now := start.Add(time.Duration(i+1) * time.Second)
+		value := "aHVudGVyMg=="
+		if i%2 == 0 {
+			vaultAt = now
+		} else {
+			rotatorAt, value = now, "c2VjcmV0"
+		}
+		obj := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]interface{}{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []interface{}{
+				entry("vault", "Apply", "stringData", vaultAt), entry("rotator", "Update", "data", rotatorAt),
+			}},
+			"data": map[string]interface{}{"password": value},
+		}}
+		fs, err := tr.Observe(obj, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = fs
+	}
+	if len(last) != 1 {
+		t.Fatalf("%d fights, want 1", len(last))
+	}
+	var names []string
+	for _, m := range last[0].Managers {
+		names = append(names, m.Manager)
+	}
+	if got := fmt.Sprintf("%s %v %d", last[0].Path, names, last[0].Flips); got != ".data.password [vault rotator] 3" {
+		t.Errorf("got %s", got)
+	}
+	if b, _ := json.Marshal(last[0]); strings.Contains(string(b), "aHVudGVyMg") || strings.Contains(string(b), "c2VjcmV0") {
+		t.Errorf("the fight shows secret values: %s", b)
+	}
+}
