@@ -449,21 +449,35 @@ type nodeArena struct {
 }
 
 // reserve makes room for n nodes whose paths have depth elements: the
-// children of one level, most of which are new.
+// children of one level, most of which are new. A lone child's path is
+// left to node, which extends its parent's in place when it can.
 func (a *nodeArena) reserve(n, depth int) {
 	// Old blocks stay alive through the pointers into them.
 	if cap(a.nodes)-len(a.nodes) < n {
 		a.nodes = make([]Node, 0, max(n, 32))
 	}
-	if cap(a.pes)-len(a.pes) < n*depth {
+	if n > 1 && cap(a.pes)-len(a.pes) < n*depth {
 		a.pes = make([]fieldpath.PathElement, 0, max(n*depth, 64))
 	}
 }
 
+// node makes the trie node of pe below parent. When parent's path is the
+// last one handed out, the child's path extends it in place: a chain of
+// nested fields (a deep fieldsV1) then costs its depth, not its square.
 func (a *nodeArena) node(parent fieldpath.Path, pe fieldpath.PathElement) *Node {
 	a.reserve(1, len(parent)+1)
-	start := len(a.pes)
-	a.pes = append(append(a.pes, parent...), pe)
+	n, start := len(parent), len(a.pes)
+	switch {
+	case n > 0 && len(a.pes) > 0 && cap(a.pes) > len(a.pes) && &a.pes[len(a.pes)-1] == &parent[n-1]:
+		start -= n
+		a.pes = append(a.pes, pe)
+	default:
+		if cap(a.pes)-len(a.pes) < n+1 {
+			a.pes = make([]fieldpath.PathElement, 0, max(2*(n+1), 64))
+			start = 0
+		}
+		a.pes = append(append(a.pes, parent...), pe)
+	}
 	// The path's capacity ends at its length: appending to it copies.
 	a.nodes = append(a.nodes, Node{PE: pe, Path: a.pes[start:len(a.pes):len(a.pes)]})
 	return &a.nodes[len(a.nodes)-1]

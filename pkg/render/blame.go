@@ -232,8 +232,8 @@ func (b *blamer) mapping(m map[string]interface{}, n *ownership.Node, covered []
 		}
 		key := k
 		pe := fieldpath.PathElement{FieldName: &key}
-		cp := append(p.Copy(), pe)
 		cn := n.Child(pe)
+		cp := childPath(p, pe, cn)
 		b.value(m[k], cn, covered, cp, lead+yamlScalar(k)+":", indent)
 	}
 }
@@ -299,7 +299,7 @@ func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent
 func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p fieldpath.Path, indent string) {
 	for i, item := range l {
 		pe, cn := n.ItemElement(item, i)
-		cp := append(p.Copy(), pe)
+		cp := childPath(p, pe, cn)
 		switch t := item.(type) {
 		case map[string]interface{}:
 			if len(t) == 0 {
@@ -325,6 +325,16 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 			b.scalar(kind, owners, item, indent+"-", indent, cp)
 		}
 	}
+}
+
+// childPath is p with pe: the trie node's own path where it has one (a
+// copy per level would make a deeply nested object cost the square of
+// its depth).
+func childPath(p fieldpath.Path, pe fieldpath.PathElement, n *ownership.Node) fieldpath.Path {
+	if n != nil {
+		return n.Path
+	}
+	return append(p.Copy(), pe)
 }
 
 func unionInts(a, b []int) []int {

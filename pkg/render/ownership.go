@@ -312,8 +312,11 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 	}
 	keep := selected(r)
 	var b strings.Builder
-	var visit func(n *ownership.Node, prefix string)
-	visit = func(n *ownership.Node, prefix string) {
+	// One prefix buffer, grown and cut back level by level: a string per
+	// level would make a deeply nested object cost the square of its depth.
+	var prefixBuf []byte
+	var visit func(n *ownership.Node)
+	visit = func(n *ownership.Node) {
 		children := make([]*ownership.Node, 0, len(n.Children))
 		for _, c := range n.Children {
 			if keep == nil || keep.hasUnder(c.Path) {
@@ -328,20 +331,25 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 			}
 			label := Escape(ownership.ElementString(c.PE))
 			owners, count, uniform := uniformSubtree(c)
+			b.Write(prefixBuf)
 			switch {
 			case uniform && count > 1:
-				fmt.Fprintf(&b, "%s%s%s  %s %s\n", prefix, branch, label, o.colorOwners(ownersOf(r, owners)),
+				fmt.Fprintf(&b, "%s%s  %s %s\n", branch, label, o.colorOwners(ownersOf(r, owners)),
 					o.Palette.Dim(fmt.Sprintf("[all %d owned fields below]", count)))
 			case len(c.Owners) > 0:
-				fmt.Fprintf(&b, "%s%s%s  %s\n", prefix, branch, label, o.colorOwners(ownersOf(r, c.Owners)))
-				visit(c, prefix+next)
+				fmt.Fprintf(&b, "%s%s  %s\n", branch, label, o.colorOwners(ownersOf(r, c.Owners)))
+				prefixBuf = append(prefixBuf, next...)
+				visit(c)
+				prefixBuf = prefixBuf[:len(prefixBuf)-len(next)]
 			default:
-				fmt.Fprintf(&b, "%s%s%s\n", prefix, branch, label)
-				visit(c, prefix+next)
+				fmt.Fprintf(&b, "%s%s\n", branch, label)
+				prefixBuf = append(prefixBuf, next...)
+				visit(c)
+				prefixBuf = prefixBuf[:len(prefixBuf)-len(next)]
 			}
 		}
 	}
-	visit(r.Tree, "")
+	visit(r.Tree)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
