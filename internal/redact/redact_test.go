@@ -142,3 +142,33 @@ func TestTransport(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// FuzzWriter: however output is cut into writes, a known value of
+// MinLen or more bytes never reaches the underlying writer.
+func FuzzWriter(f *testing.F) {
+	f.Add("S3CR3T-value", "before S3CR3T-value after\nnext", uint8(3))
+	f.Add("multi\nline-value", "x multi\nline-value y", uint8(1))
+	f.Fuzz(func(t *testing.T, value, text string, cut uint8) {
+		if len(strings.TrimSpace(value)) < MinLen || strings.ContainsAny(value, "\n\r") {
+			return
+		}
+		s := &Set{}
+		s.AddSecret(map[string]interface{}{"stringData": map[string]interface{}{"k": value}})
+		var out bytes.Buffer
+		w := s.Writer(&out)
+		full := text + value + text
+		step := int(cut)%7 + 1
+		for i := 0; i < len(full); i += step {
+			end := min(i+step, len(full))
+			if _, err := w.Write([]byte(full[i:end])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), strings.TrimSpace(value)) {
+			t.Fatalf("%q written through: %q", value, out.String())
+		}
+	})
+}
