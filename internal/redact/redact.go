@@ -153,7 +153,17 @@ func (s *Set) Replace(text string) string {
 	if r == nil || off {
 		return text
 	}
-	return r.Replace(text)
+	// A value can be made anew by the placeholder and its neighbours
+	// ("x<" before "redacted>"): replace until nothing changes, a few
+	// rounds at most.
+	for i := 0; i < 8; i++ {
+		out := r.Replace(text)
+		if out == text {
+			break
+		}
+		text = out
+	}
+	return text
 }
 
 func (s *Set) active() bool {
