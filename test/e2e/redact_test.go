@@ -142,6 +142,25 @@ func TestSecretValuesInNoOutput(t *testing.T) {
 			t.Errorf("prints %v:\n%s\n%s", leaks, res.stdout, res.stderr)
 		}
 	})
+	t.Run("migrate and undo from backups", func(t *testing.T) {
+		backup := filepath.Join(dir, "backup")
+		runs := [][]string{
+			{"migrate", "-n", ns, "secret/s", "--remove-last-applied", "--backup-dir", backup},
+		}
+		for _, o := range append([]string{"text"}, formats...) {
+			runs = append(runs, []string{"migrate", "undo", "--backup-dir", backup, "--dry-run=client", "-o", o})
+		}
+		runs = append(runs, []string{"migrate", "undo", "--backup-dir", backup})
+		for _, args := range runs {
+			res := ssa(t, args...)
+			if res.code != 0 {
+				t.Fatalf("%v: exit %d\n%s%s", args, res.code, res.stdout, res.stderr)
+			}
+			if leaks := leaksPlanted(res.stdout + res.stderr); leaks != nil {
+				t.Errorf("%v prints %v:\n%s\n%s", args, leaks, res.stdout, res.stderr)
+			}
+		}
+	})
 	t.Run("--show-secret-values", func(t *testing.T) {
 		res := ssa(t, "extract", "-n", ns, "secret/s", "--manager", "operator", "--show-secret-values")
 		if !strings.Contains(res.stdout, plantedToken) {
