@@ -195,6 +195,7 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 			unknown = append(unknown, rs.PathElements)
 		}
 	}
+	defaults.Finish(res)
 	if err := serverForm(res); err != nil {
 		return nil, nil, err
 	}

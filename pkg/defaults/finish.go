@@ -1,0 +1,46 @@
+package defaults
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Finish does to an object what the apiserver's defaulting and conversion
+// do beyond per-field defaults, which the generated tables can't express:
+// a field dropped because another has some value, type metadata that
+// conversion writes. It runs on every predicted object, created or
+// updated; the diff e2e corpus checks each case against the server.
+func Finish(u *unstructured.Unstructured) {
+	gv, kind := u.GroupVersionKind().GroupVersion(), u.GetKind()
+	switch {
+	case gv.Group == "" && gv.Version == "v1" && kind == "Service":
+		dropAffinityConfig(u.Object)
+	case gv.Group == "apps" && kind == "StatefulSet":
+		claimTemplateTypeMeta(u.Object)
+	}
+}
+
+// dropAffinityConfig: SetDefaults_Service clears sessionAffinityConfig
+// when sessionAffinity is None (the default).
+func dropAffinityConfig(obj map[string]interface{}) {
+	spec, _ := obj["spec"].(map[string]interface{})
+	if spec == nil {
+		return
+	}
+	if a, _ := spec["sessionAffinity"].(string); a == "" || a == "None" {
+		delete(spec, "sessionAffinityConfig")
+	}
+}
+
+// claimTemplateTypeMeta: converting a StatefulSet to an apps version
+// writes apiVersion v1 and kind PersistentVolumeClaim into each volume
+// claim template (pkg/apis/apps/v1/conversion.go, issue 87583).
+func claimTemplateTypeMeta(obj map[string]interface{}) {
+	spec, _ := obj["spec"].(map[string]interface{})
+	templates, _ := spec["volumeClaimTemplates"].([]interface{})
+	for _, t := range templates {
+		if m, ok := t.(map[string]interface{}); ok {
+			m["apiVersion"] = "v1"
+			m["kind"] = "PersistentVolumeClaim"
+		}
+	}
+}
