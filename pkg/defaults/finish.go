@@ -16,6 +16,8 @@ func Finish(u *unstructured.Unstructured) {
 		dropAffinityConfig(u.Object)
 	case gv.Group == "apps" && kind == "StatefulSet":
 		claimTemplateTypeMeta(u.Object)
+	case gv.Group == "" && gv.Version == "v1" && kind == "LimitRange":
+		limitRangeDefaults(u.Object)
 	}
 }
 
@@ -42,5 +44,38 @@ func claimTemplateTypeMeta(obj map[string]interface{}) {
 			m["apiVersion"] = "v1"
 			m["kind"] = "PersistentVolumeClaim"
 		}
+	}
+}
+
+// limitRangeDefaults: SetDefaults_LimitRangeItem, for Container items: a
+// missing default limit is the max, a missing default request the
+// default limit, else the min.
+func limitRangeDefaults(obj map[string]interface{}) {
+	spec, _ := obj["spec"].(map[string]interface{})
+	limits, _ := spec["limits"].([]interface{})
+	for _, l := range limits {
+		item, ok := l.(map[string]interface{})
+		if !ok || item["type"] != "Container" {
+			continue
+		}
+		fill := func(field string, from ...string) {
+			to, _ := item[field].(map[string]interface{})
+			for _, f := range from {
+				src, _ := item[f].(map[string]interface{})
+				for k, v := range src {
+					if _, set := to[k]; !set {
+						if to == nil {
+							to = map[string]interface{}{}
+						}
+						to[k] = v
+					}
+				}
+			}
+			if to != nil {
+				item[field] = to
+			}
+		}
+		fill("default", "max")
+		fill("defaultRequest", "default", "min")
 	}
 }

@@ -285,6 +285,10 @@ spec:
       resources: {requests: {storage: 1Gi}}
 `
 
+// limitRange has a default limit, which the apiserver copies into the
+// default request.
+const limitRange = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n  - type: Container\n    default: {cpu: 500m}\n"
+
 func diffCases() []diffCase {
 	base := deploy("", 2, "nginx:1.27", "")
 	return []diffCase{
@@ -363,6 +367,9 @@ func diffCases() []diffCase {
 		{name: "service affinity dropped", kind: "svc/sticky",
 			setup:   applyAs("apiVersion: v1\nkind: Service\nmetadata: {name: sticky}\nspec:\n  sessionAffinity: ClientIP\n  ports: [{port: 80}]\n", "platform"),
 			applied: "apiVersion: v1\nkind: Service\nmetadata: {name: sticky}\nspec:\n  ports: [{port: 80}]\n", manager: "platform", code: 1, kinds: []string{"reset"}},
+		{name: "limitrange: no change", kind: "limits/lr", setup: applyAs(limitRange, "platform"), applied: limitRange, manager: "platform", code: 0},
+		{name: "limitrange: max and min", kind: "limits/lr", setup: applyAs(limitRange, "platform"),
+			applied: "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n  - type: Container\n    max: {cpu: '2', memory: 1Gi}\n    min: {memory: 64Mi}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
 		{name: "secret", kind: "secret/creds", setup: applyAs("apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: hunter2}\n", "platform"),
 			applied: "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: s3cr3t-new}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
 	}
