@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -158,6 +159,29 @@ type Report struct {
 // field manager (client-go's csaupgrade) and applies again, so that fields
 // dropped from the manifest are removed.
 func Simulate(in Input) (*Report, error) {
+	r, err := simulate(in)
+	if err == nil && r != nil && r.Result != nil && in.Subresource == "" && in.HasStatus {
+		resetStatus(r.Result, in.Live)
+	}
+	return r, err
+}
+
+// resetStatus does what the storage strategy of a kind with a status
+// subresource does to a write of the main resource: status stays as it
+// was (PrepareForUpdate), or starts empty (PrepareForCreate).
+func resetStatus(result, live *unstructured.Unstructured) {
+	if live == nil {
+		delete(result.Object, "status")
+		return
+	}
+	if st, ok := live.Object["status"]; ok {
+		result.Object["status"] = runtime.DeepCopyJSONValue(st)
+	} else {
+		delete(result.Object, "status")
+	}
+}
+
+func simulate(in Input) (*Report, error) {
 	r, err := simulateApply(in)
 	if err == nil && in.Subresource == "" && in.HasStatus {
 		if _, ok := in.Applied.Object["status"]; ok {

@@ -370,6 +370,8 @@ func diffCases() []diffCase {
 		{name: "limitrange: no change", kind: "limits/lr", setup: applyAs(limitRange, "platform"), applied: limitRange, manager: "platform", code: 0},
 		{name: "limitrange: max and min", kind: "limits/lr", setup: applyAs(limitRange, "platform"),
 			applied: "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n  - type: Container\n    max: {cpu: '2', memory: 1Gi}\n    min: {memory: 64Mi}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
+		{name: "status ignored: create", kind: "deploy/web", setup: func(*testing.T, string) {}, applied: base + "status:\n  replicas: 7\n", manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "status ignored: no change", kind: "deploy/web", setup: applyAs(base, "platform"), applied: base + "status:\n  replicas: 7\n", manager: "platform", code: 0},
 		{name: "secret", kind: "secret/creds", setup: applyAs("apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: hunter2}\n", "platform"),
 			applied: "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: s3cr3t-new}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
 	}
