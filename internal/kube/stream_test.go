@@ -26,7 +26,8 @@ func TestStreamConcurrency(t *testing.T) {
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	var objs []runtime.Object
+	shop := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "shop"}}
+	objs := []runtime.Object{shop}
 	for _, n := range []string{"a", "b", "c"} {
 		objs = append(objs, partial("v1", "ConfigMap", n), partial("v1", "Secret", n), partial("v1", "ServiceAccount", n))
 	}
@@ -54,5 +55,20 @@ func TestStreamConcurrency(t *testing.T) {
 	want := []string{"ConfigMap/a", "ConfigMap/b", "ConfigMap/c", "Secret/a", "Secret/b", "Secret/c", "ServiceAccount/a", "ServiceAccount/b", "ServiceAccount/c"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A namespace that does not exist is an error, not an empty list.
+func TestStreamMissingNamespace(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	c := &Cluster{Metadata: metadatafake.NewSimpleMetadataClient(scheme), Mapper: mapper, Namespace: "typo"}
+	_, err := (&Selection{}).Stream(context.Background(), c, []string{"configmaps"}, StreamOptions{}, func(Item) error { return nil })
+	if err == nil || err.Error() != `namespace "typo" not found: check -n (kubectl get namespaces lists them)` {
+		t.Errorf("got %v", err)
 	}
 }
