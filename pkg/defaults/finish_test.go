@@ -33,3 +33,54 @@ func TestFinish(t *testing.T) {
 		})
 	}
 }
+
+func TestGenerated(t *testing.T) {
+	obj := func(s string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	t.Run("job create", func(t *testing.T) {
+		res := obj(`{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {template: {spec: {}}}}`)
+		unknown, _ := Generated(nil, res)
+		want := obj(`{apiVersion: batch/v1, kind: Job, metadata: {name: j, labels: {job-name: j, batch.kubernetes.io/job-name: j}}, spec: {selector: {matchLabels: {}}, template: {metadata: {labels: {job-name: j, batch.kubernetes.io/job-name: j}}, spec: {}}}}`)
+		if diff := cmp.Diff(want.Object, res.Object); diff != "" {
+			t.Errorf("(-want +got)\n%s", diff)
+		}
+		if len(unknown) != 5 {
+			t.Errorf("unknown: %v", unknown)
+		}
+	})
+	t.Run("job with a manual selector", func(t *testing.T) {
+		res := obj(`{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {manualSelector: true, template: {spec: {}}}}`)
+		if unknown, _ := Generated(nil, res); unknown != nil || res.GetLabels() != nil {
+			t.Errorf("unknown %v, labels %v", unknown, res.GetLabels())
+		}
+	})
+	ds := func(gen int64, image, ann string) *unstructured.Unstructured {
+		u := obj(`{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: d}, spec: {template: {spec: {containers: [{name: c, image: ` + image + `}]}}}}`)
+		u.SetGeneration(gen)
+		if ann != "" {
+			u.SetAnnotations(map[string]string{templateGenerationAnnotation: ann})
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name      string
+		live, res *unstructured.Unstructured
+		want      string
+	}{
+		{"daemonset create", nil, ds(0, "a", ""), "1"},
+		{"daemonset template change", ds(3, "a", "3"), ds(0, "b", ""), "4"},
+		{"daemonset same template", ds(3, "a", "2"), ds(0, "a", ""), "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, known := Generated(tc.live, tc.res)
+			if got := tc.res.GetAnnotations()[templateGenerationAnnotation]; got != tc.want || len(known) != 1 {
+				t.Errorf("annotation %q, want %q; known %v", got, tc.want, known)
+			}
+		})
+	}
+}

@@ -199,13 +199,32 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 	if err := serverForm(res); err != nil {
 		return nil, nil, err
 	}
+	var generated, known []fieldpath.Path
 	if r.Action == conflict.ActionCreate {
 		unknown = append(unknown, defaults.Allocated(res)...)
+		generated, known = defaults.Generated(nil, res)
 	} else {
 		defaults.DropTypeDependent(r.Live, res)
+		generated, known = defaults.Generated(r.Live, res)
 	}
+	unknown = append(without(unknown, known), generated...)
 	sort.Slice(unknown, func(i, j int) bool { return unknown[i].Compare(unknown[j]) < 0 })
 	return res, unknown, nil
+}
+
+// without returns paths less those in drop.
+func without(paths, drop []fieldpath.Path) []fieldpath.Path {
+	out := paths[:0:0]
+	for _, p := range paths {
+		keep := true
+		for _, d := range drop {
+			keep = keep && !p.Equals(d)
+		}
+		if keep {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // serverForm puts a built-in object in the form the apiserver writes it,

@@ -289,6 +289,10 @@ spec:
 // default request.
 const limitRange = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n  - type: Container\n    default: {cpu: 500m}\n"
 
+func daemonSet(tag string) string {
+	return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      containers: [{name: agent, image: 'nginx:" + tag + "'}]\n"
+}
+
 func diffCases() []diffCase {
 	base := deploy("", 2, "nginx:1.27", "")
 	return []diffCase{
@@ -372,6 +376,11 @@ func diffCases() []diffCase {
 			applied: "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n  - type: Container\n    max: {cpu: '2', memory: 1Gi}\n    min: {memory: 64Mi}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
 		{name: "status ignored: create", kind: "deploy/web", setup: func(*testing.T, string) {}, applied: base + "status:\n  replicas: 7\n", manager: "platform", code: 1, kinds: []string{"added"}},
 		{name: "status ignored: no change", kind: "deploy/web", setup: applyAs(base, "platform"), applied: base + "status:\n  replicas: 7\n", manager: "platform", code: 0},
+		{name: "job: create", kind: "job/batch", setup: func(*testing.T, string) {},
+			applied: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: batch}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: run, image: 'busybox:1.36'}]\n", manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "daemonset: create", kind: "ds/agent", setup: func(*testing.T, string) {}, applied: daemonSet("1.27"), manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "daemonset: template change", kind: "ds/agent", setup: applyAs(daemonSet("1.27"), "platform"), applied: daemonSet("1.28"), manager: "platform", code: 1, kinds: []string{"modified"}},
+		{name: "daemonset: no change", kind: "ds/agent", setup: applyAs(daemonSet("1.27"), "platform"), applied: daemonSet("1.27"), manager: "platform", code: 0},
 		{name: "secret", kind: "secret/creds", setup: applyAs("apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: hunter2}\n", "platform"),
 			applied: "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: s3cr3t-new}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
 	}
@@ -438,6 +447,15 @@ func TestDiffCorpus(t *testing.T) {
 				server = get(t, obj)
 				_ = unstructured.SetNestedField(server.Object, replicas, "spec", "replicas")
 				rep.Result = withManagedFields(rep.Result, server.Object)
+			}
+			// What the prediction says it can't know (a Job's UID) must be
+			// in the server's object; it is compared nowhere else.
+			for _, u := range rep.Unknown {
+				p := ownership.ParseServerPath(u, server.Object).Elements()
+				if !dropPath(server.Object, p) {
+					t.Errorf("unknown %s: the server's object has no such field", u)
+				}
+				dropPath(rep.Result, p)
 			}
 			want, got := normalJSON(t, withoutBookkeeping(server.Object)), normalJSON(t, withoutBookkeeping(rep.Result))
 			if !reflect.DeepEqual(want, got) {
@@ -523,6 +541,38 @@ func TestDiffCorpus(t *testing.T) {
 // settle waits until the workload controllers have caught up with the
 // object (status.observedGeneration), so that they do not write between
 // a prediction and the server's dry run.
+// dropPath deletes the field at p from obj, telling whether it was there.
+func dropPath(obj interface{}, p fieldpath.Path) bool {
+	for i, pe := range p {
+		last := i == len(p)-1
+		switch {
+		case pe.FieldName != nil:
+			m, ok := obj.(map[string]interface{})
+			if !ok {
+				return false
+			}
+			v, ok := m[*pe.FieldName]
+			if !ok {
+				return false
+			}
+			if last {
+				delete(m, *pe.FieldName)
+				return true
+			}
+			obj = v
+		case pe.Index != nil:
+			l, ok := obj.([]interface{})
+			if !ok || *pe.Index >= len(l) || last {
+				return false
+			}
+			obj = l[*pe.Index]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 func settle(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
 	// The test bed runs the Deployment and ReplicaSet controllers only

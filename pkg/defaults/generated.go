@@ -1,0 +1,121 @@
+package defaults
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Generated does what built-in kinds' storage strategies write into an
+// object on create or update (k8s.io/kubernetes pkg/registry: not
+// defaulting, which the tables hold): the values it can tell are set in
+// result; the paths whose values only the apiserver knows (an object's
+// UID) are returned as unknown; known are the paths the defaults tables
+// call "depends" whose values this tells. live is nil on create.
+func Generated(live, result *unstructured.Unstructured) (unknown, known []fieldpath.Path) {
+	gv, kind := result.GroupVersionKind().GroupVersion(), result.GetKind()
+	switch {
+	case gv.Group == "batch" && kind == "Job" && live == nil:
+		return jobSelector(result.Object, result.GetName()), nil
+	case gv.Group == "apps" && gv.Version == "v1" && kind == "DaemonSet":
+		templateGeneration(live, result)
+		// The generation annotation is why the table's annotations
+		// "depend".
+		return nil, []fieldpath.Path{fieldpath.MakePathOrDie("metadata", "annotations")}
+	}
+	return nil, nil
+}
+
+// Labels of a Job's generated selector (pkg/apis/batch).
+const (
+	jobNameLabel          = "batch.kubernetes.io/job-name"
+	legacyJobNameLabel    = "job-name"
+	controllerUIDLabel    = "batch.kubernetes.io/controller-uid"
+	legacyControllerLabel = "controller-uid"
+)
+
+// jobSelector: unless manualSelector, the Job strategy's generateSelector
+// labels the template with the job's name and UID and selects the UID;
+// defaulting copies the template's labels to a Job that has none.
+func jobSelector(obj map[string]interface{}, name string) []fieldpath.Path {
+	spec, _ := obj["spec"].(map[string]interface{})
+	if manual, _ := spec["manualSelector"].(bool); manual || spec == nil {
+		return nil
+	}
+	template, _ := spec["template"].(map[string]interface{})
+	if template == nil {
+		return nil
+	}
+	tmeta, _ := template["metadata"].(map[string]interface{})
+	if tmeta == nil {
+		tmeta = map[string]interface{}{}
+		template["metadata"] = tmeta
+	}
+	labels, _ := tmeta["labels"].(map[string]interface{})
+	if labels == nil {
+		labels = map[string]interface{}{}
+		tmeta["labels"] = labels
+	}
+	for _, l := range []string{legacyJobNameLabel, jobNameLabel} {
+		if _, set := labels[l]; !set {
+			labels[l] = name
+		}
+	}
+	selector, _ := spec["selector"].(map[string]interface{})
+	if selector == nil {
+		selector = map[string]interface{}{}
+		spec["selector"] = selector
+	}
+	if _, ok := selector["matchLabels"].(map[string]interface{}); !ok {
+		selector["matchLabels"] = map[string]interface{}{}
+	}
+	unknown := []fieldpath.Path{fieldpath.MakePathOrDie("spec", "selector", "matchLabels", controllerUIDLabel)}
+	for _, l := range []string{legacyControllerLabel, controllerUIDLabel} {
+		if _, set := labels[l]; !set {
+			unknown = append(unknown, fieldpath.MakePathOrDie("spec", "template", "metadata", "labels", l))
+		}
+	}
+	meta, _ := obj["metadata"].(map[string]interface{})
+	if own, _ := meta["labels"].(map[string]interface{}); len(own) == 0 && meta != nil {
+		copied := make(map[string]interface{}, len(labels))
+		for k, v := range labels {
+			copied[k] = v
+		}
+		meta["labels"] = copied
+		for _, l := range []string{legacyControllerLabel, controllerUIDLabel} {
+			if _, set := labels[l]; !set {
+				unknown = append(unknown, fieldpath.MakePathOrDie("metadata", "labels", l))
+			}
+		}
+	}
+	return unknown
+}
+
+// templateGeneration: the DaemonSet strategy sets templateGeneration,
+// which apps/v1 shows as an annotation, to 1 on create and to the new
+// generation when an update changes the template.
+func templateGeneration(live, result *unstructured.Unstructured) {
+	ann := result.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	switch {
+	case live == nil:
+		ann[templateGenerationAnnotation] = "1"
+	case !SameJSON(nestedTemplate(live), nestedTemplate(result)):
+		ann[templateGenerationAnnotation] = strconv.FormatInt(live.GetGeneration()+1, 10)
+	default:
+		v, ok := live.GetAnnotations()[templateGenerationAnnotation]
+		if !ok {
+			return
+		}
+		ann[templateGenerationAnnotation] = v
+	}
+	result.SetAnnotations(ann)
+}
+
+func nestedTemplate(u *unstructured.Unstructured) interface{} {
+	spec, _ := u.Object["spec"].(map[string]interface{})
+	return spec["template"]
+}
