@@ -132,7 +132,7 @@ func TestTransport(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if err != nil || len(b) == 0 {
 			t.Fatalf("%s: body %q, %v", path, b, err)
 		}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -32,7 +32,7 @@ func nameRule(gk schema.GroupKind, custom bool) validation.ValidateNameFunc {
 	}
 	// RBAC, CertificateSigningRequests, aggregated APIs: a name that can
 	// be a path segment.
-	return path.ValidatePathSegmentName
+	return func(name string, _ bool) []string { return content.IsPathSegmentName(name) }
 }
 
 // checkName refuses a name the apiserver refuses on create, with its

@@ -43,7 +43,9 @@ func TestYAMLOfControlCharacters(t *testing.T) {
 		}
 		t.Errorf("the value does not read back as written:\n%s", out)
 	}
-	t.Run("extract", func(t *testing.T) { readBack(t, mustSSA(t, 0, "extract", "-n", ns, "cm/odd", "--manager", "creator").stdout) })
+	t.Run("extract", func(t *testing.T) {
+		readBack(t, mustSSA(t, 0, "extract", "-n", ns, "cm/odd", "--manager", "creator").stdout)
+	})
 	t.Run("extract --all-managers of a namespace", func(t *testing.T) {
 		readBack(t, mustSSA(t, 0, "extract", "-n", ns, "cm", "--all-managers").stdout)
 	})
