@@ -188,7 +188,21 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 	// comes back inside the parent's default. Then the resets, which
 	// also hold what the apiserver allocated and keeps.
 	if c, ok := r.Defaults.(defaults.Completer); ok {
-		unknown = append(unknown, c.Complete(res.Object)...)
+		// A status the apply leaves as it was (reset by the storage, or
+		// not applied) already holds the server's defaults.
+		status, keep := res.Object["status"]
+		keep = keep && r.Live != nil && defaults.SameJSON(status, r.Live.Object["status"])
+		if keep {
+			status = runtime.DeepCopyJSONValue(status)
+		}
+		for _, p := range c.Complete(res.Object) {
+			if !keep || len(p) == 0 || p[0].FieldName == nil || *p[0].FieldName != "status" {
+				unknown = append(unknown, p)
+			}
+		}
+		if keep {
+			res.Object["status"] = status
+		}
 	}
 	for _, rs := range r.Reset {
 		if !setAbsent(res.Object, rs.PathElements, rs.Value) {

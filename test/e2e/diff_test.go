@@ -402,139 +402,143 @@ func TestDiffCorpus(t *testing.T) {
 		waitEstablished(t, "dials.example.com")
 	})
 	for _, c := range diffCases() {
-		t.Run(c.name, func(t *testing.T) {
-			ns := namespace(t)
-			c.setup(t, ns)
-			obj := parse(t, c.applied)
-			obj.SetNamespace(ns)
-			if _, err := resourceFor(t, obj).Get(context.Background(), obj.GetName(), metav1.GetOptions{}); err == nil {
-				settle(t, obj)
-				checkExtractRoundTrip(t, ns, c.kind, obj)
-			}
-			file := filepath.Join(t.TempDir(), "m.yaml")
-			writeFile(t, file, c.applied)
-			args := append([]string{"diff", "-n", ns, "-f", file, "--field-manager", c.manager, "-o", "json", "--show-secret-values"}, c.args...)
-			r := mustSSA(t, c.code, args...)
-			var rep diffReport
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("%v\n%s", err, r.stdout)
-			}
-			if len(rep.Conflicts) != c.conflicts {
-				t.Errorf("conflicts: %d, want %d: %+v", len(rep.Conflicts), c.conflicts, rep.Conflicts)
-			}
+		t.Run(c.name, func(t *testing.T) { checkDiffCase(t, c) })
+	}
+}
 
-			// The server's dry run of the same apply, forced when it
-			// conflicts.
-			var subs []string
-			if c.sub != "" {
-				subs = []string{c.sub}
-				obj = parse(t, c.applied)
-				obj.SetNamespace(ns)
-			}
-			body := obj
-			if c.sub == "scale" {
-				body = parse(t, fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":%q,"namespace":%q},"spec":{"replicas":4}}`, obj.GetName(), ns))
-			}
-			server, err := resourceFor(t, obj).Apply(context.Background(), obj.GetName(), body, metav1.ApplyOptions{FieldManager: c.manager, Force: c.conflicts > 0, DryRun: []string{metav1.DryRunAll}}, subs...)
-			if err != nil {
-				t.Fatalf("server dry run: %v", err)
-			}
-			if c.sub == "scale" {
-				// /scale's dry run returns a Scale: the object is the live
-				// one with its replicas; managedFields of /scale writes are
-				// the explain-conflict scale tests' part.
-				replicas, _, _ := unstructured.NestedInt64(server.Object, "spec", "replicas")
-				server = get(t, obj)
-				_ = unstructured.SetNestedField(server.Object, replicas, "spec", "replicas")
-				rep.Result = withManagedFields(rep.Result, server.Object)
-			}
-			// What the prediction says it can't know (a Job's UID) must be
-			// in the server's object; it is compared nowhere else.
-			for _, u := range rep.Unknown {
-				p := ownership.ParseServerPath(u, server.Object).Elements()
-				if !dropPath(server.Object, p) {
-					t.Errorf("unknown %s: the server's object has no such field", u)
-				}
-				dropPath(rep.Result, p)
-			}
-			want, got := normalJSON(t, withoutBookkeeping(server.Object)), normalJSON(t, withoutBookkeeping(rep.Result))
-			if !reflect.DeepEqual(want, got) {
-				var diffs [][]string
-				differingLeaves(got, want, nil, &diffs)
-				t.Errorf("result differs from the server's dry run at %v\nours: %s\nserver: %s", diffs, jsonText(got), jsonText(want))
-			}
-			if !reflect.DeepEqual(normalJSON(t, managedFieldsOf(server.Object)), normalJSON(t, managedFieldsOf(rep.Result))) {
-				t.Errorf("managedFields differ from the server's dry run:\nours: %s\nserver: %s", jsonText(managedFieldsOf(rep.Result)), jsonText(managedFieldsOf(server.Object)))
-			}
+// checkDiffCase runs one apply of a corpus: see TestDiffCorpus.
+func checkDiffCase(t *testing.T, c diffCase) {
+	t.Helper()
+	ns := namespace(t)
+	c.setup(t, ns)
+	obj := parse(t, c.applied)
+	obj.SetNamespace(ns)
+	if _, err := resourceFor(t, obj).Get(context.Background(), obj.GetName(), metav1.GetOptions{}); err == nil {
+		settle(t, obj)
+		checkExtractRoundTrip(t, ns, c.kind, obj)
+	}
+	file := filepath.Join(t.TempDir(), "m.yaml")
+	writeFile(t, file, c.applied)
+	args := append([]string{"diff", "-n", ns, "-f", file, "--field-manager", c.manager, "-o", "json", "--show-secret-values"}, c.args...)
+	r := mustSSA(t, c.code, args...)
+	var rep diffReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(rep.Conflicts) != c.conflicts {
+		t.Errorf("conflicts: %d, want %d: %+v", len(rep.Conflicts), c.conflicts, rep.Conflicts)
+	}
 
-			// changes are exactly the differences between live and result.
-			live, result := withoutBookkeeping(rep.Live), withoutBookkeeping(rep.Result)
-			var leaves [][]string
-			var liveV interface{} = live
-			if live == nil {
-				// A create: the identity is the manifest's, not a change.
-				liveV = map[string]interface{}{"apiVersion": result["apiVersion"], "kind": result["kind"],
-					"metadata": map[string]interface{}{"name": obj.GetName(), "namespace": ns}}
+	// The server's dry run of the same apply, forced when it
+	// conflicts.
+	var subs []string
+	if c.sub != "" {
+		subs = []string{c.sub}
+		obj = parse(t, c.applied)
+		obj.SetNamespace(ns)
+	}
+	body := obj
+	if c.sub == "scale" {
+		body = parse(t, fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":%q,"namespace":%q},"spec":{"replicas":4}}`, obj.GetName(), ns))
+	}
+	server, err := resourceFor(t, obj).Apply(context.Background(), obj.GetName(), body, metav1.ApplyOptions{FieldManager: c.manager, Force: c.conflicts > 0, DryRun: []string{metav1.DryRunAll}}, subs...)
+	if err != nil {
+		t.Fatalf("server dry run: %v", err)
+	}
+	if c.sub == "scale" {
+		// /scale's dry run returns a Scale: the object is the live
+		// one with its replicas; managedFields of /scale writes are
+		// the explain-conflict scale tests' part.
+		replicas, _, _ := unstructured.NestedInt64(server.Object, "spec", "replicas")
+		server = get(t, obj)
+		_ = unstructured.SetNestedField(server.Object, replicas, "spec", "replicas")
+		rep.Result = withManagedFields(rep.Result, server.Object)
+	}
+	// What the prediction says it can't know (a Job's UID) must be
+	// in the server's object; it is compared nowhere else.
+	for _, u := range rep.Unknown {
+		p := ownership.ParseServerPath(u, server.Object).Elements()
+		if !dropPath(server.Object, p) {
+			t.Errorf("unknown %s: the server's object has no such field", u)
+		}
+		dropPath(rep.Result, p)
+	}
+	want, got := normalJSON(t, withoutBookkeeping(server.Object)), normalJSON(t, withoutBookkeeping(rep.Result))
+	if !reflect.DeepEqual(want, got) {
+		var diffs [][]string
+		differingLeaves(got, want, nil, &diffs)
+		t.Errorf("result differs from the server's dry run at %v\nours: %s\nserver: %s", diffs, jsonText(got), jsonText(want))
+	}
+	if !reflect.DeepEqual(normalJSON(t, managedFieldsOf(server.Object)), normalJSON(t, managedFieldsOf(rep.Result))) {
+		t.Errorf("managedFields differ from the server's dry run:\nours: %s\nserver: %s", jsonText(managedFieldsOf(rep.Result)), jsonText(managedFieldsOf(server.Object)))
+	}
+
+	// changes are exactly the differences between live and result.
+	live, result := withoutBookkeeping(rep.Live), withoutBookkeeping(rep.Result)
+	var leaves [][]string
+	var liveV interface{} = live
+	if live == nil {
+		// A create: the identity is the manifest's, not a change.
+		liveV = map[string]interface{}{"apiVersion": result["apiVersion"], "kind": result["kind"],
+			"metadata": map[string]interface{}{"name": obj.GetName(), "namespace": ns}}
+	}
+	differingLeaves(normalJSON(t, liveV), normalJSON(t, result), nil, &leaves)
+	kinds := map[string]bool{}
+	var covers [][]string
+	for _, ch := range rep.Changes {
+		kinds[ch.Change] = true
+		p := ownership.ParseServerPath(ch.Path, live, result).Elements()
+		bv, bok := ownership.Lookup(live, p)
+		av, aok := ownership.Lookup(result, p)
+		if ch.Change != "ownership" && ch.Change != "reset" && bok && aok && reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, av)) {
+			t.Errorf("%s %s: the value does not change (%v)", ch.Change, ch.Path, bv)
+		}
+		if bok && !reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, ch.Before)) || aok && !reflect.DeepEqual(normalJSON(t, av), normalJSON(t, ch.After)) {
+			t.Errorf("%s %s: before/after %v/%v, the objects hold %v/%v", ch.Change, ch.Path, ch.Before, ch.After, bv, av)
+		}
+		for _, side := range []map[string]interface{}{live, result} {
+			if tk, ok := tokens(normalJSON(t, side), p); ok {
+				covers = append(covers, tk)
 			}
-			differingLeaves(normalJSON(t, liveV), normalJSON(t, result), nil, &leaves)
-			kinds := map[string]bool{}
-			var covers [][]string
-			for _, ch := range rep.Changes {
-				kinds[ch.Change] = true
-				p := ownership.ParseServerPath(ch.Path, live, result).Elements()
-				bv, bok := ownership.Lookup(live, p)
-				av, aok := ownership.Lookup(result, p)
-				if ch.Change != "ownership" && ch.Change != "reset" && bok && aok && reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, av)) {
-					t.Errorf("%s %s: the value does not change (%v)", ch.Change, ch.Path, bv)
-				}
-				if bok && !reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, ch.Before)) || aok && !reflect.DeepEqual(normalJSON(t, av), normalJSON(t, ch.After)) {
-					t.Errorf("%s %s: before/after %v/%v, the objects hold %v/%v", ch.Change, ch.Path, ch.Before, ch.After, bv, av)
-				}
-				for _, side := range []map[string]interface{}{live, result} {
-					if tk, ok := tokens(normalJSON(t, side), p); ok {
-						covers = append(covers, tk)
-					}
-				}
+		}
+	}
+	for _, l := range leaves {
+		covered := false
+		for _, cv := range covers {
+			covered = covered || hasPrefix(l, cv)
+		}
+		if !covered {
+			t.Errorf("live and result differ at %s, which no change lists", strings.Join(l, "."))
+		}
+	}
+	for _, k := range c.kinds {
+		if !kinds[k] {
+			t.Errorf("no %q change; changes: %+v", k, rep.Changes)
+		}
+	}
+	var stays []string
+	for _, s := range rep.Stays {
+		stays = append(stays, s.Manager.Manager)
+		if s.Command == "" || !strings.Contains(s.Command, "-n "+ns) {
+			t.Errorf("stay of %s: command %q must name the namespace", s.Manager.Manager, s.Command)
+		}
+	}
+	for _, want := range c.stayPaths {
+		found := false
+		for _, st := range rep.Stays {
+			for _, p := range st.Paths {
+				found = found || p == want
 			}
-			for _, l := range leaves {
-				covered := false
-				for _, cv := range covers {
-					covered = covered || hasPrefix(l, cv)
-				}
-				if !covered {
-					t.Errorf("live and result differ at %s, which no change lists", strings.Join(l, "."))
-				}
-			}
-			for _, k := range c.kinds {
-				if !kinds[k] {
-					t.Errorf("no %q change; changes: %+v", k, rep.Changes)
-				}
-			}
-			var stays []string
-			for _, s := range rep.Stays {
-				stays = append(stays, s.Manager.Manager)
-				if s.Command == "" || !strings.Contains(s.Command, "-n "+ns) {
-					t.Errorf("stay of %s: command %q must name the namespace", s.Manager.Manager, s.Command)
-				}
-			}
-			for _, want := range c.stayPaths {
-				found := false
-				for _, st := range rep.Stays {
-					for _, p := range st.Paths {
-						found = found || p == want
-					}
-				}
-				if !found {
-					t.Errorf("stays do not list %s: %+v", want, rep.Stays)
-				}
-			}
-			sort.Strings(stays)
-			for _, m := range c.stays {
-				if !strings.Contains(strings.Join(stays, ","), m) {
-					t.Errorf("stays: %v, want %s among them", stays, m)
-				}
-			}
-		})
+		}
+		if !found {
+			t.Errorf("stays do not list %s: %+v", want, rep.Stays)
+		}
+	}
+	sort.Strings(stays)
+	for _, m := range c.stays {
+		if !strings.Contains(strings.Join(stays, ","), m) {
+			t.Errorf("stays: %v, want %s among them", stays, m)
+		}
 	}
 }
 
