@@ -18,6 +18,12 @@ func Generated(live, result *unstructured.Unstructured) (unknown, known []fieldp
 	switch {
 	case gv.Group == "batch" && kind == "Job" && live == nil:
 		return jobSelector(result.Object, result.GetName()), nil
+	case gv.Group == "" && kind == "Namespace":
+		namespaceGenerated(live, result)
+		return nil, nil
+	case gv.Group == "" && kind == "PersistentVolume" && live == nil:
+		// The strategy stamps the phase's transition with the time.
+		return []fieldpath.Path{fieldpath.MakePathOrDie("status", "lastPhaseTransitionTime")}, nil
 	case gv.Group == "apps" && gv.Version == "v1" && kind == "DaemonSet":
 		templateGeneration(live, result)
 		// The generation annotation is why the table's annotations
@@ -118,4 +124,37 @@ func templateGeneration(live, result *unstructured.Unstructured) {
 func nestedTemplate(u *unstructured.Unstructured) interface{} {
 	spec, _ := u.Object["spec"].(map[string]interface{})
 	return spec["template"]
+}
+
+// namespaceGenerated: the Namespace strategy adds the kubernetes
+// finalizer on create and keeps the stored finalizers on update (they are
+// the namespace controller's); defaulting and Canonicalize label every
+// namespace with its name.
+func namespaceGenerated(live, result *unstructured.Unstructured) {
+	labels := result.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["kubernetes.io/metadata.name"] = result.GetName()
+	result.SetLabels(labels)
+	spec, _ := result.Object["spec"].(map[string]interface{})
+	if spec == nil {
+		spec = map[string]interface{}{}
+		result.Object["spec"] = spec
+	}
+	if live != nil {
+		if f, ok, _ := unstructured.NestedFieldCopy(live.Object, "spec", "finalizers"); ok {
+			spec["finalizers"] = f
+		} else {
+			delete(spec, "finalizers")
+		}
+		return
+	}
+	finalizers, _ := spec["finalizers"].([]interface{})
+	for _, f := range finalizers {
+		if f == "kubernetes" {
+			return
+		}
+	}
+	spec["finalizers"] = append(finalizers, "kubernetes")
 }

@@ -412,7 +412,7 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	ns := namespace(t)
 	c.setup(t, ns)
 	obj := parse(t, c.applied)
-	obj.SetNamespace(ns)
+	setNamespace(t, obj, ns)
 	if _, err := resourceFor(t, obj).Get(context.Background(), obj.GetName(), metav1.GetOptions{}); err == nil {
 		settle(t, obj)
 		checkExtractRoundTrip(t, ns, c.kind, obj)
@@ -435,7 +435,7 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	if c.sub != "" {
 		subs = []string{c.sub}
 		obj = parse(t, c.applied)
-		obj.SetNamespace(ns)
+		setNamespace(t, obj, ns)
 	}
 	body := obj
 	if c.sub == "scale" {
@@ -479,8 +479,11 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	var liveV interface{} = live
 	if live == nil {
 		// A create: the identity is the manifest's, not a change.
-		liveV = map[string]interface{}{"apiVersion": result["apiVersion"], "kind": result["kind"],
-			"metadata": map[string]interface{}{"name": obj.GetName(), "namespace": ns}}
+		identity := map[string]interface{}{"name": obj.GetName()}
+		if obj.GetNamespace() != "" {
+			identity["namespace"] = obj.GetNamespace()
+		}
+		liveV = map[string]interface{}{"apiVersion": result["apiVersion"], "kind": result["kind"], "metadata": identity}
 	}
 	differingLeaves(normalJSON(t, liveV), normalJSON(t, result), nil, &leaves)
 	kinds := map[string]bool{}

@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
 )
 
 // kindManifests are a typical manifest of each namespaced built-in kind
@@ -33,12 +38,29 @@ var kindManifests = map[string]string{
 	"endpointslice/web-1": "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, labels: {rev: '%s'}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: http, port: 80}]\n",
 }
 
+// clusterManifests are cluster-scoped kinds: NAME is replaced by a name
+// of this run (the objects outlive no test: they are deleted at its end).
+var clusterManifests = map[string]string{
+	"clusterrole":               "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: NAME, labels: {rev: '%s'}}\nrules:\n- apiGroups: [apps]\n  resources: [deployments]\n  verbs: [get, list, watch]\n",
+	"clusterrolebinding":        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: NAME, labels: {rev: '%s'}}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: NAME}\nsubjects: [{kind: Group, name: devs, apiGroup: rbac.authorization.k8s.io}]\n",
+	"priorityclass":             "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: NAME, labels: {rev: '%s'}}\nvalue: 1000\ndescription: batch\n",
+	"storageclass":              "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: NAME, labels: {rev: '%s'}}\nprovisioner: example.com/nfs\nparameters: {server: nfs}\n",
+	"ingressclass":              "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: NAME, labels: {rev: '%s'}}\nspec: {controller: example.com/ingress}\n",
+	"namespace":                 "apiVersion: v1\nkind: Namespace\nmetadata: {name: NAME, labels: {rev: '%s'}}\n",
+	"persistentvolume":          "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: NAME, labels: {rev: '%s'}}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  hostPath: {path: /tmp/pv}\n",
+	"runtimeclass":              "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: NAME, labels: {rev: '%s'}}\nhandler: runc\n",
+	"csidriver":                 "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: NAME, labels: {rev: '%s'}}\nspec: {attachRequired: false}\n",
+	"validatingadmissionpolicy": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: NAME, labels: {rev: '%s'}}\nspec:\n  matchConstraints:\n    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}]\n  validations: [{expression: 'object.spec.replicas <= 100'}]\n",
+	"flowschema":                "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: NAME, labels: {rev: '%s'}}\nspec:\n  priorityLevelConfiguration: {name: global-default}\n  rules: [{subjects: [{kind: Group, group: {name: devs}}], resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*']}]}]\n",
+}
+
 // admittedOnCreate are the kinds whose create built-in admission changes
 // (issue 21 models it): their create is left out here, their updates are
 // checked.
 var admittedOnCreate = map[string]string{
-	"pod/p":    "ServiceAccount, DefaultTolerationSeconds and Priority admission fill the service account, its token volume, tolerations and priority",
-	"pvc/data": "StorageObjectInUseProtection admission adds the pvc-protection finalizer",
+	"pod/p":            "ServiceAccount, DefaultTolerationSeconds and Priority admission fill the service account, its token volume, tolerations and priority",
+	"pvc/data":         "StorageObjectInUseProtection admission adds the pvc-protection finalizer",
+	"persistentvolume": "StorageObjectInUseProtection admission adds the pv-protection finalizer",
 }
 
 // TestDiffEveryKind: for each kind above, diff's prediction of a create,
@@ -65,4 +87,40 @@ func TestDiffEveryKind(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) { checkDiffCase(t, c) })
 		}
 	}
+	// Cluster-scoped kinds, each step on an object of its own.
+	names := make([]string, 0, len(clusterManifests))
+	for k := range clusterManifests {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	run := strings.ToLower(rand.String(5))
+	for _, kind := range names {
+		for i, step := range []string{"create", "no change", "label"} {
+			if _, admitted := admittedOnCreate[kind]; admitted && step == "create" {
+				continue
+			}
+			name := fmt.Sprintf("diff-%s-%s-%d", kind, run, i)
+			m := strings.ReplaceAll(clusterManifests[kind], "NAME", name)
+			first, second := fmt.Sprintf(m, "1"), fmt.Sprintf(m, "2")
+			t.Cleanup(func() { deleteObject(parse(t, first)) })
+			c := diffCase{name: kind + ": " + step, kind: kind + "/" + name, setup: applyAs(first, "platform"), applied: first, manager: "platform"}
+			switch step {
+			case "create":
+				c.setup, c.code = func(*testing.T, string) {}, 1
+			case "label":
+				c.applied, c.code, c.kinds = second, 1, []string{"modified"}
+			}
+			t.Run(c.name, func(t *testing.T) { checkDiffCase(t, c) })
+		}
+	}
+}
+
+// deleteObject deletes u, whatever happened to it.
+func deleteObject(u *unstructured.Unstructured) {
+	gvk := u.GroupVersionKind()
+	m, err := restMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return
+	}
+	_ = env.dynamic.Resource(m.Resource).Delete(context.Background(), u.GetName(), metav1.DeleteOptions{})
 }

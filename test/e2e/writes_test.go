@@ -43,6 +43,17 @@ func parse(t *testing.T, manifest string) *unstructured.Unstructured {
 // resourceFor returns the dynamic client for an object's kind.
 func resourceFor(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInterface {
 	t.Helper()
+	m := mappingOf(t, u)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return env.dynamic.Resource(m.Resource).Namespace(u.GetNamespace())
+	}
+	return env.dynamic.Resource(m.Resource)
+}
+
+// mappingOf is the resource of u's kind, discovery refreshed once for a
+// kind created a moment ago.
+func mappingOf(t *testing.T, u *unstructured.Unstructured) *meta.RESTMapping {
+	t.Helper()
 	gvk := u.GroupVersionKind()
 	m, err := restMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -51,19 +62,22 @@ func resourceFor(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInt
 			t.Fatalf("mapping %s: %v", gvk, err)
 		}
 	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return env.dynamic.Resource(m.Resource).Namespace(u.GetNamespace())
+	return m
+}
+
+// setNamespace puts u in ns, unless its kind is cluster-scoped or ns is "".
+func setNamespace(t *testing.T, u *unstructured.Unstructured, ns string) {
+	t.Helper()
+	if ns != "" && mappingOf(t, u).Scope.Name() == meta.RESTScopeNameNamespace {
+		u.SetNamespace(ns)
 	}
-	return env.dynamic.Resource(m.Resource)
 }
 
 // apply server-side applies manifest in ns as manager.
 func apply(t *testing.T, ns, manager, manifest string, force bool) *unstructured.Unstructured {
 	t.Helper()
 	u := parse(t, manifest)
-	if ns != "" {
-		u.SetNamespace(ns)
-	}
+	setNamespace(t, u, ns)
 	out, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: force})
 	if err != nil {
 		t.Fatalf("apply by %s: %v", manager, err)
