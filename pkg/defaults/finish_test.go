@@ -84,3 +84,26 @@ func TestGenerated(t *testing.T) {
 		})
 	}
 }
+
+func TestGeneratedNamespace(t *testing.T) {
+	ns := func(finalizers ...interface{}) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]interface{}{"name": "shop"}}}
+		if finalizers != nil {
+			u.Object["spec"] = map[string]interface{}{"finalizers": finalizers}
+		}
+		return u
+	}
+	created := ns()
+	Generated(nil, created)
+	if got := created.GetLabels()["kubernetes.io/metadata.name"]; got != "shop" {
+		t.Errorf("label %q", got)
+	}
+	if f, _, _ := unstructured.NestedSlice(created.Object, "spec", "finalizers"); len(f) != 1 || f[0] != "kubernetes" {
+		t.Errorf("create: finalizers %v", f)
+	}
+	updated := ns("example.com/x")
+	Generated(ns("kubernetes"), updated)
+	if f, _, _ := unstructured.NestedSlice(updated.Object, "spec", "finalizers"); len(f) != 1 || f[0] != "kubernetes" {
+		t.Errorf("update: finalizers %v, want the stored ones", f)
+	}
+}
