@@ -155,11 +155,11 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 // are owned, the value's writer is the owner whose entry was written last
 // (ownership itself never moves between the two paths).
 func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []ownership.Field {
-	stringData := map[string][]ownership.Owner{}
+	stringData := map[string]ownership.Field{}
 	var out []ownership.Field
 	for _, f := range fields {
 		if key, ok := ownership.StringDataKey(f.Path.Elements()); ok {
-			stringData[key] = f.Owners
+			stringData[key] = f
 			continue
 		}
 		out = append(out, f)
@@ -170,11 +170,12 @@ func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []owne
 	seen := map[string]bool{}
 	for i, f := range out {
 		key, ok := dataKey(f.Path)
-		if !ok || stringData[key] == nil {
+		sd, both := stringData[key]
+		if !ok || !both {
 			continue
 		}
 		seen[key] = true
-		out[i].Owners = latest(append(append([]ownership.Owner{}, f.Owners...), stringData[key]...))
+		out[i].Owners = latest(append(append([]ownership.Owner{}, f.Owners...), sd.Owners...))
 	}
 	keys := make([]string, 0, len(stringData))
 	for k := range stringData {
@@ -185,9 +186,12 @@ func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []owne
 		if seen[key] {
 			continue
 		}
-		// Only a stringData writer: the value is in data.
+		// Only stringData writers: the path they write, the value the
+		// apiserver keeps in data.
+		f := stringData[key]
 		v, ok, _ := unstructured.NestedString(obj.Object, "data", key)
-		out = append(out, ownership.Field{Path: ownership.Path(fieldpath.MakePathOrDie("data", key)), Owners: stringData[key], Value: v, HasValue: ok, Absent: !ok})
+		f.Value, f.HasValue, f.Absent = v, ok, !ok
+		out = append(out, f)
 	}
 	return out
 }
