@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -26,6 +27,10 @@ type Target struct {
 	// ConversionWebhook: a custom resource whose versions a webhook
 	// converts, when managers were recorded at other versions.
 	ConversionWebhook bool
+	// Storage prunes a custom resource applied at a version other than
+	// its storage version, as the apiserver stores it (nil: nothing to
+	// prune).
+	Storage *defaults.Structural
 }
 
 // Source is where an explanation reads what the apiserver would know: the
@@ -158,6 +163,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		r.Warnings = append(r.Warnings, warnings...)
 		r.Schema = tc
 		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
+		r.Storage = t.Storage
 		return r, nil
 	}
 	if r, err = simulate(in); err != nil {

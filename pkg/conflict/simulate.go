@@ -146,6 +146,9 @@ type Report struct {
 	// not known, and Warnings say so). Set by Explain.
 	Schema   managedfields.TypeConverter `json:"-"`
 	Defaults defaults.Source             `json:"-"`
+	// Storage prunes the result as the apiserver stores it (see
+	// Target.Storage). Set by Explain.
+	Storage *defaults.Structural `json:"-"`
 	// Forced is the forced apply's prediction, with Options.AlsoForced
 	// when this apply conflicts.
 	Forced *Report `json:"-"`

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
 // ClusterSource reads live objects, schemas and served versions from a
@@ -41,8 +42,27 @@ func NewClusterSource(c *kube.Cluster, cacheBase string) *ClusterSource {
 
 // Target implements Source.
 func (s *ClusterSource) Target(ctx context.Context, obj *unstructured.Unstructured) (*Target, error) {
+	// A custom resource's CRD (its storage version, its conversion) is
+	// read while the live object is.
+	type crdResult struct {
+		crd *unstructured.Unstructured
+		err error
+	}
+	var crdDone chan crdResult
+	if kube.IsCustom(obj.GroupVersionKind()) {
+		if m, err := s.Cluster.Mapping(obj.GroupVersionKind()); err == nil {
+			crdDone = make(chan crdResult, 1)
+			go func() {
+				crd, err := s.Cluster.Dynamic.Resource(crdGVR).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
+				crdDone <- crdResult{crd, err}
+			}()
+		}
+	}
 	live, m, err := s.Cluster.Live(ctx, obj)
 	if err != nil {
+		if crdDone != nil {
+			<-crdDone
+		}
 		return nil, err
 	}
 	if live == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -54,14 +74,49 @@ func (s *ClusterSource) Target(ctx context.Context, obj *unstructured.Unstructur
 		}
 	}
 	t := &Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}
-	if kube.IsCustom(obj.GroupVersionKind()) && otherVersions(obj, live) {
-		webhook, err := s.conversionWebhook(ctx, m.Resource.GroupResource())
-		if err != nil {
-			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), err))
+	if crdDone != nil {
+		res := <-crdDone
+		switch {
+		case res.err != nil && otherVersions(obj, live):
+			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), kube.Friendly(res.err)))
+		case res.err == nil:
+			strategy, _, _ := unstructured.NestedString(res.crd.Object, "spec", "conversion", "strategy")
+			t.ConversionWebhook = strategy == "Webhook" && otherVersions(obj, live)
+			t.Storage = StorageSchema(res.crd, obj.GroupVersionKind())
 		}
-		t.ConversionWebhook = webhook
 	}
 	return t, nil
+}
+
+// StorageSchema is the schema a custom resource applied at gvk is pruned
+// by when the apiserver stores it at its CRD's storage version: nil when
+// gvk is the storage version, when a webhook converts (only it knows what
+// the storage version holds), or when the CRD can't be read as one.
+func StorageSchema(crd *unstructured.Unstructured, gvk schema.GroupVersionKind) *defaults.Structural {
+	strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
+	if strategy == "Webhook" {
+		return nil
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	storage := ""
+	for _, v := range versions {
+		vm, _ := v.(map[string]interface{})
+		if st, _ := vm["storage"].(bool); st {
+			storage, _ = vm["name"].(string)
+		}
+	}
+	if storage == "" || storage == gvk.Version {
+		return nil
+	}
+	sch, err := CRDSchema(crd)
+	if err != nil {
+		return nil
+	}
+	types, tr, ok := sch.TypeOf(gvk.GroupKind().WithVersion(storage))
+	if !ok {
+		return nil
+	}
+	return &defaults.Structural{Schema: types, Type: tr}
 }
 
 // otherVersions tells whether a manager of live was recorded at another
@@ -81,17 +136,6 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// conversionWebhook reads whether the CRD of a custom resource converts
-// its versions with a webhook.
-func (s *ClusterSource) conversionWebhook(ctx context.Context, gr schema.GroupResource) (bool, error) {
-	crd, err := s.Cluster.Dynamic.Resource(crdGVR).Get(ctx, gr.String(), metav1.GetOptions{})
-	if err != nil {
-		return false, kube.Friendly(err)
-	}
-	strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
-	return strategy == "Webhook", nil
-}
 
 // Schema implements Source: the cluster's OpenAPI v3 documents.
 func (s *ClusterSource) Schema(ctx context.Context, applied, live *unstructured.Unstructured) (managedfields.TypeConverter, string, error) {
@@ -142,12 +186,14 @@ func (s *ClusterSource) DryRunApply(ctx context.Context, obj, body *unstructured
 type OfflineSource struct {
 	Lives []*unstructured.Unstructured
 	CRDs  map[schema.GroupKind]*Schema
+	// crdObjects are the CRDs as given, for their storage versions.
+	crdObjects map[schema.GroupKind]*unstructured.Unstructured
 }
 
 // NewOfflineSource builds a source from saved live objects and
 // CustomResourceDefinitions.
 func NewOfflineSource(lives, crds []*unstructured.Unstructured) (*OfflineSource, error) {
-	s := &OfflineSource{Lives: lives, CRDs: map[schema.GroupKind]*Schema{}}
+	s := &OfflineSource{Lives: lives, CRDs: map[schema.GroupKind]*Schema{}, crdObjects: map[schema.GroupKind]*unstructured.Unstructured{}}
 	for _, c := range crds {
 		sch, err := CRDSchema(c)
 		if err != nil {
@@ -156,6 +202,7 @@ func NewOfflineSource(lives, crds []*unstructured.Unstructured) (*OfflineSource,
 		group, _, _ := unstructured.NestedString(c.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(c.Object, "spec", "names", "kind")
 		s.CRDs[schema.GroupKind{Group: group, Kind: kind}] = sch
+		s.crdObjects[schema.GroupKind{Group: group, Kind: kind}] = c
 	}
 	return s, nil
 }
@@ -165,6 +212,9 @@ func NewOfflineSource(lives, crds []*unstructured.Unstructured) (*OfflineSource,
 func (s *OfflineSource) Target(_ context.Context, obj *unstructured.Unstructured) (*Target, error) {
 	gvk := obj.GroupVersionKind()
 	t := &Target{}
+	if crd := s.crdObjects[gvk.GroupKind()]; crd != nil {
+		t.Storage = StorageSchema(crd, gvk)
+	}
 	for _, l := range s.Lives {
 		if l.GroupVersionKind().GroupKind() == gvk.GroupKind() && l.GetName() == obj.GetName() &&
 			(obj.GetNamespace() == "" || l.GetNamespace() == obj.GetNamespace()) {

@@ -121,3 +121,67 @@ func copyValue(v interface{}) interface{} {
 	}
 	return v
 }
+
+// Prune drops what the schema does not declare from a custom resource's
+// content, as the apiserver's structural pruning does when it stores an
+// object at this (storage) version: unknown properties go, unless a
+// node preserves unknown fields or is a map of any keys. apiVersion, kind
+// and metadata are left alone.
+func (s Structural) Prune(obj map[string]interface{}) {
+	atom, ok := s.Schema.Resolve(s.Type)
+	if !ok || atom.Map == nil {
+		return
+	}
+	for k, v := range obj {
+		switch k {
+		case "apiVersion", "kind", "metadata":
+			continue
+		}
+		if f, ok := atom.FindField(k); ok {
+			s.prune(v, f.Type, 0)
+			continue
+		}
+		if !openMap(atom.Map) {
+			delete(obj, k)
+		}
+	}
+}
+
+func (s Structural) prune(v interface{}, tr smdschema.TypeRef, depth int) {
+	if depth > 64 {
+		return
+	}
+	atom, ok := s.Schema.Resolve(tr)
+	if !ok {
+		return
+	}
+	switch t := v.(type) {
+	case map[string]interface{}:
+		if atom.Map == nil {
+			return
+		}
+		for k, x := range t {
+			if f, ok := atom.FindField(k); ok {
+				s.prune(x, f.Type, depth+1)
+			} else if openMap(atom.Map) {
+				s.prune(x, atom.Map.ElementType, depth+1)
+			} else {
+				delete(t, k)
+			}
+		}
+	case []interface{}:
+		if atom.List == nil {
+			return
+		}
+		for _, x := range t {
+			s.prune(x, atom.List.ElementType, depth+1)
+		}
+	}
+}
+
+// openMap tells whether a map takes keys beyond its declared fields:
+// additionalProperties, or x-kubernetes-preserve-unknown-fields (an
+// element type of deduced values).
+func openMap(m *smdschema.Map) bool {
+	return m.ElementType.NamedType != nil || m.ElementType.Inlined != (smdschema.Atom{})
+}

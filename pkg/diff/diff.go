@@ -210,6 +210,10 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 		}
 	}
 	defaults.Finish(res)
+	if r.Storage != nil {
+		// Stored at another version: what it does not declare is pruned.
+		r.Storage.Prune(res.Object)
+	}
 	if err := serverForm(res); err != nil {
 		return nil, nil, err
 	}

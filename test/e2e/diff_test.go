@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,6 +294,52 @@ func daemonSet(tag string) string {
 	return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      containers: [{name: agent, image: 'nginx:" + tag + "'}]\n"
 }
 
+// gizmoCRD serves Gizmos at v1, which declares spec.extra with a default
+// and spec.legacy, and stores them at v2, which declares neither: the
+// apiserver prunes both when it stores a Gizmo applied at v1.
+var gizmoOnce sync.Once
+
+func gizmoCRD(t *testing.T, _ string) {
+	gizmoOnce.Do(func() {
+		apply(t, "", "test-setup", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: string}
+              extra: {type: string, default: x}
+              legacy: {type: boolean}
+  - name: v2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: string}
+`, true)
+		waitEstablished(t, "gizmos.example.com")
+	})
+}
+
+const gizmo = "apiVersion: example.com/v1\nkind: Gizmo\nmetadata: {name: g}\nspec: {size: l}\n"
+
 func diffCases() []diffCase {
 	base := deploy("", 2, "nginx:1.27", "")
 	return []diffCase{
@@ -381,6 +428,13 @@ func diffCases() []diffCase {
 		{name: "daemonset: create", kind: "ds/agent", setup: func(*testing.T, string) {}, applied: daemonSet("1.27"), manager: "platform", code: 1, kinds: []string{"added"}},
 		{name: "daemonset: template change", kind: "ds/agent", setup: applyAs(daemonSet("1.27"), "platform"), applied: daemonSet("1.28"), manager: "platform", code: 1, kinds: []string{"modified"}},
 		{name: "daemonset: no change", kind: "ds/agent", setup: applyAs(daemonSet("1.27"), "platform"), applied: daemonSet("1.27"), manager: "platform", code: 0},
+		{name: "crd at a version other than the storage one: create", kind: "gizmos.v1.example.com/g", setup: gizmoCRD,
+			applied: gizmo, manager: "platform", code: 1, kinds: []string{"added"}},
+		{name: "crd at a version other than the storage one: no change", kind: "gizmos.v1.example.com/g",
+			setup: func(t *testing.T, ns string) { gizmoCRD(t, ns); apply(t, ns, "platform", gizmo, false) }, applied: gizmo, manager: "platform", code: 0},
+		{name: "crd at a version other than the storage one: a field it alone declares", kind: "gizmos.v1.example.com/g",
+			setup:   func(t *testing.T, ns string) { gizmoCRD(t, ns); apply(t, ns, "platform", gizmo, false) },
+			applied: strings.Replace(gizmo, "size: l", "size: m, legacy: true", 1), manager: "platform", code: 1, kinds: []string{"modified"}},
 		{name: "secret", kind: "secret/creds", setup: applyAs("apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: hunter2}\n", "platform"),
 			applied: "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: s3cr3t-new}\n", manager: "platform", code: 1, kinds: []string{"modified"}},
 	}
