@@ -33,7 +33,7 @@ E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build test vet test-unit test-e2e testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
+.PHONY: help build test vet test-unit test-e2e test-versions testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -52,6 +52,21 @@ test-unit: ## Unit tests of the plugin module, with the race detector
 
 test-e2e: testbed ## End-to-end tests against a real kube-apiserver
 	cd test && SSA_TESTBED_BIN=$(TESTBED) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./...
+
+# The other minors users run: test beds built by hack/testbed-version.sh
+# into the cache directory (about 10 minutes each the first time), and
+# the e2e tests whose answers must equal the apiserver's.
+TEST_VERSIONS ?= v1.34.4 v1.35.4 v1.36.3 $(K8S_VERSION)
+FIDELITY_TESTS ?= ^(TestExplainConflictCorpus|TestExplainConflictKubectlSequence|TestExplainConflictScaleSubresource|TestExplainConflictDefaults|TestDiffCorpus|TestDiffEveryKind)$$
+
+test-versions: ## The fidelity e2e tests (explain-conflict and diff against the server's dry run) on each of TEST_VERSIONS (1.34-1.37)
+	@set -e; for v in $(TEST_VERSIONS); do \
+		bin=$(CACHE_DIR)/testbed-$$v/kube-apiserver; \
+		if [ "$$v" = "$(K8S_VERSION)" ]; then $(MAKE) --no-print-directory testbed; \
+		elif [ ! -x $$bin ]; then echo "building the test bed $$v into $$bin (about 10 minutes the first time)"; hack/testbed-version.sh $$v $$bin; fi; \
+		echo "== Kubernetes $$v"; \
+		(cd test && SSA_TESTBED_BIN=$$bin $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(FIDELITY_TESTS)' ./e2e/); \
+	done
 
 testbed: ## Build (or refresh) the test bed apiserver in the cache directory
 	@mkdir -p $(dir $(TESTBED))
