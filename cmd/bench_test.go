@@ -40,6 +40,8 @@ func BenchmarkManyManagers(b *testing.B) {
 		{"extract-one-manager", []string{"extract", "--local", "-f", file, "--manager", fmt.Sprintf("manager-%05d", managers-1)}, fmt.Sprintf("key-%05d.conf", managers-1)},
 		{"who-owns", []string{"who-owns", "--local", "-f", file}, "\n.data[\"key-"},
 		{"who-owns-blame", []string{"who-owns", "--local", "-f", file, "-o", "blame"}, "manager-"},
+		{"who-owns-tree", []string{"who-owns", "--local", "-f", file, "-o", "tree"}, "manager-"},
+		{"who-owns-wide", []string{"who-owns", "--local", "-f", file, "-o", "wide"}, "\n.data[\"key-"},
 		{"who-owns-managers", []string{"who-owns", "--local", "-f", file, "-o", "managers"}, "\nmanager-"},
 	}
 	for _, bc := range cases {
