@@ -87,7 +87,8 @@ func AddPaths(entries []metav1.ManagedFieldsEntry, id metav1.ManagedFieldsEntry,
 	return out, nil
 }
 
-// Owners returns the entries whose sets hold path.
+// Owners returns the entries whose sets hold path. To ask about many
+// paths, make an OwnerIndex once.
 func Owners(entries []metav1.ManagedFieldsEntry, p fieldpath.Path) ([]metav1.ManagedFieldsEntry, error) {
 	var out []metav1.ManagedFieldsEntry
 	for _, e := range entries {
