@@ -97,7 +97,7 @@ Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to audit"})
 	o.output.add(cmd, viewTable, viewTable, viewWide)
-	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs) that should own every field of the main resource: others' fields are drift (repeatable).")
+	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs: * any run of characters, ? one) that should own every field of the main resource: others' fields are drift (repeatable).")
 	f.StringArrayVar(&o.allow, "allow-manager", nil, "More managers (globs) whose fields are not drift (repeatable; with --expect-manager).")
 	f.IntVar(&o.threshold, "last-applied-threshold", o.threshold, fmt.Sprintf("The size in bytes over which a last-applied annotation is a finding (the limit on all annotations is %d).", ownership.AnnotationLimit))
 	f.StringVar(&o.failOn, "fail-on", o.failOn, "Exit 1 when a finding of this severity or above exists: info, warning, error, or never.")
@@ -133,9 +133,14 @@ func (o *auditOptions) validate(args []string) error {
 	if len(o.allow) > 0 && len(o.expect) == 0 {
 		return errors.New("--allow-manager goes with --expect-manager: name the expected managers too")
 	}
-	for _, m := range append(append([]string{}, o.expect...), o.allow...) {
-		if m == "" {
-			return errors.New("--expect-manager and --allow-manager take a manager name or glob, not an empty string")
+	for _, m := range o.expect {
+		if err := ownership.ValidateGlob(m); err != nil {
+			return fmt.Errorf("--expect-manager: %w", err)
+		}
+	}
+	for _, m := range o.allow {
+		if err := ownership.ValidateGlob(m); err != nil {
+			return fmt.Errorf("--allow-manager: %w", err)
 		}
 	}
 	if o.allContexts && o.configFlags.Context != nil && *o.configFlags.Context != "" {
