@@ -338,6 +338,7 @@ func (o *auditOptions) scan(ctx context.Context, t target, args []string, found 
 		return nil, err
 	}
 	opts := audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Served: c.ServedKind, ClusterFlags: t.fix, Cluster: t.name}
+	o.sel.In = o.streams.In
 	return o.sel.Stream(ctx, c, args, kube.StreamOptions{Concurrency: o.concurrency}, func(it kube.Item) error {
 		m := it.Meta
 		obj := audit.Object{

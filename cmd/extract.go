@@ -116,7 +116,8 @@ func (o *extractOptions) validate(args []string) error {
 }
 
 func (o *extractOptions) run(ctx context.Context, args []string) error {
-	objs, _, err := o.sel.Resolve(o.configFlags, args)
+	o.sel.In = o.streams.In
+	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {
 		return err
@@ -124,7 +125,7 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 	var src conflict.Source
 	var cluster *kube.Cluster
 	if o.sel.Local {
-		crds, err := readCRDs(o.schemaFiles)
+		crds, err := readCRDs(ctx, o.schemaFiles)
 		if err != nil {
 			return err
 		}
@@ -301,10 +302,10 @@ func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, h
 }
 
 // readCRDs reads --schema files.
-func readCRDs(files []string) ([]*unstructured.Unstructured, error) {
+func readCRDs(ctx context.Context, files []string) ([]*unstructured.Unstructured, error) {
 	var crds []*unstructured.Unstructured
 	for _, f := range files {
-		ms, err := kube.ReadManifests(&resource.FilenameOptions{Filenames: []string{f}})
+		ms, err := kube.ReadManifests(ctx, nil, &resource.FilenameOptions{Filenames: []string{f}})
 		if err != nil {
 			return nil, fmt.Errorf("--schema: %w", err)
 		}

@@ -221,7 +221,8 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	// A handover over a selection with missing objects changes none.
-	objs, _, err := o.sel.Resolve(o.configFlags, args)
+	o.sel.In = o.streams.In
+	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
 	if err != nil {
 		return err
 	}

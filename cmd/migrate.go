@@ -272,6 +272,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	var unlisted []string
+	o.sel.In = o.streams.In
 	src := func(ctx context.Context, yield func(migrate.Item) error) error {
 		var err error
 		unlisted, err = o.sel.Stream(ctx, c, args, kube.StreamOptions{Verbs: []string{"patch"}}, yield)

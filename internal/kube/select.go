@@ -1,9 +1,12 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +32,8 @@ type Selection struct {
 	AllNamespaces bool
 	Local         bool
 	AllKinds      bool
+	// In is what -f - reads (nil: the process's standard input).
+	In io.Reader
 
 	allowLocal    bool
 	allowAllKinds bool
@@ -122,11 +127,14 @@ func names(args []string) bool {
 // than possibly many (TYPE, -l, -f): reports of the latter are Lists, as
 // kubectl get's. When some objects are missing it returns the others with
 // a *PartialError.
-func (s *Selection) Resolve(getter genericclioptions.RESTClientGetter, args []string) ([]*unstructured.Unstructured, bool, error) {
+func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTClientGetter, args []string) ([]*unstructured.Unstructured, bool, error) {
 	single := false
 	var b *resource.Builder
 	if s.Local {
-		b = resource.NewLocalBuilder().Unstructured().Local().FilenameParam(false, &s.Files)
+		var err error
+		if b, err = withFiles(ctx, s.In, resource.NewLocalBuilder().Unstructured().Local(), false, &s.Files); err != nil {
+			return nil, false, err
+		}
 	} else {
 		ns, enforce, err := getter.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
@@ -140,7 +148,9 @@ func (s *Selection) Resolve(getter genericclioptions.RESTClientGetter, args []st
 			// Objects named in files are read from the cluster.
 			b = b.Latest()
 		}
-		b = b.FilenameParam(enforce, &s.Files)
+		if b, err = withFiles(ctx, s.In, b, enforce, &s.Files); err != nil {
+			return nil, false, err
+		}
 	}
 	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
@@ -199,9 +209,14 @@ type Manifest struct {
 }
 
 // ReadManifests reads objects from files, directories, URLs, standard
-// input or a kustomization, without contacting a cluster.
-func ReadManifests(files *resource.FilenameOptions) ([]Manifest, error) {
-	r := resource.NewLocalBuilder().Unstructured().Local().FilenameParam(false, files).Flatten().ContinueOnError().Do()
+// input (in; nil: the process's) or a kustomization, without contacting
+// a cluster. It stops reading standard input when ctx is done.
+func ReadManifests(ctx context.Context, in io.Reader, files *resource.FilenameOptions) ([]Manifest, error) {
+	b, err := withFiles(ctx, in, resource.NewLocalBuilder().Unstructured().Local(), false, files)
+	if err != nil {
+		return nil, err
+	}
+	r := b.Flatten().ContinueOnError().Do()
 	if err := r.Err(); err != nil {
 		return nil, Friendly(err)
 	}
@@ -380,12 +395,13 @@ func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns str
 // streamNamed reads named objects through kubectl's builder, which knows
 // kubectl's argument forms, -f, -R and -k, and defaults namespaces.
 func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, yield func(Item) error) error {
-	b := resource.NewBuilder(c.Getter).Unstructured().
+	b, err := withFiles(ctx, s.In, resource.NewBuilder(c.Getter).Unstructured().
 		NamespaceParam(c.Namespace).DefaultNamespace().
-		ResourceTypeOrNameArgs(true, args...).
-		FilenameParam(c.Enforce, &s.Files).
-		RequireObject(false).Flatten()
-	infos, err := b.Do().Infos()
+		ResourceTypeOrNameArgs(true, args...), c.Enforce, &s.Files)
+	if err != nil {
+		return err
+	}
+	infos, err := b.RequireObject(false).Flatten().Do().Infos()
 	if err != nil {
 		return Friendly(err)
 	}
@@ -479,4 +495,49 @@ func (c *Cluster) listableKinds(verbs []string, allNamespaces bool) ([]Resource,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out, nil
+}
+
+// withFiles adds the files to b, as FilenameParam does, but reads standard
+// input ("-f -") itself, until ctx is done: the builder's own read of it
+// does not stop on Ctrl-C. Its objects come after the files'.
+// in is standard input (nil: the process's).
+func withFiles(ctx context.Context, in io.Reader, b *resource.Builder, enforce bool, files *resource.FilenameOptions) (*resource.Builder, error) {
+	if in == nil {
+		in = os.Stdin
+	}
+	stdin := false
+	rest := *files
+	rest.Filenames = nil
+	for _, f := range files.Filenames {
+		if f == "-" {
+			if stdin {
+				return nil, errors.New("standard input (-f -) can be given once")
+			}
+			stdin = true
+			continue
+		}
+		rest.Filenames = append(rest.Filenames, f)
+	}
+	b = b.FilenameParam(enforce, &rest)
+	if !stdin {
+		return b, nil
+	}
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(in)
+		done <- read{data, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading standard input: %w", ctx.Err())
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", r.err)
+		}
+		return b.Stream(bytes.NewReader(r.data), "STDIN"), nil
+	}
 }

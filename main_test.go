@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// plugin builds kubectl-ssa once for the tests of this file.
+func plugin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kubectl-ssa")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kubectl-ssa: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// started is a running kubectl-ssa whose standard input stays open.
+type started struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *bytes.Buffer
+	exited chan struct{}
+}
+
+func start(t *testing.T, bin, kubeconfig string, args ...string) *started {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+t.TempDir(), "NO_COLOR=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &started{cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-s.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-s.exited
+		}
+	})
+	return s
+}
+
+// waitExit waits up to limit for the process to exit and returns its
+// exit code.
+func (s *started) waitExit(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-s.exited:
+		return s.cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		t.Fatalf("kubectl-ssa %s still runs %s after the signal; stderr:\n%s", strings.Join(s.cmd.Args[1:], " "), limit, s.stderr)
+		return 0
+	}
+}
+
+// Every command stops on the first SIGINT or SIGTERM, also while it waits
+// for a standard input that never ends (-f -), with 128+the signal's
+// number, as a shell reports it.
+func TestSignalStopsCommandReadingStandardInput(t *testing.T) {
+	bin := plugin(t)
+	nowhere := filepath.Join(t.TempDir(), "no-kubeconfig")
+	commands := [][]string{
+		{"diff", "-f", "-"},
+		{"explain-conflict", "-f", "-"},
+		{"who-owns", "--local", "-f", "-"},
+		{"extract", "--local", "-f", "-", "--all-managers"},
+		{"handover", "-f", "-", "--from", "a", "--to", "b", "--field", ".spec.replicas"},
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		for _, args := range commands {
+			t.Run(fmt.Sprintf("%s/%s", sig, args[0]), func(t *testing.T) {
+				s := start(t, bin, nowhere, args...)
+				// Something arrives, but standard input does not end.
+				if _, err := io.WriteString(s.stdin, "apiVersion: v1\nkind: ConfigMap\n"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(300 * time.Millisecond) // let it reach the read
+				if err := s.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				if code, want := s.waitExit(t, 4*time.Second), 128+int(sig); code != want {
+					t.Errorf("exit %d, want %d; stderr:\n%s", code, want, s.stderr)
+				}
+				if !strings.Contains(s.stderr.String(), "error: interrupted") {
+					t.Errorf("stderr does not say it was interrupted:\n%s", s.stderr)
+				}
+			})
+		}
+	}
+}
+
+// A second signal ends a command at once, even one blocked where its
+// context does not reach: here kubectl's object builder waiting for a
+// server that accepts connections and never answers.
+func TestSecondSignalKills(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: silent, cluster: {server: "http://%s"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: silent, context: {cluster: silent, user: u, namespace: default}}]
+current-context: silent
+`, l.Addr())
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := plugin(t)
+	s := start(t, bin, kubeconfig, "who-owns", "configmap/x")
+	time.Sleep(500 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-s.exited:
+		t.Skipf("the first signal already stopped it (exit %d): nothing left for the second", s.cmd.ProcessState.ExitCode())
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// Well within the grace period the first signal leaves.
+	if code := s.waitExit(t, grace/2); code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGINT), s.stderr)
+	}
+}
