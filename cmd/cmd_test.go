@@ -129,6 +129,7 @@ func TestValidationErrors(t *testing.T) {
 		{"watch: name across namespaces", []string{"watch", "deploy", "web", "-A"}, "cannot be retrieved by name across all namespaces"},
 		{"watch: one flip", []string{"watch", "deploy", "--min-flips", "1"}, "--min-flips must be at least 2"},
 		{"watch: window", []string{"watch", "deploy", "--window", "0s"}, "--window must be a positive duration"},
+		{"watch: no outage allowed", []string{"watch", "deploy", "--max-outage", "0s"}, "--max-outage must be a positive duration, e.g. 2m, not 0s"},
 		{"watch: yaml", []string{"watch", "deploy", "-o", "yaml"}, `--output must be text or json (JSON lines), not "yaml"`},
 		{"unknown command", []string{"blame"}, `unknown command "blame"`},
 	}
