@@ -64,3 +64,23 @@ func managers(entries []metav1.ManagedFieldsEntry) []string {
 	}
 	return out
 }
+
+// UnionAll, merging in pairs, is the union of the sets one by one.
+func TestUnionAll(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 7} {
+		entries := benchdata.ManyManagers(max(n, 1)).GetManagedFields()[:n]
+		want := &fieldpath.Set{}
+		var sets []*fieldpath.Set
+		for _, e := range entries {
+			s, err := ownership.DecodeEntry(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = want.Union(s)
+			sets = append(sets, s)
+		}
+		if got := ownership.UnionAll(sets); !got.Equals(want) {
+			t.Errorf("%d sets: got %s, want %s", n, got, want)
+		}
+	}
+}
