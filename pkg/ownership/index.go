@@ -21,7 +21,7 @@ type OwnerIndex struct {
 // NewOwnerIndex indexes entries; sel, when not nil, picks the entries
 // to index.
 func NewOwnerIndex(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) (*OwnerIndex, error) {
-	x := &OwnerIndex{entries: entries, sets: make([]*fieldpath.Set, len(entries)), byPath: map[string][]int{}}
+	sets := make([]*fieldpath.Set, len(entries))
 	for i, e := range entries {
 		if sel != nil && !sel(e) {
 			continue
@@ -30,13 +30,25 @@ func NewOwnerIndex(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedF
 		if err != nil {
 			return nil, fmt.Errorf("managedFields of %s: %w", e.Manager, err)
 		}
-		x.sets[i] = s
+		sets[i] = s
+	}
+	return IndexSets(entries, sets), nil
+}
+
+// IndexSets indexes entries whose sets are already decoded: sets[i] is
+// entries[i]'s, nil for an entry not to index.
+func IndexSets(entries []metav1.ManagedFieldsEntry, sets []*fieldpath.Set) *OwnerIndex {
+	x := &OwnerIndex{entries: entries, sets: sets, byPath: map[string][]int{}}
+	for i, s := range sets {
+		if s == nil {
+			continue
+		}
 		s.Iterate(func(p fieldpath.Path) {
 			k := pathKey(p)
 			x.byPath[k] = append(x.byPath[k], i)
 		})
 	}
-	return x, nil
+	return x
 }
 
 // Owners returns the indexed entries whose sets hold p, in their order.
