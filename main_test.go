@@ -9,21 +9,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// plugin builds kubectl-ssa once for the tests of this file.
-func plugin(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kubectl-ssa")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kubectl-ssa: %v\n%s", err, out)
+// pluginBin is kubectl-ssa, built once by TestMain for the tests of this
+// file.
+var pluginBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kubectl-ssa-main-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	return bin
+	pluginBin = filepath.Join(dir, "kubectl-ssa")
+	if out, err := exec.Command("go", "build", "-o", pluginBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building kubectl-ssa: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
 }
+
+func plugin(*testing.T) string { return pluginBin }
 
 // started is a running kubectl-ssa whose standard input stays open.
 type started struct {
@@ -108,22 +120,33 @@ func TestSignalStopsCommandReadingStandardInput(t *testing.T) {
 	}
 }
 
-// A second signal ends a command at once, even one blocked where its
-// context does not reach: here kubectl's object builder waiting for a
-// server that accepts connections and never answers.
-func TestSecondSignalKills(t *testing.T) {
+// silentServer is a kubeconfig naming a server that accepts connections
+// and never answers.
+func silentServer(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { _ = l.Close() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			defer c.Close() // held open, never answered
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
 		}
 	}()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -137,8 +160,34 @@ current-context: silent
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return kubeconfig
+}
+
+// The selection of objects (kubectl's builder, which takes no context)
+// stops on the first signal too, well before the grace period: here
+// waiting for a server that never answers.
+func TestSignalStopsSelection(t *testing.T) {
 	bin := plugin(t)
-	s := start(t, bin, kubeconfig, "who-owns", "configmap/x")
+	s := start(t, bin, silentServer(t), "who-owns", "configmap/x")
+	time.Sleep(500 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.waitExit(t, grace/2); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), s.stderr)
+	}
+}
+
+// A second signal ends a command at once, even one blocked where its
+// context does not reach: here diff reading which kinds a server that
+// never answers serves.
+func TestSecondSignalKills(t *testing.T) {
+	bin := plugin(t)
+	manifest := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, bin, silentServer(t), "diff", "-f", manifest)
 	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -146,7 +195,7 @@ current-context: silent
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case <-s.exited:
-		t.Skipf("the first signal already stopped it (exit %d): nothing left for the second", s.cmd.ProcessState.ExitCode())
+		t.Fatalf("the first signal already stopped it (exit %d): this test needs a command its context does not reach", s.cmd.ProcessState.ExitCode())
 	default:
 	}
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -155,5 +204,23 @@ current-context: silent
 	// Well within the grace period the first signal leaves.
 	if code := s.waitExit(t, grace/2); code != 128+int(syscall.SIGINT) {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGINT), s.stderr)
+	}
+}
+
+// After the first signal, a command its context does not reach gets the
+// grace period, then the process ends with the signal's code.
+func TestGracePeriodEnds(t *testing.T) {
+	bin := plugin(t)
+	manifest := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, bin, silentServer(t), "diff", "-f", manifest)
+	time.Sleep(500 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.waitExit(t, 3*grace); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), s.stderr)
 	}
 }

@@ -128,7 +128,6 @@ func names(args []string) bool {
 // kubectl get's. When some objects are missing it returns the others with
 // a *PartialError.
 func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTClientGetter, args []string) ([]*unstructured.Unstructured, bool, error) {
-	single := false
 	var b *resource.Builder
 	if s.Local {
 		var err error
@@ -152,6 +151,40 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 			return nil, false, err
 		}
 	}
+	// kubectl's builder takes no context: Ctrl-C returns at once, and the
+	// requests in flight end with the process.
+	type resolved struct {
+		objs   []*unstructured.Unstructured
+		single bool
+		err    error
+	}
+	r, err := untilDone(ctx, func() resolved {
+		objs, single, err := resolve(b)
+		return resolved{objs, single, err}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return r.objs, r.single, r.err
+}
+
+// untilDone returns what f returns, or ctx's error when ctx ends first;
+// f, which takes no context (kubectl's builder), then ends unobserved.
+func untilDone[T any](ctx context.Context, f func() T) (T, error) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// resolve reads the objects b selects, as Resolve returns them.
+func resolve(b *resource.Builder) ([]*unstructured.Unstructured, bool, error) {
+	single := false
 	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
 		return nil, false, Friendly(err)
@@ -401,9 +434,20 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 	if err != nil {
 		return err
 	}
-	infos, err := b.RequireObject(false).Flatten().Do().Infos()
+	type read struct {
+		infos []*resource.Info
+		err   error
+	}
+	r, err := untilDone(ctx, func() read {
+		infos, err := b.RequireObject(false).Flatten().Do().Infos()
+		return read{infos, err}
+	})
 	if err != nil {
-		return Friendly(err)
+		return err
+	}
+	infos := r.infos
+	if r.err != nil {
+		return Friendly(r.err)
 	}
 	for _, info := range infos {
 		res := ResourceOf(info.Mapping)
