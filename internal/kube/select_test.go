@@ -90,7 +90,7 @@ func TestReadManifestsFromStandardInput(t *testing.T) {
 	}
 
 	r, w := io.Pipe() // a standard input nothing is written to
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

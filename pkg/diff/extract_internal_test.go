@@ -74,7 +74,7 @@ func withEntry(t *testing.T, u *unstructured.Unstructured, manager, fieldsV1 str
 	}
 	u.SetManagedFields(append(u.GetManagedFields(), metav1.ManagedFieldsEntry{
 		Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: u.GetAPIVersion(),
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: j},
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(j)),
 	}))
 	return u
 }

@@ -15,9 +15,9 @@ import (
 // for paths nobody owns; a field named "a.b" is not the field b of a.
 func TestOwnerIndexAnswersAsOwners(t *testing.T) {
 	dotted := metav1.ManagedFieldsEntry{Manager: "dotted", Operation: metav1.ManagedFieldsOperationApply,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app.kubernetes.io":{}}}}`)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app.kubernetes.io":{}}}}`)}
 	nested := metav1.ManagedFieldsEntry{Manager: "nested", Operation: metav1.ManagedFieldsOperationApply,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app":{"f:kubernetes.io":{}}}}}`)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{"f:kubernetes.io":{}}}}}`)}
 	objs := map[string][]metav1.ManagedFieldsEntry{
 		"deployment": benchdata.Deployment(3).GetManagedFields(),
 		"configmap":  benchdata.ConfigMap(20).GetManagedFields(),
