@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -116,6 +117,27 @@ func TestExtractMatchesWholeObjectExtraction(t *testing.T) {
 					t.Errorf("extract (-whole object +restricted):\n%s", diff)
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkExtractAllEntries extracts every entry of an object with
+// 10,000 Apply managers, as extract --all-managers does without its YAML
+// input and output (BenchmarkManyManagers in cmd runs the command).
+func BenchmarkExtractAllEntries(b *testing.B) {
+	obj := benchdata.ManyManagers(10000)
+	tc := conflict.BuiltinSchema()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		x := NewExtractor(obj, tc)
+		for j, e := range obj.GetManagedFields() {
+			out, err := x.Extract(e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if key := fmt.Sprintf("key-%05d.conf", j); out.Object["data"].(map[string]interface{})[key] == nil {
+				b.Fatalf("the extract of %s lacks %s: %v", e.Manager, key, out.Object)
+			}
 		}
 	}
 }
