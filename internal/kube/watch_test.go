@@ -229,3 +229,45 @@ func TestWatchGivesUp(t *testing.T) {
 		t.Errorf("got %v after %v, want the forbidden error at once", err, *requests)
 	}
 }
+
+// A server that comes back without the versions it had (a restarted
+// apiserver's new watch cache answers 410 Gone): the watch lists again.
+func TestWatchRelistsAfterRestart(t *testing.T) {
+	fastRetries(t)
+	gone := apierrors.NewResourceExpired("too old resource version")
+	c, gvr, requests := fakeServer(t, func(n int) error {
+		switch {
+		case n == 3 || n == 4:
+			return refused
+		case n == 5:
+			return gone
+		}
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var outages []Outage
+	var seen []string
+	err := c.Watch(ctx, WatchOptions{Resource: Resource{GVR: gvr, Namespaced: true}, Namespace: "shop",
+		OnOutage: func(o Outage) { outages = append(outages, o) }},
+		func(u *unstructured.Unstructured, deleted bool) {
+			seen = append(seen, u.GetResourceVersion())
+			if len(seen) == 4 {
+				cancel()
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"list", "watch from 1", "watch: failed", "watch: failed", "watch: failed", "list", "watch from 2"}
+	if diff := cmp.Diff(want, *requests); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	// The list after the restart gives the version the server has.
+	if diff := cmp.Diff([]string{"1", "2", "2", "3"}, seen); diff != "" {
+		t.Errorf("versions seen (-want +got):\n%s", diff)
+	}
+	if len(outages) != 2 || !outages[1].Back {
+		t.Errorf("outages %+v, want the loss and the return", outages)
+	}
+}
