@@ -236,10 +236,10 @@ func TestWatchRelistsAfterRestart(t *testing.T) {
 	fastRetries(t)
 	gone := apierrors.NewResourceExpired("too old resource version")
 	c, gvr, requests := fakeServer(t, func(n int) error {
-		switch {
-		case n == 3 || n == 4:
+		switch n {
+		case 3, 4:
 			return refused
-		case n == 5:
+		case 5:
 			return gone
 		}
 		return nil
