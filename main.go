@@ -5,9 +5,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -18,18 +21,26 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
+// grace is how long a command has, after the first SIGINT or SIGTERM
+// cancelled its context, to stop by itself (finish the request in flight,
+// print what it found) before the process exits anyway: some waits, in
+// client libraries, do not take a context.
+const grace = 5 * time.Second
+
 func main() {
 	os.Exit(run())
 }
 
+// run executes the command with a context that the first SIGINT or
+// SIGTERM cancels; a second signal, or the end of the grace period, ends
+// the process with 128+the signal's number, as a shell reports a process
+// a signal killed.
 func run() int {
 	// client-go logs through klog to standard error: discovery's
 	// "couldn't get current server API group list" would stand before the
 	// one error line that says the same, and a log line escapes the
 	// Secret filter below.
 	klog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// Whatever reaches the user passes the filter that replaces the
 	// Secret values this run has read (internal/redact).
 	stdout, stderr := redact.Seen.Writer(os.Stdout), redact.Seen.Writer(os.Stderr)
@@ -37,10 +48,43 @@ func run() int {
 		_ = stdout.Flush()
 		_ = stderr.Flush()
 	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
-	err := cmd.NewRootCmd(streams).ExecuteContext(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cmd.NewRootCmd(streams).ExecuteContext(ctx) }()
+
+	var sig os.Signal
+	select {
+	case err := <-done:
+		return exitCode(stderr, err, nil)
+	case sig = <-sigs:
+		cancel()
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return exitCode(stderr, err, sig)
+	case <-sigs:
+	case <-timer.C:
+	}
+	fmt.Fprintf(stderr, "error: interrupted (%s)\n", sig)
+	return signalCode(sig)
+}
+
+// exitCode prints err to stderr and returns the exit code it carries; sig is the
+// signal that cancelled the command, if one did.
+func exitCode(stderr io.Writer, err error, sig os.Signal) int {
 	if err == nil {
-		return 0
+		return int(cmd.CodeOK)
+	}
+	if sig != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "error: interrupted (%s)\n", sig)
+		return signalCode(sig)
 	}
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
@@ -50,5 +94,12 @@ func run() int {
 		return int(exit.Code)
 	}
 	render.Error(stderr, err)
+	return int(cmd.CodeError)
+}
+
+func signalCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
 	return int(cmd.CodeError)
 }

@@ -97,7 +97,7 @@ Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to audit"})
 	o.output.add(cmd, viewTable, viewTable, viewWide)
-	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs) that should own every field of the main resource: others' fields are drift (repeatable).")
+	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs: * any run of characters, ? one) that should own every field of the main resource: others' fields are drift (repeatable).")
 	f.StringArrayVar(&o.allow, "allow-manager", nil, "More managers (globs) whose fields are not drift (repeatable; with --expect-manager).")
 	f.IntVar(&o.threshold, "last-applied-threshold", o.threshold, fmt.Sprintf("The size in bytes over which a last-applied annotation is a finding (the limit on all annotations is %d).", ownership.AnnotationLimit))
 	f.BoolVar(&o.allowPartial, "allow-partial", false, "Accept that kinds you may not list are left out (named as warnings): without it such an audit exits 2, as it checked less than asked.")
@@ -134,9 +134,14 @@ func (o *auditOptions) validate(args []string) error {
 	if len(o.allow) > 0 && len(o.expect) == 0 {
 		return errors.New("--allow-manager goes with --expect-manager: name the expected managers too")
 	}
-	for _, m := range append(append([]string{}, o.expect...), o.allow...) {
-		if m == "" {
-			return errors.New("--expect-manager and --allow-manager take a manager name or glob, not an empty string")
+	for _, m := range o.expect {
+		if err := ownership.ValidateGlob(m); err != nil {
+			return fmt.Errorf("--expect-manager: %w", err)
+		}
+	}
+	for _, m := range o.allow {
+		if err := ownership.ValidateGlob(m); err != nil {
+			return fmt.Errorf("--allow-manager: %w", err)
 		}
 	}
 	if o.allContexts && o.configFlags.Context != nil && *o.configFlags.Context != "" {
@@ -338,6 +343,7 @@ func (o *auditOptions) scan(ctx context.Context, t target, args []string, found 
 		return nil, err
 	}
 	opts := audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Served: c.ServedKind, ClusterFlags: t.fix, Cluster: t.name}
+	o.sel.In = o.streams.In
 	return o.sel.Stream(ctx, c, args, kube.StreamOptions{Concurrency: o.concurrency}, func(it kube.Item) error {
 		m := it.Meta
 		obj := audit.Object{

@@ -129,6 +129,7 @@ func TestValidationErrors(t *testing.T) {
 		{"watch: name across namespaces", []string{"watch", "deploy", "web", "-A"}, "cannot be retrieved by name across all namespaces"},
 		{"watch: one flip", []string{"watch", "deploy", "--min-flips", "1"}, "--min-flips must be at least 2"},
 		{"watch: window", []string{"watch", "deploy", "--window", "0s"}, "--window must be a positive duration"},
+		{"watch: no outage allowed", []string{"watch", "deploy", "--max-outage", "0s"}, "--max-outage must be a positive duration, e.g. 2m, not 0s"},
 		{"watch: yaml", []string{"watch", "deploy", "-o", "yaml"}, `--output must be text or json (JSON lines), not "yaml"`},
 		{"unknown command", []string{"blame"}, `unknown command "blame"`},
 	}
@@ -302,5 +303,47 @@ func TestExtractLocal(t *testing.T) {
 	r = run(t, "extract", "--local", "-f", secretFixture, "--all-managers")
 	if r.code != CodeOK || strings.Contains(r.out, "czNj") || !strings.Contains(r.out, "<redacted>") {
 		t.Errorf("Secret values must be redacted: exit %d\n%s", r.code, r.out)
+	}
+}
+
+// Flags that contradict each other are refused with one line saying which
+// to drop, before anything is read or written: the KUBECONFIG points
+// nowhere, and the backup directory is never made.
+func TestContradictoryFlags(t *testing.T) {
+	backup := filepath.Join(t.TempDir(), "backups")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"migrate: no backup and a backup dir", []string{"migrate", "deploy/web", "--no-backup", "--backup-dir", backup}, "--no-backup writes no backup to --backup-dir: drop one of them"},
+		{"migrate: check and a client dry run", []string{"migrate", "deploy/web", "--check", "--dry-run=client"}, "--check writes nothing already: drop --dry-run"},
+		{"migrate: check and a server dry run", []string{"migrate", "deploy/web", "--check", "--dry-run=server"}, "--check writes nothing already: drop --dry-run"},
+		{"migrate: a dry run and a backup dir", []string{"migrate", "deploy/web", "--dry-run=client", "--backup-dir", backup}, "drop --backup-dir"},
+		{"migrate: check and a backup dir", []string{"migrate", "deploy/web", "--check", "--backup-dir", backup}, "drop --backup-dir"},
+		{"migrate rename: no backup and a backup dir", []string{"migrate", "rename", "deploy/web", "--from", "a", "--no-backup", "--backup-dir", backup}, "--no-backup writes no backup to --backup-dir"},
+		{"handover: negative timeout", []string{"handover", "deploy/web", "--from", "a", "--to", "b", "--field", ".spec.replicas", "--wait", "--timeout", "-5s"}, "--timeout must be a positive duration, e.g. 2m, not -5s"},
+		{"handover: zero timeout", []string{"handover", "deploy/web", "--from", "a", "--to", "b", "--field", ".spec.replicas", "--wait", "--timeout", "0s"}, "--timeout must be a positive duration, e.g. 2m, not 0s"},
+		{"audit: a character class", []string{"audit", "--expect-manager", "["}, `--expect-manager: "[": a manager glob takes * and ? only, not [...] classes`},
+		{"audit: a class in an allowed manager", []string{"audit", "--expect-manager", "argocd-*", "--allow-manager", "flux[12]"}, `--allow-manager: "flux[12]": a manager glob takes * and ? only`},
+		{"audit: a glob no manager can match", []string{"audit", "--expect-manager", "ci\x01*"}, "--expect-manager: \"ci\\x01*\" is not a manager name the apiserver takes"},
+		{"who-owns: a character class", []string{"who-owns", "deploy/web", "--manager", "team-[ab]"}, `--manager: "team-[ab]": a manager glob takes * and ? only`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.args...)
+			if r.code != CodeError {
+				t.Errorf("exit %d, want %d", r.code, CodeError)
+			}
+			if !strings.Contains(r.err, tt.want) {
+				t.Errorf("stderr %q does not say %q", r.err, tt.want)
+			}
+			if n := strings.Count(r.err, "\n"); n != 1 || r.out != "" {
+				t.Errorf("want one line of error and nothing on stdout, got %q and %q", r.err, r.out)
+			}
+			if _, err := os.Stat(backup); !os.IsNotExist(err) {
+				t.Errorf("the backup directory was made (%v)", err)
+			}
+		})
 	}
 }

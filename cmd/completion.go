@@ -78,7 +78,7 @@ func withPrefix(names []string, prefix string) []string {
 func completeFields(g *globalOptions, sel *kube.Selection) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		const directive = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-		objs, _, err := sel.Resolve(g.configFlags, args)
+		objs, _, err := sel.Resolve(cmd.Context(), g.configFlags, args)
 		if err != nil {
 			return nil, directive
 		}
@@ -121,7 +121,7 @@ func completeFields(g *globalOptions, sel *kube.Selection) func(*cobra.Command, 
 // completeManagers completes manager names from the selected objects.
 func completeManagers(g *globalOptions, sel *kube.Selection) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		objs, _, err := sel.Resolve(g.configFlags, args)
+		objs, _, err := sel.Resolve(cmd.Context(), g.configFlags, args)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -93,11 +93,11 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	if err != nil {
 		return err
 	}
-	manifests, err := kube.ReadManifests(&o.files)
+	manifests, err := kube.ReadManifests(ctx, o.streams.In, &o.files)
 	if err != nil {
 		return err
 	}
-	src, err := o.source()
+	src, err := o.source(ctx)
 	if err != nil {
 		return err
 	}

@@ -150,11 +150,11 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	manifests, err := kube.ReadManifests(&o.files)
+	manifests, err := kube.ReadManifests(ctx, o.streams.In, &o.files)
 	if err != nil {
 		return err
 	}
-	src, err := o.source()
+	src, err := o.source(ctx)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 }
 
 // source is the cluster, or with --local the saved files.
-func (o *explainOptions) source() (conflict.Source, error) {
+func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 	if !o.local {
 		c, err := o.cluster()
 		if err != nil {
@@ -248,11 +248,11 @@ func (o *explainOptions) source() (conflict.Source, error) {
 		}
 		return conflict.NewClusterSource(c, o.cacheDir()), nil
 	}
-	lives, err := kube.ReadManifests(&resource.FilenameOptions{Filenames: o.liveFiles})
+	lives, err := kube.ReadManifests(ctx, o.streams.In, &resource.FilenameOptions{Filenames: o.liveFiles})
 	if err != nil {
 		return nil, fmt.Errorf("--live-file: %w", err)
 	}
-	crds, err := readCRDs(o.schemaFiles)
+	crds, err := readCRDs(ctx, o.schemaFiles)
 	if err != nil {
 		return nil, err
 	}

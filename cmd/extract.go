@@ -115,7 +115,8 @@ func (o *extractOptions) validate(args []string) error {
 }
 
 func (o *extractOptions) run(ctx context.Context, args []string) error {
-	objs, _, err := o.sel.Resolve(o.configFlags, args)
+	o.sel.In = o.streams.In
+	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {
 		return err
@@ -123,7 +124,7 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 	var src conflict.Source
 	var cluster *kube.Cluster
 	if o.sel.Local {
-		crds, err := readCRDs(o.schemaFiles)
+		crds, err := readCRDs(ctx, o.schemaFiles)
 		if err != nil {
 			return err
 		}
@@ -157,8 +158,14 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 			}
 			entries = []metav1.ManagedFieldsEntry{e}
 		}
+		// Every entry at one apiVersion shares the object read at it, its
+		// schema and its extractor: one read and one warning per version.
+		extractors := map[string]*diff.Extractor{}
 		for _, e := range entries {
-			doc, err := o.extractOne(ctx, src, cluster, obj, e)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			doc, err := o.extractOne(ctx, src, cluster, obj, e, extractors)
 			if err != nil {
 				return err
 			}
@@ -185,23 +192,33 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 }
 
 // extractOne reads obj at e's apiVersion when it was recorded at another,
-// types it and extracts e's fields.
-func (o *extractOptions) extractOne(ctx context.Context, src conflict.Source, cluster *kube.Cluster, obj *unstructured.Unstructured, e metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
-	at := obj
-	if e.APIVersion != "" && e.APIVersion != obj.GetAPIVersion() {
-		var err error
-		if at, err = atVersion(ctx, cluster, obj, e.APIVersion); err != nil {
+// types it and extracts e's fields, with the extractor of that version in
+// extractors (made on first use).
+func (o *extractOptions) extractOne(ctx context.Context, src conflict.Source, cluster *kube.Cluster, obj *unstructured.Unstructured, e metav1.ManagedFieldsEntry, extractors map[string]*diff.Extractor) (*unstructured.Unstructured, error) {
+	version := obj.GetAPIVersion()
+	if e.APIVersion != "" {
+		version = e.APIVersion
+	}
+	x := extractors[version]
+	if x == nil {
+		at := obj
+		if version != obj.GetAPIVersion() {
+			var err error
+			if at, err = atVersion(ctx, cluster, obj, version); err != nil {
+				return nil, err
+			}
+		}
+		tc, warnings, err := conflict.TypeConverter(ctx, src, at, nil)
+		if err != nil {
 			return nil, err
 		}
+		for _, w := range warnings {
+			fmt.Fprintln(render.Terminal(o.streams.ErrOut), "warning: "+w)
+		}
+		x = diff.NewExtractor(at, tc)
+		extractors[version] = x
 	}
-	tc, warnings, err := conflict.TypeConverter(ctx, src, at, nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(render.Terminal(o.streams.ErrOut), "warning: "+w)
-	}
-	doc, err := diff.Extract(at, tc, e)
+	doc, err := x.Extract(e)
 	if err != nil {
 		return nil, err
 	}
@@ -284,10 +301,10 @@ func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, h
 }
 
 // readCRDs reads --schema files.
-func readCRDs(files []string) ([]*unstructured.Unstructured, error) {
+func readCRDs(ctx context.Context, files []string) ([]*unstructured.Unstructured, error) {
 	var crds []*unstructured.Unstructured
 	for _, f := range files {
-		ms, err := kube.ReadManifests(&resource.FilenameOptions{Filenames: []string{f}})
+		ms, err := kube.ReadManifests(ctx, nil, &resource.FilenameOptions{Filenames: []string{f}})
 		if err != nil {
 			return nil, fmt.Errorf("--schema: %w", err)
 		}

@@ -204,6 +204,9 @@ func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
 		if o.wait && dr != kube.DryRunNone {
 			return "", errors.New("--wait waits for a real handover: drop --dry-run or --wait")
 		}
+		if o.timeout <= 0 {
+			return "", fmt.Errorf("--timeout must be a positive duration, e.g. 2m, not %s", o.timeout)
+		}
 	}
 	return dr, o.sel.Validate(args)
 }
@@ -218,7 +221,8 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	// A handover over a selection with missing objects changes none.
-	objs, _, err := o.sel.Resolve(o.configFlags, args)
+	o.sel.In = o.streams.In
+	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
 	if err != nil {
 		return err
 	}

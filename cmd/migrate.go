@@ -243,6 +243,15 @@ func (o *migrateOptions) validate(args []string) (kube.DryRun, error) {
 	if o.verify && (dr != kube.DryRunNone || o.check) {
 		return "", errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
 	}
+	if o.check && dr != kube.DryRunNone {
+		return "", errors.New("--check writes nothing already: drop --dry-run (or --check, to see each plan)")
+	}
+	if o.noBackup && o.backupDir != "" {
+		return "", errors.New("--no-backup writes no backup to --backup-dir: drop one of them")
+	}
+	if o.backupDir != "" && (dr != kube.DryRunNone || o.check) {
+		return "", errors.New("--backup-dir is for real writes, and --dry-run/--check writes nothing: drop --backup-dir")
+	}
 	return dr, o.sel.Validate(args)
 }
 
@@ -261,6 +270,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if err := c.CheckServer(); err != nil {
 		return err
 	}
+	o.sel.In = o.streams.In
 	backup := ""
 	if dr == kube.DryRunNone && !o.check && !o.noBackup {
 		backup = o.backupDir

@@ -28,10 +28,11 @@ type watchOptions struct {
 	minFlips      int
 	window        time.Duration
 	timeout       time.Duration
+	maxOutage     time.Duration
 }
 
 func newWatchCmd(g *globalOptions) *cobra.Command {
-	o := &watchOptions{globalOptions: g, minFlips: fight.DefaultMinFlips, window: fight.DefaultWindow}
+	o := &watchOptions{globalOptions: g, minFlips: fight.DefaultMinFlips, window: fight.DefaultWindow, maxOutage: kube.DefaultMaxOutage}
 	cmd := &cobra.Command{
 		Use:   "watch (TYPE[/NAME] | TYPE NAME) [-l SELECTOR] [-n NAMESPACE | -A] [flags]",
 		Short: "Watch objects and report managers fighting over fields",
@@ -54,10 +55,16 @@ writes and the rate. -o json writes one JSON object per line:
 [...], "flips": N, "since": ..., "perMinute": ...}.
 
 The watch resumes after the server closes it and lists again when its
-resourceVersion expired.
+resourceVersion expired. When the server cannot be reached (it restarts,
+the network drops) the watch tries again, pausing longer each time up to
+5s, says on standard error when it lost the server and how long it was
+blind once it is back, and fails (exit 2) when the server stays away
+longer than --max-outage. Changes made while it was blind are seen as
+one: a fight in that time can be missed.
 
 Exit status (with --timeout, or after Ctrl-C): 0 no fight was seen, 1 a
-fight was seen, 2 an error.`,
+fight was seen, 2 an error, or no fight seen by a watch that ended
+without its server (it could not see the fights of that time).`,
 		Example: `  # Who keeps changing the replicas of a Deployment?
   kubectl ssa watch deployment/web
 
@@ -85,6 +92,7 @@ fight was seen, 2 an error.`,
 	f.IntVar(&o.minFlips, "min-flips", o.minFlips, "How many flips of a path within --window make a fight (at least 2).")
 	f.DurationVar(&o.window, "window", o.window, "How far back flips count.")
 	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long, then exit 1 if a fight was seen, 0 if not (default: until interrupted).")
+	f.DurationVar(&o.maxOutage, "max-outage", o.maxOutage, "How long the watch goes on without its server (a restart, a network blip), trying again, before it fails with exit 2.")
 	// Not outputFlag: a watch writes lines as they come, so none of
 	// the report formats (YAML, templates) over a whole report.
 	f.StringVarP(&o.output, "output", "o", viewText, "Output: text (a line per fight) or json (a JSON object per line).")
@@ -104,6 +112,9 @@ func (o *watchOptions) validate(args []string) (typ, name string, err error) {
 	}
 	if o.timeout < 0 {
 		return "", "", errors.New("--timeout must be a positive duration, e.g. 30s")
+	}
+	if o.maxOutage <= 0 {
+		return "", "", fmt.Errorf("--max-outage must be a positive duration, e.g. 2m, not %s", o.maxOutage)
 	}
 	switch {
 	case len(args) == 0:
@@ -143,7 +154,15 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	if err != nil {
 		return err
 	}
-	wo := kube.WatchOptions{Resource: kube.ResourceOf(m), Namespace: c.Namespace, Name: name, LabelSelector: o.labelSelector}
+	gr := m.Resource.GroupResource()
+	wo := kube.WatchOptions{Resource: kube.ResourceOf(m), Namespace: c.Namespace, Name: name, LabelSelector: o.labelSelector,
+		MaxOutage: o.maxOutage, OnOutage: func(out kube.Outage) {
+			if out.Back {
+				render.Warning(o.streams.ErrOut, fmt.Sprintf("the watch of %s has its server again after %s blind: changes made meanwhile are seen as one, and a fight in that time can be missed", gr, out.Blind.Round(100*time.Millisecond)))
+				return
+			}
+			render.Warning(o.streams.ErrOut, fmt.Sprintf("the watch of %s lost its server (%v): trying again for up to %s (--max-outage)", gr, out.Err, o.maxOutage))
+		}}
 	if o.allNamespaces {
 		wo.Namespace = ""
 	}
@@ -182,6 +201,12 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 			}
 		}
 	})
+	var blind *kube.OutageError
+	if errors.As(err, &blind) && tr.Seen() {
+		// The fights seen stand; those of the blind time are unknown.
+		render.Warning(o.streams.ErrOut, err.Error())
+		return exit(CodeFound)
+	}
 	if err != nil {
 		return err
 	}

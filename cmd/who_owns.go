@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -90,7 +91,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 			if err := o.validate(args); err != nil {
 				return err
 			}
-			return o.run(args)
+			return o.run(cmd.Context(), args)
 		},
 	}
 	f := cmd.Flags()
@@ -129,12 +130,13 @@ func (o *whoOwnsOptions) validate(args []string) error {
 	return o.sel.Validate(args)
 }
 
-func (o *whoOwnsOptions) run(args []string) error {
+func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	pal, err := o.palette()
 	if err != nil {
 		return err
 	}
-	objs, single, err := o.sel.Resolve(o.configFlags, args)
+	o.sel.In = o.streams.In
+	objs, single, err := o.sel.Resolve(ctx, o.configFlags, args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {
 		return err

@@ -218,3 +218,33 @@ func setLive(u *unstructured.Unstructured, uid string, entries ...managed) {
 	}
 	u.SetManagedFields(out)
 }
+
+// ManyManagers is the ConfigMap many with managers Apply entries, as many
+// appliers leave it (the apiserver does not cap them): manager-i applied
+// the key key-i alone, and all of them the label.
+func ManyManagers(managers int) *unstructured.Unstructured {
+	data := make(map[string]interface{}, managers)
+	for i := 0; i < managers; i++ {
+		data[key(i)] = fmt.Sprintf("value %d", i)
+	}
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata": map[string]interface{}{
+			"name":      "many",
+			"namespace": "default",
+			"labels":    map[string]interface{}{"app.kubernetes.io/name": "many"},
+		},
+		"data": data,
+	}}
+	entries := make([]managed, managers)
+	for i := range entries {
+		set := fieldpath.NewSet(
+			fieldpath.MakePathOrDie("metadata", "labels", "app.kubernetes.io/name"),
+			fieldpath.MakePathOrDie("data", key(i)),
+		)
+		entries[i] = entry(fmt.Sprintf("manager-%05d", i), metav1.ManagedFieldsOperationApply, "", set)
+	}
+	setLive(u, "6c8d7e2a-0000-4000-8000-0000000aa001", entries...)
+	return u
+}

@@ -1,9 +1,12 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +34,8 @@ type Selection struct {
 	AllNamespaces bool
 	Local         bool
 	AllKinds      bool
+	// In is what -f - reads (nil: the process's standard input).
+	In io.Reader
 
 	allowLocal    bool
 	allowAllKinds bool
@@ -124,11 +129,13 @@ func names(args []string) bool {
 // than possibly many (TYPE, -l, -f): reports of the latter are Lists, as
 // kubectl get's. When some objects are missing it returns the others with
 // a *PartialError.
-func (s *Selection) Resolve(getter genericclioptions.RESTClientGetter, args []string) ([]*unstructured.Unstructured, bool, error) {
-	single := false
+func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTClientGetter, args []string) ([]*unstructured.Unstructured, bool, error) {
 	var b *resource.Builder
 	if s.Local {
-		b = resource.NewLocalBuilder().Unstructured().Local().FilenameParam(false, &s.Files)
+		var err error
+		if b, err = withFiles(ctx, s.In, resource.NewLocalBuilder().Unstructured().Local(), false, &s.Files); err != nil {
+			return nil, false, err
+		}
 	} else {
 		ns, enforce, err := getter.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
@@ -142,8 +149,44 @@ func (s *Selection) Resolve(getter genericclioptions.RESTClientGetter, args []st
 			// Objects named in files are read from the cluster.
 			b = b.Latest()
 		}
-		b = b.FilenameParam(enforce, &s.Files)
+		if b, err = withFiles(ctx, s.In, b, enforce, &s.Files); err != nil {
+			return nil, false, err
+		}
 	}
+	// kubectl's builder takes no context: Ctrl-C returns at once, and the
+	// requests in flight end with the process.
+	type resolved struct {
+		objs   []*unstructured.Unstructured
+		single bool
+		err    error
+	}
+	r, err := untilDone(ctx, func() resolved {
+		objs, single, err := resolve(b)
+		return resolved{objs, single, err}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return r.objs, r.single, r.err
+}
+
+// untilDone returns what f returns, or ctx's error when ctx ends first;
+// f, which takes no context (kubectl's builder), then ends unobserved.
+func untilDone[T any](ctx context.Context, f func() T) (T, error) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// resolve reads the objects b selects, as Resolve returns them.
+func resolve(b *resource.Builder) ([]*unstructured.Unstructured, bool, error) {
+	single := false
 	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
 		return nil, false, Friendly(err)
@@ -202,9 +245,14 @@ type Manifest struct {
 }
 
 // ReadManifests reads objects from files, directories, URLs, standard
-// input or a kustomization, without contacting a cluster.
-func ReadManifests(files *resource.FilenameOptions) ([]Manifest, error) {
-	r := resource.NewLocalBuilder().Unstructured().Local().FilenameParam(false, files).Flatten().ContinueOnError().Do()
+// input (in; nil: the process's) or a kustomization, without contacting
+// a cluster. It stops reading standard input when ctx is done.
+func ReadManifests(ctx context.Context, in io.Reader, files *resource.FilenameOptions) ([]Manifest, error) {
+	b, err := withFiles(ctx, in, resource.NewLocalBuilder().Unstructured().Local(), false, files)
+	if err != nil {
+		return nil, err
+	}
+	r := b.Flatten().ContinueOnError().Do()
 	if err := r.Err(); err != nil {
 		return nil, Friendly(err)
 	}
@@ -407,14 +455,26 @@ func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns str
 // streamNamed reads named objects through kubectl's builder, which knows
 // kubectl's argument forms, -f, -R and -k, and defaults namespaces.
 func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, yield func(Item) error) error {
-	b := resource.NewBuilder(c.Getter).Unstructured().
+	b, err := withFiles(ctx, s.In, resource.NewBuilder(c.Getter).Unstructured().
 		NamespaceParam(c.Namespace).DefaultNamespace().
-		ResourceTypeOrNameArgs(true, args...).
-		FilenameParam(c.Enforce, &s.Files).
-		RequireObject(false).Flatten()
-	infos, err := b.Do().Infos()
+		ResourceTypeOrNameArgs(true, args...), c.Enforce, &s.Files)
 	if err != nil {
-		return Friendly(err)
+		return err
+	}
+	type read struct {
+		infos []*resource.Info
+		err   error
+	}
+	r, err := untilDone(ctx, func() read {
+		infos, err := b.RequireObject(false).Flatten().Do().Infos()
+		return read{infos, err}
+	})
+	if err != nil {
+		return err
+	}
+	infos := r.infos
+	if r.err != nil {
+		return Friendly(r.err)
 	}
 	if len(infos) == 0 {
 		return errors.New("the input holds no objects: give -f/-k manifests with at least one object")
@@ -509,4 +569,49 @@ func (c *Cluster) listableKinds(verbs []string, allNamespaces bool) ([]Resource,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out, nil
+}
+
+// withFiles adds the files to b, as FilenameParam does, but reads standard
+// input ("-f -") itself, until ctx is done: the builder's own read of it
+// does not stop on Ctrl-C. Its objects come after the files'.
+// in is standard input (nil: the process's).
+func withFiles(ctx context.Context, in io.Reader, b *resource.Builder, enforce bool, files *resource.FilenameOptions) (*resource.Builder, error) {
+	if in == nil {
+		in = os.Stdin
+	}
+	stdin := false
+	rest := *files
+	rest.Filenames = nil
+	for _, f := range files.Filenames {
+		if f == "-" {
+			if stdin {
+				return nil, errors.New("standard input (-f -) can be given once")
+			}
+			stdin = true
+			continue
+		}
+		rest.Filenames = append(rest.Filenames, f)
+	}
+	b = b.FilenameParam(enforce, &rest)
+	if !stdin {
+		return b, nil
+	}
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(in)
+		done <- read{data, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading standard input: %w", ctx.Err())
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", r.err)
+		}
+		return b.Stream(bytes.NewReader(r.data), "STDIN"), nil
+	}
 }

@@ -1,10 +1,14 @@
 package kube
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/resource"
 )
@@ -55,7 +59,7 @@ func TestReadManifests(t *testing.T) {
 		return p
 	}
 	good := write("good.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n")
-	ms, err := ReadManifests(&resource.FilenameOptions{Filenames: []string{good}})
+	ms, err := ReadManifests(context.Background(), nil, &resource.FilenameOptions{Filenames: []string{good}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +71,39 @@ func TestReadManifests(t *testing.T) {
 		"broken.yaml": "apiVersion: v1\nkind: [\n",
 		"empty.yaml":  "",
 	} {
-		if _, err := ReadManifests(&resource.FilenameOptions{Filenames: []string{write(name, body)}}); err == nil {
+		if _, err := ReadManifests(context.Background(), nil, &resource.FilenameOptions{Filenames: []string{write(name, body)}}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// -f - reads the reader given for standard input, and stops waiting for
+// it when the context is done (Ctrl-C while nothing comes).
+func TestReadManifestsFromStandardInput(t *testing.T) {
+	in := strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: piped\n")
+	ms, err := ReadManifests(context.Background(), in, &resource.FilenameOptions{Filenames: []string{"-"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Object.GetName() != "piped" {
+		t.Fatalf("got %+v", ms)
+	}
+
+	r, w := io.Pipe() // a standard input nothing is written to
+	defer func() { _ = w.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadManifests(ctx, r, &resource.FilenameOptions{Filenames: []string{"-"}})
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "reading standard input") {
+			t.Errorf("got %v, want a cancelled read of standard input", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadManifests still waits for standard input after its context was cancelled")
 	}
 }

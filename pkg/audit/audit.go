@@ -207,6 +207,9 @@ type checker struct {
 	obj Object
 	o   Options
 	out []Finding
+	// subresourceWriters are the managers with an entry of a
+	// subresource, read once.
+	subresourceWriters map[string]bool
 }
 
 func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []ownership.Path, msg string, fix Command) {
@@ -242,12 +245,15 @@ func (c *checker) release(e metav1.ManagedFieldsEntry, _ *fieldpath.Set) Command
 }
 
 func (c *checker) hasSubresourceEntry(manager string) bool {
-	for _, e := range c.obj.ManagedFields {
-		if e.Manager == manager && e.Subresource != "" {
-			return true
+	if c.subresourceWriters == nil {
+		c.subresourceWriters = map[string]bool{}
+		for _, e := range c.obj.ManagedFields {
+			if e.Subresource != "" {
+				c.subresourceWriters[e.Manager] = true
+			}
 		}
 	}
-	return false
+	return c.subresourceWriters[manager]
 }
 
 func (c *checker) allowed(manager string) bool {
@@ -298,16 +304,19 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 	groups := map[string][]ownership.Path{}
 	var order []string
 	seen := fieldpath.NewSet()
+	applierSets := make([]*fieldpath.Set, len(sets))
+	for _, i := range appliers {
+		applierSets[i] = sets[i]
+	}
+	index := ownership.IndexSets(c.obj.ManagedFields, applierSets)
 	for _, i := range appliers {
 		sets[i].Leaves().Iterate(func(p fieldpath.Path) {
 			if seen.Has(p) || isKeyField(p) {
 				return
 			}
 			var owners []string
-			for _, j := range appliers {
-				if sets[j].Has(p) {
-					owners = append(owners, strings.ReplaceAll(c.obj.ManagedFields[j].Manager, "\x00", ""))
-				}
+			for _, e := range index.Owners(p) {
+				owners = append(owners, strings.ReplaceAll(e.Manager, "\x00", ""))
 			}
 			if len(owners) < 2 {
 				return

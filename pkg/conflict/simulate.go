@@ -514,18 +514,9 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 	if err != nil {
 		return err
 	}
-	others := &fieldpath.Set{}
-	othersBy := map[int]*fieldpath.Set{}
-	for i, e := range res.GetManagedFields() {
-		if applier(e) {
-			continue
-		}
-		s, err := ownership.DecodeEntry(e)
-		if err != nil {
-			return err
-		}
-		othersBy[i] = s
-		others = others.Union(s)
+	others, err := ownership.NewOwnerIndex(res.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool { return !applier(e) })
+	if err != nil {
+		return err
 	}
 	dropped := before.Difference(after)
 	var removed []fieldpath.Path
@@ -538,12 +529,10 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 			removed = append(removed, p.Copy()) // Iterate reuses p
 			return
 		}
-		if others.Has(p) {
+		if owners := others.Owners(p); len(owners) > 0 {
 			ret := Retained{Path: ownership.Path(p.Copy())}
-			for i, e := range res.GetManagedFields() {
-				if s, ok := othersBy[i]; ok && s.Has(p) {
-					ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
-				}
+			for _, e := range owners {
+				ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
 			}
 			r.Retained = append(r.Retained, ret)
 		}

@@ -358,12 +358,10 @@ func decodeAll(entries []metav1.ManagedFieldsEntry) ([]entrySet, error) {
 	return out, nil
 }
 
-func ownersAt(sets []entrySet, p fieldpath.Path) []ownership.Owner {
+func ownersAt(x *ownership.OwnerIndex, p fieldpath.Path) []ownership.Owner {
 	out := []ownership.Owner{}
-	for _, s := range sets {
-		if s.set.Has(p) {
-			out = append(out, s.owner)
-		}
+	for _, e := range x.Owners(p) {
+		out = append(out, ownership.OwnerOf(e))
 	}
 	return out
 }
@@ -412,11 +410,11 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 	if live != nil {
 		liveEntries, liveObj = live.GetManagedFields(), live.Object
 	}
-	before, err := decodeAll(liveEntries)
+	before, err := ownership.NewOwnerIndex(liveEntries, nil)
 	if err != nil {
 		return err
 	}
-	after, err := decodeAll(result.GetManagedFields())
+	after, err := ownership.NewOwnerIndex(result.GetManagedFields(), nil)
 	if err != nil {
 		return err
 	}
@@ -462,11 +460,7 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 	cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Removed) })
 
 	// Values that stay while their owners change.
-	owned := fieldpath.NewSet()
-	for _, s := range append(append([]entrySet{}, before...), after...) {
-		owned = owned.Union(s.set.Leaves())
-	}
-	owned.Iterate(func(p fieldpath.Path) {
+	ownerChange := func(p fieldpath.Path) {
 		if changed.Has(p) || IsBookkeeping(p) {
 			return
 		}
@@ -474,9 +468,11 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 			return // owned but absent (stale managedFields): no value to show
 		}
 		if !SameOwners(ownersAt(before, p), ownersAt(after, p)) {
-			add(p.Copy(), Ownership)
+			add(p.Copy(), Ownership) // add puts p in changed: seen once
 		}
-	})
+	}
+	before.EachLeaf(ownerChange)
+	after.EachLeaf(ownerChange)
 	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Elements.Compare(r.Changes[j].Elements) < 0 })
 	return nil
 }
@@ -505,10 +501,12 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			continue
 		}
 		paths, defaulted := []ownership.Path{}, []ownership.Path{}
-		s.set.Leaves().Difference(applier).Iterate(func(p fieldpath.Path) {
+		// Leaves not in applier: Difference would cost the applier's size
+		// for each of thousands of managers.
+		s.set.Leaves().Iterate(func(p fieldpath.Path) {
 			// The last-applied annotation is kubectl's bookkeeping, which
 			// kubectl keeps current itself.
-			if IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
+			if applier.Has(p) || IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
 				return
 			}
 			v, ok := ownership.Lookup(result.Object, p)

@@ -66,9 +66,9 @@ func FindEntry(obj *unstructured.Unstructured, sel Selector) (metav1.ManagedFiel
 // withStringData gives back the stringData entries a manager applied:
 // the apiserver stores them in data, base64-encoded, so that they are
 // not in the object to extract. Applying the extract as that manager
-// then changes nothing.
-func withStringData(obj *unstructured.Unstructured, set *fieldpath.Set) *unstructured.Unstructured {
-	data, _, _ := unstructured.NestedMap(obj.Object, "data")
+// then changes nothing. restricted is the object restricted to set, which
+// it changes; data is the whole object's.
+func withStringData(restricted, data map[string]interface{}, set *fieldpath.Set) {
 	sd := map[string]interface{}{}
 	set.Leaves().Iterate(func(p fieldpath.Path) {
 		key, ok := ownership.StringDataKey(p)
@@ -83,12 +83,9 @@ func withStringData(obj *unstructured.Unstructured, set *fieldpath.Set) *unstruc
 			sd[key] = string(b)
 		}
 	})
-	if len(sd) == 0 {
-		return obj
+	if len(sd) > 0 {
+		restricted["stringData"] = sd
 	}
-	out := obj.DeepCopy()
-	out.Object["stringData"] = sd
-	return out
 }
 
 // NoEntryError says an object has no entry of the manager asked for.
@@ -105,12 +102,35 @@ func ownerText(o ownership.Owner) string {
 	return s + ")"
 }
 
+// Extractor extracts the entries of one object, each at a cost in the
+// size of its entry rather than of the object: extracting every entry of
+// an object with thousands of managers stays linear.
+type Extractor struct {
+	obj        *unstructured.Unstructured
+	tc         managedfields.TypeConverter
+	restrictor *ownership.Restrictor
+}
+
+// NewExtractor returns the Extractor of obj, typed by tc. obj must not
+// change while it is used.
+func NewExtractor(obj *unstructured.Unstructured, tc managedfields.TypeConverter) *Extractor {
+	return &Extractor{obj: obj, tc: tc, restrictor: ownership.NewRestrictor(obj.Object)}
+}
+
 // Extract returns the apply configuration of entry e: the fields it owns
 // in obj, with their values, and the object's identity; what
 // managedfields.ExtractInto computes (the typed object's ExtractItems over
 // the entry's leaves), for Update entries too. obj must be at the entry's
 // apiVersion, as tc types it.
 func Extract(obj *unstructured.Unstructured, tc managedfields.TypeConverter, e metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
+	return NewExtractor(obj, tc).Extract(e)
+}
+
+// Extract returns the apply configuration of entry e, as the function
+// Extract does. Only the part of the object that e reaches is typed and
+// walked.
+func (x *Extractor) Extract(e metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
+	obj, tc := x.obj, x.tc
 	name := ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
 	if e.APIVersion != "" && e.APIVersion != obj.GetAPIVersion() {
 		return nil, fmt.Errorf("%s: %s recorded its fields at %s, the object was read at %s", name, e.Manager, e.APIVersion, obj.GetAPIVersion())
@@ -119,10 +139,12 @@ func Extract(obj *unstructured.Unstructured, tc managedfields.TypeConverter, e m
 	if err != nil {
 		return nil, fmt.Errorf("%s: managedFields of %s: %w", name, e.Manager, err)
 	}
+	restricted := &unstructured.Unstructured{Object: x.restrictor.Restrict(set)}
 	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Secret" {
-		obj = withStringData(obj, set)
+		data, _ := obj.Object["data"].(map[string]interface{})
+		withStringData(restricted.Object, data, set)
 	}
-	tv, err := tc.ObjectToTyped(obj, typed.AllowDuplicates)
+	tv, err := tc.ObjectToTyped(restricted, typed.AllowDuplicates)
 	if err != nil {
 		return nil, fmt.Errorf("%s: typing the object: %w", name, err)
 	}

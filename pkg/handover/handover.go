@@ -289,9 +289,15 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	// Every field must be owned by the source, unless an earlier run
 	// already moved it.
 	var notOwned []string
+	var index *ownership.OwnerIndex
 	for _, p := range fields {
 		if !fromSet.Has(p) && !toSet.Has(p) && !tempSet.Has(p) {
-			owners, _ := ownership.Owners(entries, p)
+			if index == nil {
+				if index, err = ownership.NewOwnerIndex(entries, nil); err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			owners := index.Owners(p)
 			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", ownership.Path(p), ownerNames(owners)))
 		}
 	}
@@ -515,9 +521,14 @@ func setPaths(s *fieldpath.Set) []fieldpath.Path {
 // States reads the values and owners of fields.
 func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldState {
 	out := make([]FieldState, 0, len(fields))
+	// Entries that do not decode leave the owners unknown (empty).
+	index, _ := ownership.NewOwnerIndex(obj.GetManagedFields(), nil)
 	for _, p := range fields {
 		v, _ := ownership.Lookup(obj.Object, p)
-		owners, _ := ownership.Owners(obj.GetManagedFields(), p)
+		var owners []metav1.ManagedFieldsEntry
+		if index != nil {
+			owners = index.Owners(p)
+		}
 		fs := FieldState{Path: ownership.Path(p), Value: v, Owners: []ownership.Owner{}}
 		for _, o := range owners {
 			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
@@ -534,8 +545,12 @@ func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 
 func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []ownership.Path) {
 	orphaned, appliersOnly = []ownership.Path{}, []ownership.Path{}
+	index, _ := ownership.NewOwnerIndex(entries, nil)
 	for _, p := range fields {
-		owners, _ := ownership.Owners(entries, p)
+		var owners []metav1.ManagedFieldsEntry
+		if index != nil {
+			owners = index.Owners(p)
+		}
 		if len(owners) == 0 {
 			orphaned = append(orphaned, ownership.Path(p))
 			continue

@@ -203,7 +203,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 		}
 	}
 	objVersion := obj.Ref.APIVersion
-	moved := &fieldpath.Set{}
+	var movedSets []*fieldpath.Set
 	remove := map[int]bool{}
 	var newest *metav1.Time
 	for _, i := range idx {
@@ -229,7 +229,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 				return nil, nil
 			}
 		}
-		moved = moved.Union(set)
+		movedSets = append(movedSets, set)
 		remove[i] = true
 		if e.Time != nil && (newest == nil || e.Time.After(newest.Time)) {
 			newest = e.Time
@@ -240,6 +240,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 		}
 		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Change: change})
 	}
+	moved := ownership.UnionAll(movedSets)
 	// Never nil: the sources go, even when nothing is left.
 	out := []metav1.ManagedFieldsEntry{}
 	targetFound := false

@@ -87,7 +87,8 @@ func AddPaths(entries []metav1.ManagedFieldsEntry, id metav1.ManagedFieldsEntry,
 	return out, nil
 }
 
-// Owners returns the entries whose sets hold path.
+// Owners returns the entries whose sets hold path. To ask about many
+// paths, make an OwnerIndex once.
 func Owners(entries []metav1.ManagedFieldsEntry, p fieldpath.Path) ([]metav1.ManagedFieldsEntry, error) {
 	var out []metav1.ManagedFieldsEntry
 	for _, e := range entries {
@@ -127,7 +128,7 @@ func StringDataKey(p fieldpath.Path) (string, bool) {
 
 // Union is the set of paths the entries sel selects own together.
 func Union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
-	out := &fieldpath.Set{}
+	var sets []*fieldpath.Set
 	for _, e := range entries {
 		if !sel(e) {
 			continue
@@ -136,9 +137,30 @@ func Union(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedFieldsEnt
 		if err != nil {
 			return nil, err
 		}
-		out = out.Union(s)
+		sets = append(sets, s)
 	}
-	return out, nil
+	return UnionAll(sets), nil
+}
+
+// UnionAll is the union of sets, merged in pairs: a union of two sets
+// costs the size of both, so adding thousands of sets one by one to a
+// growing union would cost their number times the union's size.
+func UnionAll(sets []*fieldpath.Set) *fieldpath.Set {
+	if len(sets) == 0 {
+		return &fieldpath.Set{}
+	}
+	for len(sets) > 1 {
+		next := make([]*fieldpath.Set, 0, (len(sets)+1)/2)
+		for i := 0; i < len(sets); i += 2 {
+			if i+1 == len(sets) {
+				next = append(next, sets[i])
+				continue
+			}
+			next = append(next, sets[i].Union(sets[i+1]))
+		}
+		sets = next
+	}
+	return sets[0]
 }
 
 // RedactValue returns v, the value at path p of a Secret, with the secret

@@ -63,9 +63,14 @@ func (f Filter) ownerFiltered() bool {
 	return len(f.Managers) > 0 || f.Operation != "" || f.Subresource != ""
 }
 
-// Validate reads the field patterns, so that a mistyped one is an error
-// rather than a filter that matches nothing.
+// Validate reads the manager globs and field patterns, so that a
+// mistyped one is an error rather than a filter that matches nothing.
 func (f Filter) Validate() error {
+	for _, g := range f.Managers {
+		if err := ValidateGlob(g); err != nil {
+			return fmt.Errorf("--manager: %w", err)
+		}
+	}
 	_, err := f.patterns()
 	return err
 }

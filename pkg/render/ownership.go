@@ -73,19 +73,35 @@ func (o Options) OwnerLabel(ow ownership.Owner) string {
 }
 
 func (o Options) colorOwners(owners []ownership.Owner) string {
-	parts := make([]string, len(owners))
-	for i, ow := range owners {
-		parts[i] = o.Palette.Manager(ow.Manager, o.OwnerLabel(ow))
-	}
-	return strings.Join(parts, ", ")
+	return joinOwners(owners, ", ", func(ow ownership.Owner) string { return o.Palette.Manager(ow.Manager, o.OwnerLabel(ow)) })
 }
 
 func (o Options) plainOwners(owners []ownership.Owner) string {
-	parts := make([]string, len(owners))
-	for i, ow := range owners {
-		parts[i] = o.OwnerLabel(ow)
+	return joinOwners(owners, ", ", o.OwnerLabel)
+}
+
+// maxOwners is how many owners of one field a line of a view names; the
+// others are counted ("+9995 more"). A field that thousands of appliers
+// share (the apiserver does not cap them) would otherwise make its line,
+// and with the columns' padding every line, as long as all their names:
+// a view quadratic in managers. -o json and -o yaml list them all.
+const maxOwners = 5
+
+// joinOwners is one text of each owner, the first maxOwners of them and
+// a count of the others, joined by sep.
+func joinOwners(owners []ownership.Owner, sep string, text func(ownership.Owner) string) string {
+	if len(owners) == 1 {
+		return text(owners[0])
 	}
-	return strings.Join(parts, ", ")
+	n := min(len(owners), maxOwners)
+	parts := make([]string, n, n+1)
+	for i, ow := range owners[:n] {
+		parts[i] = text(ow)
+	}
+	if more := len(owners) - n; more > 0 {
+		parts = append(parts, fmt.Sprintf("+%d more", more))
+	}
+	return strings.Join(parts, sep)
 }
 
 // Header prints the line above an object's view.
@@ -154,11 +170,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 			key := ownerColumn(owners, func(ow ownership.Owner) string { return ow.Manager + "\x00" })
 			s, ok := coloredOwners[key]
 			if !ok {
-				parts := make([]string, len(owners))
-				for i, ow := range owners {
-					parts[i] = o.Palette.Manager(ow.Manager, Escape(ow.Manager))
-				}
-				s = strings.Join(parts, ",")
+				s = joinOwners(owners, ",", func(ow ownership.Owner) string { return o.Palette.Manager(ow.Manager, Escape(ow.Manager)) })
 				coloredOwners[key] = s
 			}
 			return s
@@ -211,14 +223,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 
 // ownerColumn is one attribute of a field's owners, joined by commas.
 func ownerColumn(owners []ownership.Owner, attr func(ownership.Owner) string) string {
-	if len(owners) == 1 {
-		return attr(owners[0])
-	}
-	parts := make([]string, len(owners))
-	for i, ow := range owners {
-		parts[i] = attr(ow)
-	}
-	return strings.Join(parts, ",")
+	return joinOwners(owners, ",", attr)
 }
 
 func managerText(ow ownership.Owner) string     { return Escape(ow.Manager) }

@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/test/testbed"
 )
 
 var (
@@ -46,12 +51,39 @@ type fightRecord struct {
 type watcher struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr bytes.Buffer
+	stderr syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer that can be read while a process writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func startWatch(t *testing.T, args ...string) *watcher {
 	t.Helper()
+	return startWatchEnv(t, nil, args...)
+}
+
+// startWatchEnv starts the watch with env added to the environment.
+func startWatchEnv(t *testing.T, env []string, args ...string) *watcher {
+	t.Helper()
 	w := &watcher{cmd: exec.Command("kubectl-ssa", append([]string{"watch"}, args...)...), lines: make(chan string, 100)}
+	if env != nil {
+		w.cmd.Env = append(os.Environ(), env...)
+	}
 	w.cmd.Stderr = &w.stderr
 	out, err := w.cmd.StdoutPipe()
 	if err != nil {
@@ -309,6 +341,108 @@ func TestWatchSecretStringDataFight(t *testing.T) {
 	for _, leak := range []string{"hunter2", "s3cr3t", "aHVudGVyMg", "czNjcjN0"} {
 		if strings.Contains(line, leak) {
 			t.Errorf("a secret value (%s) in %s", leak, line)
+		}
+	}
+}
+
+// waitStderr waits up to limit for the watch to write want on stderr.
+func (w *watcher) waitStderr(t *testing.T, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(w.stderr.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch did not say %q within %s; stderr:\n%s", want, limit, w.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestWatchOutlivesServerRestart: the watch reaches the apiserver through
+// an address that goes away and comes back, as an apiserver restarting on
+// it does (the open watch breaks, connecting is refused for a while, then
+// the same address serves again). The watch says it lost its server and
+// how long it was blind, and reports a fight that starts after the
+// restart. The rest of the suite talks to the server directly and is not
+// disturbed.
+func TestWatchOutlivesServerRestart(t *testing.T) {
+	ns := namespace(t)
+	manifest := strings.Replace(deployment, "name: web", "name: restarted", 1)
+	d := apply(t, ns, "gitops", manifest, false)
+
+	server, err := url.Parse(env.config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := testbed.NewProxy(server.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	raw, err := os.ReadFile(env.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	through := strings.ReplaceAll(string(raw), server.Host, proxy.Addr)
+	if through == string(raw) {
+		t.Fatalf("the kubeconfig does not name %s", server.Host)
+	}
+	if err := os.WriteFile(kubeconfig, []byte(through), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	w := startWatchEnv(t, []string{"KUBECONFIG=" + kubeconfig}, "deployment/restarted", "-n", ns, "-o", "json", "--timeout", "90s", "--max-outage", "60s")
+	time.Sleep(2 * time.Second) // it has listed and watches
+	proxy.Down()
+	w.waitStderr(t, "lost its server", 20*time.Second)
+	time.Sleep(3 * time.Second) // a few refused attempts
+	if err := proxy.Up(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitStderr(t, "has its server again", 30*time.Second)
+	restarted := time.Now()
+
+	stop, errs := make(chan struct{}), make(chan error, 1)
+	var wg sync.WaitGroup
+	writeLoop(&wg, stop, errs, 300*time.Millisecond, func(i int) error {
+		if i%2 == 0 {
+			_, err := env.dynamic.Resource(deployGVR).Namespace(ns).Patch(context.Background(), d.GetName(), types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "autoscaler"}, "scale")
+			return err
+		}
+		return applyTry(ns, "gitops", manifest)
+	})
+	var got *fightRecord
+	select {
+	case line, ok := <-w.lines:
+		if ok {
+			var f fightRecord
+			if err := json.Unmarshal([]byte(line), &f); err != nil {
+				t.Fatalf("not a JSON line: %q", line)
+			}
+			got = &f
+		}
+	case <-time.After(30 * time.Second):
+	}
+	stopWriters(t, stop, &wg, errs)
+	if got == nil {
+		t.Fatalf("no fight reported within 30 s of the restart\n%s", w.stderr.String())
+	}
+	t.Logf("fight reported %s after the restart", time.Since(restarted).Round(time.Millisecond))
+	if got.Path != ".spec.replicas" || got.Object.Name != "restarted" || len(got.Managers) != 2 {
+		t.Errorf("fight %+v", got)
+	}
+	// Ctrl-C ends it: a fight was seen.
+	if err := w.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.wait(t); code != 1 {
+		t.Errorf("exit %d after a fight, want 1\n%s", code, w.stderr.String())
+	}
+	stderr := w.stderr.String()
+	t.Logf("the watch's stderr:\n%s", stderr)
+	for _, want := range []string{"connection refused", "blind"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
 		}
 	}
 }

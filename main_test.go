@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pluginBin is kubectl-ssa, built once by TestMain for the tests of this
+// file.
+var pluginBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kubectl-ssa-main-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pluginBin = filepath.Join(dir, "kubectl-ssa")
+	if out, err := exec.Command("go", "build", "-o", pluginBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building kubectl-ssa: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func plugin(*testing.T) string { return pluginBin }
+
+// started is a running kubectl-ssa whose standard input stays open.
+type started struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *bytes.Buffer
+	exited chan struct{}
+}
+
+func start(t *testing.T, bin, kubeconfig string, args ...string) *started {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+t.TempDir(), "NO_COLOR=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &started{cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-s.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-s.exited
+		}
+	})
+	return s
+}
+
+// waitExit waits up to limit for the process to exit and returns its
+// exit code.
+func (s *started) waitExit(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-s.exited:
+		return s.cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		t.Fatalf("kubectl-ssa %s still runs %s after the signal; stderr:\n%s", strings.Join(s.cmd.Args[1:], " "), limit, s.stderr)
+		return 0
+	}
+}
+
+// Every command stops on the first SIGINT or SIGTERM, also while it waits
+// for a standard input that never ends (-f -), with 128+the signal's
+// number, as a shell reports it.
+func TestSignalStopsCommandReadingStandardInput(t *testing.T) {
+	bin := plugin(t)
+	nowhere := filepath.Join(t.TempDir(), "no-kubeconfig")
+	commands := [][]string{
+		{"diff", "-f", "-"},
+		{"explain-conflict", "-f", "-"},
+		{"who-owns", "--local", "-f", "-"},
+		{"extract", "--local", "-f", "-", "--all-managers"},
+		{"handover", "-f", "-", "--from", "a", "--to", "b", "--field", ".spec.replicas"},
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		for _, args := range commands {
+			t.Run(fmt.Sprintf("%s/%s", sig, args[0]), func(t *testing.T) {
+				s := start(t, bin, nowhere, args...)
+				// Something arrives, but standard input does not end.
+				if _, err := io.WriteString(s.stdin, "apiVersion: v1\nkind: ConfigMap\n"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(300 * time.Millisecond) // let it reach the read
+				if err := s.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				if code, want := s.waitExit(t, 4*time.Second), 128+int(sig); code != want {
+					t.Errorf("exit %d, want %d; stderr:\n%s", code, want, s.stderr)
+				}
+				if !strings.Contains(s.stderr.String(), "error: interrupted") {
+					t.Errorf("stderr does not say it was interrupted:\n%s", s.stderr)
+				}
+			})
+		}
+	}
+}
+
+// silentServer is a kubeconfig naming a server that accepts connections
+// and never answers.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: silent, cluster: {server: "http://%s"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: silent, context: {cluster: silent, user: u, namespace: default}}]
+current-context: silent
+`, l.Addr())
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
+}
+
+// The selection of objects (kubectl's builder, which takes no context)
+// stops on the first signal too, well before the grace period: here
+// waiting for a server that never answers.
+func TestSignalStopsSelection(t *testing.T) {
+	bin := plugin(t)
+	s := start(t, bin, silentServer(t), "who-owns", "configmap/x")
+	time.Sleep(500 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.waitExit(t, grace/2); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), s.stderr)
+	}
+}
+
+// A second signal ends a command at once, even one blocked where its
+// context does not reach: here diff reading which kinds a server that
+// never answers serves.
+func TestSecondSignalKills(t *testing.T) {
+	bin := plugin(t)
+	manifest := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, bin, silentServer(t), "diff", "-f", manifest)
+	time.Sleep(500 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-s.exited:
+		t.Fatalf("the first signal already stopped it (exit %d): this test needs a command its context does not reach", s.cmd.ProcessState.ExitCode())
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// Well within the grace period the first signal leaves.
+	if code := s.waitExit(t, grace/2); code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGINT), s.stderr)
+	}
+}
+
+// After the first signal, a command its context does not reach gets the
+// grace period, then the process ends with the signal's code.
+func TestGracePeriodEnds(t *testing.T) {
+	bin := plugin(t)
+	manifest := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, bin, silentServer(t), "diff", "-f", manifest)
+	time.Sleep(500 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.waitExit(t, 3*grace); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), s.stderr)
+	}
+}
