@@ -31,6 +31,9 @@ type Target struct {
 	// its storage version, as the apiserver stores it (nil: nothing to
 	// prune).
 	Storage *defaults.Structural
+	// ServerMinor is the apiserver's Kubernetes minor where the kind's
+	// defaults depend on it (defaults.VersionDependent); 0: the tables'.
+	ServerMinor int
 }
 
 // Source is where an explanation reads what the apiserver would know: the
@@ -143,6 +146,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		KubectlUpgrade: o.KubectlUpgrade,
 
 		ConversionWebhook: t.ConversionWebhook,
+		ServerMinor:       t.ServerMinor,
 	}
 	if o.Subresource == "scale" {
 		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {

@@ -42,7 +42,7 @@ type MaybeReset struct {
 // warning saying that nothing does.
 func defaultsFor(in Input, gvk schema.GroupVersionKind) (defaults.Source, string) {
 	if !in.CRD {
-		if t, ok := defaults.Builtin(gvk); ok {
+		if t, ok := defaults.BuiltinFor(gvk, in.ServerMinor); ok {
 			return t, ""
 		}
 		return nil, fmt.Sprintf("the defaults of %s are not known here (kubectl-ssa knows those of %s): a removed field that has a default comes back with it", gvk, defaults.BuiltinSource())

@@ -59,6 +59,9 @@ type Input struct {
 	// HasStatus tells whether the kind has a status subresource (which
 	// makes main-resource writes reset status).
 	HasStatus bool
+	// ServerMinor picks the defaults of an older apiserver (0: the
+	// tables' own minor).
+	ServerMinor int
 	// KubectlUpgrade models what kubectl apply --server-side does before
 	// it applies to an object still carrying client-side apply's
 	// ownership: it moves the Update entries that own the last-applied

@@ -3,6 +3,8 @@ package conflict
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +28,9 @@ type ClusterSource struct {
 	// Explain lists autoscalers while it reads the rest.
 	hpasMu sync.Mutex
 	hpas   map[string][]unstructured.Unstructured
+	// minor is the server's Kubernetes minor (serverMinor).
+	minorOnce sync.Once
+	minor     int
 }
 
 var (
@@ -74,6 +79,9 @@ func (s *ClusterSource) Target(ctx context.Context, obj *unstructured.Unstructur
 		}
 	}
 	t := &Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}
+	if !kube.IsCustom(obj.GroupVersionKind()) && defaults.VersionDependent(obj.GroupVersionKind()) {
+		t.ServerMinor = s.serverMinor()
+	}
 	if crdDone != nil {
 		res := <-crdDone
 		switch {
@@ -117,6 +125,21 @@ func StorageSchema(crd *unstructured.Unstructured, gvk schema.GroupVersionKind) 
 		return nil
 	}
 	return &defaults.Structural{Schema: types, Type: tr}
+}
+
+// serverMinor is the apiserver's Kubernetes minor, read once; 0 when it
+// can't be read (the tables' own defaults are then used).
+func (s *ClusterSource) serverMinor() int {
+	s.minorOnce.Do(func() {
+		v, err := s.Cluster.Discovery.ServerVersion()
+		if err != nil || v.Major != "1" {
+			return
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(v.Minor, "+")); err == nil {
+			s.minor = n
+		}
+	})
+	return s.minor
 }
 
 // otherVersions tells whether a manager of live was recorded at another

@@ -1,0 +1,55 @@
+package defaults
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// A 1.36 apiserver does not default a StatefulSet's maxUnavailable: the
+// entry and its copies in the values above it are gone; 1.37 keeps them.
+func TestBuiltinForOlderMinor(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
+	if !VersionDependent(gvk) || VersionDependent(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}) {
+		t.Fatal("VersionDependent")
+	}
+	for _, tc := range []struct {
+		minor int
+		want  interface{}
+	}{
+		{36, map[string]interface{}{"partition": int64(0)}},
+		{37, map[string]interface{}{"maxUnavailable": int64(1), "partition": int64(0)}},
+		{0, map[string]interface{}{"maxUnavailable": int64(1), "partition": int64(0)}},
+	} {
+		tab, ok := BuiltinFor(gvk, tc.minor)
+		if !ok {
+			t.Fatal("no table")
+		}
+		ans := tab.Removal(fieldpath.MakePathOrDie("spec", "updateStrategy", "rollingUpdate"), []interface{}{
+			map[string]interface{}{"spec": map[string]interface{}{"updateStrategy": map[string]interface{}{}}},
+			map[string]interface{}{"updateStrategy": map[string]interface{}{}},
+			map[string]interface{}{},
+		})
+		if diff := cmp.Diff(tc.want, normal(ans.Value)); diff != "" {
+			t.Errorf("minor %d: (-want +got)\n%s", tc.minor, diff)
+		}
+	}
+}
+
+func normal(v interface{}) interface{} {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		out := map[string]interface{}{}
+		for k, x := range t {
+			out[k] = normal(x)
+		}
+		return out
+	case float64:
+		return int64(t)
+	case int:
+		return int64(t)
+	}
+	return v
+}
