@@ -53,13 +53,38 @@ const apimachineryModule = "k8s.io/apimachinery"
 type ServerSupport string
 
 const (
-	// ServerExact: the server runs the Kubernetes minor whose field
-	// manager is embedded.
+	// ServerExact: a minor the fidelity tests (make test-versions: the
+	// explain-conflict and diff corpora against the server's dry run)
+	// pass on, with no known difference at the server's patch.
 	ServerExact ServerSupport = "exact"
-	// ServerUntested: another minor; apply behaviour may differ (explain-
-	// conflict --verify compares a prediction with the server's dry run).
+	// ServerDiffers: a minor with known differences, listed in
+	// serverNotes.
+	ServerDiffers ServerSupport = "differs"
+	// ServerUntested: a minor no test bed here runs; apply behaviour may
+	// differ (explain-conflict --verify compares a prediction with the
+	// server's dry run).
 	ServerUntested ServerSupport = "untested"
 )
+
+// verifiedMinors are the Kubernetes minors make test-versions runs the
+// fidelity tests on, with the patch of each test bed: kubectl ssa applies
+// each minor's own defaults (pkg/defaults.BuiltinFor).
+var verifiedMinors = map[int]string{36: "v1.36.3", 37: "v1.37.1"}
+
+// knownDifferences are what the embedded field manager does otherwise
+// than a server of a minor (and patches below fixedIn, when set).
+var knownDifferences = []struct {
+	minor   int
+	fixedIn int // the first patch without the difference; 0: every patch
+	note    string
+}{
+	{36, 3, "1.36.0-1.36.2 keep a map or list an apply empties as {} or [] (structured-merge-diff), reverted in 1.36.3: predictions show it removed"},
+	{34, 0, "1.34 accepts list items that omit some of their key fields, which the embedded field manager refuses: such an apply is predicted to fail"},
+}
+
+// oldestTestable is the oldest minor a test bed builds here: the module
+// proxy refuses k8s.io/kubernetes before 1.34.
+const oldestTestable = 34
 
 // VersionInfo is the output of "kubectl ssa version -o json".
 type VersionInfo struct {
@@ -78,6 +103,8 @@ type VersionInfo struct {
 	// the server could not be reached.
 	ServerVersion *apimachineryversion.Info `json:"serverVersion,omitempty"`
 	ServerSupport ServerSupport             `json:"serverSupport,omitempty"`
+	// ServerNotes say why predictions for this server are not exact.
+	ServerNotes []string `json:"serverNotes,omitempty"`
 }
 
 func versionInfo() VersionInfo {
@@ -116,16 +143,42 @@ func versionInfo() VersionInfo {
 	return v
 }
 
-// serverSupport compares the server's version with the engine's minor.
-func serverSupport(server *apimachineryversion.Info, engine string) ServerSupport {
+// serverSupport tells how faithful predictions are for the server's
+// version, with the notes that say why when they are not exact.
+func serverSupport(server *apimachineryversion.Info, engine string) (ServerSupport, []string) {
 	v, err := utilversion.ParseGeneric(server.GitVersion)
-	if err != nil {
-		return ServerUntested
+	if err != nil || v.Major() != 1 {
+		return ServerUntested, []string{"the server's version " + server.GitVersion + " is not a Kubernetes version"}
 	}
-	if fmt.Sprintf("%d.%d", v.Major(), v.Minor()) == engine {
-		return ServerExact
+	minor := int(v.Minor())
+	var notes []string
+	for _, d := range knownDifferences {
+		if d.minor == minor && (d.fixedIn == 0 || int(v.Patch()) < d.fixedIn) {
+			notes = append(notes, d.note)
+		}
 	}
-	return ServerUntested
+	_, ok := verifiedMinors[minor]
+	switch {
+	case !ok && minor < oldestTestable:
+		notes = append(notes, fmt.Sprintf("Kubernetes 1.%d is not verified here (no test bed of it can be built; 1.%d-%s are): defaults and field-manager behaviour of that release may differ", minor, oldestTestable, engine))
+		return ServerUntested, notes
+	case !ok:
+		notes = append(notes, fmt.Sprintf("Kubernetes 1.%d is newer or untested (verified: %s)", minor, verifiedList()))
+		return ServerUntested, notes
+	case len(notes) > 0:
+		return ServerDiffers, notes
+	}
+	return ServerExact, nil
+}
+
+func verifiedList() string {
+	var out []string
+	for m := oldestTestable; m < 100; m++ {
+		if _, ok := verifiedMinors[m]; ok {
+			out = append(out, fmt.Sprintf("1.%d", m))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 type versionOptions struct {
@@ -143,11 +196,13 @@ func newVersionCmd(g *globalOptions) *cobra.Command {
 		Long: `Print the version of kubectl ssa (release, commit, build date) and, when a
 cluster is reachable, the version of its API server.
 
-explain-conflict runs the field manager of the k8s.io/apimachinery release
-kubectl ssa is built with: its predictions are exact for servers of that
-Kubernetes minor version. For a server of another minor, version prints a
-warning on stderr (explain-conflict --verify then compares each prediction
-with the server's own dry run).`,
+explain-conflict and diff run the field manager of the k8s.io/apimachinery
+release kubectl ssa is built with, and apply the defaults of the server's
+minor. The server line says how faithful predictions are for it: exact (the
+fidelity tests pass against a real apiserver of that minor), differs (known
+differences, printed as warnings), or untested (a minor no test bed here
+runs). explain-conflict --verify compares a prediction with the server's
+own dry run whatever its version.`,
 		Example: `  # Print the version of kubectl ssa and of the current context's server
   kubectl ssa version
 
@@ -190,12 +245,11 @@ func (o *versionOptions) run(ctx context.Context) error {
 			serverErr = &ExitError{Code: CodeError, Err: fmt.Errorf("server version unknown: %w (--client prints the client's alone)", err)}
 		} else {
 			v.ServerVersion = server
-			v.ServerSupport = serverSupport(server, v.EngineKubernetesVersion)
+			v.ServerSupport, v.ServerNotes = serverSupport(server, v.EngineKubernetesVersion)
 		}
 	}
-	if v.ServerSupport == ServerUntested {
-		fmt.Fprintf(errOut, "warning: the server runs Kubernetes %s, kubectl ssa embeds the field manager of Kubernetes %s (%s): explain-conflict predictions are exact for %s.x servers only; --verify compares them with this server's dry run\n",
-			render.Escape(v.ServerVersion.GitVersion), v.EngineKubernetesVersion, apimachineryModule, v.EngineKubernetesVersion)
+	for _, n := range v.ServerNotes {
+		render.Warning(errOut, n+"; --verify compares a prediction with this server's dry run")
 	}
 	if o.output != "" {
 		if err := o.out.Print(out, []interface{}{v}, false); err != nil {
@@ -213,7 +267,11 @@ func (o *versionOptions) run(ctx context.Context) error {
 	details = append(details, v.GoVersion, v.Platform)
 	fmt.Fprintf(out, "kubectl-ssa %s (%s)\n", v.Version, strings.Join(details, ", "))
 	if v.ServerVersion != nil {
-		fmt.Fprintf(out, "server %s (%s)\n", render.Escape(v.ServerVersion.GitVersion), v.ServerSupport)
+		how := string(v.ServerSupport)
+		if v.ServerSupport == ServerExact {
+			how = "exact: verified against a real apiserver of this minor"
+		}
+		fmt.Fprintf(out, "server %s (%s)\n", render.Escape(v.ServerVersion.GitVersion), how)
 	}
 	return serverErr
 }
