@@ -93,21 +93,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		report.Message = "client dry run: nothing was sent"
 		return report, nil
 	case kube.DryRunServer:
-		for i := range report.Steps {
-			s := &report.Steps[i]
-			if s.Name == StepWait {
-				s.Status = StepSkipped
-				continue
-			}
-			if _, err := write(ctx, c, live, *s, opts, kube.DryRunServer); err != nil {
-				s.Status = StepFailed
-				return report, fmt.Errorf("server dry run of step %q: %w", s.Name, err)
-			}
-			s.Status = StepDryRun
-		}
-		report.Status = StatusPlanned
-		report.Message = "server dry run: every step was accepted by the server, nothing was stored"
-		return report, nil
+		return dryRunServer(ctx, c, name, live, req, report, opts)
 	}
 
 	var done []Step
@@ -188,6 +174,52 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
 		report.After = States(live, fields)
 	}
+	return report, nil
+}
+
+// dryRunServer sends every step of the plan as a server dry run. Each
+// carries the resourceVersion the plan was made from, so a writer that
+// changed the object in between (a controller writing status, say) makes
+// the server answer 409: read the object again, plan again and send the
+// whole plan again, as a real run does before each of its writes.
+func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, report *Report, opts Options) (*Report, error) {
+	err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+		if attempt > 0 {
+			var err error
+			if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+			plan, err := Plan(live, req, opts.Now())
+			if err != nil {
+				return err
+			}
+			if report = plan; plan.Status == StatusAlreadyComplete {
+				report.After = States(live, report.Fields)
+				return nil
+			}
+		}
+		for i := range report.Steps {
+			s := &report.Steps[i]
+			if s.Name == StepWait {
+				s.Status = StepSkipped
+				continue
+			}
+			if _, err := write(ctx, c, live, *s, opts, kube.DryRunServer); err != nil {
+				s.Status = StepFailed
+				if apierrors.IsConflict(err) {
+					return err
+				}
+				return fmt.Errorf("server dry run of step %q: %w", s.Name, err)
+			}
+			s.Status = StepDryRun
+		}
+		return nil
+	})
+	if err != nil || report.Status == StatusAlreadyComplete {
+		return report, err
+	}
+	report.Status = StatusPlanned
+	report.Message = "server dry run: every step was accepted by the server, nothing was stored"
 	return report, nil
 }
 

@@ -247,37 +247,57 @@ func TestHandoverResumesAfterInterruption(t *testing.T) {
 	assertOwners(t, whoOwnsJSON(t, "-n", ns, "cm/c"), ".data.a", "argocd-controller/Apply")
 }
 
-func TestHandoverConcurrentWriter(t *testing.T) {
-	ns := namespace(t)
-	cm := apply(t, ns, "ci-deploy", appliersCM, false)
-	stop := make(chan struct{})
+// busyWriter patches a counter label on obj every period until the
+// returned stop is called, which returns how many writes it made; it
+// starts writing before it returns, and stops at the latest when the test
+// ends.
+func busyWriter(t *testing.T, obj *unstructured.Unstructured, period time.Duration) (stop func() int) {
+	t.Helper()
+	quit := make(chan struct{})
 	done := make(chan int)
 	go func() {
 		n := 0
 		for {
 			select {
-			case <-stop:
+			case <-quit:
 				done <- n
 				return
 			default:
 			}
-			if err := tryPatch(cm, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"counter":"%d"}}}`, n+1)); err != nil {
+			if err := tryPatch(obj, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"counter":"%d"}}}`, n+1)); err != nil {
 				t.Errorf("busy writer: %v", err)
+				<-quit
 				done <- n
 				return
 			}
 			n++
-			time.Sleep(15 * time.Millisecond)
+			time.Sleep(period)
 		}
 	}()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if get(t, cm).GetLabels()["counter"] != "" {
+		if get(t, obj).GetLabels()["counter"] != "" {
 			break // the writer is going
 		}
 	}
+	var once sync.Once
+	n := 0
+	stop = func() int {
+		once.Do(func() {
+			close(quit)
+			n = <-done
+		})
+		return n
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func TestHandoverConcurrentWriter(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "ci-deploy", appliersCM, false)
+	stop := busyWriter(t, cm, 15*time.Millisecond)
 	r := handoverJSON(t, 0, "handover", "-n", ns, "cm/c", "--field", ".data.a", "--from", "ci-deploy", "--to", "argocd-controller")
-	close(stop)
-	n := <-done
+	n := stop()
 	if r.Status != "completed" {
 		t.Errorf("status %q", r.Status)
 	}
@@ -288,6 +308,24 @@ func TestHandoverConcurrentWriter(t *testing.T) {
 	rep := whoOwnsJSON(t, "-n", ns, "cm/c")
 	assertOwners(t, rep, ".data.a", "argocd-controller/Apply")
 	assertOwners(t, rep, ".metadata.labels.counter", "busy-writer/Update")
+}
+
+// TestHandoverDryRunConcurrentWriter: a server dry run planned from an
+// object another writer changes meanwhile gets a 409; it reads the object
+// again and dry-runs again, as the real run does, and stores nothing.
+func TestHandoverDryRunConcurrentWriter(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "ci-deploy", appliersCM, false)
+	stop := busyWriter(t, cm, 5*time.Millisecond)
+	for i := 0; i < 5; i++ {
+		r := handoverJSON(t, 0, "handover", "-n", ns, "cm/c", "--field", ".data.a", "--from", "ci-deploy", "--to", "argocd-controller", "--dry-run=server")
+		if r.Status != "planned" || stepNames(r) != "share:dry-run release:dry-run" {
+			t.Errorf("run %d: status %q steps %s, want planned with both steps dry-run", i, r.Status, stepNames(r))
+		}
+	}
+	stop()
+	rep := whoOwnsJSON(t, "-n", ns, "cm/c")
+	assertOwners(t, rep, ".data.a", "ci-deploy/Apply")
 }
 
 func TestHandoverRelease(t *testing.T) {
