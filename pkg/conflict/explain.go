@@ -174,6 +174,9 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	if r.Autoscalers = hpas.list; hpas.warning != "" {
 		r.Warnings = append(r.Warnings, hpas.warning)
 	}
+	if len(r.Autoscalers) > 0 {
+		r.ReplicasHolders = ReplicasHolders(t.Live)
+	}
 	if o.Verify {
 		dr, ok := src.(DryRunner)
 		if !ok {

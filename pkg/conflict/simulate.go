@@ -126,6 +126,9 @@ type Report struct {
 	// Autoscalers are the HorizontalPodAutoscalers that scale the object,
 	// when the manifest sets .spec.replicas (which they own).
 	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
+	// ReplicasHolders, when Autoscalers are set, are the managers that
+	// must hand .spec.replicas over to the autoscaler's controller.
+	ReplicasHolders []ReplicasHolder `json:"replicasHolders,omitempty"`
 	// KubectlUpgrade lists the client-side apply managers kubectl moves
 	// to the field manager before the apply (empty: none).
 	KubectlUpgrade []string      `json:"kubectlUpgrade"`

@@ -16,6 +16,9 @@ const (
 	// AncientChanges holds the Update managers the apiserver merged
 	// beyond its limit of 10.
 	AncientChanges = "ancient-changes"
+	// ClientSideApplyManager is the manager kubectl's client-side apply
+	// writes as when no --field-manager is given.
+	ClientSideApplyManager = "kubectl-client-side-apply"
 )
 
 // AnnotationLimit is the apiserver's limit on the total size of an

@@ -79,20 +79,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
-	// The handover starts from whoever owns replicas now: the applier, or
-	// the manager it would conflict with there.
-	from := " --from " + shellQuote(c.FieldManager)
-	for _, cf := range r.Conflicts {
-		if cf.Path.APIServerString() == ".spec.replicas" {
-			from = " --from " + shellQuote(cf.Manager)
-			if cf.Subresource != "" {
-				from += " --from-subresource " + shellQuote(cf.Subresource)
-			}
-		}
-	}
 	for _, a := range r.Autoscalers {
-		fmt.Fprintf(w, "%s\n", p.Yellow(fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too. Leave replicas out of the manifest, or hand the field to the autoscaler:", Escape(a.Name), a.MinReplicas, a.MaxReplicas)))
-		fmt.Fprintln(w, p.Green("     $ kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field .spec.replicas"+from+" --to kube-controller-manager --wait"))
+		writeAutoscalerNote(w, p, a, r.ReplicasHolders, c)
 	}
 
 	if len(r.Conflicts) > 0 {
@@ -182,6 +170,26 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 			for _, d := range r.Verify.Differences {
 				fmt.Fprintf(w, "  %s\n", Escape(d))
 			}
+		}
+	}
+}
+
+// writeAutoscalerNote points to the handovers that leave .spec.replicas
+// to an autoscaler: one from each manager that holds it, computed from the
+// live object (a client-side apply manager holds it in its last-applied
+// annotation even once the autoscaler's writes took its managedFields).
+func writeAutoscalerNote(w io.Writer, p *Palette, a conflict.Autoscaler, holders []conflict.ReplicasHolder, c ConflictContext) {
+	head := fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too.", Escape(a.Name), a.MinReplicas, a.MaxReplicas)
+	if len(holders) == 0 {
+		fmt.Fprintln(w, p.Yellow(head+" The autoscaler alone owns it already: leave replicas out of your manifest."))
+		return
+	}
+	fmt.Fprintln(w, p.Yellow(head+" Hand the field to the autoscaler, then leave replicas out of your manifest:"))
+	for _, h := range holders {
+		cmd := "kubectl ssa handover " + shellQuote(c.ResourceArg) + c.nsFlag() + " --field .spec.replicas --from " + shellQuote(h.Manager) + " --to " + conflict.AutoscalerController
+		fmt.Fprintln(w, p.Green("     $ "+cmd))
+		if h.LastApplied {
+			fmt.Fprintf(w, "       (also takes .spec.replicas out of the last-applied annotation of %s, so that kubectl apply leaves it to the autoscaler)\n", Escape(fmt.Sprintf("%q", h.Manager)))
 		}
 	}
 }

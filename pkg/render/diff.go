@@ -24,7 +24,7 @@ const maxStayPaths = 10
 // applier's, so that the applier's next apply removes what its manifest
 // does not set.
 func StayCommand(c ConflictContext, manager ownership.Owner) string {
-	if manager.Manager == "kubectl-client-side-apply" {
+	if manager.Manager == ownership.ClientSideApplyManager {
 		return fmt.Sprintf("kubectl ssa migrate %s%s%s", shellQuote(c.ResourceArg), c.nsFlag(), c.managerFlag())
 	}
 	if manager.Manager == "before-first-apply" || manager.Manager == "ancient-changes" {
