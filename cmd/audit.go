@@ -338,7 +338,7 @@ func (o *auditOptions) scan(ctx context.Context, t target, args []string, found 
 		obj := audit.Object{
 			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
 				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
-			ManagedFields: m.ManagedFields, Annotations: m.Annotations,
+			ManagedFields: m.ManagedFields, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
 		}
 		found(audit.Check(obj, opts))
 		return nil

@@ -149,6 +149,9 @@ type Object struct {
 	Ref           ownership.ObjectRef
 	ManagedFields []metav1.ManagedFieldsEntry
 	Annotations   map[string]string
+	// OwnerReferences tell a controller's copy of its owner's
+	// last-applied annotation from client-side apply's own.
+	OwnerReferences []metav1.OwnerReference
 }
 
 // Check finds the problems of one object, in a stable order.
@@ -175,7 +178,7 @@ func Check(obj Object, o Options) []Finding {
 			c.add(CodeManualEdit, e, leaves(set), fmt.Sprintf("%s owns %s set by hand", describe(e), count(set)), c.release(e, set))
 		}
 		switch {
-		case ownership.IsCSAEntry(e):
+		case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
 			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.cmd("migrate", obj.Ref.ResourceArg()))
 		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
 			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))

@@ -34,10 +34,12 @@ func got(fs []Finding) []string {
 
 func TestCheck(t *testing.T) {
 	ref := ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web"}
+	yes := true
 	tests := []struct {
 		name    string
 		entries []metav1.ManagedFieldsEntry
 		ann     map[string]string
+		refs    []metav1.OwnerReference
 		opts    Options
 		want    []string
 	}{
@@ -126,6 +128,16 @@ func TestCheck(t *testing.T) {
 			want:    []string{"csa-leftover kubectl | kubectl ssa migrate configmap/web -n shop"},
 		},
 		{
+			// (A ConfigMap stands in for the StatefulSet controller's
+			// ControllerRevision: a controller's copy of its owner's
+			// annotation.)
+			name:    "a controller's copy of its owner's last-applied annotation is no leftover",
+			entries: []metav1.ManagedFieldsEntry{entry("kube-controller-manager", update, "", `{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:data":{"f:a":{}}}`)},
+			ann:     map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web"}}`},
+			refs:    []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "u", Controller: &yes}},
+			want:    []string{},
+		},
+		{
 			name: "the apiserver's own priority-and-fairness manager is not drift",
 			entries: []metav1.ManagedFieldsEntry{
 				entry("api-priority-and-fairness-config-producer-v1", update, "", `{"f:data":{"f:x":{}}}`),
@@ -136,7 +148,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := Check(Object{Ref: ref, ManagedFields: tt.entries, Annotations: tt.ann}, tt.opts)
+			fs := Check(Object{Ref: ref, ManagedFields: tt.entries, Annotations: tt.ann, OwnerReferences: tt.refs}, tt.opts)
 			if diff := cmp.Diff(tt.want, got(fs)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

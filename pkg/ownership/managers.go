@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -37,6 +38,35 @@ func IsCSAEntry(e metav1.ManagedFieldsEntry) bool {
 	}
 	s, err := DecodeEntry(e)
 	return err == nil && s.Has(LastAppliedPath)
+}
+
+// IsCSALeftover tells whether e is client-side apply's entry on an object
+// of kind with these annotations and ownerReferences: IsCSAEntry, unless
+// the annotation is a controller's copy of its owner's (the StatefulSet
+// controller copies a StatefulSet's annotations, last-applied included,
+// onto every ControllerRevision it makes). A copy is told by its kind
+// (the annotation describes another kind than the object), or by its
+// owner: a manager other than kubectl's on an object a controller owns
+// (an ownerReference with controller: true).
+func IsCSALeftover(e metav1.ManagedFieldsEntry, kind string, annotations map[string]string, refs []metav1.OwnerReference) bool {
+	if !IsCSAEntry(e) {
+		return false
+	}
+	var applied struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal([]byte(annotations[LastAppliedAnnotation]), &applied) == nil && applied.Kind != "" && kind != "" && applied.Kind != kind {
+		return false
+	}
+	if e.Manager == ClientSideApplyManager || e.Manager == "kubectl" {
+		return true
+	}
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			return false
+		}
+	}
+	return true
 }
 
 // genericManagers are the names the apiserver gives a writer that set no
