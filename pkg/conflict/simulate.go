@@ -179,7 +179,7 @@ func Simulate(in Input) (*Report, error) {
 		just.SetNamespace(cur.GetNamespace())
 		just.SetAnnotations(map[string]string{ownership.LastAppliedAnnotation: cur.GetAnnotations()[ownership.LastAppliedAnnotation]})
 		step := in
-		step.Live, step.Applied, step.FieldManager, step.Force, step.KubectlUpgrade = cur, just, "kubectl-last-applied", false, false
+		step.Live, step.Applied, step.FieldManager, step.Force, step.KubectlUpgrade = cur, just, lastAppliedManager, false, false
 		r2, err := simulateApply(step)
 		if failed := followUpFailed(r, "keeping the last-applied annotation", r2, err); failed {
 			return r, nil
@@ -215,11 +215,24 @@ func Simulate(in Input) (*Report, error) {
 	r3.Reset = append(append([]Reset{}, r.Reset...), r3.Reset...)
 	r3.MaybeReset = append(append([]MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
 	r3.Warnings = uniqueStrings(append(append([]string{}, r.Warnings...), r3.Warnings...))
+	// kubectl writes the annotation itself in its second step: it is not
+	// a field the manifest dropped that another manager keeps.
+	kept := r3.Retained[:0]
+	for _, ret := range r3.Retained {
+		if !fieldpath.Path(ret.Path).Equals(ownership.LastAppliedPath) || len(ret.Owners) != 1 || ret.Owners[0].Manager != lastAppliedManager {
+			kept = append(kept, ret)
+		}
+	}
+	r3.Retained = kept
 	r3.KubectlUpgrade = sets.List(names)
 	r3.Warnings = append(r3.Warnings, fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
 	r3.FirstApply = &first
 	return r3, nil
 }
+
+// lastAppliedManager is the manager kubectl apply --server-side keeps the
+// last-applied annotation as.
+const lastAppliedManager = "kubectl-last-applied"
 
 // followUpFailed notes a failed follow-up step of kubectl's sequence:
 // kubectl only warns about those, and the first apply stands.

@@ -94,7 +94,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 			ow := cf.Owner()
 			fmt.Fprintf(w, "  %s\n", p.Bold(Escape(displayConflictPath(cf))))
 			since := ""
-			if cf.Time != nil {
+			if cf.Time != nil && o.showTime() {
 				since = ", last write " + o.FormatTime(cf.Time)
 				if o.Time == TimeRelative {
 					since += " ago"
