@@ -150,7 +150,7 @@ func (o *whoOwnsOptions) run(args []string) error {
 	}
 	reports := []interface{}{}
 	var failed []string
-	shown, empty := 0, 0
+	var analyzed []*ownership.Report
 	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
@@ -158,6 +158,13 @@ func (o *whoOwnsOptions) run(args []string) error {
 			failed = append(failed, err.Error())
 			continue
 		}
+		analyzed = append(analyzed, rep)
+	}
+	if err := o.unmatchedFields(analyzed); err != nil {
+		return err
+	}
+	shown, empty := 0, 0
+	for _, rep := range analyzed {
 		rep = o.filter.Apply(rep)
 		if len(objs) > 1 && o.filtered() && render.NothingToShow(rep, view) {
 			// Over many objects, a filter shows only those it matches,
@@ -203,6 +210,33 @@ func (o *whoOwnsOptions) run(args []string) error {
 	}
 	if len(failed) > 0 {
 		return exit(CodeError)
+	}
+	return nil
+}
+
+// unmatchedFields fails when a --field pattern selects no path of any of
+// the objects, owned or not: a mistyped path is an error, not an empty
+// answer.
+func (o *whoOwnsOptions) unmatchedFields(reps []*ownership.Report) error {
+	if len(reps) == 0 || len(o.filter.Fields) == 0 {
+		return nil
+	}
+	missed := map[string]int{}
+	for _, r := range reps {
+		for _, s := range o.filter.Unmatched(r) {
+			missed[s]++
+		}
+	}
+	for _, s := range o.filter.Fields {
+		if missed[s] < len(reps) {
+			continue
+		}
+		what := fmt.Sprintf("%d objects", len(reps))
+		if len(reps) == 1 {
+			r := reps[0]
+			what = ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+		}
+		return &ExitError{Code: CodeError, Err: fmt.Errorf("--field %s matches no field of %s: check the path with -o tree (owned fields) or --unowned", s, what)}
 	}
 	return nil
 }
