@@ -77,6 +77,8 @@ func TestValidationErrors(t *testing.T) {
 		{"who-owns: local without files", []string{"who-owns", "--local"}, "--local needs the objects in -f or -k"},
 		{"who-owns: bad color", []string{"who-owns", "--local", "-f", configMapFixture, "--color", "pink"}, "--color must be auto, always or never"},
 		{"explain-conflict: no manifests", []string{"explain-conflict"}, "give the manifests to simulate with -f or -k"},
+		{"explain-conflict: a live object", []string{"explain-conflict", "deploy/web"}, "explain-conflict reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa explain-conflict -f web.yaml; to see the live deploy/web's owners, run kubectl ssa who-owns deploy/web"},
+		{"diff: a live object", []string{"diff", "deploy", "-n", "shop"}, "diff reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa diff -f deploy.yaml"},
 		{"explain-conflict: bad subresource", []string{"explain-conflict", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
 		{"explain-conflict: empty manager", []string{"explain-conflict", "-f", "x.yaml", "--field-manager="}, "--field-manager: the manager name is empty"},
 		{"explain-conflict: local and verify", []string{"explain-conflict", "-f", "x.yaml", "--local", "--live-file", "l.yaml", "--verify"}, "--verify asks the server, --local never does"},
