@@ -90,7 +90,6 @@ func TestValidationErrors(t *testing.T) {
 		{"handover: no field", []string{"handover", "deploy/web", "--from", "a", "--to", "b"}, "name the fields to hand over with --field"},
 		{"handover: same manager", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "a"}, "--from and --to are the same manager"},
 		{"handover: bad mode", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "b", "--mode", "fast"}, "--mode must be auto, controller or applier"},
-		{"handover: wait with dry run", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "b", "--wait", "--dry-run"}, "--wait waits for a real handover"},
 		{"handover: bad dry run", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--from", "a", "--to", "b", "--dry-run=all"}, "--dry-run must be none, client or server"},
 		{"handover release: no fields", []string{"handover", "release", "deploy/web", "--from", "a"}, "name the fields with --field, or release all of them with --all"},
 		{"handover release: fields and all", []string{"handover", "release", "deploy/web", "--from", "a", "--all", "--field", ".x"}, "give --field or --all, not both"},

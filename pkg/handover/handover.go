@@ -125,8 +125,14 @@ const (
 	StatusAlreadyComplete Status = "already-complete"
 	// StatusHeld: the old owner let go and the temporary manager holds
 	// the fields until the controller writes them.
-	StatusHeld   Status = "held"
-	StatusFailed Status = "failed"
+	StatusHeld Status = "held"
+	// StatusHandedOver: held, and safe: no applier owns the fields, no
+	// last-applied annotation holds them, and the controller targets the
+	// object, so it takes them when it next writes them. Nothing is left
+	// for the user to do; the temporary manager lets go once the
+	// controller writes them (when the command runs again, or with --wait).
+	StatusHandedOver Status = "handed-over"
+	StatusFailed     Status = "failed"
 )
 
 // StepStatus is where one step stands.

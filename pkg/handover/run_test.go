@@ -102,3 +102,32 @@ func TestRunServerDryRunGivesUp(t *testing.T) {
 		t.Errorf("err %v after %d patches, want a ConflictsError after 3", err, n)
 	}
 }
+
+func TestSafe(t *testing.T) {
+	held := entry(DefaultTempManager, "Apply", "", `{"f:spec":{"f:replicas":{}}}`)
+	tests := []struct {
+		name        string
+		entries     []metav1.ManagedFieldsEntry
+		lastApplied string
+		want        bool
+	}{
+		{name: "held by the temporary manager only", entries: []metav1.ManagedFieldsEntry{held}, want: true},
+		{name: "and by a controller", entries: []metav1.ManagedFieldsEntry{held, entry("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)}, want: true},
+		{name: "an applier still owns it", entries: []metav1.ManagedFieldsEntry{held, entry("argocd", "Apply", "", `{"f:spec":{"f:replicas":{}}}`)}},
+		{name: "a last-applied annotation holds it", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{"spec":{"replicas":2}}`},
+		{name: "a last-applied annotation without it", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{"spec":{"paused":false}}`, want: true},
+		{name: "an unreadable last-applied annotation", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{not json`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			live := deployment(tt.entries...)
+			if tt.lastApplied != "" {
+				live.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": tt.lastApplied})
+			}
+			req := Request{From: "kubectl", To: "kube-controller-manager", TempManager: DefaultTempManager}
+			if got := safe(live, req, []fieldpath.Path{path(".spec.replicas")}); got != tt.want {
+				t.Errorf("safe = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -449,3 +449,32 @@ func TestHandoverWarnsWithoutAutoscaler(t *testing.T) {
 		t.Errorf("with an HPA: warnings %q", r.Warnings)
 	}
 }
+
+// TestHandoverToHPAInsideItsRange: the autoscaler writes /scale only when
+// it wants another value, so with replicas inside its range it may never
+// write them. Once the applier let go and nothing else can reset the field,
+// the handover is done (exit 0, handed-over), --wait or not; the suggested
+// --wait command also takes --dry-run.
+func TestHandoverToHPAInsideItsRange(t *testing.T) {
+	ns := namespace(t)
+	d := apply(t, ns, "kubectl", strings.Replace(hpaDeployment, "replicas: 1", "replicas: 3", 1), false)
+	apply(t, ns, "kubectl-autoscale", `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},
+		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":2,"maxReplicas":5,"targetCPUUtilizationPercentage":80}}`, false)
+	args := []string{"handover", "-n", ns, "deploy/web", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--wait", "--timeout", "4s"}
+	if r := handoverJSON(t, 0, append(args, "--dry-run=server")...); r.Status != "planned" || stepNames(r) != "hold:dry-run release:dry-run wait:skipped" {
+		t.Errorf("--wait --dry-run=server: status %q steps %s", r.Status, stepNames(r))
+	}
+	r := handoverJSON(t, 0, args...)
+	if r.Status != "handed-over" {
+		t.Fatalf("status %q steps %s, want handed-over", r.Status, stepNames(r))
+	}
+	text := mustSSA(t, 0, append(args, "--color", "never")...)
+	if !strings.Contains(text.stdout, "Result: handed-over: done: no applier owns the fields") {
+		t.Errorf("the narrative does not say it is done:\n%s", text.stdout)
+	}
+	// The applier's manifest without replicas leaves them where they are.
+	apply(t, ns, "kubectl", hpaDeployment[:strings.Index(hpaDeployment, "  replicas: 1\n")]+hpaDeployment[strings.Index(hpaDeployment, "  replicas: 1\n")+len("  replicas: 1\n"):], false)
+	if v, _, _ := unstructured.NestedInt64(get(t, d).Object, "spec", "replicas"); v != 3 {
+		t.Errorf("replicas %d after the applier dropped them, want 3", v)
+	}
+}
