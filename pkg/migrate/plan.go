@@ -251,7 +251,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 		e := obj.ManagedFields[i]
 		set, _ := ownership.DecodeEntry(e)
 		if obj.isCSA(e) && lastApplied != nil {
-			set = declared(set, lastApplied)
+			set = declared(set, lastApplied, ownership.IsSecret(obj.Ref.APIVersion, obj.Ref.Kind))
 		}
 		set = applyStyle(set)
 		if e.APIVersion != objVersion {
@@ -314,8 +314,12 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 }
 
 // declared keeps the paths of set that the last-applied configuration
-// sets: what an apply of that configuration would own.
-func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath.Set {
+// sets: what an apply of that configuration would own. A Secret's
+// stringData is write-only: the apiserver stores .stringData.KEY as
+// .data.KEY, which client-side apply's entry owns; the configuration
+// declares it through stringData, and it moves with the rest (as
+// kubectl's own upgrade moves it), rather than be left to nobody.
+func declared(set *fieldpath.Set, lastApplied map[string]interface{}, secret bool) *fieldpath.Set {
 	out := &fieldpath.Set{}
 	set.Iterate(func(p fieldpath.Path) {
 		if p.Equals(lastAppliedPath) {
@@ -327,6 +331,9 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath
 			return
 		}
 		v, ok := lookupDeclared(lastApplied, p)
+		if !ok && secret {
+			v, ok = lookupDeclared(lastApplied, stringDataAlias(p))
+		}
 		if m, isMap := v.(map[string]interface{}); ok && isMap && len(m) == 0 {
 			// kubectl writes "annotations": {} into every last-applied
 			// configuration; that declares nothing.
@@ -338,6 +345,17 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath
 	})
 	return out
 }
+
+// stringDataAlias is .stringData.KEY for a Secret's .data.KEY, and p
+// itself otherwise.
+func stringDataAlias(p fieldpath.Path) fieldpath.Path {
+	if len(p) != 2 || p[0].FieldName == nil || *p[0].FieldName != "data" {
+		return p
+	}
+	return fieldpath.Path{fieldpath.PathElement{FieldName: ptr("stringData")}, p[1]}
+}
+
+func ptr(s string) *string { return &s }
 
 // lookupDeclared finds a path in a last-applied configuration. The
 // configuration often leaves out list-key fields the apiserver defaults

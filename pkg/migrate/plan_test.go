@@ -161,6 +161,19 @@ func TestMakePlan(t *testing.T) {
 			wantReason: "the kubectl.kubernetes.io/last-applied-configuration annotation is not valid JSON",
 		},
 		{
+			// What kubectl apply (client-side) records for a Secret from a
+			// manifest with stringData: the apiserver stored it in data.
+			name: "a Secret's stringData moves as its data",
+			obj: Object{Ref: ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "db"},
+				Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"db","namespace":"ns"},"stringData":{"password":"s3cret"},"type":"Opaque"}`},
+				ManagedFields: []metav1.ManagedFieldsEntry{
+					entry("kubectl-client-side-apply", "Update", "v1", `{"f:data":{".":{},"f:password":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:type":{}}`),
+				}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"kubectl/Apply@v1: .type .data.password"},
+		},
+		{
 			// The StatefulSet controller copies the StatefulSet's
 			// annotations, last-applied included, onto its revisions.
 			name: "a controller's copy of its owner's annotation is no leftover",
