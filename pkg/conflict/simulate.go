@@ -515,9 +515,13 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 	}
 	dropped := before.Difference(after)
 	var removed []fieldpath.Path
+	secret := ownership.IsSecret(live.GetAPIVersion(), live.GetKind())
 	dropped.Iterate(func(p fieldpath.Path) {
 		_, inLive := ownership.Lookup(live.Object, p)
 		if !inLive {
+			if key, ok := ownership.StringDataKey(p); ok && secret {
+				r.stringDataLeft(live, in.Applied, key)
+			}
 			return
 		}
 		if _, inResult := ownership.Lookup(res.Object, p); !inResult {
@@ -550,6 +554,20 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 		}
 	}
 	return nil
+}
+
+// stringDataLeft notes a Secret's .stringData.KEY the applier no longer
+// sets: stringData is write-only, the apiserver stored the value in
+// .data.KEY, and dropping the stringData key removes nothing.
+func (r *Report) stringDataLeft(live, applied *unstructured.Unstructured, key string) {
+	if _, ok, _ := unstructured.NestedFieldNoCopy(live.Object, "data", key); !ok {
+		return
+	}
+	if _, ok, _ := unstructured.NestedFieldNoCopy(applied.Object, "data", key); ok {
+		return // the manifest sets it as data
+	}
+	sd, d := ownership.Path(fieldpath.MakePathOrDie("stringData", key)), ownership.Path(fieldpath.MakePathOrDie("data", key))
+	r.Warnings = append(r.Warnings, fmt.Sprintf("the manifest no longer sets %s, but the apiserver stored its value as %s, which this apply does not remove (stringData is write-only and nobody owns %s): remove the key from the Secret yourself if that is meant", sd, d, d))
 }
 
 func identity(e metav1.ManagedFieldsEntry) string {

@@ -213,7 +213,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if req.Mode == ModeRelease && (fromSet.Has(p) || req.resume) {
 			continue
 		}
-		if _, ok := ownership.Lookup(live.Object, p); !ok {
+		if _, ok := ownership.Lookup(live.Object, p); !ok && !storedAsData(live, p) {
 			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, ownership.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
@@ -385,6 +385,18 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 	r.Status = StatusPlanned
 	return r, nil
+}
+
+// storedAsData tells whether p is a Secret's .stringData.KEY whose value
+// the apiserver stored as .data.KEY: stringData is write-only, never on
+// the object, yet owned by whoever applied it.
+func storedAsData(live *unstructured.Unstructured, p fieldpath.Path) bool {
+	key, ok := ownership.StringDataKey(p)
+	if !ok || !ownership.IsSecret(live.GetAPIVersion(), live.GetKind()) {
+		return false
+	}
+	_, ok, _ = unstructured.NestedFieldNoCopy(live.Object, "data", key)
+	return ok
 }
 
 // Cleanup plans the last step of a handover to a controller: once the

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -104,7 +106,11 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
-			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
+			if d, ok := stringDataStore(r, cf); ok {
+				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d))
+			} else {
+				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
+			}
 			fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
 		}
 	}
@@ -239,6 +245,10 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
 	for _, cf := range unique {
+		if d, ok := stringDataStore(r, cf); ok {
+			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(d))
+			continue
+		}
 		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))
 	}
 	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
@@ -264,6 +274,19 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 }
 
 func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
+
+// stringDataStore is where the apiserver keeps a conflict's Secret
+// .stringData.KEY: .data.KEY (stringData itself is never stored).
+func stringDataStore(r *conflict.Report, cf conflict.Conflict) (string, bool) {
+	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+		return "", false
+	}
+	key, ok := ownership.StringDataKey(cf.Path.Elements())
+	if !ok {
+		return "", false
+	}
+	return ownership.Path(fieldpath.MakePathOrDie("data", key)).String(), true
+}
 
 func subDesc(sub string) string {
 	if sub == "" {

@@ -128,3 +128,31 @@ func TestAutoscalerNote(t *testing.T) {
 		})
 	}
 }
+
+// A Secret's stringData is write-only: its live value is in data, and it
+// can't be shared by setting an equal value.
+func TestConflictOnStringData(t *testing.T) {
+	p, err := ownership.ParsePath(`.stringData["tls.key"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &conflict.Report{
+		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "argocd-controller",
+		Object:    ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
+		Conflicts: []conflict.Conflict{{Path: ownership.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
+		Message:   "Apply failed with 1 conflict",
+	}
+	var buf bytes.Buffer
+	render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "secret/tls", Namespace: "shop", FieldManager: "argocd-controller"})
+	for _, want := range []string{
+		`live value: (write-only: the apiserver stores it as .data["tls.key"])`,
+		`.stringData["tls.key"]: can't be shared: stringData is write-only (stored as .data["tls.key"])`,
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("want %q in\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "(not set)") {
+		t.Errorf("a write-only field shown as not set:\n%s", buf.String())
+	}
+}
