@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,7 +70,58 @@ func TestCheck(t *testing.T) {
 				entry("istio", update, "", `{"f:metadata":{"f:labels":{"f:mesh":{}}}}`),
 			},
 			opts: Options{Expect: []string{"argocd-*"}, Allow: []string{"ist?o"}},
-			want: []string{"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web --from kubectl-edit --all -n shop"},
+			// The default fix returns the object to its declared state:
+			// the expected applier adopts the fields.
+			want: []string{"drift kubectl-edit .data.y | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
+		},
+		{
+			name: "drift with no expected applier on the object: forget is the only fix",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("helm", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-edit", update, "", `{"f:data":{"f:y":{}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-*"}},
+			want: []string{
+				"drift helm .data.x | kubectl ssa handover release configmap/web --from helm --all -n shop",
+				"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web --from kubectl-edit --all -n shop",
+			},
+		},
+		{
+			name: "the edit took all of the expected applier's fields: it adopts them by name",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-controller"}},
+			want: []string{"drift kubectl-edit .data.x | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
+		},
+		{
+			name: "a manual edit of an applied object: its applier adopts it",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-patch", update, "", `{"f:data":{"f:y":{}}}`),
+			},
+			want: []string{"manual-edit kubectl-patch .data.y | kubectl ssa migrate rename configmap/web --from kubectl-patch --field-manager gitops -n shop"},
+		},
+		{
+			name: "kubectl rollout restart's stamp is history, not an edit nor drift",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
+				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
+			},
+			opts: Options{Expect: []string{"gitops"}},
+			want: []string{`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `},
+		},
+		{
+			name: "a restart and a hand edit of the pod template",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
+				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}},"f:spec":{"f:y":{}}}}}`),
+			},
+			want: []string{
+				`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `,
+				// (Not migrate rename: that would give gitops the stamp too.)
+				"manual-edit kubectl-rollout .spec.template.spec.y | kubectl ssa handover configmap/web --field .spec.template.spec.y --from kubectl-rollout --to gitops --mode applier -n shop",
+			},
 		},
 		{
 			name:    "generic manager",
@@ -153,6 +205,27 @@ func TestCheck(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The fixes of a hand edit say what they do to the values: adopt (the
+// default) returns the object to its declared state and says that
+// reverting the pod template rolls the pods; forget leaves the values.
+func TestFixesSayWhatTheyDo(t *testing.T) {
+	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	fs := Check(Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+		entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
+		entry("kubectl-set", update, "", `{"f:spec":{"f:template":{"f:spec":{"f:image":{}}}}}`),
+	}}, Options{})
+	if len(fs) != 1 || len(fs[0].Fixes) != 2 {
+		t.Fatalf("findings %+v", fs)
+	}
+	adopt, forget := fs[0].Fixes[0], fs[0].Fixes[1]
+	if adopt.Mode != FixAdopt || fs[0].Fix.String() != adopt.Command.String() || !strings.Contains(adopt.Summary, "keeps or reverts them as its manifest says") || !strings.Contains(adopt.Summary, "rolls the pods") {
+		t.Errorf("adopt %+v (fix %s)", adopt, fs[0].Fix)
+	}
+	if forget.Mode != FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web --from kubectl-set --all -n shop" || !strings.Contains(forget.Summary, "values stay") {
+		t.Errorf("forget %+v", forget)
 	}
 }
 

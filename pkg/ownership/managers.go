@@ -91,3 +91,13 @@ var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kube
 
 // IsSystemManager tells whether a manager is one of SystemManagers.
 func IsSystemManager(name string) bool { return slices.Contains(SystemManagers, name) }
+
+// InPodTemplate tells whether p lies in a workload's pod template
+// (.spec.template of a Deployment, StatefulSet, DaemonSet, ReplicaSet or
+// Job; .spec.jobTemplate of a CronJob): changing it rolls the pods.
+func InPodTemplate(p fieldpath.Path) bool {
+	if len(p) < 2 || p[0].FieldName == nil || *p[0].FieldName != "spec" || p[1].FieldName == nil {
+		return false
+	}
+	return *p[1].FieldName == "template" || *p[1].FieldName == "jobTemplate"
+}
