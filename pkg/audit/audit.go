@@ -265,9 +265,7 @@ func (c *checker) cmd(args ...string) Command {
 	return out
 }
 
-// restartedAtPath is where kubectl rollout restart stamps the pod
-// template.
-var restartedAtPath = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt")
+var restartedAtPath = ownership.RestartedAtPath
 
 // withoutRestart is the leaves of set but rollout restart's stamp and the
 // maps above it (an Update entry owns the annotations map it created).

@@ -92,6 +92,10 @@ var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kube
 // IsSystemManager tells whether a manager is one of SystemManagers.
 func IsSystemManager(name string) bool { return slices.Contains(SystemManagers, name) }
 
+// RestartedAtPath is where kubectl rollout restart stamps a workload's
+// pod template: changing or removing it rolls the pods.
+var RestartedAtPath = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt")
+
 // InPodTemplate tells whether p lies in a workload's pod template
 // (.spec.template of a Deployment, StatefulSet, DaemonSet, ReplicaSet or
 // Job; .spec.jobTemplate of a CronJob): changing it rolls the pods.
