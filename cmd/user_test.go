@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -335,5 +336,29 @@ func TestWhoOwnsManagersFollowFieldFilters(t *testing.T) {
 				t.Errorf("managers (-want +got):\n%s\n%s", diff, r.out)
 			}
 		})
+	}
+}
+
+// A long default table of one object points to the tree view on stderr;
+// stdout is the table as ever, and -o table asked for gets no note.
+func TestWhoOwnsLongTableHint(t *testing.T) {
+	var data, fields []string
+	for i := 0; i < 150; i++ {
+		data = append(data, fmt.Sprintf("    k%03d: v", i))
+		fields = append(fields, fmt.Sprintf(`"f:k%03d":{}`, i))
+	}
+	file := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: shop\n  managedFields:\n  - manager: bulk\n    operation: Apply\n    apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1: {\"f:data\":{"+strings.Join(fields, ",")+"}}\ndata:\n"+strings.Join(data, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "who-owns", "--local", "-f", file)
+	if r.err != nil || !strings.Contains(r.out, ".data.k149") {
+		t.Fatalf("%v, stdout:\n%s", r.err, r.out)
+	}
+	if want := "note: 150 rows; -o tree shows the same ownership in "; !strings.HasPrefix(r.errOut, want) || strings.Count(r.errOut, "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q", r.errOut, want)
+	}
+	if r := run(t, "who-owns", "--local", "-f", file, "-o", "table"); r.errOut != "" {
+		t.Errorf("-o table: stderr %q", r.errOut)
 	}
 }

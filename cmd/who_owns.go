@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,7 +22,13 @@ type whoOwnsOptions struct {
 	filter           ownership.Filter
 	showSecretValues bool
 	now              func() time.Time
+	// viewChosen: -o was given; a long default table then gets no hint.
+	viewChosen bool
 }
+
+// longTable is the number of rows over which the default table of one
+// object points to the tree view and the filters.
+const longTable = 100
 
 // The text views of who-owns.
 const (
@@ -90,6 +97,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 			if err := o.validate(args); err != nil {
 				return err
 			}
+			o.viewChosen = cmd.Flags().Changed("output")
 			return o.run(args)
 		},
 	}
@@ -183,6 +191,9 @@ func (o *whoOwnsOptions) run(args []string) error {
 		switch view {
 		case viewTable, viewWide:
 			err = render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
+			if err == nil && !o.viewChosen && len(analyzed) == 1 {
+				o.hintLongTable(rep, ropts)
+			}
 		case viewBlame:
 			err = render.Blame(o.streams.Out, rep, ropts)
 		case viewTree:
@@ -212,6 +223,29 @@ func (o *whoOwnsOptions) run(args []string) error {
 		return exit(CodeError)
 	}
 	return nil
+}
+
+// hintLongTable points, on stderr, from a long default table to the tree
+// view (which collapses what one owner set holds) and to the filters.
+func (o *whoOwnsOptions) hintLongTable(rep *ownership.Report, ropts render.Options) {
+	rows := len(rep.Fields)
+	if o.filter.Unowned || rows <= longTable {
+		// (The tree has no unowned fields to show.)
+		return
+	}
+	var tree lineCounter
+	if render.Tree(&tree, rep, ropts) != nil {
+		return
+	}
+	fmt.Fprintf(o.streams.ErrOut, "note: %d rows; -o tree shows the same ownership in %d lines, and --field (e.g. '.spec.template.**') or --manager narrow the table\n", rows, int(tree))
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte("\n")))
+	return len(p), nil
 }
 
 // unmatchedFields fails when a --field pattern selects no path of any of
