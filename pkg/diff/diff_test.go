@@ -117,9 +117,8 @@ spec:
 	}
 }
 
-func TestComputeNoChange(t *testing.T) {
-	live := fixture(t)
-	r := compute(t, live, `
+// teamAManifest is what team-a applied to the fixture.
+const teamAManifest = `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: shop, annotations: {example.com/owner: team-a}}
@@ -129,7 +128,11 @@ spec:
       containers:
       - name: web
         image: nginx:1.27
-`, conflict.Options{FieldManager: "team-a"})
+`
+
+func TestComputeNoChange(t *testing.T) {
+	live := fixture(t)
+	r := compute(t, live, teamAManifest, conflict.Options{FieldManager: "team-a"})
 	if r.HasChanges() {
 		t.Errorf("the same apply again changes nothing, got %+v", r.Changes)
 	}
@@ -173,17 +176,7 @@ func TestStaysOfThePodTemplate(t *testing.T) {
 		metav1.ManagedFieldsEntry{Manager: "kubectl-set", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
 			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:schedulerName":{}}}}}`)})
 	live.SetManagedFields(entries)
-	r := compute(t, live, `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop, annotations: {example.com/owner: team-a}}
-spec:
-  template:
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-`, conflict.Options{FieldManager: "team-a"})
+	r := compute(t, live, teamAManifest, conflict.Options{FieldManager: "team-a"})
 	found := map[string]diff.Stay{}
 	for _, s := range r.Stays {
 		found[s.Manager.Manager] = s
