@@ -473,7 +473,7 @@ func TestHandoverToHPAInsideItsRange(t *testing.T) {
 		t.Errorf("the narrative does not say it is done:\n%s", text.stdout)
 	}
 	// The applier's manifest without replicas leaves them where they are.
-	apply(t, ns, "kubectl", hpaDeployment[:strings.Index(hpaDeployment, "  replicas: 1\n")]+hpaDeployment[strings.Index(hpaDeployment, "  replicas: 1\n")+len("  replicas: 1\n"):], false)
+	apply(t, ns, "kubectl", strings.Replace(hpaDeployment, "  replicas: 1\n", "", 1), false)
 	if v, _, _ := unstructured.NestedInt64(get(t, d).Object, "spec", "replicas"); v != 3 {
 		t.Errorf("replicas %d after the applier dropped them, want 3", v)
 	}
