@@ -76,6 +76,7 @@ func TestValidationErrors(t *testing.T) {
 		{"who-owns: names and selector", []string{"who-owns", "deploy", "web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
 		{"who-owns: local without files", []string{"who-owns", "--local"}, "--local needs the objects in -f or -k"},
 		{"who-owns: bad color", []string{"who-owns", "--local", "-f", configMapFixture, "--color", "pink"}, "--color must be auto, always or never"},
+		{"audit: bad fix", []string{"audit", "--fix", "revert"}, `--fix must be adopt or forget, not "revert"`},
 		{"explain-conflict: no manifests", []string{"explain-conflict"}, "give the manifests to simulate with -f or -k"},
 		{"explain-conflict: a live object", []string{"explain-conflict", "deploy/web"}, "explain-conflict reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa explain-conflict -f web.yaml; to see the live deploy/web's owners, run kubectl ssa who-owns deploy/web"},
 		{"diff: a live object", []string{"diff", "deploy", "-n", "shop"}, "diff reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa diff -f deploy.yaml"},

@@ -155,7 +155,14 @@ type Options struct {
 	ClusterFlags []string
 	// Cluster names the cluster in findings.
 	Cluster string
+	// Fix is the fix of drift and manual edits that Finding.Fix names
+	// (the others stay in Fixes): FixAdopt (default) when the object has
+	// an applier to adopt the fields, or FixForget.
+	Fix FixMode
 }
+
+// FixModes are the values Options.Fix takes.
+var FixModes = []FixMode{FixAdopt, FixForget}
 
 // DefaultLastAppliedThreshold leaves room under the annotation limit for
 // the object's other annotations and a few more applies.
@@ -302,6 +309,9 @@ func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []owner
 			Summary: fmt.Sprintf("%q takes the fields at their current values; its next apply keeps or reverts them as its manifest says (the declared state)%s", applier, rolls)})
 	}
 	fixes = append(fixes, forget)
+	if c.o.Fix == FixForget {
+		fixes = append([]Fix{forget}, fixes[:len(fixes)-1]...)
+	}
 	c.add(code, e, paths, msg, fixes[0].Command)
 	c.out[len(c.out)-1].Fixes = fixes
 }

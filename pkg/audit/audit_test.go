@@ -213,10 +213,11 @@ func TestCheck(t *testing.T) {
 // reverting the pod template rolls the pods; forget leaves the values.
 func TestFixesSayWhatTheyDo(t *testing.T) {
 	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
-	fs := Check(Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+	obj := Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
 		entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
 		entry("kubectl-set", update, "", `{"f:spec":{"f:template":{"f:spec":{"f:image":{}}}}}`),
-	}}, Options{})
+	}}
+	fs := Check(obj, Options{})
 	if len(fs) != 1 || len(fs[0].Fixes) != 2 {
 		t.Fatalf("findings %+v", fs)
 	}
@@ -226,6 +227,11 @@ func TestFixesSayWhatTheyDo(t *testing.T) {
 	}
 	if forget.Mode != FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web --from kubectl-set --all -n shop" || !strings.Contains(forget.Summary, "values stay") {
 		t.Errorf("forget %+v", forget)
+	}
+	// --fix forget names forget first; adopt stays an alternative.
+	fs = Check(obj, Options{Fix: FixForget})
+	if len(fs) != 1 || len(fs[0].Fixes) != 2 || fs[0].Fixes[0].Mode != FixForget || fs[0].Fixes[1].Mode != FixAdopt || fs[0].Fix.String() != forget.Command.String() {
+		t.Errorf("--fix forget: %+v", fs)
 	}
 }
 
