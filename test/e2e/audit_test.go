@@ -360,6 +360,12 @@ func TestAuditDefaultFixRestoresDeclaredState(t *testing.T) {
 	if diff := cmp.Diff(want, shorts(rep)); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
+	// --fix forget names the release instead (values stay).
+	for _, f := range auditJSON(t, 1, "-n", ns, "configmaps", "--expect-manager", "gitops", "--fix", "forget").Findings {
+		if !strings.Contains(f.Fix, "handover release configmap/settings --from "+f.Manager+" --all") {
+			t.Errorf("--fix forget: %s: fix %q", f.short(), f.Fix)
+		}
+	}
 	for _, f := range rep.Findings {
 		if f.Code == "rollout-restart" {
 			if f.Severity != "info" || f.Fix != "" {
