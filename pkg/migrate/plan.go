@@ -162,7 +162,7 @@ func MakePlan(obj Object, opts Options) (*Plan, error) {
 		}
 	}
 	if opts.Mode != ModeRelease && next != nil {
-		if lost := lostOwners(obj.ManagedFields, next, opts.Target); len(lost) > 0 {
+		if lost := lostOwners(obj.ManagedFields, next, opts.Target, p.RemoveLastApplied); len(lost) > 0 {
 			p.Action, p.Changes = ActionSkip, []Change{}
 			p.Reason = fmt.Sprintf("migrating would remove %s and give their fields to no one (%q would own none of them): nothing was changed; drop them explicitly with migrate release if that is meant", strings.Join(lost, ", "), opts.Target)
 			return p, nil
@@ -178,7 +178,9 @@ func MakePlan(obj Object, opts Options) (*Plan, error) {
 // lostOwners names the entries of before that after no longer has when no
 // Apply entry of target takes their fields: a migration moves ownership,
 // it never leaves an object with fewer owners and nobody in their place.
-func lostOwners(before, after []metav1.ManagedFieldsEntry, target string) []string {
+// An entry that owned nothing, or only the last-applied annotation that
+// the migration removes, loses nothing.
+func lostOwners(before, after []metav1.ManagedFieldsEntry, target string, removesLastApplied bool) []string {
 	for _, e := range after {
 		if e.Manager == target && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
 			return nil
@@ -186,8 +188,8 @@ func lostOwners(before, after []metav1.ManagedFieldsEntry, target string) []stri
 	}
 	var lost []string
 	for _, b := range before {
-		if s, err := ownership.DecodeEntry(b); err == nil && s.Empty() {
-			continue // it owned nothing: the apiserver drops it anyway
+		if s, err := ownership.DecodeEntry(b); err == nil && ownsNothingLeft(s, removesLastApplied) {
+			continue
 		}
 		kept := false
 		for _, a := range after {
@@ -344,6 +346,19 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}, secret boo
 		}
 	})
 	return out
+}
+
+// ownsNothingLeft tells whether s is empty, but for the last-applied
+// annotation (and the maps that hold it) when the migration removes it.
+func ownsNothingLeft(s *fieldpath.Set, removesLastApplied bool) bool {
+	empty := true
+	s.Iterate(func(p fieldpath.Path) {
+		if removesLastApplied && len(p) <= len(lastAppliedPath) && lastAppliedPath[:len(p)].Equals(p) {
+			return
+		}
+		empty = false
+	})
+	return empty
 }
 
 // stringDataAlias is .stringData.KEY for a Secret's .data.KEY, and p

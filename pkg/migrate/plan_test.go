@@ -198,6 +198,17 @@ func TestMakePlan(t *testing.T) {
 			wantReason: `migrating would remove "kubectl-client-side-apply" (Update) and give their fields to no one`,
 		},
 		{
+			name: "client-side apply owning only its annotation goes with it under --remove-last-applied",
+			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`}, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`),
+				entry("kube-controller-manager", "Update", "apps/v1", `{"f:status":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
+			wantAction: ActionMigrate,
+			wantRemove: true,
+			wantOwned:  []string{"kube-controller-manager/Update@apps/v1: .status.replicas"},
+		},
+		{
 			name:       "corrupt managedFields",
 			obj:        Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{entry("x", "Update", "apps/v1", `{"f:spec":`)}},
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
