@@ -258,6 +258,12 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 			continue
 		}
 		seen[cf.Manager+cf.Subresource] = true
+		if len(r.Autoscalers) > 0 && cf.Manager == conflict.AutoscalerController && cf.Subresource == "scale" {
+			// Taken from the autoscaler, replicas go back to it at its
+			// next scaling: the note above hands them the other way.
+			fmt.Fprintln(w, "       (not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)")
+			continue
+		}
 		var fields []string
 		for _, other := range r.Conflicts {
 			if other.Manager == cf.Manager && other.Subresource == cf.Subresource {

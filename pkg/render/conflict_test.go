@@ -100,7 +100,10 @@ func TestAutoscalerNote(t *testing.T) {
 			name:    "client-side apply",
 			holders: []conflict.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
 			want: []string{"$ kubectl ssa handover deployment.v1.apps/web -n shop --field .spec.replicas --from kubectl-client-side-apply --to kube-controller-manager\n",
-				`also takes .spec.replicas out of the last-applied annotation of "kubectl-client-side-apply"`},
+				`also takes .spec.replicas out of the last-applied annotation of "kubectl-client-side-apply"`,
+				"(not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)"},
+			// No command takes replicas from the autoscaler.
+			not: []string{"--from kube-controller-manager"},
 		},
 		{
 			name: "the autoscaler alone",

@@ -77,6 +77,9 @@ func TestAutoscalerAdviceAfterClientSideApply(t *testing.T) {
 	if !strings.Contains(res.stdout, want) || len(pasted) != 1 {
 		t.Fatalf("want the note's one handover to be %q, got %q:\n%s", want, pasted, res.stdout)
 	}
+	if strings.Contains(res.stdout, "--from kube-controller-manager") {
+		t.Errorf("a suggestion takes replicas from the autoscaler:\n%s", res.stdout)
+	}
 	args := append([]string{"handover"}, strings.Fields(pasted[0])...)
 	before := get(t, d).GetResourceVersion()
 	if r := handoverJSON(t, 0, append(args, "--dry-run=server")...); r.Status != "planned" {
