@@ -316,8 +316,10 @@ func TestHandoverConcurrentWriter(t *testing.T) {
 func TestHandoverDryRunConcurrentWriter(t *testing.T) {
 	ns := namespace(t)
 	cm := apply(t, ns, "ci-deploy", appliersCM, false)
-	stop := busyWriter(t, cm, 5*time.Millisecond)
-	for i := 0; i < 5; i++ {
+	stop := busyWriter(t, cm, 25*time.Millisecond)
+	// (A writer every 25 ms, as a busy controller: a dry run without the
+	// retry met a 409 in most of eight runs.)
+	for i := 0; i < 8; i++ {
 		r := handoverJSON(t, 0, "handover", "-n", ns, "cm/c", "--field", ".data.a", "--from", "ci-deploy", "--to", "argocd-controller", "--dry-run=server")
 		if r.Status != "planned" || stepNames(r) != "share:dry-run release:dry-run" {
 			t.Errorf("run %d: status %q steps %s, want planned with both steps dry-run", i, r.Status, stepNames(r))
