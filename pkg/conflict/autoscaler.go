@@ -69,7 +69,9 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 	if !ok {
 		return nil, ""
 	}
-	if _, sets, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); !sets {
+	if _, sets, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); !sets || obj.GetNamespace() == "" {
+		// (An autoscaler targets an object of its own namespace: without
+		// one, nothing can target it, and listing "" lists them all.)
 		return nil, ""
 	}
 	hpas, err := lister.Autoscalers(ctx, obj.GetNamespace())
@@ -84,7 +86,7 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 		name, _ := ref["name"].(string)
 		apiVersion, _ := ref["apiVersion"].(string)
 		gv, _ := schema.ParseGroupVersion(apiVersion)
-		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group {
+		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group || h.GetNamespace() != obj.GetNamespace() {
 			continue
 		}
 		a := Autoscaler{Name: h.GetName(), MinReplicas: 1}

@@ -1,6 +1,7 @@
 package conflict_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -87,5 +88,41 @@ func TestReplicasHolders(t *testing.T) {
 	}
 	if got := conflict.ReplicasHolders(nil); got != nil {
 		t.Errorf("an object that does not exist: %v", got)
+	}
+}
+
+// allNamespaces lists the autoscalers of every namespace, as a cluster
+// does when asked for namespace "".
+type allNamespaces struct {
+	*conflict.OfflineSource
+	hpas []unstructured.Unstructured
+}
+
+func (a allNamespaces) Autoscalers(context.Context, string) ([]unstructured.Unstructured, error) {
+	return a.hpas, nil
+}
+
+// An autoscaler of another namespace with the same target name does not
+// scale the object; a manifest without a namespace is looked up in none.
+func TestAutoscalersOfTheObjectsNamespace(t *testing.T) {
+	hpa := func(ns string, min int64) unstructured.Unstructured {
+		return unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+			"metadata": map[string]interface{}{"name": "web", "namespace": ns},
+			"spec": map[string]interface{}{"minReplicas": min, "maxReplicas": int64(9),
+				"scaleTargetRef": map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
+	}
+	src, err := conflict.NewOfflineSource(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lister := allNamespaces{OfflineSource: src, hpas: []unstructured.Unstructured{hpa("other", 2), hpa("shop", 4)}}
+	obj := manifest(t, fmt.Sprintf(replicas, 3))
+	got, warning := conflict.AutoscalersOf(context.Background(), lister, obj)
+	if warning != "" || len(got) != 1 || got[0].MinReplicas != 4 {
+		t.Errorf("autoscalers of shop/web: %+v %q", got, warning)
+	}
+	obj.SetNamespace("")
+	if got, _ := conflict.AutoscalersOf(context.Background(), lister, obj); len(got) != 0 {
+		t.Errorf("without a namespace: %+v", got)
 	}
 }
