@@ -64,6 +64,7 @@ Findings (code: severity):
   shared-appliers      warning  fields applied by two or more Apply managers
   rollout-restart      info     kubectl rollout restart's stamp on the pod template: history;
                                 an applier made to own it would remove it, restarting every pod
+  handover-held        info     fields kubectl ssa handover holds until the controller writes them
 
 Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
 in -o json/yaml), with the same cluster flags. Drift and manual edits have

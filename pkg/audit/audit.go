@@ -49,10 +49,13 @@ const (
 	// CodeRolloutRestart: kubectl rollout restart's stamp on the pod
 	// template, which every restart writes: history, not drift.
 	CodeRolloutRestart Code = "rollout-restart"
+	// CodeHandoverHeld: kubectl ssa handover's temporary manager holds
+	// fields until the controller they were handed to writes them.
+	CodeHandoverHeld Code = "handover-held"
 )
 
 // Codes lists every code, in the order the README documents them.
-var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart}
+var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart, CodeHandoverHeld}
 
 // Severity orders findings for --fail-on.
 type Severity string
@@ -206,7 +209,13 @@ func Check(obj Object, o Options) []Finding {
 			c.add(CodeRolloutRestart, e, []ownership.Path{ownership.Path(restartedAtPath)},
 				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
 		}
+		held := e.Manager == ownership.HandoverManager && e.Operation == metav1.ManagedFieldsOperationApply
+		if held && !set.Empty() {
+			// Not drift: adopting these would undo the handover.
+			c.add(CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
+		}
 		switch {
+		case held:
 		case len(o.Expect) > 0:
 			if e.Subresource == "" && !c.allowed(e.Manager) && len(edited) > 0 {
 				c.addFixes(CodeDrift, e, edited, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(edited)))

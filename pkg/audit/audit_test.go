@@ -95,6 +95,17 @@ func TestCheck(t *testing.T) {
 			want: []string{"drift kubectl-edit .data.x | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
 		},
 		{
+			// Adopting them would give replicas back to gitops, undoing
+			// the handover to the autoscaler.
+			name: "a handover's temporary manager is no drift",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-ssa-handover", apply, "", `{"f:spec":{"f:replicas":{}}}`),
+			},
+			opts: Options{Expect: []string{"gitops"}},
+			want: []string{"handover-held kubectl-ssa-handover .spec.replicas | "},
+		},
+		{
 			name: "a manual edit of an applied object: its applier adopts it",
 			entries: []metav1.ManagedFieldsEntry{
 				entry("gitops", apply, "", `{"f:data":{"f:x":{}}}`),

@@ -38,7 +38,7 @@ const (
 )
 
 // DefaultTempManager holds fields during a handover to a controller.
-const DefaultTempManager = "kubectl-ssa-handover"
+const DefaultTempManager = ownership.HandoverManager
 
 // Request says what to move.
 type Request struct {

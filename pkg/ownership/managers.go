@@ -20,6 +20,10 @@ const (
 	// ClientSideApplyManager is the manager kubectl's client-side apply
 	// writes as when no --field-manager is given.
 	ClientSideApplyManager = "kubectl-client-side-apply"
+	// HandoverManager holds fields at their values during a handover to
+	// a controller (kubectl ssa handover), until the controller writes
+	// them.
+	HandoverManager = "kubectl-ssa-handover"
 )
 
 // AnnotationLimit is the apiserver's limit on the total size of an
