@@ -474,6 +474,12 @@ func TestHandoverToHPAInsideItsRange(t *testing.T) {
 	if !strings.Contains(text.stdout, "Result: handed-over: done: no applier owns the fields") {
 		t.Errorf("the narrative does not say it is done:\n%s", text.stdout)
 	}
+	// The temporary manager is no drift for audit: adopting its field
+	// would give replicas back to the applier.
+	rep := auditJSON(t, 0, "-n", ns, "deployments", "--expect-manager", "kubectl")
+	if len(rep.Findings) != 1 || rep.Findings[0].Code != "handover-held" || rep.Findings[0].Fix != "" {
+		t.Errorf("audit after the handover: %v", shorts(rep))
+	}
 	// The applier's manifest without replicas leaves them where they are.
 	apply(t, ns, "kubectl", strings.Replace(hpaDeployment, "  replicas: 1\n", "", 1), false)
 	if v, _, _ := unstructured.NestedInt64(get(t, d).Object, "spec", "replicas"); v != 3 {
