@@ -138,7 +138,9 @@ func ReplicasHolders(live *unstructured.Unstructured) []ReplicasHolder {
 	entries := live.GetManagedFields()
 	owners, _ := ownership.Owners(entries, replicasPath)
 	for _, e := range owners {
-		if e.Manager != AutoscalerController {
+		// A handover's temporary manager holds it for the autoscaler
+		// already, until the autoscaler writes it.
+		if e.Manager != AutoscalerController && e.Manager != ownership.HandoverManager {
 			add(e.Manager)
 		}
 	}

@@ -70,6 +70,11 @@ func TestReplicasHolders(t *testing.T) {
 			want: []conflict.ReplicasHolder{{Manager: "kubectl"}},
 		},
 		{
+			name: "held by a handover to the autoscaler",
+			ops:  []operation{apply{manager: "kubectl-ssa-handover", manifest: fmt.Sprintf(replicas, 3)}},
+			want: []conflict.ReplicasHolder{},
+		},
+		{
 			name: "the autoscaler alone",
 			ops:  []operation{apply{manager: "argocd-controller", manifest: webWith("nginx:1")}, hpaScales(4)},
 			want: []conflict.ReplicasHolder{},

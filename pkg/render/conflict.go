@@ -187,7 +187,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 func writeAutoscalerNote(w io.Writer, p *Palette, a conflict.Autoscaler, holders []conflict.ReplicasHolder, c ConflictContext) {
 	head := fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too.", Escape(a.Name), a.MinReplicas, a.MaxReplicas)
 	if len(holders) == 0 {
-		fmt.Fprintln(w, p.Yellow(head+" The autoscaler alone owns it already: leave replicas out of your manifest."))
+		fmt.Fprintln(w, p.Yellow(head+" It is the autoscaler's already (nothing else holds it): leave replicas out of your manifest."))
 		return
 	}
 	fmt.Fprintln(w, p.Yellow(head+" Hand the field to the autoscaler, then leave replicas out of your manifest:"))

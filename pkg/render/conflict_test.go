@@ -107,7 +107,7 @@ func TestAutoscalerNote(t *testing.T) {
 		},
 		{
 			name: "the autoscaler alone",
-			want: []string{"The autoscaler alone owns it already: leave replicas out of your manifest."},
+			want: []string{"It is the autoscaler's already (nothing else holds it): leave replicas out of your manifest."},
 			not:  []string{"--to kube-controller-manager"},
 		},
 	}
