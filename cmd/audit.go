@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type auditOptions struct {
 	threshold    int
 	failOn       string
 	allowPartial bool
+	fix          string
 	allContexts  bool
 	concurrency  int
 	clusterFlags []string
@@ -60,9 +62,18 @@ Findings (code: severity):
   last-applied-size    error    a last-applied annotation over --last-applied-threshold bytes
                                 (all annotations together may hold 262144)
   shared-appliers      warning  fields applied by two or more Apply managers
+  rollout-restart      info     kubectl rollout restart's stamp on the pod template: history;
+                                an applier made to own it would remove it, restarting every pod
+  handover-held        info     fields kubectl ssa handover holds until the controller writes them
 
 Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
-in -o json/yaml), with the same cluster flags.
+in -o json/yaml), with the same cluster flags. Drift and manual edits have
+two ("fixes" in -o json/yaml says what each does to the values): adopt, the
+default when the object has an applier to adopt them, gives the fields to
+it, so that its next apply keeps or reverts them as its manifest says (the
+declared state; reverting the pod template rolls the pods); forget
+(--fix forget) makes the editor let go: the edited values stay, owned by
+nobody, and no apply reverts them.
 
 Several clusters: --context a,b or --all-contexts audits them side by side;
 each row names its cluster.
@@ -103,8 +114,10 @@ Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
 	f.BoolVar(&o.allowPartial, "allow-partial", false, "Accept that kinds you may not list are left out (named as warnings): without it such an audit exits 2, as it checked less than asked.")
 	f.StringVar(&o.failOn, "fail-on", o.failOn, "Exit 1 when a finding of this severity or above exists: info, warning, error, or never.")
 	f.BoolVar(&o.allContexts, "all-contexts", false, "Audit every context of the kubeconfig, side by side.")
+	f.StringVar(&o.fix, "fix", string(audit.FixAdopt), "The fix named for drift and manual edits: adopt (the applier takes the fields; its next apply returns them to its manifest) or forget (released; the edited values stay).")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "How many kinds are listed at once, per cluster.")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(severityNames(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fix", cobra.FixedCompletions([]string{string(audit.FixAdopt), string(audit.FixForget)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("expect-manager", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("allow-manager", completeManagers(g, &o.sel))
 	return cmd
@@ -124,6 +137,9 @@ func (o *auditOptions) validate(args []string) error {
 	}
 	if audit.Severity(o.failOn).Rank() < 0 {
 		return fmt.Errorf("--fail-on must be one of %s, not %q", strings.Join(severityNames(), ", "), o.failOn)
+	}
+	if m := audit.FixMode(o.fix); !slices.Contains(audit.FixModes, m) {
+		return fmt.Errorf("--fix must be adopt or forget, not %q", o.fix)
 	}
 	if o.concurrency < 1 {
 		return errors.New("--concurrency must be at least 1")
@@ -342,14 +358,14 @@ func (o *auditOptions) scan(ctx context.Context, t target, args []string, found 
 	if err := c.CheckServer(); err != nil {
 		return nil, err
 	}
-	opts := audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Served: c.ServedKind, ClusterFlags: t.fix, Cluster: t.name}
+	opts := audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Served: c.ServedKind, ClusterFlags: t.fix, Cluster: t.name, Fix: audit.FixMode(o.fix)}
 	o.sel.In = o.streams.In
 	return o.sel.Stream(ctx, c, args, kube.StreamOptions{Concurrency: o.concurrency}, func(it kube.Item) error {
 		m := it.Meta
 		obj := audit.Object{
 			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
 				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
-			ManagedFields: m.ManagedFields, Annotations: m.Annotations,
+			ManagedFields: m.ManagedFields, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
 		}
 		found(audit.Check(obj, opts))
 		return nil

@@ -75,7 +75,7 @@ exist, where the apply would fail).
   # Offline, against a saved object
   kubectl get deploy web -o yaml --show-managed-fields > live.yaml
   kubectl ssa diff --local --live-file live.yaml -f deploy.yaml`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err

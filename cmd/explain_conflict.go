@@ -78,7 +78,7 @@ permission), so that nothing was verified.`,
   # Offline, against a saved object
   kubectl get deploy web -o yaml --show-managed-fields > live.yaml
   kubectl ssa explain-conflict --local --live-file live.yaml -f deploy.yaml`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err

@@ -85,3 +85,27 @@ func clusterFlags(cmd *cobra.Command) []string {
 	}
 	return out
 }
+
+// manifestArgs refuses positional arguments to a command that reads
+// manifests (explain-conflict, diff), saying what to type instead:
+// "deploy/web" names a live object, which these commands compare a
+// manifest with.
+func manifestArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	name := cmd.Name()
+	return fmt.Errorf("%s reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa %s -f %s.yaml; to see the live %s's owners, run kubectl ssa who-owns %s",
+		name, name, manifestHint(args[0]), args[0], args[0])
+}
+
+// manifestHint makes a file name from what the user typed (deploy/web: web).
+func manifestHint(arg string) string {
+	if i := strings.LastIndex(arg, "/"); i >= 0 && i < len(arg)-1 {
+		arg = arg[i+1:]
+	}
+	if arg == "" || strings.ContainsAny(arg, " \t'\"$`\\") {
+		return "manifest"
+	}
+	return arg
+}

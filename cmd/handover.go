@@ -62,7 +62,13 @@ Update or a subresource, like kube-controller-manager for an HPA's
 fields at their current values, so that taking them away from the old owner
 can never reset them; then the old owner releases them; with --wait the
 command waits until the controller writes the fields and then removes the
-temporary manager.
+temporary manager. A controller writes only when the value must change (an
+HPA whose target count is already there may never write): once no applier
+owns the fields, no last-applied annotation holds them and an autoscaler
+targets the object, the handover is done ("handed-over", exit 0), with or
+without --wait; the temporary manager lets go when the command runs again
+after the controller wrote them. --wait with --dry-run shows the plan and
+does not wait.
 
 Between two appliers (e.g. a CI pipeline's manager to argocd-controller):
 the new manager takes shared ownership at the current values, then the old
@@ -201,9 +207,6 @@ func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
 		default:
 			return "", fmt.Errorf("--mode must be auto, controller or applier, not %q", o.mode)
 		}
-		if o.wait && dr != kube.DryRunNone {
-			return "", errors.New("--wait waits for a real handover: drop --dry-run or --wait")
-		}
 		if o.timeout <= 0 {
 			return "", fmt.Errorf("--timeout must be a positive duration, e.g. 2m, not %s", o.timeout)
 		}
@@ -253,7 +256,8 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		if !o.output.out.IsData() && dr == kube.DryRunNone {
 			progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
 		}
-		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets})
+		targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
+		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets, ControllerTargets: targets})
 		if err != nil {
 			failed++
 			msg := err.Error()
@@ -274,8 +278,8 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		if !o.showSecrets {
 			rep.RedactSecrets()
 		}
-		if w := o.noAutoscaler(ctx, c, obj, rep); w != "" {
-			rep.Warnings = append(rep.Warnings, w)
+		if hpaWarning != "" && rep.Mode == handover.ModeController && rep.Status != handover.StatusAlreadyComplete && rep.Status != handover.StatusCompleted {
+			rep.Warnings = append(rep.Warnings, hpaWarning)
 		}
 		if rep.Status == handover.StatusHeld && o.wait {
 			held++
@@ -321,19 +325,22 @@ func withClusterFlags(words, flags []string) []string {
 	return append(out, words[2:]...)
 }
 
-// noAutoscaler warns when .spec.replicas goes to kube-controller-manager
-// and no HorizontalPodAutoscaler targets the object: nothing will write
-// the field, and the temporary manager keeps holding it.
-func (o *handoverOptions) noAutoscaler(ctx context.Context, c *kube.Cluster, obj *unstructured.Unstructured, rep *handover.Report) string {
-	if rep.Mode != handover.ModeController || o.to != "kube-controller-manager" || rep.Status == handover.StatusAlreadyComplete || rep.Status == handover.StatusCompleted {
-		return ""
+// autoscaled tells, for a handover of .spec.replicas to
+// kube-controller-manager, whether a HorizontalPodAutoscaler targets the
+// object (then the handover is done once the fields are safe, whether or
+// not the autoscaler has written them yet), or warns that none does:
+// nothing will write the field, and the temporary manager keeps holding
+// it.
+func (o *handoverOptions) autoscaled(ctx context.Context, c *kube.Cluster, obj *unstructured.Unstructured, req handover.Request) (bool, string) {
+	if o.release || o.to != conflict.AutoscalerController {
+		return false, ""
 	}
 	replicas := false
-	for _, p := range rep.Fields {
-		replicas = replicas || p.String() == ".spec.replicas"
+	for _, p := range req.Fields {
+		replicas = replicas || ownership.Path(p).String() == ".spec.replicas"
 	}
 	if !replicas {
-		return ""
+		return false, ""
 	}
 	if o.hpaSource == nil {
 		// One per run: it lists a namespace's autoscalers once.
@@ -341,11 +348,11 @@ func (o *handoverOptions) noAutoscaler(ctx context.Context, c *kube.Cluster, obj
 	}
 	hpas, warning := conflict.AutoscalersOf(ctx, o.hpaSource, obj)
 	if warning != "" || len(hpas) > 0 {
-		return warning
+		return len(hpas) > 0, warning
 	}
 	temp := o.tempManager
 	if temp == "" {
 		temp = handover.DefaultTempManager
 	}
-	return fmt.Sprintf("no HorizontalPodAutoscaler in namespace %s targets %s: kube-controller-manager will not write .spec.replicas, and %q keeps holding it (create the HPA, or hand the field to another manager)", obj.GetNamespace(), kube.ObjectName(obj), temp)
+	return false, fmt.Sprintf("no HorizontalPodAutoscaler in namespace %s targets %s: kube-controller-manager will not write .spec.replicas, and %q keeps holding it (create the HPA, or hand the field to another manager)", obj.GetNamespace(), kube.ObjectName(obj), temp)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -373,6 +374,10 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 // verifyApply checks that applying the object's last-applied
 // configuration as the target would conflict with nothing and remove
 // nothing, with the explain-conflict engine.
+// goValues are Go values printed with %v ({0xc000123 ...}, 0xc000123):
+// memory addresses that mean nothing to a user.
+var goValues = regexp.MustCompile(`\{0x[0-9a-f]+[^{}]*\}|0x[0-9a-f]{6,}`)
+
 func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *unstructured.Unstructured) error {
 	var mu sync.Mutex
 	src := conflict.NewClusterSource(c, o.cacheDir())
@@ -385,7 +390,10 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 		if err := json.Unmarshal([]byte(la), &applied.Object); err != nil {
 			return fmt.Errorf("the last-applied annotation is not JSON: %w", err)
 		}
-		if applied.GetAPIVersion() != obj.GetAPIVersion() {
+		if applied.GetAPIVersion() != obj.GetAPIVersion() || applied.GetKind() != obj.GetKind() {
+			// Written at another version, or a controller's copy of its
+			// owner's annotation (a StatefulSet's on a ControllerRevision):
+			// nothing to apply to this object.
 			return nil
 		}
 		applied.SetNamespace(obj.GetNamespace())
@@ -398,14 +406,15 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 		r, err := conflict.Simulate(conflict.Input{Live: obj, Applied: applied, FieldManager: o.target, Schema: tc,
 			CRD: kube.IsCustom(obj.GroupVersionKind()), Served: c.ServedKind})
 		if err != nil {
-			return err
+			// The field manager's errors can quote Go values: keep the words.
+			return fmt.Errorf("could not predict applying the last-applied configuration as %q: %s", o.target, goValues.ReplaceAllString(err.Error(), "…"))
 		}
 		if r.Message != "" {
 			// A conflict with a manager the migration should have folded
 			// is its failure; any other existed before it.
 			ours := false
 			for _, cf := range r.Conflicts {
-				ours = ours || cf.Manager == "kubectl-client-side-apply" || slices.Contains(o.from, cf.Manager)
+				ours = ours || cf.Manager == ownership.ClientSideApplyManager || slices.Contains(o.from, cf.Manager)
 			}
 			if !ours {
 				return &migrate.VerifyNote{Msg: fmt.Sprintf("the last-applied configuration conflicts with changes made after it (%s); the next apply of that manifest reports it instead of silently overwriting it", strings.ReplaceAll(r.Message, "\n", " "))}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,6 +98,40 @@ func TestWhoOwnsFieldSyntaxError(t *testing.T) {
 	}
 }
 
+// A --field path that is nowhere in the object is a mistake, not an
+// empty answer: one error line naming the object, exit 2. A path that is
+// there but owned by nobody, or not by the managers asked for, is not.
+func TestWhoOwnsFieldMatchingNothing(t *testing.T) {
+	one := []string{"who-owns", "--local", "-f", "testdata/deployment.yaml"}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "mistyped", args: []string{"--field", ".spec.replicaz"}, wantErr: "--field .spec.replicaz matches no field of Deployment/shop/web: check the path with -o tree (owned fields) or --unowned"},
+		{name: "mistyped pattern", args: []string{"--field", ".spec.templat.**", "-o", "tree"}, wantErr: "--field .spec.templat.** matches no field of Deployment/shop/web"},
+		{name: "one of two mistyped", args: []string{"--field", ".spec.replicas", "--field", ".spec.replicaz"}, wantErr: "--field .spec.replicaz matches no field"},
+		{name: "over two objects", args: []string{"-f", "testdata/configmap.yaml", "--field", ".spec.replicaz"}, wantErr: "--field .spec.replicaz matches no field of 2 objects"},
+		{name: "identity", args: []string{"--field", ".metadata.name"}},
+		{name: "there, but not this manager's", args: []string{"--field", ".spec.replicas", "--manager", "nobody"}},
+		{name: "in one of two objects", args: []string{"-f", "testdata/configmap.yaml", "--field", ".data.*"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append(append([]string{}, one...), tt.args...)...)
+			if tt.wantErr == "" {
+				if r.err != nil {
+					t.Fatalf("exit %d: %v", r.code, r.err)
+				}
+				return
+			}
+			if r.code != 2 || r.err == nil || !strings.HasPrefix(r.err.Error(), tt.wantErr) || r.out != "" {
+				t.Errorf("exit %d, error %v, stdout %q; want 2 and %q", r.code, r.err, r.out, tt.wantErr)
+			}
+		})
+	}
+}
+
 // Over many objects, a filter that matches nothing says so once, in every
 // view; JSON is an empty List.
 func TestWhoOwnsNothingMatchesSaysSoOnce(t *testing.T) {
@@ -112,7 +147,7 @@ func TestWhoOwnsNothingMatchesSaysSoOnce(t *testing.T) {
 		{name: "shared, nothing else", args: []string{"--shared", "--operation", "Update", "--subresource", "scale"}, wantErrOut: "no fields match, in all 2 objects\n"},
 		{name: "managers", args: []string{"--manager", "nobody", "-o", "managers"}, wantErrOut: "no managers match, in all 2 objects\n"},
 		{name: "blame", args: []string{"--manager", "nobody", "-o", "blame"}, wantErrOut: "no fields match, in all 2 objects\n"},
-		{name: "tree", args: []string{"--field", ".nothing", "-o", "tree"}, wantErrOut: "no fields match, in all 2 objects\n"},
+		{name: "tree", args: []string{"--field", ".metadata.labels.*", "--manager", "nobody", "-o", "tree"}, wantErrOut: "no fields match, in all 2 objects\n"},
 		{name: "json", args: []string{"--manager", "nobody", "-o", "json"}, wantOut: "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": []\n}\n"},
 	}
 	for _, tt := range tests {
@@ -301,5 +336,29 @@ func TestWhoOwnsManagersFollowFieldFilters(t *testing.T) {
 				t.Errorf("managers (-want +got):\n%s\n%s", diff, r.out)
 			}
 		})
+	}
+}
+
+// A long default table of one object points to the tree view on stderr;
+// stdout is the table as ever, and -o table asked for gets no note.
+func TestWhoOwnsLongTableHint(t *testing.T) {
+	var data, fields []string
+	for i := 0; i < 150; i++ {
+		data = append(data, fmt.Sprintf("    k%03d: v", i))
+		fields = append(fields, fmt.Sprintf(`"f:k%03d":{}`, i))
+	}
+	file := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: shop\n  managedFields:\n  - manager: bulk\n    operation: Apply\n    apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1: {\"f:data\":{"+strings.Join(fields, ",")+"}}\ndata:\n"+strings.Join(data, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "who-owns", "--local", "-f", file)
+	if r.err != nil || !strings.Contains(r.out, ".data.k149") {
+		t.Fatalf("%v, stdout:\n%s", r.err, r.out)
+	}
+	if want := "note: 150 rows; -o tree shows the same ownership in "; !strings.HasPrefix(r.errOut, want) || strings.Count(r.errOut, "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q", r.errOut, want)
+	}
+	if r := run(t, "who-owns", "--local", "-f", file, "-o", "table"); r.errOut != "" {
+		t.Errorf("-o table: stderr %q", r.errOut)
 	}
 }

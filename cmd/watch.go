@@ -174,9 +174,9 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	if render.IsTerminal(o.streams.ErrOut) {
-		fmt.Fprintf(o.streams.ErrOut, "Watching %s for fights (%d flips within %s)...\n", m.Resource.GroupResource(), o.minFlips, o.window)
-	}
+	// Always, not only on a terminal: a watch that finds nothing prints
+	// nothing else, and must not look hung in a CI log either.
+	fmt.Fprintln(o.streams.ErrOut, render.Escape(watchStartLine(wo, o.minFlips, o.window, o.timeout)))
 	tr := fight.New(fight.Options{MinFlips: o.minFlips, Window: o.window})
 	var failed error
 	err = c.Watch(ctx, wo, func(obj *unstructured.Unstructured, deleted bool) {
@@ -217,6 +217,28 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 		return exit(CodeFound)
 	}
 	return nil
+}
+
+// watchStartLine says what the watch watches, and that it is silent until
+// a fight starts.
+func watchStartLine(wo kube.WatchOptions, minFlips int, window, timeout time.Duration) string {
+	what := wo.Resource.GVR.GroupResource().String()
+	if wo.Name != "" {
+		what += "/" + wo.Name
+	}
+	if wo.LabelSelector != "" {
+		what += " (" + wo.LabelSelector + ")"
+	}
+	if wo.Namespace != "" {
+		what += " in namespace " + wo.Namespace
+	} else if wo.Resource.Namespaced {
+		what += " in all namespaces"
+	}
+	until := "until interrupted (Ctrl-C)"
+	if timeout > 0 {
+		until = "for " + timeout.String()
+	}
+	return fmt.Sprintf("Watching %s %s for fights (%d flips within %s); a line is printed when one starts.", what, until, minFlips, window)
 }
 
 // watchTargetExists refuses to watch, silently, an object or a namespace

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,13 @@ type whoOwnsOptions struct {
 	filter           ownership.Filter
 	showSecretValues bool
 	now              func() time.Time
+	// viewChosen: -o was given; a long default table then gets no hint.
+	viewChosen bool
 }
+
+// longTable is the number of rows over which the default table of one
+// object points to the tree view and the filters.
+const longTable = 100
 
 // The text views of who-owns.
 const (
@@ -91,6 +98,7 @@ Secret values are redacted unless --show-secret-values is given.`,
 			if err := o.validate(args); err != nil {
 				return err
 			}
+			o.viewChosen = cmd.Flags().Changed("output")
 			return o.run(cmd.Context(), args)
 		},
 	}
@@ -152,7 +160,7 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	}
 	reports := []interface{}{}
 	var failed []string
-	shown, empty := 0, 0
+	var analyzed []*ownership.Report
 	for _, obj := range objs {
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
@@ -160,6 +168,13 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 			failed = append(failed, err.Error())
 			continue
 		}
+		analyzed = append(analyzed, rep)
+	}
+	if err := o.unmatchedFields(analyzed); err != nil {
+		return err
+	}
+	shown, empty := 0, 0
+	for _, rep := range analyzed {
 		rep = o.filter.Apply(rep)
 		if len(objs) > 1 && o.filtered() && render.NothingToShow(rep, view) {
 			// Over many objects, a filter shows only those it matches,
@@ -178,6 +193,9 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 		switch view {
 		case viewTable, viewWide:
 			err = render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
+			if err == nil && !o.viewChosen && len(analyzed) == 1 {
+				o.hintLongTable(rep, ropts)
+			}
 		case viewBlame:
 			err = render.Blame(o.streams.Out, rep, ropts)
 		case viewTree:
@@ -205,6 +223,56 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	}
 	if len(failed) > 0 {
 		return exit(CodeError)
+	}
+	return nil
+}
+
+// hintLongTable points, on stderr, from a long default table to the tree
+// view (which collapses what one owner set holds) and to the filters.
+func (o *whoOwnsOptions) hintLongTable(rep *ownership.Report, ropts render.Options) {
+	rows := len(rep.Fields)
+	if o.filter.Unowned || rows <= longTable {
+		// (The tree has no unowned fields to show.)
+		return
+	}
+	var tree lineCounter
+	if render.Tree(&tree, rep, ropts) != nil {
+		return
+	}
+	fmt.Fprintf(o.streams.ErrOut, "note: %d rows; -o tree shows the same ownership in %d lines, and --field (e.g. '.spec.template.**') or --manager narrow the table\n", rows, int(tree))
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte("\n")))
+	return len(p), nil
+}
+
+// unmatchedFields fails when a --field pattern selects no path of any of
+// the objects, owned or not: a mistyped path is an error, not an empty
+// answer.
+func (o *whoOwnsOptions) unmatchedFields(reps []*ownership.Report) error {
+	if len(reps) == 0 || len(o.filter.Fields) == 0 {
+		return nil
+	}
+	missed := map[string]int{}
+	for _, r := range reps {
+		for _, s := range o.filter.Unmatched(r) {
+			missed[s]++
+		}
+	}
+	for _, s := range o.filter.Fields {
+		if missed[s] < len(reps) {
+			continue
+		}
+		what := fmt.Sprintf("%d objects", len(reps))
+		if len(reps) == 1 {
+			r := reps[0]
+			what = ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+		}
+		return &ExitError{Code: CodeError, Err: fmt.Errorf("--field %s matches no field of %s: check the path with -o tree (owned fields) or --unowned", s, what)}
 	}
 	return nil
 }

@@ -46,10 +46,16 @@ const (
 	CodeLastAppliedSize Code = "last-applied-size"
 	// CodeSharedAppliers: fields owned by two or more Apply managers.
 	CodeSharedAppliers Code = "shared-appliers"
+	// CodeRolloutRestart: kubectl rollout restart's stamp on the pod
+	// template, which every restart writes: history, not drift.
+	CodeRolloutRestart Code = "rollout-restart"
+	// CodeHandoverHeld: kubectl ssa handover's temporary manager holds
+	// fields until the controller they were handed to writes them.
+	CodeHandoverHeld Code = "handover-held"
 )
 
 // Codes lists every code, in the order the README documents them.
-var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers}
+var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart, CodeHandoverHeld}
 
 // Severity orders findings for --fail-on.
 type Severity string
@@ -97,8 +103,32 @@ type Finding struct {
 	Paths      []ownership.Path `json:"paths"`
 	// Message says what is wrong in a sentence.
 	Message string `json:"message"`
-	// Fix is the kubectl-ssa command that fixes it.
+	// Fix is the kubectl-ssa command that fixes it: that of the first of
+	// Fixes when there are several ways; empty when nothing is to be done.
 	Fix Command `json:"fix"`
+	// Fixes are the ways to fix it, the default first, each saying what
+	// it does to the values (drift and manual edits: adopt, forget).
+	Fixes []Fix `json:"fixes,omitempty"`
+}
+
+// FixMode says what a fix does to the values of the fields.
+type FixMode string
+
+// The fix modes.
+const (
+	// FixAdopt: the applier takes the fields; its next apply keeps or
+	// reverts them as its manifest says (the declared state).
+	FixAdopt FixMode = "adopt"
+	// FixForget: the fields are released; their values stay, owned by
+	// nobody, and no apply reverts them.
+	FixForget FixMode = "forget"
+)
+
+// Fix is one way to fix a finding.
+type Fix struct {
+	Mode    FixMode `json:"mode"`
+	Summary string  `json:"summary"`
+	Command Command `json:"command"`
 }
 
 // Command is a command line; it marshals to one string, quoted for a
@@ -128,7 +158,14 @@ type Options struct {
 	ClusterFlags []string
 	// Cluster names the cluster in findings.
 	Cluster string
+	// Fix is the fix of drift and manual edits that Finding.Fix names
+	// (the others stay in Fixes): FixAdopt (default) when the object has
+	// an applier to adopt the fields, or FixForget.
+	Fix FixMode
 }
+
+// FixModes are the values Options.Fix takes.
+var FixModes = []FixMode{FixAdopt, FixForget}
 
 // DefaultLastAppliedThreshold leaves room under the annotation limit for
 // the object's other annotations and a few more applies.
@@ -149,6 +186,9 @@ type Object struct {
 	Ref           ownership.ObjectRef
 	ManagedFields []metav1.ManagedFieldsEntry
 	Annotations   map[string]string
+	// OwnerReferences tell a controller's copy of its owner's
+	// last-applied annotation from client-side apply's own.
+	OwnerReferences []metav1.OwnerReference
 }
 
 // Check finds the problems of one object, in a stable order.
@@ -164,18 +204,29 @@ func Check(obj Object, o Options) []Finding {
 	}
 	for i, e := range obj.ManagedFields {
 		set := sets[i]
-		switch {
-		case len(o.Expect) > 0:
-			if e.Subresource == "" && !c.allowed(e.Manager) && !set.Empty() {
-				c.add(CodeDrift, e, leaves(set), fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), count(set)), c.release(e, set))
-			}
-		case IsManual(e) && !set.Empty() && !ownership.IsCSAEntry(e):
-			// (old kubectl's client-side apply wrote as "kubectl" Update:
-			// that is csa-leftover below, whose fix is a migration)
-			c.add(CodeManualEdit, e, leaves(set), fmt.Sprintf("%s owns %s set by hand", describe(e), count(set)), c.release(e, set))
+		edited := withoutRestart(set)
+		if set.Has(restartedAtPath) && e.Subresource == "" {
+			c.add(CodeRolloutRestart, e, []ownership.Path{ownership.Path(restartedAtPath)},
+				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
+		}
+		held := e.Manager == ownership.HandoverManager && e.Operation == metav1.ManagedFieldsOperationApply
+		if held && !set.Empty() {
+			// Not drift: adopting these would undo the handover.
+			c.add(CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
 		}
 		switch {
-		case ownership.IsCSAEntry(e):
+		case held:
+		case len(o.Expect) > 0:
+			if e.Subresource == "" && !c.allowed(e.Manager) && len(edited) > 0 {
+				c.addFixes(CodeDrift, e, edited, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(edited)))
+			}
+		case IsManual(e) && len(edited) > 0 && !ownership.IsCSAEntry(e):
+			// (old kubectl's client-side apply wrote as "kubectl" Update:
+			// that is csa-leftover below, whose fix is a migration)
+			c.addFixes(CodeManualEdit, e, edited, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(edited)))
+		}
+		switch {
+		case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
 			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.cmd("migrate", obj.Ref.ResourceArg()))
 		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
 			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
@@ -233,8 +284,108 @@ func (c *checker) cmd(args ...string) Command {
 	return out
 }
 
+var restartedAtPath = ownership.RestartedAtPath
+
+// withoutRestart is the leaves of set but rollout restart's stamp and the
+// maps above it (an Update entry owns the annotations map it created).
+func withoutRestart(set *fieldpath.Set) []ownership.Path {
+	out := []ownership.Path{}
+	for _, p := range leaves(set) {
+		e := fieldpath.Path(p)
+		if len(e) <= len(restartedAtPath) && restartedAtPath[:len(e)].Equals(e) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// addFixes adds a finding on fields someone set outside the declared
+// manifests, with its fixes: adopt (the applier takes them; its next
+// apply returns them to the declared state), the default when the object
+// has one applier, which it may pick among the expected managers; and
+// forget (release; the values stay, and nothing reverts them).
+func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []ownership.Path, msg string) {
+	forget := Fix{Mode: FixForget, Command: c.release(e),
+		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, and no apply reverts them", describe(e))}
+	var fixes []Fix
+	if applier := c.adopter(); applier != "" {
+		rolls := ""
+		for _, p := range paths {
+			if ownership.InPodTemplate(fieldpath.Path(p)) {
+				rolls = "; reverting the pod template rolls the pods"
+				break
+			}
+		}
+		fixes = append(fixes, Fix{Mode: FixAdopt, Command: c.adopt(e, applier, paths),
+			Summary: fmt.Sprintf("%q takes the fields at their current values; its next apply keeps or reverts them as its manifest says (the declared state)%s", applier, rolls)})
+	}
+	fixes = append(fixes, forget)
+	if c.o.Fix == FixForget {
+		fixes = append([]Fix{forget}, fixes[:len(fixes)-1]...)
+	}
+	c.add(code, e, paths, msg, fixes[0].Command)
+	c.out[len(c.out)-1].Fixes = fixes
+}
+
+// adopter is the applier that should take edited fields: the object's
+// one Apply manager of the main resource (among the expected ones, when
+// expected managers are given); or, when the edits took all of the
+// applier's fields and with them its entry, the one expected manager
+// named without a glob; "" when there is none or several.
+func (c *checker) adopter() string {
+	name := ""
+	for _, e := range c.obj.ManagedFields {
+		if e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" {
+			continue
+		}
+		if len(c.o.Expect) > 0 && !matchesAny(c.o.Expect, e.Manager) {
+			continue
+		}
+		if name != "" && name != e.Manager {
+			return "" // several: the user picks
+		}
+		name = e.Manager
+	}
+	if name == "" && len(c.o.Expect) == 1 && !strings.ContainsAny(c.o.Expect[0], "*?[") {
+		name = c.o.Expect[0]
+	}
+	return name
+}
+
+func matchesAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ownership.Glob(g, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// adopt is the command that gives an entry's fields to the applier:
+// migrate rename folds an entry of the main resource into the applier's
+// entry; a subresource's entry, or one holding rollout restart's stamp
+// (which the applier's next apply would remove, restarting every pod), is
+// handed over field by field.
+func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []ownership.Path) Command {
+	if s, err := ownership.DecodeEntry(e); e.Subresource == "" && err == nil && !s.Has(restartedAtPath) {
+		return c.cmd("migrate", "rename", c.obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", applier)
+	}
+	args := []string{"handover", c.obj.Ref.ResourceArg()}
+	for _, p := range paths {
+		args = append(args, "--field", p.String())
+	}
+	args = append(args, "--from", e.Manager)
+	if e.Subresource != "" {
+		args = append(args, "--from-subresource", e.Subresource)
+	} else if c.hasSubresourceEntry(e.Manager) {
+		args = append(args, "--from-subresource", "none")
+	}
+	return c.cmd(append(args, "--to", applier, "--mode", "applier")...)
+}
+
 // release is the command that takes an entry's fields away from it.
-func (c *checker) release(e metav1.ManagedFieldsEntry, _ *fieldpath.Set) Command {
+func (c *checker) release(e metav1.ManagedFieldsEntry) Command {
 	args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", e.Manager}
 	if e.Subresource != "" {
 		args = append(args, "--from-subresource", e.Subresource)
@@ -370,6 +521,13 @@ func isKeyField(p fieldpath.Path) bool {
 		}
 	}
 	return false
+}
+
+func countPaths(paths []ownership.Path) string {
+	if len(paths) != 1 {
+		return fmt.Sprintf("%d fields", len(paths))
+	}
+	return "1 field"
 }
 
 func count(set *fieldpath.Set) string {

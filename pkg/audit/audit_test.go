@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,10 +35,12 @@ func got(fs []Finding) []string {
 
 func TestCheck(t *testing.T) {
 	ref := ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web"}
+	yes := true
 	tests := []struct {
 		name    string
 		entries []metav1.ManagedFieldsEntry
 		ann     map[string]string
+		refs    []metav1.OwnerReference
 		opts    Options
 		want    []string
 	}{
@@ -67,7 +70,69 @@ func TestCheck(t *testing.T) {
 				entry("istio", update, "", `{"f:metadata":{"f:labels":{"f:mesh":{}}}}`),
 			},
 			opts: Options{Expect: []string{"argocd-*"}, Allow: []string{"ist?o"}},
-			want: []string{"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web --from kubectl-edit --all -n shop"},
+			// The default fix returns the object to its declared state:
+			// the expected applier adopts the fields.
+			want: []string{"drift kubectl-edit .data.y | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
+		},
+		{
+			name: "drift with no expected applier on the object: forget is the only fix",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("helm", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-edit", update, "", `{"f:data":{"f:y":{}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-*"}},
+			want: []string{
+				"drift helm .data.x | kubectl ssa handover release configmap/web --from helm --all -n shop",
+				"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web --from kubectl-edit --all -n shop",
+			},
+		},
+		{
+			name: "the edit took all of the expected applier's fields: it adopts them by name",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-controller"}},
+			want: []string{"drift kubectl-edit .data.x | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
+		},
+		{
+			// Adopting them would give replicas back to gitops, undoing
+			// the handover to the autoscaler.
+			name: "a handover's temporary manager is no drift",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-ssa-handover", apply, "", `{"f:spec":{"f:replicas":{}}}`),
+			},
+			opts: Options{Expect: []string{"gitops"}},
+			want: []string{"handover-held kubectl-ssa-handover .spec.replicas | "},
+		},
+		{
+			name: "a manual edit of an applied object: its applier adopts it",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl-patch", update, "", `{"f:data":{"f:y":{}}}`),
+			},
+			want: []string{"manual-edit kubectl-patch .data.y | kubectl ssa migrate rename configmap/web --from kubectl-patch --field-manager gitops -n shop"},
+		},
+		{
+			name: "kubectl rollout restart's stamp is history, not an edit nor drift",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
+				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
+			},
+			opts: Options{Expect: []string{"gitops"}},
+			want: []string{`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `},
+		},
+		{
+			name: "a restart and a hand edit of the pod template",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
+				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}},"f:spec":{"f:y":{}}}}}`),
+			},
+			want: []string{
+				`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `,
+				// (Not migrate rename: that would give gitops the stamp too.)
+				"manual-edit kubectl-rollout .spec.template.spec.y | kubectl ssa handover configmap/web --field .spec.template.spec.y --from kubectl-rollout --to gitops --mode applier -n shop",
+			},
 		},
 		{
 			name:    "generic manager",
@@ -126,6 +191,16 @@ func TestCheck(t *testing.T) {
 			want:    []string{"csa-leftover kubectl | kubectl ssa migrate configmap/web -n shop"},
 		},
 		{
+			// (A ConfigMap stands in for the StatefulSet controller's
+			// ControllerRevision: a controller's copy of its owner's
+			// annotation.)
+			name:    "a controller's copy of its owner's last-applied annotation is no leftover",
+			entries: []metav1.ManagedFieldsEntry{entry("kube-controller-manager", update, "", `{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:data":{"f:a":{}}}`)},
+			ann:     map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web"}}`},
+			refs:    []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "u", Controller: &yes}},
+			want:    []string{},
+		},
+		{
 			name: "the apiserver's own priority-and-fairness manager is not drift",
 			entries: []metav1.ManagedFieldsEntry{
 				entry("api-priority-and-fairness-config-producer-v1", update, "", `{"f:data":{"f:x":{}}}`),
@@ -136,11 +211,38 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := Check(Object{Ref: ref, ManagedFields: tt.entries, Annotations: tt.ann}, tt.opts)
+			fs := Check(Object{Ref: ref, ManagedFields: tt.entries, Annotations: tt.ann, OwnerReferences: tt.refs}, tt.opts)
 			if diff := cmp.Diff(tt.want, got(fs)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The fixes of a hand edit say what they do to the values: adopt (the
+// default) returns the object to its declared state and says that
+// reverting the pod template rolls the pods; forget leaves the values.
+func TestFixesSayWhatTheyDo(t *testing.T) {
+	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	obj := Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
+		entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
+		entry("kubectl-set", update, "", `{"f:spec":{"f:template":{"f:spec":{"f:image":{}}}}}`),
+	}}
+	fs := Check(obj, Options{})
+	if len(fs) != 1 || len(fs[0].Fixes) != 2 {
+		t.Fatalf("findings %+v", fs)
+	}
+	adopt, forget := fs[0].Fixes[0], fs[0].Fixes[1]
+	if adopt.Mode != FixAdopt || fs[0].Fix.String() != adopt.Command.String() || !strings.Contains(adopt.Summary, "keeps or reverts them as its manifest says") || !strings.Contains(adopt.Summary, "rolls the pods") {
+		t.Errorf("adopt %+v (fix %s)", adopt, fs[0].Fix)
+	}
+	if forget.Mode != FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web --from kubectl-set --all -n shop" || !strings.Contains(forget.Summary, "values stay") {
+		t.Errorf("forget %+v", forget)
+	}
+	// --fix forget names forget first; adopt stays an alternative.
+	fs = Check(obj, Options{Fix: FixForget})
+	if len(fs) != 1 || len(fs[0].Fixes) != 2 || fs[0].Fixes[0].Mode != FixForget || fs[0].Fixes[1].Mode != FixAdopt || fs[0].Fix.String() != forget.Command.String() {
+		t.Errorf("--fix forget: %+v", fs)
 	}
 }
 

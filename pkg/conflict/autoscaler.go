@@ -2,12 +2,16 @@ package conflict
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // Autoscaler is a HorizontalPodAutoscaler whose scaleTargetRef is the
@@ -65,7 +69,9 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 	if !ok {
 		return nil, ""
 	}
-	if _, sets, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); !sets {
+	if _, sets, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); !sets || obj.GetNamespace() == "" {
+		// (An autoscaler targets an object of its own namespace: without
+		// one, nothing can target it, and listing "" lists them all.)
 		return nil, ""
 	}
 	hpas, err := lister.Autoscalers(ctx, obj.GetNamespace())
@@ -80,7 +86,7 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 		name, _ := ref["name"].(string)
 		apiVersion, _ := ref["apiVersion"].(string)
 		gv, _ := schema.ParseGroupVersion(apiVersion)
-		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group {
+		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group || h.GetNamespace() != obj.GetNamespace() {
 			continue
 		}
 		a := Autoscaler{Name: h.GetName(), MinReplicas: 1}
@@ -92,4 +98,80 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, ""
+}
+
+// AutoscalerController is the manager an HPA's writes to /scale are
+// recorded as.
+const AutoscalerController = "kube-controller-manager"
+
+// ReplicasHolder is a manager that must let go of .spec.replicas before
+// the autoscaler's controller alone decides it: the --from of a handover
+// to AutoscalerController.
+type ReplicasHolder struct {
+	Manager string `json:"manager"`
+	// LastApplied: a client-side apply manager whose last-applied
+	// annotation holds .spec.replicas, whether or not its managedFields
+	// still do (a controller's write took them): kubectl's next
+	// client-side apply of a manifest without replicas would reset them.
+	LastApplied bool `json:"lastApplied"`
+}
+
+var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
+
+// ReplicasHolders reads, from the live object, who besides the
+// autoscaler's controller holds .spec.replicas: owners in managedFields,
+// and the client-side apply manager whose last-applied annotation holds
+// it. Ordered by manager name; nil for an object that does not exist.
+func ReplicasHolders(live *unstructured.Unstructured) []ReplicasHolder {
+	if live == nil {
+		return nil
+	}
+	byManager := map[string]*ReplicasHolder{}
+	add := func(manager string) *ReplicasHolder {
+		if h, ok := byManager[manager]; ok {
+			return h
+		}
+		h := &ReplicasHolder{Manager: manager}
+		byManager[manager] = h
+		return h
+	}
+	entries := live.GetManagedFields()
+	owners, _ := ownership.Owners(entries, replicasPath)
+	for _, e := range owners {
+		// A handover's temporary manager holds it for the autoscaler
+		// already, until the autoscaler writes it.
+		if e.Manager != AutoscalerController && e.Manager != ownership.HandoverManager {
+			add(e.Manager)
+		}
+	}
+	if lastAppliedHoldsReplicas(live.GetAnnotations()[ownership.LastAppliedAnnotation]) {
+		// The annotation's owner, as kubectl finds it; kubectl's own
+		// client-side manager when none owns it.
+		csa := ownership.ClientSideApplyManager
+		for _, e := range entries {
+			if ownership.IsCSAEntry(e) {
+				csa = e.Manager
+				break
+			}
+		}
+		add(csa).LastApplied = true
+	}
+	out := make([]ReplicasHolder, 0, len(byManager))
+	for _, h := range byManager {
+		out = append(out, *h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Manager < out[j].Manager })
+	return out
+}
+
+func lastAppliedHoldsReplicas(ann string) bool {
+	if ann == "" {
+		return false
+	}
+	var doc map[string]interface{}
+	if err := json.Unmarshal([]byte(ann), &doc); err != nil {
+		return false
+	}
+	_, ok := ownership.Lookup(doc, replicasPath)
+	return ok
 }

@@ -19,7 +19,7 @@ func Describe(o ownership.Owner, path string) string {
 		return "the horizontal-pod-autoscaler controller (it writes .spec.replicas of the scale target) or another kube-controller-manager controller"
 	case name == "kube-controller-manager":
 		return "a controller in kube-controller-manager (deployment, replicaset, HPA, garbage collector, ...)"
-	case name == "kubectl-client-side-apply":
+	case name == ownership.ClientSideApplyManager:
 		return "a leftover of client-side `kubectl apply` (before the object was server-side applied); `kubectl ssa migrate` converts it"
 	case name == "kubectl" && o.Operation == "Apply":
 		return "`kubectl apply --server-side` with the default field manager"

@@ -109,9 +109,15 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}()
 	}
 	obj := manifest.DeepCopy()
-	// The autoscalers are listed while the live object and the schema are
-	// read: the list costs a round trip, not a serial one. Nothing else
-	// in this run lists them meanwhile; the memo is guarded all the same.
+	t, err := src.Target(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	// The autoscalers are listed while the schema is read: the list costs
+	// a round trip, not a serial one. It starts once Target defaulted the
+	// namespace: a manifest without one must not list every namespace's
+	// autoscalers. Nothing else in this run lists them meanwhile; the memo
+	// is guarded all the same.
 	type hpaResult struct {
 		list    []Autoscaler
 		warning string
@@ -122,11 +128,6 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		l, w := AutoscalersOf(ctx, src, probe)
 		hpaDone <- hpaResult{l, w}
 	}()
-	t, err := src.Target(ctx, obj)
-	if err != nil {
-		<-hpaDone
-		return nil, err
-	}
 	gvk := obj.GroupVersionKind()
 	tc, warnings, err := TypeConverter(ctx, src, obj, t.Live)
 	if err != nil {
@@ -183,6 +184,9 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	hpas := <-hpaDone
 	if r.Autoscalers = hpas.list; hpas.warning != "" {
 		r.Warnings = append(r.Warnings, hpas.warning)
+	}
+	if len(r.Autoscalers) > 0 {
+		r.ReplicasHolders = ReplicasHolders(t.Live)
 	}
 	if o.Verify {
 		dr, ok := src.(DryRunner)

@@ -130,6 +130,9 @@ type Report struct {
 	// Autoscalers are the HorizontalPodAutoscalers that scale the object,
 	// when the manifest sets .spec.replicas (which they own).
 	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
+	// ReplicasHolders, when Autoscalers are set, are the managers that
+	// must hand .spec.replicas over to the autoscaler's controller.
+	ReplicasHolders []ReplicasHolder `json:"replicasHolders,omitempty"`
 	// KubectlUpgrade lists the client-side apply managers kubectl moves
 	// to the field manager before the apply (empty: none).
 	KubectlUpgrade []string      `json:"kubectlUpgrade"`
@@ -206,7 +209,7 @@ func simulate(in Input) (*Report, error) {
 		just.SetNamespace(cur.GetNamespace())
 		just.SetAnnotations(map[string]string{ownership.LastAppliedAnnotation: cur.GetAnnotations()[ownership.LastAppliedAnnotation]})
 		step := in
-		step.Live, step.Applied, step.FieldManager, step.Force, step.KubectlUpgrade = cur, just, "kubectl-last-applied", false, false
+		step.Live, step.Applied, step.FieldManager, step.Force, step.KubectlUpgrade = cur, just, lastAppliedManager, false, false
 		r2, err := simulateApply(step)
 		if failed := followUpFailed(r, "keeping the last-applied annotation", r2, err); failed {
 			return r, nil
@@ -242,11 +245,24 @@ func simulate(in Input) (*Report, error) {
 	r3.Reset = append(append([]Reset{}, r.Reset...), r3.Reset...)
 	r3.MaybeReset = append(append([]MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
 	r3.Warnings = uniqueStrings(append(append([]string{}, r.Warnings...), r3.Warnings...))
+	// kubectl writes the annotation itself in its second step: it is not
+	// a field the manifest dropped that another manager keeps.
+	kept := r3.Retained[:0]
+	for _, ret := range r3.Retained {
+		if !fieldpath.Path(ret.Path).Equals(ownership.LastAppliedPath) || len(ret.Owners) != 1 || ret.Owners[0].Manager != lastAppliedManager {
+			kept = append(kept, ret)
+		}
+	}
+	r3.Retained = kept
 	r3.KubectlUpgrade = sets.List(names)
 	r3.Warnings = append(r3.Warnings, fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
 	r3.FirstApply = &first
 	return r3, nil
 }
+
+// lastAppliedManager is the manager kubectl apply --server-side keeps the
+// last-applied annotation as.
+const lastAppliedManager = "kubectl-last-applied"
 
 // followUpFailed notes a failed follow-up step of kubectl's sequence:
 // kubectl only warns about those, and the first apply stands.
@@ -523,9 +539,13 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 	}
 	dropped := before.Difference(after)
 	var removed []fieldpath.Path
+	secret := ownership.IsSecret(live.GetAPIVersion(), live.GetKind())
 	dropped.Iterate(func(p fieldpath.Path) {
 		_, inLive := ownership.Lookup(live.Object, p)
 		if !inLive {
+			if key, ok := ownership.StringDataKey(p); ok && secret {
+				r.stringDataLeft(live, in.Applied, key)
+			}
 			return
 		}
 		if _, inResult := ownership.Lookup(res.Object, p); !inResult {
@@ -556,6 +576,20 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 		}
 	}
 	return nil
+}
+
+// stringDataLeft notes a Secret's .stringData.KEY the applier no longer
+// sets: stringData is write-only, the apiserver stored the value in
+// .data.KEY, and dropping the stringData key removes nothing.
+func (r *Report) stringDataLeft(live, applied *unstructured.Unstructured, key string) {
+	if _, ok, _ := unstructured.NestedFieldNoCopy(live.Object, "data", key); !ok {
+		return
+	}
+	if _, ok, _ := unstructured.NestedFieldNoCopy(applied.Object, "data", key); ok {
+		return // the manifest sets it as data
+	}
+	sd, d := ownership.Path(fieldpath.MakePathOrDie("stringData", key)), ownership.Path(fieldpath.MakePathOrDie("data", key))
+	r.Warnings = append(r.Warnings, fmt.Sprintf("the manifest no longer sets %s, but the apiserver stored its value as %s, which this apply does not remove (stringData is write-only and nobody owns %s): remove the key from the Secret yourself if that is meant", sd, d, d))
 }
 
 func identity(e metav1.ManagedFieldsEntry) string {

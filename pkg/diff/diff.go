@@ -69,8 +69,11 @@ type Stay struct {
 	Defaulted []ownership.Path `json:"defaulted"`
 	// Command lets the applier own these fields, so that its next apply
 	// removes what the manifest does not set; empty for controllers,
-	// which keep theirs.
+	// which keep theirs, and for kubectl rollout restart's stamp.
 	Command string `json:"command"`
+	// Note says what following Command does beyond ownership (it rolls
+	// the pods), or why there is none.
+	Note string `json:"note,omitempty"`
 }
 
 // Report is what one apply changes in one object.
@@ -525,8 +528,27 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 		if !ownership.IsSystemManager(s.owner.Manager) && s.owner.Subresource == "" && o.StayCommand != nil {
 			st.Command = o.StayCommand(s.owner)
 		}
+		switch {
+		case s.set.Has(ownership.RestartedAtPath):
+			// The applier would own the stamp and, its manifest not
+			// setting it, remove it at its next apply: a restart of
+			// every pod that nobody asked for.
+			st.Command = ""
+			st.Note = fmt.Sprintf("kubectl rollout restart's stamp: it stays and changes nothing; made %q's, its next apply would remove it, restarting every pod", r.FieldManager)
+		case st.Command != "" && anyInPodTemplate(append(append([]ownership.Path{}, paths...), defaulted...)):
+			st.Note = "they are in the pod template: the next apply that removes them rolls the pods"
+		}
 		r.Stays = append(r.Stays, st)
 	}
+}
+
+func anyInPodTemplate(paths []ownership.Path) bool {
+	for _, p := range paths {
+		if ownership.InPodTemplate(fieldpath.Path(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // atDefault tells whether v, at p in obj, is the default the apiserver

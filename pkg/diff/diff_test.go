@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -116,9 +117,8 @@ spec:
 	}
 }
 
-func TestComputeNoChange(t *testing.T) {
-	live := fixture(t)
-	r := compute(t, live, `
+// teamAManifest is what team-a applied to the fixture.
+const teamAManifest = `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: shop, annotations: {example.com/owner: team-a}}
@@ -128,7 +128,11 @@ spec:
       containers:
       - name: web
         image: nginx:1.27
-`, conflict.Options{FieldManager: "team-a"})
+`
+
+func TestComputeNoChange(t *testing.T) {
+	live := fixture(t)
+	r := compute(t, live, teamAManifest, conflict.Options{FieldManager: "team-a"})
 	if r.HasChanges() {
 		t.Errorf("the same apply again changes nothing, got %+v", r.Changes)
 	}
@@ -151,5 +155,36 @@ func TestExtract(t *testing.T) {
 	}
 	if _, err := diff.FindEntry(live, diff.Selector{Manager: "kubectl", Subresource: ""}); err == nil || !strings.Contains(err.Error(), "kubectl (Update, scale)") {
 		t.Errorf("kubectl has only a /scale entry: %v", err)
+	}
+}
+
+// kubectl rollout restart's stamp stays; no command offers the applier
+// its ownership, which would make its next apply remove it and restart
+// every pod. A hand-set field of the pod template is offered, saying that
+// removing it rolls the pods.
+func TestStaysOfThePodTemplate(t *testing.T) {
+	live := fixture(t)
+	if err := unstructured.SetNestedField(live.Object, "2026-11-23T10:00:00Z", "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(live.Object, "Always", "spec", "template", "spec", "schedulerName"); err != nil {
+		t.Fatal(err)
+	}
+	entries := append(live.GetManagedFields(),
+		metav1.ManagedFieldsEntry{Manager: "kubectl-rollout", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`)},
+		metav1.ManagedFieldsEntry{Manager: "kubectl-set", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:schedulerName":{}}}}}`)})
+	live.SetManagedFields(entries)
+	r := compute(t, live, teamAManifest, conflict.Options{FieldManager: "team-a"})
+	found := map[string]diff.Stay{}
+	for _, s := range r.Stays {
+		found[s.Manager.Manager] = s
+	}
+	if s := found["kubectl-rollout"]; s.Command != "" || !strings.Contains(s.Note, "restarting every pod") {
+		t.Errorf("rollout restart's stay: %+v", s)
+	}
+	if s := found["kubectl-set"]; s.Command != "fix kubectl-set" || !strings.Contains(s.Note, "rolls the pods") {
+		t.Errorf("kubectl set's stay: %+v", s)
 	}
 }

@@ -38,7 +38,7 @@ const (
 )
 
 // DefaultTempManager holds fields during a handover to a controller.
-const DefaultTempManager = "kubectl-ssa-handover"
+const DefaultTempManager = ownership.HandoverManager
 
 // Request says what to move.
 type Request struct {
@@ -125,8 +125,14 @@ const (
 	StatusAlreadyComplete Status = "already-complete"
 	// StatusHeld: the old owner let go and the temporary manager holds
 	// the fields until the controller writes them.
-	StatusHeld   Status = "held"
-	StatusFailed Status = "failed"
+	StatusHeld Status = "held"
+	// StatusHandedOver: held, and safe: no applier owns the fields, no
+	// last-applied annotation holds them, and the controller targets the
+	// object, so it takes them when it next writes them. Nothing is left
+	// for the user to do; the temporary manager lets go once the
+	// controller writes them (when the command runs again, or with --wait).
+	StatusHandedOver Status = "handed-over"
+	StatusFailed     Status = "failed"
 )
 
 // StepStatus is where one step stands.
@@ -207,7 +213,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if req.Mode == ModeRelease && (fromSet.Has(p) || req.resume) {
 			continue
 		}
-		if _, ok := ownership.Lookup(live.Object, p); !ok {
+		if _, ok := ownership.Lookup(live.Object, p); !ok && !storedAsData(live, p) {
 			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, ownership.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
@@ -385,6 +391,18 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 	r.Status = StatusPlanned
 	return r, nil
+}
+
+// storedAsData tells whether p is a Secret's .stringData.KEY whose value
+// the apiserver stored as .data.KEY: stringData is write-only, never on
+// the object, yet owned by whoever applied it.
+func storedAsData(live *unstructured.Unstructured, p fieldpath.Path) bool {
+	key, ok := ownership.StringDataKey(p)
+	if !ok || !ownership.IsSecret(live.GetAPIVersion(), live.GetKind()) {
+		return false
+	}
+	_, ok, _ = unstructured.NestedFieldNoCopy(live.Object, "data", key)
+	return ok
 }
 
 // Cleanup plans the last step of a handover to a controller: once the

@@ -17,7 +17,7 @@ import (
 
 // ClientSideApplyManager is the manager kubectl's client-side apply writes
 // as when no --field-manager is given.
-const ClientSideApplyManager = "kubectl-client-side-apply"
+const ClientSideApplyManager = ownership.ClientSideApplyManager
 
 // lastAppliedPath is where client-side apply keeps what it applied last.
 var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)

@@ -2,6 +2,7 @@ package handover
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -40,6 +41,10 @@ type Options struct {
 	// ShowSecretValues puts a Secret's values in messages; they are
 	// redacted otherwise.
 	ShowSecretValues bool
+	// ControllerTargets says that the controller of a handover to a
+	// controller acts on the object (an HPA targets it): then fields it
+	// has not written yet, held and safe, end handed-over, not held.
+	ControllerTargets bool
 }
 
 // Run executes a handover on the object name. Before every step it reads
@@ -93,21 +98,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		report.Message = "client dry run: nothing was sent"
 		return report, nil
 	case kube.DryRunServer:
-		for i := range report.Steps {
-			s := &report.Steps[i]
-			if s.Name == StepWait {
-				s.Status = StepSkipped
-				continue
-			}
-			if _, err := write(ctx, c, live, *s, opts, kube.DryRunServer); err != nil {
-				s.Status = StepFailed
-				return report, fmt.Errorf("server dry run of step %q: %w", s.Name, err)
-			}
-			s.Status = StepDryRun
-		}
-		report.Status = StatusPlanned
-		report.Message = "server dry run: every step was accepted by the server, nothing was stored"
-		return report, nil
+		return dryRunServer(ctx, c, name, live, req, report, opts)
 	}
 
 	var done []Step
@@ -177,7 +168,13 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 		}
 	}
-	if report.Mode != ModeRelease && (report.Status == StatusCompleted || report.Status == StatusHeld) {
+	if report.Status == StatusHeld && opts.ControllerTargets {
+		if now, err := c.Get(ctx, name, metav1.GetOptions{}); err == nil && safe(now, req, fields) {
+			report.Status = StatusHandedOver
+			report.Message = fmt.Sprintf("done: no applier owns the fields and no last-applied annotation holds them, so nothing resets them; %q takes them when it next changes them (it writes only when the value must change), and %q, which holds them at their values until then, lets go when this command runs again", req.To, req.TempManager)
+		}
+	}
+	if report.Mode != ModeRelease && (report.Status == StatusCompleted || report.Status == StatusHeld || report.Status == StatusHandedOver) {
 		switch {
 		case fromApplies:
 			report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
@@ -188,6 +185,52 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
 		report.After = States(live, fields)
 	}
+	return report, nil
+}
+
+// dryRunServer sends every step of the plan as a server dry run. Each
+// carries the resourceVersion the plan was made from, so a writer that
+// changed the object in between (a controller writing status, say) makes
+// the server answer 409: read the object again, plan again and send the
+// whole plan again, as a real run does before each of its writes.
+func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, report *Report, opts Options) (*Report, error) {
+	err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+		if attempt > 0 {
+			var err error
+			if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+			plan, err := Plan(live, req, opts.Now())
+			if err != nil {
+				return err
+			}
+			if report = plan; plan.Status == StatusAlreadyComplete {
+				report.After = States(live, report.Fields)
+				return nil
+			}
+		}
+		for i := range report.Steps {
+			s := &report.Steps[i]
+			if s.Name == StepWait {
+				s.Status = StepSkipped
+				continue
+			}
+			if _, err := write(ctx, c, live, *s, opts, kube.DryRunServer); err != nil {
+				s.Status = StepFailed
+				if apierrors.IsConflict(err) {
+					return err
+				}
+				return fmt.Errorf("server dry run of step %q: %w", s.Name, err)
+			}
+			s.Status = StepDryRun
+		}
+		return nil
+	})
+	if err != nil || report.Status == StatusAlreadyComplete {
+		return report, err
+	}
+	report.Status = StatusPlanned
+	report.Message = "server dry run: every step was accepted by the server, nothing was stored"
 	return report, nil
 }
 
@@ -268,6 +311,34 @@ func valueList(vals []FieldState) string {
 		s += fmt.Sprintf("%s=%v", v.Path, v.Value)
 	}
 	return s
+}
+
+// safe tells whether nothing but the controller can change the fields of
+// a handover: no Apply manager but the temporary one owns them (an
+// applier's next apply would), and no last-applied annotation holds them
+// (kubectl's next client-side apply would).
+func safe(live *unstructured.Unstructured, req Request, fields []fieldpath.Path) bool {
+	var lastApplied map[string]interface{}
+	if ann, ok := live.GetAnnotations()[ownership.LastAppliedAnnotation]; ok {
+		if json.Unmarshal([]byte(ann), &lastApplied) != nil {
+			return false
+		}
+	}
+	for _, p := range fields {
+		owners, err := ownership.Owners(live.GetManagedFields(), p)
+		if err != nil {
+			return false
+		}
+		for _, o := range owners {
+			if o.Operation == metav1.ManagedFieldsOperationApply && o.Manager != req.TempManager {
+				return false
+			}
+		}
+		if _, held := ownership.Lookup(lastApplied, p); held && lastApplied != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // write sends one step: the hold step is a real server-side apply by the

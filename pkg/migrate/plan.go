@@ -65,6 +65,9 @@ type Object struct {
 	Ref           ownership.ObjectRef
 	ManagedFields []metav1.ManagedFieldsEntry
 	Annotations   map[string]string
+	// OwnerReferences tell a controller's copy of its owner's
+	// last-applied annotation from client-side apply's own.
+	OwnerReferences []metav1.OwnerReference
 	// Content is the whole object, when it was read; Plan asks for it
 	// (NeedContent) only when entries at other apiVersions must be checked.
 	Content map[string]interface{}
@@ -110,6 +113,12 @@ var lastAppliedPath = ownership.LastAppliedPath
 // ownership.IsCSAEntry).
 func IsCSAEntry(e metav1.ManagedFieldsEntry) bool { return ownership.IsCSAEntry(e) }
 
+// isCSA tells whether e is client-side apply's entry on obj, not a
+// controller's copy of its owner's annotation (ownership.IsCSALeftover).
+func (obj Object) isCSA(e metav1.ManagedFieldsEntry) bool {
+	return ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences)
+}
+
 // MakePlan plans one object. It is pure.
 func MakePlan(obj Object, opts Options) (*Plan, error) {
 	p := &Plan{Object: obj.Ref, Action: ActionNone, Findings: []string{}, Changes: []Change{}, Before: obj.ManagedFields}
@@ -152,11 +161,45 @@ func MakePlan(obj Object, opts Options) (*Plan, error) {
 			}
 		}
 	}
+	if opts.Mode != ModeRelease && next != nil {
+		if lost := lostOwners(obj.ManagedFields, next, opts.Target, p.RemoveLastApplied); len(lost) > 0 {
+			p.Action, p.Changes = ActionSkip, []Change{}
+			p.Reason = fmt.Sprintf("migrating would remove %s and give their fields to no one (%q would own none of them): nothing was changed; drop them explicitly with migrate release if that is meant", strings.Join(lost, ", "), opts.Target)
+			return p, nil
+		}
+	}
 	if next != nil || p.RemoveLastApplied {
 		p.Action = ActionMigrate
 		p.After = next
 	}
 	return p, nil
+}
+
+// lostOwners names the entries of before that after no longer has when no
+// Apply entry of target takes their fields: a migration moves ownership,
+// it never leaves an object with fewer owners and nobody in their place.
+// An entry that owned nothing, or only the last-applied annotation that
+// the migration removes, loses nothing.
+func lostOwners(before, after []metav1.ManagedFieldsEntry, target string, removesLastApplied bool) []string {
+	for _, e := range after {
+		if e.Manager == target && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return nil
+		}
+	}
+	var lost []string
+	for _, b := range before {
+		if s, err := ownership.DecodeEntry(b); err == nil && ownsNothingLeft(s, removesLastApplied) {
+			continue
+		}
+		kept := false
+		for _, a := range after {
+			kept = kept || ownership.SameIdentity(a, b)
+		}
+		if !kept {
+			lost = append(lost, fmt.Sprintf("%q (%s)", b.Manager, b.Operation))
+		}
+	}
+	return lost
 }
 
 // sources picks the entries folded into the target.
@@ -172,7 +215,7 @@ func (p *Plan) sources(obj Object, opts Options) []int {
 			continue
 		}
 		switch {
-		case opts.Mode == ModeCSA && IsCSAEntry(e):
+		case opts.Mode == ModeCSA && obj.isCSA(e):
 		case from[e.Manager]:
 		case opts.Fold && (e.Manager == BeforeFirstApply || e.Manager == AncientChanges):
 		default:
@@ -209,8 +252,8 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 	for _, i := range idx {
 		e := obj.ManagedFields[i]
 		set, _ := ownership.DecodeEntry(e)
-		if IsCSAEntry(e) && lastApplied != nil {
-			set = declared(set, lastApplied)
+		if obj.isCSA(e) && lastApplied != nil {
+			set = declared(set, lastApplied, ownership.IsSecret(obj.Ref.APIVersion, obj.Ref.Kind))
 		}
 		set = applyStyle(set)
 		if e.APIVersion != objVersion {
@@ -235,7 +278,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 			newest = e.Time
 		}
 		change := fmt.Sprintf("folded into %q (Apply)", opts.Target)
-		if opts.Mode == ModeCSA && IsCSAEntry(e) {
+		if opts.Mode == ModeCSA && obj.isCSA(e) {
 			change = fmt.Sprintf("client-side apply: its declared fields move to %q (Apply)", opts.Target)
 		}
 		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Change: change})
@@ -274,8 +317,12 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 }
 
 // declared keeps the paths of set that the last-applied configuration
-// sets: what an apply of that configuration would own.
-func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath.Set {
+// sets: what an apply of that configuration would own. A Secret's
+// stringData is write-only: the apiserver stores .stringData.KEY as
+// .data.KEY, which client-side apply's entry owns; the configuration
+// declares it through stringData, and it moves with the rest (as
+// kubectl's own upgrade moves it), rather than be left to nobody.
+func declared(set *fieldpath.Set, lastApplied map[string]interface{}, secret bool) *fieldpath.Set {
 	out := &fieldpath.Set{}
 	set.Iterate(func(p fieldpath.Path) {
 		if p.Equals(lastAppliedPath) {
@@ -287,6 +334,9 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath
 			return
 		}
 		v, ok := lookupDeclared(lastApplied, p)
+		if !ok && secret {
+			v, ok = lookupDeclared(lastApplied, stringDataAlias(p))
+		}
 		if m, isMap := v.(map[string]interface{}); ok && isMap && len(m) == 0 {
 			// kubectl writes "annotations": {} into every last-applied
 			// configuration; that declares nothing.
@@ -298,6 +348,30 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}) *fieldpath
 	})
 	return out
 }
+
+// ownsNothingLeft tells whether s is empty, but for the last-applied
+// annotation (and the maps that hold it) when the migration removes it.
+func ownsNothingLeft(s *fieldpath.Set, removesLastApplied bool) bool {
+	empty := true
+	s.Iterate(func(p fieldpath.Path) {
+		if removesLastApplied && len(p) <= len(lastAppliedPath) && lastAppliedPath[:len(p)].Equals(p) {
+			return
+		}
+		empty = false
+	})
+	return empty
+}
+
+// stringDataAlias is .stringData.KEY for a Secret's .data.KEY, and p
+// itself otherwise.
+func stringDataAlias(p fieldpath.Path) fieldpath.Path {
+	if len(p) != 2 || p[0].FieldName == nil || *p[0].FieldName != "data" {
+		return p
+	}
+	return fieldpath.Path{fieldpath.PathElement{FieldName: ptr("stringData")}, p[1]}
+}
+
+func ptr(s string) *string { return &s }
 
 // lookupDeclared finds a path in a last-applied configuration. The
 // configuration often leaves out list-key fields the apiserver defaults
@@ -452,7 +526,7 @@ func findings(obj Object, opts Options) []string {
 	for _, e := range obj.ManagedFields {
 		set, _ := ownership.DecodeEntry(e)
 		switch {
-		case IsCSAEntry(e):
+		case obj.isCSA(e):
 			out = append(out, fmt.Sprintf("client-side apply leftover: %q (Update) owns the last-applied annotation and %d fields", e.Manager, set.Size()))
 		case e.Manager == BeforeFirstApply:
 			out = append(out, fmt.Sprintf("%s owns %d fields nobody declared (written before the first server-side apply)", BeforeFirstApply, set.Size()))

@@ -47,6 +47,7 @@ func TestMakePlan(t *testing.T) {
 	ann := map[string]string{ownership.LastAppliedAnnotation: lastApplied}
 	content := map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(1), "paused": true}}
 	served := func(gvk schema.GroupVersionKind) bool { return gvk.Version != "v1beta1" }
+	yes := true
 	tests := []struct {
 		name        string
 		obj         Object
@@ -57,6 +58,7 @@ func TestMakePlan(t *testing.T) {
 		wantRemove  bool
 		wantContent bool
 		findings    []string
+		noFindings  bool
 	}{
 		{
 			name: "client-side apply becomes the applier's declared fields",
@@ -159,6 +161,54 @@ func TestMakePlan(t *testing.T) {
 			wantReason: "the kubectl.kubernetes.io/last-applied-configuration annotation is not valid JSON",
 		},
 		{
+			// What kubectl apply (client-side) records for a Secret from a
+			// manifest with stringData: the apiserver stored it in data.
+			name: "a Secret's stringData moves as its data",
+			obj: Object{Ref: ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "db"},
+				Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"db","namespace":"ns"},"stringData":{"password":"s3cret"},"type":"Opaque"}`},
+				ManagedFields: []metav1.ManagedFieldsEntry{
+					entry("kubectl-client-side-apply", "Update", "v1", `{"f:data":{".":{},"f:password":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:type":{}}`),
+				}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"kubectl/Apply@v1: .type .data.password"},
+		},
+		{
+			// The StatefulSet controller copies the StatefulSet's
+			// annotations, last-applied included, onto its revisions.
+			name: "a controller's copy of its owner's annotation is no leftover",
+			obj: Object{Ref: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "ControllerRevision", Namespace: "ns", Name: "db-7d4b9c"},
+				Annotations:     map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"annotations":{},"name":"db","namespace":"ns"},"spec":{"replicas":1}}`},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "u", Controller: &yes}},
+				ManagedFields: []metav1.ManagedFieldsEntry{
+					entry("kube-controller-manager", "Update", "apps/v1", `{"f:data":{},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"u\"}":{}}},"f:revision":{}}`),
+				}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionNone,
+			noFindings: true,
+		},
+		{
+			name: "client-side apply declaring none of its fields is not dropped",
+			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`}, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{"f:paused":{}}}`),
+				entry("kube-controller-manager", "Update", "apps/v1", `{"f:status":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			wantAction: ActionSkip,
+			wantReason: `migrating would remove "kubectl-client-side-apply" (Update) and give their fields to no one`,
+		},
+		{
+			name: "client-side apply owning only its annotation goes with it under --remove-last-applied",
+			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`}, ManagedFields: []metav1.ManagedFieldsEntry{
+				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`),
+				entry("kube-controller-manager", "Update", "apps/v1", `{"f:status":{"f:replicas":{}}}`),
+			}},
+			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
+			wantAction: ActionMigrate,
+			wantRemove: true,
+			wantOwned:  []string{"kube-controller-manager/Update@apps/v1: .status.replicas"},
+		},
+		{
 			name:       "corrupt managedFields",
 			obj:        Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{entry("x", "Update", "apps/v1", `{"f:spec":`)}},
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
@@ -188,6 +238,9 @@ func TestMakePlan(t *testing.T) {
 			}
 			if p.RemoveLastApplied != tt.wantRemove {
 				t.Errorf("RemoveLastApplied = %v", p.RemoveLastApplied)
+			}
+			if tt.noFindings && len(p.Findings) > 0 {
+				t.Errorf("findings %q, want none", p.Findings)
 			}
 			for _, f := range tt.findings {
 				found := false

@@ -241,7 +241,7 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 			}
 			meta = &metav1.PartialObjectMetadata{TypeMeta: meta.TypeMeta, ObjectMeta: om}
 		}
-		obj := Object{Ref: refOf(it, meta), ManagedFields: meta.ManagedFields, Annotations: meta.Annotations}
+		obj := Object{Ref: refOf(it, meta), ManagedFields: meta.ManagedFields, Annotations: meta.Annotations, OwnerReferences: meta.OwnerReferences}
 		if full != nil {
 			obj.Content = full.Object
 		}

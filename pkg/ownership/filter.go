@@ -172,6 +172,28 @@ func (f Filter) Apply(r *Report) *Report {
 	return &out
 }
 
+// Unmatched returns the field patterns of f that select no path of r's
+// object, owned or not, whoever owns it: a mistyped path (.spec.replicaz)
+// rather than a filter that happens to select nothing here.
+func (f Filter) Unmatched(r *Report) []string {
+	var out []string
+	for _, s := range f.Fields {
+		got := Filter{Fields: []string{s}}.Apply(r)
+		if len(got.Fields) > 0 || len(got.Unowned) > 0 {
+			continue
+		}
+		// Identity and server-set metadata (.metadata.name) are neither
+		// owned nor listed as unowned, but they are there.
+		if p, err := ParsePath(s, r.Content); err == nil {
+			if _, ok := Lookup(r.Content, p); ok {
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // identity is the owner's managedFields identity, without its time.
 func (o Owner) identity() string {
 	return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource + "\x00" + o.APIVersion

@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -16,6 +17,13 @@ const (
 	// AncientChanges holds the Update managers the apiserver merged
 	// beyond its limit of 10.
 	AncientChanges = "ancient-changes"
+	// ClientSideApplyManager is the manager kubectl's client-side apply
+	// writes as when no --field-manager is given.
+	ClientSideApplyManager = "kubectl-client-side-apply"
+	// HandoverManager holds fields at their values during a handover to
+	// a controller (kubectl ssa handover), until the controller writes
+	// them.
+	HandoverManager = "kubectl-ssa-handover"
 )
 
 // AnnotationLimit is the apiserver's limit on the total size of an
@@ -34,6 +42,35 @@ func IsCSAEntry(e metav1.ManagedFieldsEntry) bool {
 	}
 	s, err := DecodeEntry(e)
 	return err == nil && s.Has(LastAppliedPath)
+}
+
+// IsCSALeftover tells whether e is client-side apply's entry on an object
+// of kind with these annotations and ownerReferences: IsCSAEntry, unless
+// the annotation is a controller's copy of its owner's (the StatefulSet
+// controller copies a StatefulSet's annotations, last-applied included,
+// onto every ControllerRevision it makes). A copy is told by its kind
+// (the annotation describes another kind than the object), or by its
+// owner: a manager other than kubectl's on an object a controller owns
+// (an ownerReference with controller: true).
+func IsCSALeftover(e metav1.ManagedFieldsEntry, kind string, annotations map[string]string, refs []metav1.OwnerReference) bool {
+	if !IsCSAEntry(e) {
+		return false
+	}
+	var applied struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal([]byte(annotations[LastAppliedAnnotation]), &applied) == nil && applied.Kind != "" && kind != "" && applied.Kind != kind {
+		return false
+	}
+	if e.Manager == ClientSideApplyManager || e.Manager == "kubectl" {
+		return true
+	}
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			return false
+		}
+	}
+	return true
 }
 
 // genericManagers are the names the apiserver gives a writer that set no
@@ -58,3 +95,17 @@ var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kube
 
 // IsSystemManager tells whether a manager is one of SystemManagers.
 func IsSystemManager(name string) bool { return slices.Contains(SystemManagers, name) }
+
+// RestartedAtPath is where kubectl rollout restart stamps a workload's
+// pod template: changing or removing it rolls the pods.
+var RestartedAtPath = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt")
+
+// InPodTemplate tells whether p lies in a workload's pod template
+// (.spec.template of a Deployment, StatefulSet, DaemonSet, ReplicaSet or
+// Job; .spec.jobTemplate of a CronJob): changing it rolls the pods.
+func InPodTemplate(p fieldpath.Path) bool {
+	if len(p) < 2 || p[0].FieldName == nil || *p[0].FieldName != "spec" || p[1].FieldName == nil {
+		return false
+	}
+	return *p[1].FieldName == "template" || *p[1].FieldName == "jobTemplate"
+}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -79,20 +81,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
-	// The handover starts from whoever owns replicas now: the applier, or
-	// the manager it would conflict with there.
-	from := " --from " + shellQuote(c.FieldManager)
-	for _, cf := range r.Conflicts {
-		if cf.Path.APIServerString() == ".spec.replicas" {
-			from = " --from " + shellQuote(cf.Manager)
-			if cf.Subresource != "" {
-				from += " --from-subresource " + shellQuote(cf.Subresource)
-			}
-		}
-	}
 	for _, a := range r.Autoscalers {
-		fmt.Fprintf(w, "%s\n", p.Yellow(fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too. Leave replicas out of the manifest, or hand the field to the autoscaler:", Escape(a.Name), a.MinReplicas, a.MaxReplicas)))
-		fmt.Fprintln(w, p.Green("     $ kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field .spec.replicas"+from+" --to kube-controller-manager --wait"))
+		writeAutoscalerNote(w, p, a, r.ReplicasHolders, c)
 	}
 
 	if len(r.Conflicts) > 0 {
@@ -106,7 +96,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 			ow := cf.Owner()
 			fmt.Fprintf(w, "  %s\n", p.Bold(Escape(displayConflictPath(cf))))
 			since := ""
-			if cf.Time != nil {
+			if cf.Time != nil && o.showTime() {
 				since = ", last write " + o.FormatTime(cf.Time)
 				if o.Time == TimeRelative {
 					since += " ago"
@@ -116,7 +106,11 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
-			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
+			if d, ok := stringDataStore(r, cf); ok {
+				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d))
+			} else {
+				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
+			}
 			fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
 		}
 	}
@@ -186,6 +180,26 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 	}
 }
 
+// writeAutoscalerNote points to the handovers that leave .spec.replicas
+// to an autoscaler: one from each manager that holds it, computed from the
+// live object (a client-side apply manager holds it in its last-applied
+// annotation even once the autoscaler's writes took its managedFields).
+func writeAutoscalerNote(w io.Writer, p *Palette, a conflict.Autoscaler, holders []conflict.ReplicasHolder, c ConflictContext) {
+	head := fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too.", Escape(a.Name), a.MinReplicas, a.MaxReplicas)
+	if len(holders) == 0 {
+		fmt.Fprintln(w, p.Yellow(head+" It is the autoscaler's already (nothing else holds it): leave replicas out of your manifest."))
+		return
+	}
+	fmt.Fprintln(w, p.Yellow(head+" Hand the field to the autoscaler, then leave replicas out of your manifest:"))
+	for _, h := range holders {
+		cmd := "kubectl ssa handover " + shellQuote(c.ResourceArg) + c.nsFlag() + " --field .spec.replicas --from " + shellQuote(h.Manager) + " --to " + conflict.AutoscalerController
+		fmt.Fprintln(w, p.Green("     $ "+cmd))
+		if h.LastApplied {
+			fmt.Fprintf(w, "       (also takes .spec.replicas out of the last-applied annotation of %s, so that kubectl apply leaves it to the autoscaler)\n", Escape(fmt.Sprintf("%q", h.Manager)))
+		}
+	}
+}
+
 func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Palette) {
 	byOwner := map[string][]string{}
 	var owners []string
@@ -231,6 +245,10 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
 	for _, cf := range unique {
+		if d, ok := stringDataStore(r, cf); ok {
+			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(d))
+			continue
+		}
 		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))
 	}
 	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
@@ -240,6 +258,12 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 			continue
 		}
 		seen[cf.Manager+cf.Subresource] = true
+		if len(r.Autoscalers) > 0 && cf.Manager == conflict.AutoscalerController && cf.Subresource == "scale" {
+			// Taken from the autoscaler, replicas go back to it at its
+			// next scaling: the note above hands them the other way.
+			fmt.Fprintln(w, "       (not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)")
+			continue
+		}
 		var fields []string
 		for _, other := range r.Conflicts {
 			if other.Manager == cf.Manager && other.Subresource == cf.Subresource {
@@ -256,6 +280,19 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 }
 
 func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
+
+// stringDataStore is where the apiserver keeps a conflict's Secret
+// .stringData.KEY: .data.KEY (stringData itself is never stored).
+func stringDataStore(r *conflict.Report, cf conflict.Conflict) (string, bool) {
+	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+		return "", false
+	}
+	key, ok := ownership.StringDataKey(cf.Path.Elements())
+	if !ok {
+		return "", false
+	}
+	return ownership.Path(fieldpath.MakePathOrDie("data", key)).String(), true
+}
 
 func subDesc(sub string) string {
 	if sub == "" {

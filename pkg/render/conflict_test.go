@@ -2,8 +2,11 @@ package render_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -49,4 +52,110 @@ func TestConflictRemovals(t *testing.T) {
 	var buf bytes.Buffer
 	render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "deployment.apps/web", Namespace: "shop", FieldManager: "ci"})
 	golden(t, "conflict-removals.golden", buf.Bytes())
+}
+
+func conflictReport(t *testing.T) *conflict.Report {
+	t.Helper()
+	p, err := ownership.ParsePath(".spec.replicas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := metav1.NewTime(now.Add(-time.Hour))
+	return &conflict.Report{
+		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "kubectl",
+		Object:    ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
+		Conflicts: []conflict.Conflict{{Path: ownership.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
+		Message:   "Apply failed with 1 conflict",
+	}
+}
+
+// --time none leaves the time out of the owner line, with no stray words.
+func TestConflictOwnerLineTime(t *testing.T) {
+	tests := []struct {
+		time render.TimeMode
+		want string
+	}{
+		{render.TimeRelative, `owner:      "kube-controller-manager" (Update with subresource "scale", apps/v1, last write 60m ago)`},
+		{render.TimeNone, `owner:      "kube-controller-manager" (Update with subresource "scale", apps/v1)` + "\n"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		render.ConflictExplanation(&buf, conflictReport(t), render.Options{Time: tt.time, Now: now, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
+		if !strings.Contains(buf.String(), tt.want) {
+			t.Errorf("--time %s: want %q in\n%s", tt.time, tt.want, buf.String())
+		}
+	}
+}
+
+// The autoscaler note starts each handover from a manager that holds
+// replicas; with none, it says the autoscaler owns them already.
+func TestAutoscalerNote(t *testing.T) {
+	tests := []struct {
+		name    string
+		holders []conflict.ReplicasHolder
+		want    []string
+		not     []string
+	}{
+		{
+			name:    "client-side apply",
+			holders: []conflict.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
+			want: []string{"$ kubectl ssa handover deployment.v1.apps/web -n shop --field .spec.replicas --from kubectl-client-side-apply --to kube-controller-manager\n",
+				`also takes .spec.replicas out of the last-applied annotation of "kubectl-client-side-apply"`,
+				"(not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)"},
+			// No command takes replicas from the autoscaler.
+			not: []string{"--from kube-controller-manager"},
+		},
+		{
+			name: "the autoscaler alone",
+			want: []string{"It is the autoscaler's already (nothing else holds it): leave replicas out of your manifest."},
+			not:  []string{"--to kube-controller-manager"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := conflictReport(t)
+			r.Autoscalers = []conflict.Autoscaler{{Name: "web", MinReplicas: 4, MaxReplicas: 8}}
+			r.ReplicasHolders = tt.holders
+			var buf bytes.Buffer
+			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
+			for _, w := range tt.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("want %q in\n%s", w, buf.String())
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(buf.String(), w) {
+					t.Errorf("do not want %q in\n%s", w, buf.String())
+				}
+			}
+		})
+	}
+}
+
+// A Secret's stringData is write-only: its live value is in data, and it
+// can't be shared by setting an equal value.
+func TestConflictOnStringData(t *testing.T) {
+	p, err := ownership.ParsePath(`.stringData["tls.key"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &conflict.Report{
+		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "argocd-controller",
+		Object:    ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
+		Conflicts: []conflict.Conflict{{Path: ownership.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
+		Message:   "Apply failed with 1 conflict",
+	}
+	var buf bytes.Buffer
+	render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "secret/tls", Namespace: "shop", FieldManager: "argocd-controller"})
+	for _, want := range []string{
+		`live value: (write-only: the apiserver stores it as .data["tls.key"])`,
+		`.stringData["tls.key"]: can't be shared: stringData is write-only (stored as .data["tls.key"])`,
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("want %q in\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "(not set)") {
+		t.Errorf("a write-only field shown as not set:\n%s", buf.String())
+	}
 }

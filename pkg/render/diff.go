@@ -24,7 +24,7 @@ const maxStayPaths = 10
 // applier's, so that the applier's next apply removes what its manifest
 // does not set.
 func StayCommand(c ConflictContext, manager ownership.Owner) string {
-	if manager.Manager == "kubectl-client-side-apply" {
+	if manager.Manager == ownership.ClientSideApplyManager {
 		return fmt.Sprintf("kubectl ssa migrate %s%s%s", shellQuote(c.ResourceArg), c.nsFlag(), c.managerFlag())
 	}
 	if manager.Manager == "before-first-apply" || manager.Manager == "ancient-changes" {
@@ -209,12 +209,18 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 				paths = append(paths, fmt.Sprintf("(and %s at %s default)", count(len(s.Defaulted), "field"), map[bool]string{true: "its", false: "their"}[len(s.Defaulted) == 1]))
 			}
 			line(fmt.Sprintf("#   %s: %s", o.colorOwners([]ownership.Owner{s.Manager}), strings.Join(paths, ", ")))
-			if s.Command != "" {
+			if s.Note != "" {
+				line(p.Yellow("#     " + Escape(s.Note)))
+			}
+			switch {
+			case s.Command != "":
 				line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
 				line("#     " + s.Command)
-			} else if s.Manager.Subresource != "" {
+			case s.Note != "":
+				// The note said why there is no command.
+			case s.Manager.Subresource != "":
 				line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(s.Manager.Subresource))))
-			} else {
+			default:
 				line(p.Dim("#     a controller writes them; it keeps them"))
 			}
 		}

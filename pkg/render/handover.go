@@ -87,7 +87,7 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	}
 	status := string(r.Status)
 	switch r.Status {
-	case handover.StatusCompleted, handover.StatusAlreadyComplete:
+	case handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHandedOver:
 		status = p.Green(status)
 	case handover.StatusHeld, handover.StatusPlanned:
 		status = p.Yellow(status)

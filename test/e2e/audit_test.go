@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -335,5 +336,64 @@ func TestAuditPartial(t *testing.T) {
 	out := mustSSA(t, 1, "audit", "-n", ns, "--as", "reader", "-o", "json", "--allow-partial").stdout
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Unlisted) == 0 {
 		t.Errorf("unlisted %v (%v)", rep.Unlisted, err)
+	}
+}
+
+// The story of issue 18: hand edits of GitOps-owned objects, audited with
+// --expect-manager. The default fix of each (pasted as a server dry run,
+// then for real) lets the applier adopt the fields, so that its next
+// apply returns the object to its declared state, instead of releasing
+// them (which kept the edits, owned by nobody, and hid them). kubectl
+// rollout restart's stamp is its own info finding, which no fix touches:
+// the applier's next apply leaves it, and the pods are not rolled again.
+func TestAuditDefaultFixRestoresDeclaredState(t *testing.T) {
+	ns := namespace(t)
+	cmManifest := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"x":"1","y":"2"}}`
+	cm := apply(t, ns, "gitops", cmManifest, false)
+	patch(t, cm, "kubectl-edit", `{"data":{"x":"hand"}}`)
+	patch(t, cm, "kubectl-label", `{"metadata":{"labels":{"hand":"yes"}}}`)
+	d := apply(t, ns, "gitops", deployment, false)
+	patch(t, d, "kubectl-rollout", `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-11-23T10:00:00Z"}}}}}`)
+
+	rep := auditJSON(t, 1, "-n", ns, "configmaps,deployments", "--expect-manager", "gitops")
+	want := []string{
+		"ConfigMap/settings drift kubectl-edit (Update) .data.x",
+		"ConfigMap/settings drift kubectl-label (Update) .metadata.labels.hand",
+		`Deployment/web rollout-restart kubectl-rollout (Update) .spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt`,
+	}
+	if diff := cmp.Diff(want, shorts(rep)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	// --fix forget names the release instead (values stay).
+	for _, f := range auditJSON(t, 1, "-n", ns, "configmaps", "--expect-manager", "gitops", "--fix", "forget").Findings {
+		if !strings.Contains(f.Fix, "handover release configmap/settings --from "+f.Manager+" --all") {
+			t.Errorf("--fix forget: %s: fix %q", f.short(), f.Fix)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Code == "rollout-restart" {
+			if f.Severity != "info" || f.Fix != "" {
+				t.Errorf("%s: severity %s fix %q, want info and none", f.short(), f.Severity, f.Fix)
+			}
+			continue
+		}
+		if !strings.Contains(f.Fix, "--field-manager gitops") {
+			t.Errorf("%s: the default fix %q does not give the fields to gitops", f.short(), f.Fix)
+		}
+		args := strings.Fields(strings.ReplaceAll(f.Fix, "'", ""))[2:]
+		mustSSA(t, 0, append(args, "--dry-run=server")...)
+		mustSSA(t, 0, args...)
+	}
+	// gitops's next apply: the declared state, and the restart is kept.
+	cm = apply(t, ns, "gitops", cmManifest, false)
+	if x, _, _ := unstructured.NestedString(cm.Object, "data", "x"); x != "1" || cm.GetLabels()["hand"] != "" {
+		t.Errorf("after gitops's apply: data.x %q, labels %v; want the declared 1 and no hand label", x, cm.GetLabels())
+	}
+	d = apply(t, ns, "gitops", deployment, false)
+	if ann, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "annotations"); ann["kubectl.kubernetes.io/restartedAt"] == "" {
+		t.Error("gitops's apply removed the restart stamp: that rolls every pod")
+	}
+	if after := auditJSON(t, 0, "-n", ns, "configmaps,deployments", "--expect-manager", "gitops"); len(after.Findings) != 1 || after.Findings[0].Code != "rollout-restart" {
+		t.Errorf("findings after the fixes: %v", shorts(after))
 	}
 }

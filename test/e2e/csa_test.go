@@ -335,3 +335,24 @@ func TestMigrateBackupOfSecret(t *testing.T) {
 		t.Errorf("%s: %v %v, want -rw-------", file, fi.Mode(), err)
 	}
 }
+
+// A client-side-applied Secret with stringData: the apiserver stored the
+// token in .data.token, which client-side apply's entry owns; migrate
+// moves it to the applier as kubectl's own upgrade does (it used to leave
+// it to nobody, giving "kubectl" only .type), and --verify agrees.
+func TestMigrateSecretStringData(t *testing.T) {
+	ns := namespace(t)
+	kubectlApply(t, ns, csaSecret)
+	r := migrateJSON(t, 0, "migrate", "-n", ns, "secret/s", "--verify", "--no-backup")
+	if r.Summary.Migrated != 1 || r.Summary.Failed != 0 {
+		t.Fatalf("migrate: %+v %+v", r.Summary, r.Objects)
+	}
+	rep := whoOwnsJSON(t, "-n", ns, "secret/s")
+	assertOwners(t, rep, ".data.token", "kubectl/Apply")
+	assertOwners(t, rep, ".data.password", "kubectl/Apply")
+	// The next server-side apply of the same manifest keeps both keys.
+	s := apply(t, ns, "kubectl", csaSecret, false)
+	if tok, _, _ := unstructured.NestedString(s.Object, "data", "token"); tok != csaSecretTokenData {
+		t.Errorf("the token is gone or changed after the next apply")
+	}
+}

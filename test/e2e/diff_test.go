@@ -745,3 +745,25 @@ func TestDiffSecretAndExternalDiff(t *testing.T) {
 		t.Errorf("no change: the diff program prints nothing, got:\n%s", r.stdout)
 	}
 }
+
+// After kubectl rollout restart, diff's stays advice must not offer the
+// GitOps applier the stamp: its next apply would remove it and restart
+// every pod. It says so instead, and the apply indeed keeps the stamp.
+func TestDiffRolloutRestart(t *testing.T) {
+	ns := namespace(t)
+	d := apply(t, ns, "argocd-controller", deployment, false)
+	patch(t, d, "kubectl-rollout", `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-11-23T10:00:00Z"}}}}}`)
+	file := filepath.Join(t.TempDir(), "web.yaml")
+	writeFile(t, file, deployment)
+	r := ssa(t, "diff", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "--color", "never")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, `kubectl rollout restart's stamp: it stays and changes nothing; made "argocd-controller"'s, its next apply would remove it, restarting every pod`) || strings.Contains(r.stdout, "--from kubectl-rollout") {
+		t.Errorf("the stays advice:\n%s", r.stdout)
+	}
+	d = apply(t, ns, "argocd-controller", deployment, false)
+	if ann, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "annotations"); ann["kubectl.kubernetes.io/restartedAt"] == "" {
+		t.Error("the apply removed the restart stamp")
+	}
+}

@@ -247,37 +247,57 @@ func TestHandoverResumesAfterInterruption(t *testing.T) {
 	assertOwners(t, whoOwnsJSON(t, "-n", ns, "cm/c"), ".data.a", "argocd-controller/Apply")
 }
 
-func TestHandoverConcurrentWriter(t *testing.T) {
-	ns := namespace(t)
-	cm := apply(t, ns, "ci-deploy", appliersCM, false)
-	stop := make(chan struct{})
+// busyWriter patches a counter label on obj every period until the
+// returned stop is called, which returns how many writes it made; it
+// starts writing before it returns, and stops at the latest when the test
+// ends.
+func busyWriter(t *testing.T, obj *unstructured.Unstructured, period time.Duration) (stop func() int) {
+	t.Helper()
+	quit := make(chan struct{})
 	done := make(chan int)
 	go func() {
 		n := 0
 		for {
 			select {
-			case <-stop:
+			case <-quit:
 				done <- n
 				return
 			default:
 			}
-			if err := tryPatch(cm, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"counter":"%d"}}}`, n+1)); err != nil {
+			if err := tryPatch(obj, "busy-writer", fmt.Sprintf(`{"metadata":{"labels":{"counter":"%d"}}}`, n+1)); err != nil {
 				t.Errorf("busy writer: %v", err)
+				<-quit
 				done <- n
 				return
 			}
 			n++
-			time.Sleep(15 * time.Millisecond)
+			time.Sleep(period)
 		}
 	}()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if get(t, cm).GetLabels()["counter"] != "" {
+		if get(t, obj).GetLabels()["counter"] != "" {
 			break // the writer is going
 		}
 	}
+	var once sync.Once
+	n := 0
+	stop = func() int {
+		once.Do(func() {
+			close(quit)
+			n = <-done
+		})
+		return n
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func TestHandoverConcurrentWriter(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "ci-deploy", appliersCM, false)
+	stop := busyWriter(t, cm, 15*time.Millisecond)
 	r := handoverJSON(t, 0, "handover", "-n", ns, "cm/c", "--field", ".data.a", "--from", "ci-deploy", "--to", "argocd-controller")
-	close(stop)
-	n := <-done
+	n := stop()
 	if r.Status != "completed" {
 		t.Errorf("status %q", r.Status)
 	}
@@ -288,6 +308,26 @@ func TestHandoverConcurrentWriter(t *testing.T) {
 	rep := whoOwnsJSON(t, "-n", ns, "cm/c")
 	assertOwners(t, rep, ".data.a", "argocd-controller/Apply")
 	assertOwners(t, rep, ".metadata.labels.counter", "busy-writer/Update")
+}
+
+// TestHandoverDryRunConcurrentWriter: a server dry run planned from an
+// object another writer changes meanwhile gets a 409; it reads the object
+// again and dry-runs again, as the real run does, and stores nothing.
+func TestHandoverDryRunConcurrentWriter(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "ci-deploy", appliersCM, false)
+	stop := busyWriter(t, cm, 25*time.Millisecond)
+	// (A writer every 25 ms, as a busy controller: a dry run without the
+	// retry met a 409 in most of eight runs.)
+	for i := 0; i < 8; i++ {
+		r := handoverJSON(t, 0, "handover", "-n", ns, "cm/c", "--field", ".data.a", "--from", "ci-deploy", "--to", "argocd-controller", "--dry-run=server")
+		if r.Status != "planned" || stepNames(r) != "share:dry-run release:dry-run" {
+			t.Errorf("run %d: status %q steps %s, want planned with both steps dry-run", i, r.Status, stepNames(r))
+		}
+	}
+	stop()
+	rep := whoOwnsJSON(t, "-n", ns, "cm/c")
+	assertOwners(t, rep, ".data.a", "ci-deploy/Apply")
 }
 
 func TestHandoverRelease(t *testing.T) {
@@ -409,5 +449,40 @@ func TestHandoverWarnsWithoutAutoscaler(t *testing.T) {
 	apply(t, ns, "kubectl-autoscale", `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"w"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"w"},"maxReplicas":5}}`, false)
 	if r := handoverJSON(t, 0, args...); len(r.Warnings) != 0 {
 		t.Errorf("with an HPA: warnings %q", r.Warnings)
+	}
+}
+
+// TestHandoverToHPAInsideItsRange: the autoscaler writes /scale only when
+// it wants another value, so with replicas inside its range it may never
+// write them. Once the applier let go and nothing else can reset the field,
+// the handover is done (exit 0, handed-over), --wait or not; the suggested
+// --wait command also takes --dry-run.
+func TestHandoverToHPAInsideItsRange(t *testing.T) {
+	ns := namespace(t)
+	d := apply(t, ns, "kubectl", strings.Replace(hpaDeployment, "replicas: 1", "replicas: 3", 1), false)
+	apply(t, ns, "kubectl-autoscale", `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},
+		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":2,"maxReplicas":5,"targetCPUUtilizationPercentage":80}}`, false)
+	args := []string{"handover", "-n", ns, "deploy/web", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--wait", "--timeout", "4s"}
+	if r := handoverJSON(t, 0, append(args, "--dry-run=server")...); r.Status != "planned" || stepNames(r) != "hold:dry-run release:dry-run wait:skipped" {
+		t.Errorf("--wait --dry-run=server: status %q steps %s", r.Status, stepNames(r))
+	}
+	r := handoverJSON(t, 0, args...)
+	if r.Status != "handed-over" {
+		t.Fatalf("status %q steps %s, want handed-over", r.Status, stepNames(r))
+	}
+	text := mustSSA(t, 0, append(args, "--color", "never")...)
+	if !strings.Contains(text.stdout, "Result: handed-over: done: no applier owns the fields") {
+		t.Errorf("the narrative does not say it is done:\n%s", text.stdout)
+	}
+	// The temporary manager is no drift for audit: adopting its field
+	// would give replicas back to the applier.
+	rep := auditJSON(t, 0, "-n", ns, "deployments", "--expect-manager", "kubectl")
+	if len(rep.Findings) != 1 || rep.Findings[0].Code != "handover-held" || rep.Findings[0].Fix != "" {
+		t.Errorf("audit after the handover: %v", shorts(rep))
+	}
+	// The applier's manifest without replicas leaves them where they are.
+	apply(t, ns, "kubectl", strings.Replace(hpaDeployment, "  replicas: 1\n", "", 1), false)
+	if v, _, _ := unstructured.NestedInt64(get(t, d).Object, "spec", "replicas"); v != 3 {
+		t.Errorf("replicas %d after the applier dropped them, want 3", v)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 type migrationReport struct {
@@ -447,4 +448,87 @@ spec:
 	}
 	rep := whoOwnsJSON(t, "-n", ns, "gizmos.example.com/g")
 	assertOwners(t, rep, ".spec.size", "old-tool/Apply")
+}
+
+const csaStatefulSet = `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 0
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: "busybox:1"}]
+`
+
+var revisionsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+
+// controllerRevision makes a revision of the StatefulSet as its
+// controller does (the test bed runs no StatefulSet controller): created
+// by kube-controller-manager, controlled by the StatefulSet, with the
+// StatefulSet's annotations, last-applied included, copied onto it.
+func controllerRevision(t *testing.T, sts *unstructured.Unstructured, revision int64) *unstructured.Unstructured {
+	t.Helper()
+	yes := true
+	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apps/v1", "kind": "ControllerRevision",
+		"data": map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"$patch": "replace"}}}, "revision": revision}}
+	u.SetName(fmt.Sprintf("%s-%d", sts.GetName(), revision))
+	u.SetNamespace(sts.GetNamespace())
+	u.SetLabels(map[string]string{"app": sts.GetName(), "controller.kubernetes.io/hash": fmt.Sprint(revision)})
+	u.SetAnnotations(sts.GetAnnotations())
+	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.GetName(), UID: sts.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}})
+	out, err := env.dynamic.Resource(revisionsGVR).Namespace(sts.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{FieldManager: "kube-controller-manager"})
+	if err != nil {
+		t.Fatalf("creating the ControllerRevision: %v", err)
+	}
+	return out
+}
+
+// The StatefulSet controller copies a client-side-applied StatefulSet's
+// annotations, last-applied included, onto every ControllerRevision: that
+// copy, owned by kube-controller-manager on an object the StatefulSet
+// controls, is no client-side apply leftover. migrate --all-kinds leaves
+// the revisions as they are (it used to take their controller's entry
+// away and then fail with Go internals), and --check is green after the
+// migration even as new revisions come.
+func TestMigrateLeavesControllerRevisions(t *testing.T) {
+	ns := namespace(t)
+	kubectlApply(t, ns, csaStatefulSet)
+	sts := get(t, objRef("apps/v1", "StatefulSet", ns, "db"))
+	before := controllerRevision(t, sts, 1)
+
+	chk := migrateJSON(t, 1, "migrate", "--all-kinds", "-n", ns, "--check")
+	for _, o := range chk.Objects {
+		if o.Object.Kind == "ControllerRevision" {
+			t.Errorf("--check flags the revision: %+v", o)
+		}
+	}
+	a := ssa(t, "audit", "-o", "json", "-n", ns)
+	var rep auditReport
+	if err := json.Unmarshal([]byte(a.stdout), &rep); err != nil {
+		t.Fatalf("audit: %v\n%s%s", err, a.stdout, a.stderr)
+	}
+	for _, f := range rep.Findings {
+		if f.Object.Kind == "ControllerRevision" && f.Code == "csa-leftover" {
+			t.Errorf("audit flags the revision: %s", f.short())
+		}
+	}
+
+	r := migrateJSON(t, 0, "migrate", "--all-kinds", "-n", ns, "--verify", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
+	if r.Summary.Failed != 0 || r.Summary.Migrated != 1 {
+		t.Errorf("migrate: %+v %+v", r.Summary, r.Objects)
+	}
+	after := get(t, before)
+	if normalizeExcept(after, "") != normalizeExcept(before, "") || len(after.GetManagedFields()) != len(before.GetManagedFields()) {
+		t.Errorf("the revision's managedFields changed:\nbefore %v\nafter  %v", before.GetManagedFields(), after.GetManagedFields())
+	}
+
+	// A new revision, as the next deploy of the (now server-side applied)
+	// StatefulSet makes: --check stays green.
+	sts = apply(t, ns, "kubectl", strings.Replace(csaStatefulSet, "busybox:1", "busybox:2", 1), false)
+	controllerRevision(t, sts, 2)
+	migrateJSON(t, 0, "migrate", "--all-kinds", "-n", ns, "--check")
 }

@@ -285,6 +285,10 @@ func TestWatchNoFight(t *testing.T) {
 		if code := w.wait(t); code != 0 {
 			t.Errorf("exit %d, want 0\n%s", code, w.stderr.String())
 		}
+		// Silent on stdout, but it said it was watching.
+		if !strings.HasPrefix(w.stderr.String(), "Watching ") || !strings.Contains(w.stderr.String(), " in namespace "+ns+" for 10s for fights") {
+			t.Errorf("no start line on stderr: %q", w.stderr.String())
+		}
 	}
 	stopWriters(t, stop, &wg, errs)
 	if len(lines) > 0 {

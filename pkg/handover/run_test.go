@@ -1,0 +1,133 @@
+package handover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+)
+
+// These are plumbing tests: the fake client has no SSA semantics, so they
+// prove what is sent and how 409s are retried; the e2e suite proves the
+// writes on a real apiserver.
+
+var deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+// TestRunServerDryRunRetriesOnConflict: a controller writing status
+// between the read and the dry run makes the server answer 409; the dry
+// run reads again, plans again and is sent again with the new
+// resourceVersion, instead of failing.
+func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
+	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live.SetResourceVersion("10")
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
+	var sent []string // the resourceVersion precondition of each patch
+	var dryRun [][]string
+	c.PrependReactor("patch", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		p := a.(clienttesting.PatchActionImpl)
+		var ops []kube.PatchOp
+		if err := json.Unmarshal(p.GetPatch(), &ops); err != nil {
+			t.Fatal(err)
+		}
+		rv, _ := ops[0].Value.(string)
+		sent = append(sent, rv)
+		dryRun = append(dryRun, p.PatchOptions.DryRun)
+		if rv == "10" {
+			// The status writer got there first: the stored object moved on.
+			moved := live.DeepCopy()
+			moved.SetResourceVersion("11")
+			if err := c.Tracker().Update(deployGVR, moved, "ns"); err != nil {
+				t.Fatal(err)
+			}
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", nil)
+		}
+		out := live.DeepCopy()
+		out.SetResourceVersion(rv)
+		return true, out, nil
+	})
+	b := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
+	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: kube.DryRunServer, Backoff: &b})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if r.Status != StatusPlanned {
+		t.Errorf("status %q, want %q (%s)", r.Status, StatusPlanned, r.Message)
+	}
+	// The first share fails on 10; then share and release are both sent on 11.
+	if diff := cmp.Diff([]string{"10", "11", "11"}, sent); diff != "" {
+		t.Errorf("resourceVersions sent (-want +got):\n%s", diff)
+	}
+	for i, d := range dryRun {
+		if diff := cmp.Diff([]string{metav1.DryRunAll}, d); diff != "" {
+			t.Errorf("patch %d is not a dry run (-want +got):\n%s", i, diff)
+		}
+	}
+	for _, s := range r.Steps {
+		if s.Status != StepDryRun {
+			t.Errorf("step %s: status %q, want %q", s.Name, s.Status, StepDryRun)
+		}
+	}
+}
+
+// TestRunServerDryRunGivesUp: an object that never stops changing ends
+// the dry run with the bounded-backoff error, not an endless loop.
+func TestRunServerDryRunGivesUp(t *testing.T) {
+	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live.SetResourceVersion("10")
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
+	n := 0
+	c.PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		n++
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", nil)
+	})
+	b := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
+	_, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: kube.DryRunServer, Backoff: &b})
+	var ce *kube.ConflictsError
+	if !errors.As(err, &ce) || n != 3 {
+		t.Errorf("err %v after %d patches, want a ConflictsError after 3", err, n)
+	}
+}
+
+func TestSafe(t *testing.T) {
+	held := entry(DefaultTempManager, "Apply", "", `{"f:spec":{"f:replicas":{}}}`)
+	tests := []struct {
+		name        string
+		entries     []metav1.ManagedFieldsEntry
+		lastApplied string
+		want        bool
+	}{
+		{name: "held by the temporary manager only", entries: []metav1.ManagedFieldsEntry{held}, want: true},
+		{name: "and by a controller", entries: []metav1.ManagedFieldsEntry{held, entry("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)}, want: true},
+		{name: "an applier still owns it", entries: []metav1.ManagedFieldsEntry{held, entry("argocd", "Apply", "", `{"f:spec":{"f:replicas":{}}}`)}},
+		{name: "a last-applied annotation holds it", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{"spec":{"replicas":2}}`},
+		{name: "a last-applied annotation without it", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{"spec":{"paused":false}}`, want: true},
+		{name: "an unreadable last-applied annotation", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{not json`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			live := deployment(tt.entries...)
+			if tt.lastApplied != "" {
+				live.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": tt.lastApplied})
+			}
+			req := Request{From: "kubectl", To: "kube-controller-manager", TempManager: DefaultTempManager}
+			if got := safe(live, req, []fieldpath.Path{path(".spec.replicas")}); got != tt.want {
+				t.Errorf("safe = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
