@@ -12,7 +12,7 @@ import (
 func TestVersion(t *testing.T) {
 	r := mustSSA(t, 0, "version")
 	// The test bed is the Kubernetes minor of the embedded field manager.
-	if !strings.HasPrefix(r.stdout, "kubectl-ssa ") || !strings.HasSuffix(r.stdout, "\nserver v1.37.1 (exact)\n") || r.stderr != "" {
+	if !strings.HasPrefix(r.stdout, "kubectl-ssa ") || !strings.HasSuffix(r.stdout, "\nserver v1.37.1 (exact: verified against a real apiserver of this minor)\n") || r.stderr != "" {
 		t.Errorf("version: %q, stderr %q", r.stdout, r.stderr)
 	}
 	var v struct {

@@ -224,12 +224,23 @@ func TestSnapshotInstallsWithKrew(t *testing.T) {
 	}
 
 	t.Run("version", func(t *testing.T) {
-		out, errOut := run(t, "version")
+		// Without a server: the client's version, and exit 2 saying the
+		// server's is unknown.
+		cmd := command(dir, plugin, "version")
+		cmd.Env = env
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Errorf("version without a server: %v, want exit 2", err)
+		}
+		out, errOut := string(stdout), stderr.String()
 		wantOut := "kubectl-ssa v" + version + " (commit " + commit + ", built " + commitDate.Format(time.RFC3339) + ", " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
 		if out != wantOut {
 			t.Errorf("installed kubectl-ssa version:\n got %q\nwant %q", out, wantOut)
 		}
-		if !strings.Contains(errOut, "warning: server version unknown: no kubeconfig") {
+		if !strings.Contains(errOut, "error: server version unknown: no kubeconfig") {
 			t.Errorf("stderr %q does not say there is no server", errOut)
 		}
 		out, errOut = run(t, "version", "--client", "-o", "json")

@@ -58,6 +58,10 @@ type Options struct {
 	Detach bool
 	// Timeout bounds the wait until ready (default 3 minutes).
 	Timeout time.Duration
+	// KeepData restarts the cluster Dir holds (its etcd data,
+	// certificates and ports): started again after Stop, the apiserver
+	// is the same cluster at the same address.
+	KeepData bool
 }
 
 // Server is a running test bed.
@@ -86,6 +90,9 @@ func Start(bin string, o Options) (*Server, error) {
 	args := []string{"--testbed-dir", o.Dir}
 	if o.NoControllerManager {
 		args = append(args, "--no-controller-manager")
+	}
+	if o.KeepData {
+		args = append(args, "--keep-data")
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logf

@@ -69,6 +69,7 @@ func run() error {
 	controllers := fs.String("controllers", defaultControllers, "controllers the kube-controller-manager runs")
 	noKCM := fs.Bool("no-controller-manager", false, "do not start kube-controller-manager")
 	hpaSync := fs.Duration("hpa-sync-period", 2*time.Second, "horizontal-pod-autoscaler sync period")
+	keep := fs.Bool("keep-data", false, "restart the cluster DIR holds: reuse its certificates, etcd data and ports (a first start with it starts afresh)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
 	}
@@ -80,24 +81,40 @@ func run() error {
 		return err
 	}
 	*dir = abs
-	for _, sub := range []string{"etcd", "certs"} {
-		_ = os.RemoveAll(filepath.Join(*dir, sub))
+	restart := *keep && fileExists(filepath.Join(*dir, "certs", "ca.crt")) && fileExists(filepath.Join(*dir, "ports"))
+	if !restart {
+		for _, sub := range []string{"etcd", "certs", "ports"} {
+			_ = os.RemoveAll(filepath.Join(*dir, sub))
+		}
 	}
 	_ = os.Remove(filepath.Join(*dir, "kubeconfig"))
 	if err := os.MkdirAll(filepath.Join(*dir, "certs"), 0o700); err != nil {
 		return err
 	}
 
-	ports, err := freePorts(4)
-	if err != nil {
-		return err
+	var ports []int
+	var pki *pki
+	if restart {
+		// The same cluster at the same address: what a client sees when
+		// its apiserver restarts.
+		if ports, err = readPorts(filepath.Join(*dir, "ports")); err != nil {
+			return err
+		}
+		if pki, err = readPKI(filepath.Join(*dir, "certs")); err != nil {
+			return err
+		}
+	} else {
+		if ports, err = freePorts(4); err != nil {
+			return err
+		}
+		if err := writePorts(filepath.Join(*dir, "ports"), ports); err != nil {
+			return err
+		}
+		if pki, err = writePKI(filepath.Join(*dir, "certs")); err != nil {
+			return fmt.Errorf("generating certificates: %w", err)
+		}
 	}
 	etcdClient, etcdPeer, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
-
-	pki, err := writePKI(filepath.Join(*dir, "certs"))
-	if err != nil {
-		return fmt.Errorf("generating certificates: %w", err)
-	}
 
 	etcd, err := startEtcd(filepath.Join(*dir, "etcd"), etcdClient, etcdPeer)
 	if err != nil {
@@ -353,6 +370,51 @@ func writePKI(dir string) (*pki, error) {
 		}
 	}
 	return &pki{dir: dir, caPEM: caPEM, clientCrt: clientCrt, clientK: clientKey}, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func writePorts(path string, ports []int) error {
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(p)
+	}
+	return os.WriteFile(path, []byte(strings.Join(words, " ")+"\n"), 0o600)
+}
+
+func readPorts(path string) ([]int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var ports []int
+	for _, w := range strings.Fields(string(b)) {
+		p, err := strconv.Atoi(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		ports = append(ports, p)
+	}
+	if len(ports) != 4 {
+		return nil, fmt.Errorf("%s: want 4 ports, got %d", path, len(ports))
+	}
+	return ports, nil
+}
+
+// readPKI reads what writePKI wrote, for a restart.
+func readPKI(dir string) (*pki, error) {
+	p := &pki{dir: dir}
+	for name, into := range map[string]*[]byte{"ca.crt": &p.caPEM, "admin.crt": &p.clientCrt, "admin.key": &p.clientK} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		*into = b
+	}
+	return p, nil
 }
 
 func writeKubeconfig(path, server string, p *pki) error {
