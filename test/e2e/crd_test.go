@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +57,67 @@ spec:
                 items: {type: string}
 `
 
+// waitPublished waits until the OpenAPI v3 document of each version crd
+// serves holds its kind.
+func waitPublished(t *testing.T, crd *unstructured.Unstructured, deadline time.Time) {
+	t.Helper()
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		vm, _ := v.(map[string]interface{})
+		name, _ := vm["name"].(string)
+		if served, _ := vm["served"].(bool); !served {
+			continue
+		}
+		for {
+			// As clients read it: through the index, whose hashed URL
+			// is what a schema cache is keyed by.
+			body, err := openAPIDocument("apis/" + group + "/" + name)
+			if err == nil && strings.Contains(string(body), `"kind":"`+kind+`"`) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the OpenAPI document of %s/%s does not hold %s", group, name, kind)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// openAPIDocument reads the OpenAPI v3 document of path ("apis/G/V") at
+// the URL the index names.
+func openAPIDocument(path string) ([]byte, error) {
+	rc := env.client.Discovery().RESTClient()
+	raw, err := rc.Get().AbsPath("/openapi/v3").Do(context.Background()).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var index struct {
+		Paths map[string]struct {
+			URL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &index); err != nil {
+		return nil, err
+	}
+	p, ok := index.Paths[path]
+	if !ok {
+		return nil, fmt.Errorf("the index has no %s", path)
+	}
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return nil, err
+	}
+	req := rc.Get().AbsPath(u.Path)
+	for k, vs := range u.Query() {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	return req.Do(context.Background()).Raw()
+}
+
 func waitEstablished(t *testing.T, name string) {
 	t.Helper()
 	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -65,8 +130,11 @@ func waitEstablished(t *testing.T, name string) {
 				m, _ := c.(map[string]interface{})
 				if m["type"] == "Established" && m["status"] == "True" {
 					restMapper().Reset()
-					// Discovery takes a moment to serve the new type.
+					// Discovery takes a moment to serve the new type,
+					// and the OpenAPI documents to publish its schema
+					// (before, a prediction types it by deduction).
 					time.Sleep(500 * time.Millisecond)
+					waitPublished(t, u, deadline)
 					return
 				}
 			}
