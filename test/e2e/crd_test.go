@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +73,7 @@ func waitPublished(t *testing.T, crd *unstructured.Unstructured, deadline time.T
 			// As clients read it: through the index, whose hashed URL
 			// is what a schema cache is keyed by.
 			body, err := openAPIDocument("apis/" + group + "/" + name)
-			if err == nil && strings.Contains(string(body), `"kind":"`+kind+`"`) {
+			if err == nil && declaresKind(body, group, name, kind) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -83,6 +82,32 @@ func waitPublished(t *testing.T, crd *unstructured.Unstructured, deadline time.T
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+}
+
+// declaresKind tells whether an OpenAPI v3 document has the schema of a
+// kind: a component whose x-kubernetes-group-version-kind names it, which
+// is what a schema converter looks for (the kind's name alone also shows
+// in the paths and in other components' lists).
+func declaresKind(doc []byte, group, version, kind string) bool {
+	var d struct {
+		Components struct {
+			Schemas map[string]struct {
+				GVK        []struct{ Group, Version, Kind string } `json:"x-kubernetes-group-version-kind"`
+				Properties map[string]json.RawMessage              `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if json.Unmarshal(doc, &d) != nil {
+		return false
+	}
+	for _, sc := range d.Components.Schemas {
+		for _, g := range sc.GVK {
+			if g.Group == group && g.Version == version && g.Kind == kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // openAPIDocument reads the OpenAPI v3 document of path ("apis/G/V") at

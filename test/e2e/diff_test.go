@@ -43,9 +43,10 @@ type diffReport struct {
 		Defaulted []string        `json:"defaulted"`
 		Command   string          `json:"command"`
 	} `json:"stays"`
-	Unknown []string               `json:"unknown"`
-	Live    map[string]interface{} `json:"live"`
-	Result  map[string]interface{} `json:"result"`
+	Unknown  []string               `json:"unknown"`
+	Warnings []string               `json:"warnings"`
+	Live     map[string]interface{} `json:"live"`
+	Result   map[string]interface{} `json:"result"`
 }
 
 var bookkeepingKeys = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
@@ -524,7 +525,7 @@ func checkDiffCase(t *testing.T, c diffCase) {
 		t.Errorf("result differs from the server's dry run at %v\nours: %s\nserver: %s", diffs, jsonText(got), jsonText(want))
 	}
 	if !reflect.DeepEqual(normalJSON(t, managedFieldsOf(server.Object)), normalJSON(t, managedFieldsOf(rep.Result))) {
-		t.Errorf("managedFields differ from the server's dry run:\nours: %s\nserver: %s", jsonText(managedFieldsOf(rep.Result)), jsonText(managedFieldsOf(server.Object)))
+		t.Errorf("managedFields differ from the server's dry run:\nours: %s\nserver: %s\nwarnings: %v", jsonText(managedFieldsOf(rep.Result)), jsonText(managedFieldsOf(server.Object)), rep.Warnings)
 	}
 
 	// changes are exactly the differences between live and result.
