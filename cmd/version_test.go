@@ -93,7 +93,7 @@ func TestVersionServer(t *testing.T) {
 			name:       "newer minor warns",
 			server:     "v1.38.0",
 			wantOut:    []string{"\nserver v1.38.0 (untested)\n"},
-			wantErrOut: "Kubernetes 1.38 is newer or untested (verified: 1.36, 1.37)",
+			wantErrOut: "Kubernetes 1.38 is newer or untested (verified: 1.35, 1.36, 1.37)",
 			wantHits:   1,
 		},
 		{
