@@ -69,7 +69,7 @@ const (
 // verifiedMinors are the Kubernetes minors make test-versions runs the
 // fidelity tests on, with the patch of each test bed: kubectl ssa applies
 // each minor's own defaults (pkg/defaults.BuiltinFor).
-var verifiedMinors = map[int]string{35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.1"}
+var verifiedMinors = map[int]string{34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.1"}
 
 // knownDifferences are what the embedded field manager does otherwise
 // than a server of a minor (and patches below fixedIn, when set).

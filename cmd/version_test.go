@@ -83,6 +83,13 @@ func TestVersionServer(t *testing.T) {
 			wantHits:   1,
 		},
 		{
+			name:       "a verified minor with a known difference names it",
+			server:     "v1.34.4",
+			wantOut:    []string{"\nserver v1.34.4 (differs)\n"},
+			wantErrOut: "warning: 1.34 accepts list items that omit some of their key fields",
+			wantHits:   1,
+		},
+		{
 			name:       "a minor no test bed runs warns",
 			server:     "v1.32.9",
 			wantOut:    []string{"\nserver v1.32.9 (untested)\n"},
@@ -93,7 +100,7 @@ func TestVersionServer(t *testing.T) {
 			name:       "newer minor warns",
 			server:     "v1.38.0",
 			wantOut:    []string{"\nserver v1.38.0 (untested)\n"},
-			wantErrOut: "Kubernetes 1.38 is newer or untested (verified: 1.35, 1.36, 1.37)",
+			wantErrOut: "Kubernetes 1.38 is newer or untested (verified: 1.34, 1.35, 1.36, 1.37)",
 			wantHits:   1,
 		},
 		{
