@@ -113,6 +113,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	if err != nil {
 		return nil, err
 	}
+	sent := obj.DeepCopy() // the manifest as sent, its namespace defaulted
 	// The autoscalers are listed while the schema is read: the list costs
 	// a round trip, not a serial one. It starts once Target defaulted the
 	// namespace: a manifest without one must not list every namespace's
@@ -193,13 +194,31 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		if !ok {
 			return nil, fmt.Errorf("--verify needs a cluster")
 		}
-		r.Verify, err = verify(ctx, dr, obj, r, o)
-		if err != nil {
-			return nil, err
+		// A writer between the read and the dry run (a controller's
+		// status update) makes the server answer for another object:
+		// read again, predict again and compare again, a few times.
+		for attempt := 1; ; attempt++ {
+			v, rv, err := verify(ctx, dr, sent, r, o)
+			if err != nil {
+				return nil, err
+			}
+			r.Verify = v
+			if v.Agrees || rv == "" || r.Live == nil || rv == r.Live.GetResourceVersion() || attempt == verifyAttempts {
+				break
+			}
+			again := o
+			again.Verify = false
+			if r, err = Explain(ctx, src, manifest, again); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return r, nil
 }
+
+// verifyAttempts bounds the predictions --verify compares when the object
+// keeps changing under it.
+const verifyAttempts = 5
 
 // valueInError is how structured-merge-diff quotes a value in a
 // validation error: Go's %#v of it, whose braces nest ("[]interface {}{...}").

@@ -47,7 +47,11 @@ const (
 
 // verify sends the same apply as a server dry run and compares it with
 // the prediction of that same request.
-func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Report, o Options) (*Verification, error) {
+// verify sends the apply as a server dry run and compares. It also
+// returns the resourceVersion the server's answer is of ("" when there is
+// none): another than the predicted live object's means a writer came in
+// between, and the comparison is of two different objects.
+func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Report, o Options) (*Verification, string, error) {
 	against, compared := r, comparedApply
 	if r.FirstApply != nil {
 		against, compared = r.FirstApply, comparedFirstApply
@@ -74,7 +78,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		st := status.Status()
 		if against.Message == "" {
 			diff("the server reports a conflict the prediction missed: %s", st.Message)
-			return v, nil
+			return v, answerVersion(out), nil
 		}
 		if st.Message != against.Message {
 			diff("message: server %q, predicted %q", st.Message, against.Message)
@@ -90,11 +94,11 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		v.Status = VerifyRefused
 		v.Reason = "the server refused the dry run (it needs patch permission; check with kubectl auth can-i patch): nothing was compared"
 	case err != nil:
-		return nil, fmt.Errorf("--verify: the server dry run failed: %w", err)
+		return nil, "", fmt.Errorf("--verify: the server dry run failed: %w", err)
 	default:
 		if against.Message != "" {
 			diff("the prediction has conflicts, the server applied: %s", against.Message)
-			return v, nil
+			return v, answerVersion(out), nil
 		}
 		if o.Subresource == "scale" {
 			// The server answers with a Scale: compare the replicas, as
@@ -104,7 +108,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			if fmt.Sprint(want) != fmt.Sprint(got) {
 				diff("spec.replicas: server %v, predicted %v", got, want)
 			}
-			return v, nil
+			return v, answerVersion(out), nil
 		}
 		got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
 		if !reflect.DeepEqual(got, want) {
@@ -113,7 +117,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			diff("managedFields: server %s, predicted %s", gb, wb)
 		}
 	}
-	return v, nil
+	return v, answerVersion(out), nil
 }
 
 // NormalizeManagedFields drops times (each side stamps its own) and orders
@@ -134,4 +138,12 @@ func NormalizeManagedFields(in []metav1.ManagedFieldsEntry) []map[string]interfa
 		return fmt.Sprint(out[i]["manager"], out[i]["operation"], out[i]["subresource"], out[i]["apiVersion"]) < fmt.Sprint(out[j]["manager"], out[j]["operation"], out[j]["subresource"], out[j]["apiVersion"])
 	})
 	return out
+}
+
+// answerVersion is the resourceVersion of a dry run's answer.
+func answerVersion(out *unstructured.Unstructured) string {
+	if out == nil {
+		return ""
+	}
+	return out.GetResourceVersion()
 }
