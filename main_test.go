@@ -178,16 +178,23 @@ func TestSignalStopsSelection(t *testing.T) {
 	}
 }
 
-// A second signal ends a command at once, even one blocked where its
-// context does not reach: here diff reading which kinds a server that
-// never answers serves.
-func TestSecondSignalKills(t *testing.T) {
-	bin := plugin(t)
+// startBlockedDiff starts a diff against a server that never answers:
+// blocked where its context does not reach (reading which kinds are
+// served).
+func startBlockedDiff(t *testing.T) *started {
+	t.Helper()
 	manifest := filepath.Join(t.TempDir(), "cm.yaml")
 	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, bin, silentServer(t), "diff", "-f", manifest)
+	return start(t, plugin(t), silentServer(t), "diff", "-f", manifest)
+}
+
+// A second signal ends a command at once, even one blocked where its
+// context does not reach: here diff reading which kinds a server that
+// never answers serves.
+func TestSecondSignalKills(t *testing.T) {
+	s := startBlockedDiff(t)
 	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -210,12 +217,7 @@ func TestSecondSignalKills(t *testing.T) {
 // After the first signal, a command its context does not reach gets the
 // grace period, then the process ends with the signal's code.
 func TestGracePeriodEnds(t *testing.T) {
-	bin := plugin(t)
-	manifest := filepath.Join(t.TempDir(), "cm.yaml")
-	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := start(t, bin, silentServer(t), "diff", "-f", manifest)
+	s := startBlockedDiff(t)
 	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

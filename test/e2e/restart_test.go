@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,18 +89,7 @@ func TestWatchAcrossApiserverRestart(t *testing.T) {
 		}
 		return applyTo(dyn, "gitops")
 	})
-	var got *fightRecord
-	select {
-	case line, ok := <-w.lines:
-		if ok {
-			var f fightRecord
-			if err := json.Unmarshal([]byte(line), &f); err != nil {
-				t.Fatalf("not a JSON line: %q", line)
-			}
-			got = &f
-		}
-	case <-time.After(45 * time.Second):
-	}
+	got := w.nextFight(t, 45*time.Second)
 	stopWriters(t, stop, &wg, errs)
 	if got == nil {
 		t.Fatalf("no fight reported within 45 s of the restart\n%s", w.stderr.String())

@@ -104,6 +104,25 @@ func startWatchEnv(t *testing.T, env []string, args ...string) *watcher {
 	return w
 }
 
+// nextFight is the next fight the watch reports as JSON, nil when none
+// comes within d.
+func (w *watcher) nextFight(t *testing.T, d time.Duration) *fightRecord {
+	t.Helper()
+	select {
+	case line, ok := <-w.lines:
+		if !ok {
+			return nil
+		}
+		var f fightRecord
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		return &f
+	case <-time.After(d):
+		return nil
+	}
+}
+
 // wait returns the exit code once the lines are read.
 func (w *watcher) wait(t *testing.T) int {
 	t.Helper()
@@ -415,18 +434,7 @@ func TestWatchOutlivesServerRestart(t *testing.T) {
 		}
 		return applyTry(ns, "gitops", manifest)
 	})
-	var got *fightRecord
-	select {
-	case line, ok := <-w.lines:
-		if ok {
-			var f fightRecord
-			if err := json.Unmarshal([]byte(line), &f); err != nil {
-				t.Fatalf("not a JSON line: %q", line)
-			}
-			got = &f
-		}
-	case <-time.After(30 * time.Second):
-	}
+	got := w.nextFight(t, 30*time.Second)
 	stopWriters(t, stop, &wg, errs)
 	if got == nil {
 		t.Fatalf("no fight reported within 30 s of the restart\n%s", w.stderr.String())
