@@ -167,8 +167,13 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 	if err != nil {
 		return nil, false, err
 	}
+	if errors.Is(r.err, errNoMatch) && s.HasFiles() {
+		return nil, false, ErrNoObjects
+	}
 	return r.objs, r.single, r.err
 }
+
+var errNoMatch = errors.New("no objects matched the selection")
 
 // untilDone returns what f returns, or ctx's error when ctx ends first;
 // f, which takes no context (kubectl's builder), then ends unobserved.
@@ -233,10 +238,15 @@ func resolve(b *resource.Builder) ([]*unstructured.Unstructured, bool, error) {
 		return out, single, &PartialError{Err: Friendly(utilerrors.NewAggregate(missing))}
 	}
 	if len(out) == 0 {
-		return nil, false, errors.New("no objects matched the selection")
+		return nil, false, errNoMatch
 	}
 	return out, single, nil
 }
+
+// ErrNoObjects: -f/-k gave nothing to work on (an empty file, "---"
+// alone, an empty List, null), which every command refuses rather than
+// pass on nothing checked.
+var ErrNoObjects = errors.New("the input holds no objects: give -f/-k manifests with at least one object")
 
 // Manifest is one object read from -f/-k and the file it came from.
 type Manifest struct {
@@ -273,7 +283,7 @@ func ReadManifests(ctx context.Context, in io.Reader, files *resource.FilenameOp
 		out = append(out, Manifest{Object: u, Source: i.Source})
 	}
 	if len(out) == 0 {
-		return nil, errors.New("the manifests hold no objects")
+		return nil, ErrNoObjects
 	}
 	return out, nil
 }
@@ -477,7 +487,7 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 		return Friendly(r.err)
 	}
 	if len(infos) == 0 {
-		return errors.New("the input holds no objects: give -f/-k manifests with at least one object")
+		return ErrNoObjects
 	}
 	for _, info := range infos {
 		res := ResourceOf(info.Mapping)
