@@ -306,8 +306,12 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
 			return err
 		}
-	} else if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
-		return err
+	} else if nothing := scanned.Load() == 0 && len(rep.Unlisted) > 0; !nothing {
+		// ("No findings in 0 objects" would read as a pass: the error
+		// below says what happened.)
+		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
+			return err
+		}
 	}
 	for i, u := range rep.Unlisted {
 		if i == maxUnlistedLines && len(rep.Unlisted) > maxUnlistedLines+1 {

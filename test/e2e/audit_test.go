@@ -327,8 +327,8 @@ func TestAuditPartial(t *testing.T) {
 	}
 	// A user who may list nothing audited nothing: not a pass.
 	nobody := ssa(t, "audit", "-n", ns, "--as", "nobody")
-	if nobody.code != 2 || !strings.Contains(nobody.stderr, "error: nothing was audited") {
-		t.Errorf("nothing listable: exit %d\n%s", nobody.code, nobody.stderr)
+	if nobody.code != 2 || !strings.Contains(nobody.stderr, "error: nothing was audited") || nobody.stdout != "" {
+		t.Errorf("nothing listable: exit %d\n%s%s", nobody.code, nobody.stdout, nobody.stderr)
 	}
 	var rep struct {
 		Unlisted []string `json:"unlisted"`
