@@ -180,6 +180,9 @@ type Loader struct {
 	Client openapi.Client
 	// CacheDir is the per-cluster cache directory; empty disables caching.
 	CacheDir string
+	// Fetch reads a document ("apis/G/V") from the server as it is now,
+	// past the index and every cache; nil: Refresh does nothing.
+	Fetch func(ctx context.Context, path string) ([]byte, error)
 
 	paths map[string]openapi.GroupVersion
 	// parts and built memoize the run: many objects of one kind read and
@@ -242,6 +245,47 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 	return s, nil
 }
 
+// Refresh reads gv's document again from the server, past the index and
+// every cache, and forgets what was built from the old one. The index can
+// name a document the server has already replaced: the aggregator reads
+// its delegates' indexes again about a second after a CRD changes, and
+// until then the hash it names is the old one, whose content a cache
+// keeps (the server marks it immutable). It tells whether it read one.
+func (l *Loader) Refresh(ctx context.Context, gv schema.GroupVersion) (bool, error) {
+	if l.Fetch == nil || l.parts == nil {
+		return false, nil
+	}
+	if _, ok := l.paths[openAPIPath(gv)]; !ok {
+		return false, nil
+	}
+	raw, err := l.Fetch(ctx, openAPIPath(gv))
+	if err != nil {
+		return false, fmt.Errorf("fetching the OpenAPI v3 schema of %s: %w", gv, err)
+	}
+	p, err := parseDocument(gv, raw)
+	if err != nil {
+		return false, err
+	}
+	l.parts[gv] = p
+	l.built = map[string]*Schema{}
+	return true, nil
+}
+
+func parseDocument(gv schema.GroupVersion, raw []byte) (*gvSchema, error) {
+	var d spec3.OpenAPI
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("parsing the OpenAPI v3 schema of %s: %w", gv, err)
+	}
+	if d.Components == nil {
+		return nil, fmt.Errorf("the OpenAPI v3 schema of %s has no components", gv)
+	}
+	p, err := convertModels(d.Components.Schemas)
+	if err != nil {
+		return nil, fmt.Errorf("converting the OpenAPI v3 schema of %s: %w", gv, err)
+	}
+	return p, nil
+}
+
 func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvSchema, bool, error) {
 	file := ""
 	if l.CacheDir != "" {
@@ -256,16 +300,9 @@ func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvS
 	if err != nil {
 		return nil, false, fmt.Errorf("fetching the OpenAPI v3 schema of %s: %w", gv, err)
 	}
-	var d spec3.OpenAPI
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, false, fmt.Errorf("parsing the OpenAPI v3 schema of %s: %w", gv, err)
-	}
-	if d.Components == nil {
-		return nil, false, fmt.Errorf("the OpenAPI v3 schema of %s has no components", gv)
-	}
-	p, err := convertModels(d.Components.Schemas)
+	p, err := parseDocument(gv, raw)
 	if err != nil {
-		return nil, false, fmt.Errorf("converting the OpenAPI v3 schema of %s: %w", gv, err)
+		return nil, false, err
 	}
 	if file != "" {
 		if b, err := yaml.Marshal(p); err == nil {

@@ -42,7 +42,12 @@ var (
 // NewClusterSource reads from c, caching schema documents under cacheBase
 // (kubectl's --cache-dir; empty: no cache).
 func NewClusterSource(c *kube.Cluster, cacheBase string) *ClusterSource {
-	return &ClusterSource{Cluster: c, Loader: &Loader{Client: c.Discovery.OpenAPIV3(), CacheDir: CacheDirFor(cacheBase, c.Config.Host)}}
+	fetch := func(ctx context.Context, path string) ([]byte, error) {
+		// Without a hash the server names no cache lifetime, only an
+		// ETag, so an HTTP cache asks again.
+		return c.Discovery.RESTClient().Get().AbsPath("/openapi/v3/" + path).Do(ctx).Raw()
+	}
+	return &ClusterSource{Cluster: c, Loader: &Loader{Client: c.Discovery.OpenAPIV3(), CacheDir: CacheDirFor(cacheBase, c.Config.Host), Fetch: fetch}}
 }
 
 // Target implements Source.
@@ -176,7 +181,18 @@ func (s *ClusterSource) Schema(ctx context.Context, applied, live *unstructured.
 		// Not fatal: the caller falls back to another schema and says why.
 		return nil, err.Error(), nil //nolint:nilerr // the error becomes the reason in the report
 	case !sch.Has(applied.GroupVersionKind()):
-		return nil, "the cluster does not publish one", nil
+		// The index may name an older document (a CRD just created
+		// or changed): read the current one once.
+		ok, err := s.Loader.Refresh(ctx, applied.GroupVersionKind().GroupVersion())
+		if err == nil && ok {
+			sch, err = s.Loader.Load(ctx, gvs)
+		}
+		switch {
+		case err != nil:
+			return nil, err.Error(), nil //nolint:nilerr // as above
+		case !ok || !sch.Has(applied.GroupVersionKind()):
+			return nil, "the cluster does not publish one", nil
+		}
 	}
 	return sch, "", nil
 }
