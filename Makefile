@@ -47,11 +47,17 @@ vet: ## go vet, both modules
 	$(GO) vet ./...
 	cd test && $(GO) vet ./...
 
-test-unit: ## Unit tests of the plugin module, with the race detector
-	$(GO) test -race -count=1 ./...
+# RUN= selects tests by go test's -run regexp, PKG= the packages
+# (make test-unit PKG=./pkg/audit RUN=TestFix; make test-e2e RUN=TestDiff).
+RUN ?=
+PKG ?= ./...
+RUN_FLAG = $(if $(RUN),-run '$(RUN)')
 
-test-e2e: testbed ## End-to-end tests against a real kube-apiserver
-	cd test && SSA_TESTBED_BIN=$(TESTBED) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./...
+test-unit: ## Unit tests of the plugin module, with the race detector (RUN=regexp, PKG=./pkg/x)
+	$(GO) test -race -count=1 $(RUN_FLAG) $(PKG)
+
+test-e2e: testbed ## End-to-end tests against a real kube-apiserver (RUN=regexp)
+	cd test && SSA_TESTBED_BIN=$(TESTBED) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) $(RUN_FLAG) ./...
 
 # The other minors users run: test beds built by hack/testbed-version.sh
 # into the cache directory (about 10 minutes each the first time), and
