@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // Options tune the clients of a Cluster.
@@ -245,9 +244,13 @@ func IsCustom(gvk schema.GroupVersionKind) bool {
 	return !scheme.Scheme.IsGroupRegistered(gvk.Group)
 }
 
-// ObjectName names an object as Kind/namespace/name.
+// ObjectName names an object as Kind/namespace/name (Kind/name when
+// cluster-scoped), as ownership.ObjectName does.
 func ObjectName(obj *unstructured.Unstructured) string {
-	return ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	if obj.GetNamespace() == "" {
+		return obj.GetKind() + "/" + obj.GetName()
+	}
+	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }
 
 // HasVerb tells whether a resource supports a verb.
