@@ -25,7 +25,7 @@ func doc(kinds ...string) []byte {
 type fakeGV struct{ body []byte }
 
 func (f fakeGV) Schema(string) ([]byte, error) { return f.body, nil }
-func (fakeGV) ServerRelativeURL() string         { return "/openapi/v3/apis/example.com/v1?hash=OLD" }
+func (fakeGV) ServerRelativeURL() string       { return "/openapi/v3/apis/example.com/v1?hash=OLD" }
 
 type fakeIndex map[string]openapi.GroupVersion
 
