@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // binaryName is what the completion scripts complete: the plugin binary.
@@ -88,10 +89,10 @@ func completeFields(g *globalOptions, sel *kube.Selection) func(*cobra.Command, 
 		}
 		seen := map[string]bool{}
 		var out []string
-		add := func(p ownership.Path) {
+		add := func(p pathlang.Path) {
 			text := ""
 			for k := range p {
-				text += ownership.ElementString(p[k])
+				text += pathlang.ElementString(p[k])
 				if len(text) > len(typed) || k == len(p)-1 {
 					break
 				}

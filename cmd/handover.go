@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -169,7 +170,7 @@ func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
 	for _, f := range o.fields {
 		// The syntax, before any object is read; ParsePath reads the
 		// path again against each object.
-		if _, err := ownership.ParsePath(f); err != nil {
+		if _, err := pathlang.ParsePath(f); err != nil {
 			return "", fmt.Errorf("--field %s: %w", f, err)
 		}
 	}
@@ -242,7 +243,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			req.Mode, req.To = handover.ModeRelease, ""
 		}
 		for _, f := range o.fields {
-			p, err := ownership.ParsePath(f, obj.Object)
+			p, err := pathlang.ParsePath(f, obj.Object)
 			if err != nil {
 				return fmt.Errorf("--field %s: %w", f, err)
 			}
@@ -337,7 +338,7 @@ func (o *handoverOptions) autoscaled(ctx context.Context, c *kube.Cluster, obj *
 	}
 	replicas := false
 	for _, p := range req.Fields {
-		replicas = replicas || ownership.Path(p).String() == ".spec.replicas"
+		replicas = replicas || pathlang.Path(p).String() == ".spec.replicas"
 	}
 	if !replicas {
 		return false, ""

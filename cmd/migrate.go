@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -422,7 +423,7 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 			return fmt.Errorf("applying the last-applied configuration as %q would fail: %s", o.target, r.Message)
 		}
 		if changed := r.Changes(); len(changed) > 0 {
-			return fmt.Errorf("applying the last-applied configuration as %q would remove or reset %s", o.target, strings.Join(ownership.Strings(changed), ", "))
+			return fmt.Errorf("applying the last-applied configuration as %q would remove or reset %s", o.target, strings.Join(pathlang.Strings(changed), ", "))
 		}
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ReportKind is the kind of the report of an audit.
@@ -99,8 +100,8 @@ type Finding struct {
 	Operation   string              `json:"operation"`
 	Subresource string              `json:"subresource"`
 	// SharedWith names the other appliers of shared-appliers.
-	SharedWith []string         `json:"sharedWith,omitempty"`
-	Paths      []ownership.Path `json:"paths"`
+	SharedWith []string        `json:"sharedWith,omitempty"`
+	Paths      []pathlang.Path `json:"paths"`
 	// Message says what is wrong in a sentence.
 	Message string `json:"message"`
 	// Fix is the kubectl-ssa command that fixes it: that of the first of
@@ -206,7 +207,7 @@ func Check(obj Object, o Options) []Finding {
 		set := sets[i]
 		edited := withoutRestart(set)
 		if set.Has(restartedAtPath) && e.Subresource == "" {
-			c.add(CodeRolloutRestart, e, []ownership.Path{ownership.Path(restartedAtPath)},
+			c.add(CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
 				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
 		}
 		held := e.Manager == ownership.HandoverManager && e.Operation == metav1.ManagedFieldsOperationApply
@@ -246,7 +247,7 @@ func Check(obj Object, o Options) []Finding {
 		}
 	}
 	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && o.LastAppliedThreshold > 0 && len(s) > o.LastAppliedThreshold {
-		c.add(CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []ownership.Path{ownership.Path(ownership.LastAppliedPath)},
+		c.add(CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []pathlang.Path{pathlang.Path(ownership.LastAppliedPath)},
 			fmt.Sprintf("the last-applied annotation is %d bytes, %d%% of the %d-byte limit on all annotations", len(s), len(s)*100/ownership.AnnotationLimit, ownership.AnnotationLimit),
 			c.cmd("migrate", obj.Ref.ResourceArg(), "--remove-last-applied"))
 	}
@@ -263,9 +264,9 @@ type checker struct {
 	subresourceWriters map[string]bool
 }
 
-func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []ownership.Path, msg string, fix Command) {
+func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix Command) {
 	if paths == nil {
-		paths = []ownership.Path{}
+		paths = []pathlang.Path{}
 	}
 	c.out = append(c.out, Finding{
 		Cluster: c.o.Cluster, Object: c.obj.Ref, Code: code, Severity: SeverityOf(code),
@@ -288,8 +289,8 @@ var restartedAtPath = ownership.RestartedAtPath
 
 // withoutRestart is the leaves of set but rollout restart's stamp and the
 // maps above it (an Update entry owns the annotations map it created).
-func withoutRestart(set *fieldpath.Set) []ownership.Path {
-	out := []ownership.Path{}
+func withoutRestart(set *fieldpath.Set) []pathlang.Path {
+	out := []pathlang.Path{}
 	for _, p := range leaves(set) {
 		e := fieldpath.Path(p)
 		if len(e) <= len(restartedAtPath) && restartedAtPath[:len(e)].Equals(e) {
@@ -305,7 +306,7 @@ func withoutRestart(set *fieldpath.Set) []ownership.Path {
 // apply returns them to the declared state), the default when the object
 // has one applier, which it may pick among the expected managers; and
 // forget (release; the values stay, and nothing reverts them).
-func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []ownership.Path, msg string) {
+func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string) {
 	forget := Fix{Mode: FixForget, Command: c.release(e),
 		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, and no apply reverts them", describe(e))}
 	var fixes []Fix
@@ -355,7 +356,7 @@ func (c *checker) adopter() string {
 
 func matchesAny(globs []string, name string) bool {
 	for _, g := range globs {
-		if ownership.Glob(g, name) {
+		if pathlang.Glob(g, name) {
 			return true
 		}
 	}
@@ -367,7 +368,7 @@ func matchesAny(globs []string, name string) bool {
 // entry; a subresource's entry, or one holding rollout restart's stamp
 // (which the applier's next apply would remove, restarting every pod), is
 // handed over field by field.
-func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []ownership.Path) Command {
+func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) Command {
 	if s, err := ownership.DecodeEntry(e); e.Subresource == "" && err == nil && !s.Has(restartedAtPath) {
 		return c.cmd("migrate", "rename", c.obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", applier)
 	}
@@ -410,7 +411,7 @@ func (c *checker) hasSubresourceEntry(manager string) bool {
 func (c *checker) allowed(manager string) bool {
 	for _, globs := range [][]string{c.o.Expect, c.o.Allow, ownership.SystemManagers} {
 		for _, g := range globs {
-			if ownership.Glob(g, manager) {
+			if pathlang.Glob(g, manager) {
 				return true
 			}
 		}
@@ -452,7 +453,7 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 	if len(appliers) < 2 {
 		return
 	}
-	groups := map[string][]ownership.Path{}
+	groups := map[string][]pathlang.Path{}
 	var order []string
 	seen := fieldpath.NewSet()
 	applierSets := make([]*fieldpath.Set, len(sets))
@@ -478,7 +479,7 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 			if _, ok := groups[key]; !ok {
 				order = append(order, key)
 			}
-			groups[key] = append(groups[key], ownership.Path(p.Copy()))
+			groups[key] = append(groups[key], pathlang.Path(p.Copy()))
 		})
 	}
 	sort.Strings(order)
@@ -498,11 +499,11 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 	}
 }
 
-func leaves(set *fieldpath.Set) []ownership.Path {
-	out := []ownership.Path{}
+func leaves(set *fieldpath.Set) []pathlang.Path {
+	out := []pathlang.Path{}
 	set.Leaves().Iterate(func(p fieldpath.Path) {
 		if !isKeyField(p) {
-			out = append(out, ownership.Path(p.Copy()))
+			out = append(out, pathlang.Path(p.Copy()))
 		}
 	})
 	return out
@@ -523,7 +524,7 @@ func isKeyField(p fieldpath.Path) bool {
 	return false
 }
 
-func countPaths(paths []ownership.Path) string {
+func countPaths(paths []pathlang.Path) string {
 	if len(paths) != 1 {
 		return fmt.Sprintf("%d fields", len(paths))
 	}

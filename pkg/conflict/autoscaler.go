@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Autoscaler is a HorizontalPodAutoscaler whose scaleTargetRef is the
@@ -172,6 +173,6 @@ func lastAppliedHoldsReplicas(ann string) bool {
 	if err := json.Unmarshal([]byte(ann), &doc); err != nil {
 		return false
 	}
-	_, ok := ownership.Lookup(doc, replicasPath)
+	_, ok := pathlang.Lookup(doc, replicasPath)
 	return ok
 }

@@ -10,12 +10,13 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Reset is a field the applier no longer sets that the apiserver sets
 // back to its default: the apply does not remove it, it resets it.
 type Reset struct {
-	Path ownership.Path `json:"path"`
+	Path pathlang.Path `json:"path"`
 	// Value is the default the field gets.
 	Value interface{} `json:"value"`
 	// Unchanged: the live value already is the default.
@@ -31,7 +32,7 @@ type Reset struct {
 // depends on other fields in a way kubectl-ssa does not know: the
 // apiserver may set it again, to a value not predicted here.
 type MaybeReset struct {
-	Path ownership.Path `json:"path"`
+	Path pathlang.Path `json:"path"`
 	// DependsOn says what the default depends on.
 	DependsOn string `json:"dependsOn"`
 
@@ -107,11 +108,11 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 		}
 		switch ans.Outcome {
 		case defaults.Reset:
-			liveValue, _ := ownership.Lookup(live.Object, p)
-			r.Reset = append(r.Reset, Reset{Path: ownership.Path(p), Value: ans.Value, Unchanged: defaults.SameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
+			liveValue, _ := pathlang.Lookup(live.Object, p)
+			r.Reset = append(r.Reset, Reset{Path: pathlang.Path(p), Value: ans.Value, Unchanged: defaults.SameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
 			resetPaths, resetValues = append(resetPaths, p), append(resetValues, ans.Value)
 		case defaults.Depends:
-			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: ownership.Path(p), DependsOn: ans.Reason, PathElements: p})
+			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: pathlang.Path(p), DependsOn: ans.Reason, PathElements: p})
 		default:
 			gone = append(gone, p)
 		}
@@ -120,7 +121,7 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 	for i, rp := range resetPaths {
 		for _, p := range removed {
 			if len(p) > len(rp) && p[:len(rp)].Equals(rp) {
-				if _, ok := ownership.Lookup(resetValues[i], p[len(rp):]); !ok {
+				if _, ok := pathlang.Lookup(resetValues[i], p[len(rp):]); !ok {
 					gone = append(gone, p)
 				}
 			}
@@ -129,7 +130,7 @@ func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured
 	gone = topmostPaths(gone)
 	sort.Slice(gone, func(i, j int) bool { return gone[i].Compare(gone[j]) < 0 })
 	for _, p := range gone {
-		r.Removed = append(r.Removed, ownership.Path(p))
+		r.Removed = append(r.Removed, pathlang.Path(p))
 	}
 }
 
@@ -151,14 +152,14 @@ func uniqueStrings(in []string) []string {
 func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) defaults.Answer {
 	anc := ancestorsOf(obj, p)
 	for k := 1; k < len(p); k++ {
-		if _, ok := ownership.Lookup(obj, p[:k]); ok {
+		if _, ok := pathlang.Lookup(obj, p[:k]); ok {
 			continue
 		}
 		a := src.Removal(p[:k], anc[:k])
 		if a.Outcome != defaults.Reset {
 			return a
 		}
-		v, ok := ownership.Lookup(a.Value, p[k:])
+		v, ok := pathlang.Lookup(a.Value, p[k:])
 		if !ok || v == nil {
 			return defaults.Answer{Outcome: defaults.Removed}
 		}
@@ -190,7 +191,7 @@ func topmostPaths(paths []fieldpath.Path) []fieldpath.Path {
 func ancestorsOf(obj map[string]interface{}, p fieldpath.Path) []interface{} {
 	out := make([]interface{}, len(p))
 	for i := range p {
-		out[i], _ = ownership.Lookup(obj, p[:i])
+		out[i], _ = pathlang.Lookup(obj, p[:i])
 	}
 	return out
 }
@@ -199,8 +200,8 @@ func ancestorsOf(obj map[string]interface{}, p fieldpath.Path) []interface{} {
 // apply changes: the removed ones, the resets to another value and the
 // possible resets. A check that an apply changes no value (migrate's)
 // refuses on any of them; resets to the same value change nothing.
-func (r *Report) Changes() []ownership.Path {
-	out := append([]ownership.Path{}, r.Removed...)
+func (r *Report) Changes() []pathlang.Path {
+	out := append([]pathlang.Path{}, r.Removed...)
 	for _, rs := range r.Reset {
 		if !rs.Unchanged {
 			out = append(out, rs.Path)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // exported is the web Deployment as `kubectl get -o yaml` shows it, with
@@ -68,7 +68,7 @@ type removalView struct {
 }
 
 func removals(r *conflict.Report) removalView {
-	v := removalView{Removed: ownership.Strings(r.Removed), Warnings: r.Warnings, Changes: ownership.Strings(r.Changes())}
+	v := removalView{Removed: pathlang.Strings(r.Removed), Warnings: r.Warnings, Changes: pathlang.Strings(r.Changes())}
 	for _, rs := range r.Reset {
 		if rs.PathElements.String() != rs.Path.APIServerString() {
 			v.Warnings = append(v.Warnings, "PathElements "+rs.PathElements.String()+" for "+rs.Path.APIServerString())

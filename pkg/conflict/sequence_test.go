@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // TestKubectlSequenceRetainsNoAnnotation: kubectl apply --server-side on a
@@ -24,7 +25,7 @@ func TestKubectlSequenceRetainsNoAnnotation(t *testing.T) {
 		t.Fatalf("the sequence was not followed: %+v", r.KubectlUpgrade)
 	}
 	for _, ret := range r.Retained {
-		if ret.Path.APIServerString() == ownership.Path(ownership.LastAppliedPath).APIServerString() {
+		if ret.Path.APIServerString() == pathlang.Path(ownership.LastAppliedPath).APIServerString() {
 			t.Errorf("the last-applied annotation is listed as retained by %+v", ret.Owners)
 		}
 	}

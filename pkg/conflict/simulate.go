@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ReportKind is the kind of the report Simulate returns.
@@ -74,14 +75,14 @@ type Input struct {
 
 // Conflict is one field another manager owns with a different value.
 type Conflict struct {
-	Path         ownership.Path `json:"path"`
-	Manager      string         `json:"manager"`
-	Operation    string         `json:"operation"`
-	Subresource  string         `json:"subresource"`
-	APIVersion   string         `json:"apiVersion"`
-	Time         *metav1.Time   `json:"time"`
-	LiveValue    interface{}    `json:"liveValue"`
-	AppliedValue interface{}    `json:"appliedValue"`
+	Path         pathlang.Path `json:"path"`
+	Manager      string        `json:"manager"`
+	Operation    string        `json:"operation"`
+	Subresource  string        `json:"subresource"`
+	APIVersion   string        `json:"apiVersion"`
+	Time         *metav1.Time  `json:"time"`
+	LiveValue    interface{}   `json:"liveValue"`
+	AppliedValue interface{}   `json:"appliedValue"`
 }
 
 // Owner returns the conflicting manager's identity.
@@ -92,7 +93,7 @@ func (c Conflict) Owner() ownership.Owner {
 // Retained is a field the applier stopped setting that stays, because
 // other managers still own it.
 type Retained struct {
-	Path   ownership.Path    `json:"path"`
+	Path   pathlang.Path     `json:"path"`
 	Owners []ownership.Owner `json:"owners"`
 }
 
@@ -111,7 +112,7 @@ type Report struct {
 	Message string `json:"message"`
 	// Removed are fields the applier owned and no longer sets, that
 	// nobody else owns and that have no default: the apply removes them.
-	Removed []ownership.Path `json:"removed"`
+	Removed []pathlang.Path `json:"removed"`
 	// Reset are such fields that the apiserver sets back to a default.
 	Reset []Reset `json:"reset"`
 	// MaybeReset are such fields whose default depends on other fields
@@ -241,7 +242,7 @@ func simulate(in Input) (*Report, error) {
 	// and object, the final managedFields, and every removal on the way.
 	r3.Object, r3.Live, r3.Action = r.Object, r.Live, r.Action
 	r3.Conflicts, r3.Released = r.Conflicts, r.Released
-	r3.Removed = topmost(append(append([]ownership.Path{}, r.Removed...), r3.Removed...))
+	r3.Removed = topmost(append(append([]pathlang.Path{}, r.Removed...), r3.Removed...))
 	r3.Reset = append(append([]Reset{}, r.Reset...), r3.Reset...)
 	r3.MaybeReset = append(append([]MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
 	r3.Warnings = uniqueStrings(append(append([]string{}, r.Warnings...), r3.Warnings...))
@@ -289,8 +290,8 @@ func annotationOwners(u *unstructured.Unstructured, op metav1.ManagedFieldsOpera
 }
 
 // topmost dedupes paths and drops those below another one of the list.
-func topmost(paths []ownership.Path) []ownership.Path {
-	out := []ownership.Path{}
+func topmost(paths []pathlang.Path) []pathlang.Path {
+	out := []pathlang.Path{}
 	seen := map[string]bool{}
 	for _, p := range paths {
 		key := p.APIServerString()
@@ -331,7 +332,7 @@ func simulateApply(in Input) (*Report, error) {
 		Force:          in.Force,
 		Subresource:    in.Subresource,
 		Conflicts:      []Conflict{},
-		Removed:        []ownership.Path{},
+		Removed:        []pathlang.Path{},
 		Reset:          []Reset{},
 		MaybeReset:     []MaybeReset{},
 		Retained:       []Retained{},
@@ -490,10 +491,10 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 			}
 		}
 		l, a := atVersion(live, cf.APIVersion), atVersion(applied, cf.APIVersion)
-		cf.Path = ownership.ParseServerPath(c.Field, a.Object, l.Object)
+		cf.Path = pathlang.ParseServerPath(c.Field, a.Object, l.Object)
 		p := cf.Path.Elements()
-		cf.LiveValue, _ = ownership.Lookup(l.Object, p)
-		cf.AppliedValue, _ = ownership.Lookup(a.Object, p)
+		cf.LiveValue, _ = pathlang.Lookup(l.Object, p)
+		cf.AppliedValue, _ = pathlang.Lookup(a.Object, p)
 		out = append(out, cf)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -541,19 +542,19 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 	var removed []fieldpath.Path
 	secret := ownership.IsSecret(live.GetAPIVersion(), live.GetKind())
 	dropped.Iterate(func(p fieldpath.Path) {
-		_, inLive := ownership.Lookup(live.Object, p)
+		_, inLive := pathlang.Lookup(live.Object, p)
 		if !inLive {
 			if key, ok := ownership.StringDataKey(p); ok && secret {
 				r.stringDataLeft(live, in.Applied, key)
 			}
 			return
 		}
-		if _, inResult := ownership.Lookup(res.Object, p); !inResult {
+		if _, inResult := pathlang.Lookup(res.Object, p); !inResult {
 			removed = append(removed, p.Copy()) // Iterate reuses p
 			return
 		}
 		if owners := others.Owners(p); len(owners) > 0 {
-			ret := Retained{Path: ownership.Path(p.Copy())}
+			ret := Retained{Path: pathlang.Path(p.Copy())}
 			for _, e := range owners {
 				ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
 			}
@@ -588,7 +589,7 @@ func (r *Report) stringDataLeft(live, applied *unstructured.Unstructured, key st
 	if _, ok, _ := unstructured.NestedFieldNoCopy(applied.Object, "data", key); ok {
 		return // the manifest sets it as data
 	}
-	sd, d := ownership.Path(fieldpath.MakePathOrDie("stringData", key)), ownership.Path(fieldpath.MakePathOrDie("data", key))
+	sd, d := pathlang.Path(fieldpath.MakePathOrDie("stringData", key)), pathlang.Path(fieldpath.MakePathOrDie("data", key))
 	r.Warnings = append(r.Warnings, fmt.Sprintf("the manifest no longer sets %s, but the apiserver stored its value as %s, which this apply does not remove (stringData is write-only and nobody owns %s): remove the key from the Secret yourself if that is meant", sd, d, d))
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ReportKind is the kind of the report Compute returns.
@@ -42,8 +43,8 @@ const (
 // Change is one leaf or atomic value of the object that the apply
 // changes, or whose owners it changes.
 type Change struct {
-	Path   ownership.Path `json:"path"`
-	Change ChangeKind     `json:"change"`
+	Path   pathlang.Path `json:"path"`
+	Change ChangeKind    `json:"change"`
 	// Before and After are the values (absent: the field is absent).
 	Before       interface{}       `json:"before,omitempty"`
 	After        interface{}       `json:"after,omitempty"`
@@ -62,11 +63,11 @@ type Change struct {
 // Stay is what another manager keeps of the object that the manifest does
 // not set: the apply neither sets nor removes it.
 type Stay struct {
-	Manager ownership.Owner  `json:"manager"`
-	Paths   []ownership.Path `json:"paths"`
+	Manager ownership.Owner `json:"manager"`
+	Paths   []pathlang.Path `json:"paths"`
 	// Defaulted are such fields that hold their default value: without
 	// an owner the apiserver would set them again, to the same value.
-	Defaulted []ownership.Path `json:"defaulted"`
+	Defaulted []pathlang.Path `json:"defaulted"`
 	// Command lets the applier own these fields, so that its next apply
 	// removes what the manifest does not set; empty for controllers,
 	// which keep theirs, and for kubectl rollout restart's stamp.
@@ -95,8 +96,8 @@ type Report struct {
 	Stays   []Stay   `json:"stays"`
 	// Unknown are fields whose value after the apply kubectl-ssa does not
 	// know: defaults that depend on other fields in ways not known here.
-	Unknown  []ownership.Path `json:"unknown"`
-	Warnings []string         `json:"warnings"`
+	Unknown  []pathlang.Path `json:"unknown"`
+	Warnings []string        `json:"warnings"`
 	// Live is the object before the apply (null: the apply creates it);
 	// Result the object as the server would store it after the apply
 	// (the forced apply, when it conflicts), defaults included.
@@ -148,7 +149,7 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 		Message:      asked.Message,
 		Changes:      []Change{},
 		Stays:        []Stay{},
-		Unknown:      []ownership.Path{},
+		Unknown:      []pathlang.Path{},
 		Warnings:     append([]string{}, forced.Warnings...),
 	}
 	result, unknown, err := Result(forced)
@@ -156,7 +157,7 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for _, p := range unknown {
-		r.Unknown = append(r.Unknown, ownership.Path(p))
+		r.Unknown = append(r.Unknown, pathlang.Path(p))
 	}
 	var live *unstructured.Unstructured
 	if asked.Action != conflict.ActionCreate && forced.Live != nil {
@@ -301,7 +302,7 @@ func secretStringData(obj map[string]interface{}) {
 // setAbsent sets p to v in obj unless p is there already; false when it
 // can't (a position on the way).
 func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
-	if _, ok := ownership.Lookup(obj, p); ok {
+	if _, ok := pathlang.Lookup(obj, p); ok {
 		return true
 	}
 	return ownership.SetPath(obj, p, v) == nil
@@ -429,13 +430,13 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 	// the apiserver sets back, and ends at that default: a Secret's data
 	// that stringData sets anew is modified, not reset.
 	underReset := func(p fieldpath.Path) bool {
-		after, hasAfter := ownership.Lookup(result.Object, p)
+		after, hasAfter := pathlang.Lookup(result.Object, p)
 		for _, rs := range forced.Reset {
 			rp := rs.PathElements
 			if len(p) < len(rp) || !p[:len(rp)].Equals(rp) {
 				continue
 			}
-			want, ok := ownership.Lookup(rs.Value, p[len(rp):])
+			want, ok := pathlang.Lookup(rs.Value, p[len(rp):])
 			if ok == hasAfter && (!ok || defaults.SameJSON(want, after)) {
 				return true
 			}
@@ -451,11 +452,11 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 		if kind != Ownership && underReset(p) {
 			kind = Reset
 		}
-		c := Change{Path: ownership.Path(p), Change: kind, Elements: p,
+		c := Change{Path: pathlang.Path(p), Change: kind, Elements: p,
 			OwnersBefore: ownersAt(before, p), OwnersAfter: ownersAt(after, p),
 			Conflict: conflicts[p.String()]}
-		c.Before, c.HasBefore = ownership.Lookup(liveObj, p)
-		c.After, c.HasAfter = ownership.Lookup(result.Object, p)
+		c.Before, c.HasBefore = pathlang.Lookup(liveObj, p)
+		c.After, c.HasAfter = pathlang.Lookup(result.Object, p)
 		r.Changes = append(r.Changes, c)
 	}
 	cmp.Modified.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Modified) })
@@ -467,7 +468,7 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 		if changed.Has(p) || IsBookkeeping(p) {
 			return
 		}
-		if _, ok := ownership.Lookup(result.Object, p); !ok {
+		if _, ok := pathlang.Lookup(result.Object, p); !ok {
 			return // owned but absent (stale managedFields): no value to show
 		}
 		if !SameOwners(ownersAt(before, p), ownersAt(after, p)) {
@@ -503,7 +504,7 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 		if s.owner.Subresource == "status" || (s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply) && s.owner.Subresource == "") {
 			continue
 		}
-		paths, defaulted := []ownership.Path{}, []ownership.Path{}
+		paths, defaulted := []pathlang.Path{}, []pathlang.Path{}
 		// Leaves not in applier: Difference would cost the applier's size
 		// for each of thousands of managers.
 		s.set.Leaves().Iterate(func(p fieldpath.Path) {
@@ -512,13 +513,13 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			if applier.Has(p) || IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
 				return
 			}
-			v, ok := ownership.Lookup(result.Object, p)
+			v, ok := pathlang.Lookup(result.Object, p)
 			switch {
 			case !ok:
 			case atDefault(src, result.Object, p, v):
-				defaulted = append(defaulted, ownership.Path(p.Copy()))
+				defaulted = append(defaulted, pathlang.Path(p.Copy()))
 			default:
-				paths = append(paths, ownership.Path(p.Copy()))
+				paths = append(paths, pathlang.Path(p.Copy()))
 			}
 		})
 		if len(paths)+len(defaulted) == 0 {
@@ -535,14 +536,14 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			// every pod that nobody asked for.
 			st.Command = ""
 			st.Note = fmt.Sprintf("kubectl rollout restart's stamp: it stays and changes nothing; made %q's, its next apply would remove it, restarting every pod", r.FieldManager)
-		case st.Command != "" && anyInPodTemplate(append(append([]ownership.Path{}, paths...), defaulted...)):
+		case st.Command != "" && anyInPodTemplate(append(append([]pathlang.Path{}, paths...), defaulted...)):
 			st.Note = "they are in the pod template: the next apply that removes them rolls the pods"
 		}
 		r.Stays = append(r.Stays, st)
 	}
 }
 
-func anyInPodTemplate(paths []ownership.Path) bool {
+func anyInPodTemplate(paths []pathlang.Path) bool {
 	for _, p := range paths {
 		if ownership.InPodTemplate(fieldpath.Path(p)) {
 			return true
@@ -559,7 +560,7 @@ func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path
 	}
 	anc := make([]interface{}, len(p))
 	for i := range p {
-		anc[i], _ = ownership.Lookup(obj, p[:i])
+		anc[i], _ = pathlang.Lookup(obj, p[:i])
 	}
 	a := src.Removal(p, anc)
 	return a.Outcome == defaults.Reset && defaults.SameJSON(a.Value, v)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Kind is the kind of a Fight record.
@@ -45,7 +46,7 @@ type Fight struct {
 	APIVersion string              `json:"apiVersion"`
 	Kind       string              `json:"kind"`
 	Object     ownership.ObjectRef `json:"object"`
-	Path       ownership.Path      `json:"path"`
+	Path       pathlang.Path       `json:"path"`
 	// Managers are the writers, in the order they first took the path.
 	Managers []Writer `json:"managers"`
 	// Values are the distinct values written, in the order first seen.
@@ -79,7 +80,7 @@ type flip struct {
 }
 
 type pathState struct {
-	path  ownership.Path
+	path  pathlang.Path
 	own   owners
 	value interface{}
 	flips []flip
@@ -197,7 +198,7 @@ func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []owne
 }
 
 // dataKey returns KEY of a Secret's .data.KEY.
-func dataKey(p ownership.Path) (string, bool) {
+func dataKey(p pathlang.Path) (string, bool) {
 	fp := fieldpath.Path(p)
 	if len(fp) != 2 || fp[0].FieldName == nil || *fp[0].FieldName != "data" || fp[1].FieldName == nil {
 		return "", false
@@ -308,7 +309,7 @@ func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
 
 // secretPath tells whether a path of a Secret holds a secret value: data,
 // stringData, or the last-applied annotation (which copies them).
-func secretPath(p ownership.Path) bool {
+func secretPath(p pathlang.Path) bool {
 	fp := fieldpath.Path(p)
 	if len(fp) == 0 || fp[0].FieldName == nil {
 		return false

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Mode is how ownership moves.
@@ -60,11 +61,11 @@ type Request struct {
 
 // Step is one write of the plan.
 type Step struct {
-	Name        string           `json:"name"`
-	Description string           `json:"description"`
-	Manager     string           `json:"manager"`
-	Paths       []ownership.Path `json:"paths"`
-	Status      StepStatus       `json:"status"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Manager     string          `json:"manager"`
+	Paths       []pathlang.Path `json:"paths"`
+	Status      StepStatus      `json:"status"`
 	// ResourceVersion the step wrote (empty unless done).
 	ResourceVersion string                      `json:"resourceVersion"`
 	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
@@ -79,7 +80,7 @@ type Step struct {
 
 // FieldState is one field's value and owners.
 type FieldState struct {
-	Path   ownership.Path    `json:"path"`
+	Path   pathlang.Path     `json:"path"`
 	Value  interface{}       `json:"value"`
 	Owners []ownership.Owner `json:"owners"`
 }
@@ -101,9 +102,9 @@ type Report struct {
 	// Orphaned are fields a release leaves owned by nobody (they stay, and
 	// no apply will remove them); AppliersOnly are fields then owned only
 	// by appliers, which the next apply of theirs without them removes.
-	Orphaned     []ownership.Path `json:"orphaned"`
-	AppliersOnly []ownership.Path `json:"appliersOnly"`
-	Warnings     []string         `json:"warnings"`
+	Orphaned     []pathlang.Path `json:"orphaned"`
+	AppliersOnly []pathlang.Path `json:"appliersOnly"`
+	Warnings     []string        `json:"warnings"`
 
 	// Next says what the user should do now.
 	Next string `json:"next"`
@@ -167,7 +168,7 @@ func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Spr
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []ownership.Path{}, AppliersOnly: []ownership.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
+	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -213,8 +214,8 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		if req.Mode == ModeRelease && (fromSet.Has(p) || req.resume) {
 			continue
 		}
-		if _, ok := ownership.Lookup(live.Object, p); !ok && !storedAsData(live, p) {
-			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, ownership.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
+		if _, ok := pathlang.Lookup(live.Object, p); !ok && !storedAsData(live, p) {
+			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, pathlang.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
 
@@ -304,7 +305,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 				}
 			}
 			owners := index.Owners(p)
-			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", ownership.Path(p), ownerNames(owners)))
+			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", pathlang.Path(p), ownerNames(owners)))
 		}
 	}
 	if len(notOwned) > 0 {
@@ -312,7 +313,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 
 	cur := entries
-	paths := ownership.Paths(fields)
+	paths := pathlang.Paths(fields)
 	switch mode {
 	case ModeController:
 		needHold := false
@@ -367,7 +368,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		case edit != nil:
 			desc = fmt.Sprintf("%q gives up the fields in its managedFields entry and in its last-applied annotation, in one write (no field's value changes; its next client-side apply can't reset them)", req.From)
 		}
-		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: ownership.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur, LastApplied: edit,
+		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathlang.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur, LastApplied: edit,
 			Description: desc})
 	} else if edit != nil {
 		r.Steps = append(r.Steps, lastAppliedStep(req, edit, cur))
@@ -434,7 +435,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	if err != nil {
 		return nil, false, err
 	}
-	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: ownership.Paths(fields), Status: StepPlanned, ManagedFields: cur,
+	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathlang.Paths(fields), Status: StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
 }
 
@@ -525,7 +526,7 @@ func ownerNames(entries []metav1.ManagedFieldsEntry) string {
 func pathStrings(ps []fieldpath.Path) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = ownership.Path(p).String()
+		out[i] = pathlang.Path(p).String()
 	}
 	return out
 }
@@ -542,12 +543,12 @@ func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 	// Entries that do not decode leave the owners unknown (empty).
 	index, _ := ownership.NewOwnerIndex(obj.GetManagedFields(), nil)
 	for _, p := range fields {
-		v, _ := ownership.Lookup(obj.Object, p)
+		v, _ := pathlang.Lookup(obj.Object, p)
 		var owners []metav1.ManagedFieldsEntry
 		if index != nil {
 			owners = index.Owners(p)
 		}
-		fs := FieldState{Path: ownership.Path(p), Value: v, Owners: []ownership.Owner{}}
+		fs := FieldState{Path: pathlang.Path(p), Value: v, Owners: []ownership.Owner{}}
 		for _, o := range owners {
 			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
 		}
@@ -561,8 +562,8 @@ func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 	return states(obj, fields)
 }
 
-func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []ownership.Path) {
-	orphaned, appliersOnly = []ownership.Path{}, []ownership.Path{}
+func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) (orphaned, appliersOnly []pathlang.Path) {
+	orphaned, appliersOnly = []pathlang.Path{}, []pathlang.Path{}
 	index, _ := ownership.NewOwnerIndex(entries, nil)
 	for _, p := range fields {
 		var owners []metav1.ManagedFieldsEntry
@@ -570,7 +571,7 @@ func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) 
 			owners = index.Owners(p)
 		}
 		if len(owners) == 0 {
-			orphaned = append(orphaned, ownership.Path(p))
+			orphaned = append(orphaned, pathlang.Path(p))
 			continue
 		}
 		allApply := true
@@ -578,10 +579,10 @@ func afterRelease(entries []metav1.ManagedFieldsEntry, fields []fieldpath.Path) 
 			allApply = allApply && o.Operation == metav1.ManagedFieldsOperationApply
 		}
 		if allApply {
-			appliersOnly = append(appliersOnly, ownership.Path(p))
+			appliersOnly = append(appliersOnly, pathlang.Path(p))
 		}
 	}
-	byString := func(ps []ownership.Path) func(i, j int) bool {
+	byString := func(ps []pathlang.Path) func(i, j int) bool {
 		return func(i, j int) bool { return ps[i].APIServerString() < ps[j].APIServerString() }
 	}
 	sort.Slice(orphaned, byString(orphaned))

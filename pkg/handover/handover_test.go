@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
@@ -28,7 +29,7 @@ func deployment(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured
 }
 
 func path(s string) fieldpath.Path {
-	p, err := ownership.ParsePath(s)
+	p, err := pathlang.ParsePath(s)
 	if err != nil {
 		panic(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ClientSideApplyManager is the manager kubectl's client-side apply writes
@@ -39,7 +40,7 @@ type LastAppliedEdit struct {
 	// changed field to the writer, leaves the annotation where it was.
 	Manager string `json:"manager"`
 	// Removed are the paths taken out of the annotation.
-	Removed []ownership.Path `json:"removed"`
+	Removed []pathlang.Path `json:"removed"`
 	// Deleted: the annotation itself was released, so it goes as a
 	// whole (kubectl's next client-side apply then deletes nothing).
 	Deleted bool `json:"deleted"`
@@ -93,7 +94,7 @@ func planLastApplied(live *unstructured.Unstructured, req Request, mode Mode, fi
 	if !csa {
 		return nil, nil
 	}
-	e := &LastAppliedEdit{Annotation: ownership.LastAppliedAnnotation, Manager: req.From, Removed: []ownership.Path{}}
+	e := &LastAppliedEdit{Annotation: ownership.LastAppliedAnnotation, Manager: req.From, Removed: []pathlang.Path{}}
 	if len(owners) > 0 && !contains(owners, req.From) {
 		e.Manager = owners[0]
 	}
@@ -129,12 +130,12 @@ func planLastApplied(live *unstructured.Unstructured, req Request, mode Mode, fi
 		return nil, cant(fmt.Sprintf("it holds a %s", k))
 	}
 	for _, p := range fields {
-		removed, err := ownership.Remove(doc, p)
+		removed, err := pathlang.Remove(doc, p)
 		if err != nil {
 			return nil, cant(oneLine(err.Error()))
 		}
 		if removed {
-			e.Removed = append(e.Removed, ownership.Path(p))
+			e.Removed = append(e.Removed, pathlang.Path(p))
 		}
 	}
 	if len(e.Removed) == 0 {

@@ -7,11 +7,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // csaDeployment is a Deployment as kubectl apply (client-side) leaves it,
@@ -188,7 +187,7 @@ func paths(ss ...string) []ownershipPath {
 	return out
 }
 
-type ownershipPath = ownership.Path
+type ownershipPath = pathlang.Path
 
 func asError(err error, target **Error) bool { return errors.As(err, target) }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // maxSteps bounds the writes of one run: a plan has at most four, and a
@@ -236,7 +237,7 @@ func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string,
 
 func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, fields []fieldpath.Path, opts Options, report *Report) (bool, error) {
 	deadline := opts.Now().Add(opts.Timeout)
-	waitStep := Step{Name: StepWait, Manager: req.To, Paths: ownership.Paths(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
+	waitStep := Step{Name: StepWait, Manager: req.To, Paths: pathlang.Paths(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
 	for {
 		live, err := c.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -334,7 +335,7 @@ func safe(live *unstructured.Unstructured, req Request, fields []fieldpath.Path)
 				return false
 			}
 		}
-		if _, held := ownership.Lookup(lastApplied, p); held && lastApplied != nil {
+		if _, held := pathlang.Lookup(lastApplied, p); held && lastApplied != nil {
 			return false
 		}
 	}
@@ -375,8 +376,8 @@ func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path
 		if edit != nil && p.Equals(lastAppliedPath) {
 			continue
 		}
-		a, _ := ownership.Lookup(before.Object, p)
-		b, _ := ownership.Lookup(after.Object, p)
+		a, _ := pathlang.Lookup(before.Object, p)
+		b, _ := pathlang.Lookup(after.Object, p)
 		if edit != nil {
 			a, b = withoutLastApplied(p, a), withoutLastApplied(p, b)
 		}

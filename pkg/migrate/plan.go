@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Mode is what a migration does.
@@ -263,7 +264,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 			}
 			var missing []string
 			set.Iterate(func(path fieldpath.Path) {
-				if _, ok := ownership.Lookup(obj.Content, path); !ok {
+				if _, ok := pathlang.Lookup(obj.Content, path); !ok {
 					missing = append(missing, path.String())
 				}
 			})
@@ -382,7 +383,7 @@ func lookupDeclared(obj map[string]interface{}, p fieldpath.Path) (interface{}, 
 	for _, pe := range p {
 		if pe.Key == nil {
 			var ok bool
-			if cur, ok = ownership.Lookup(cur, fieldpath.Path{pe}); !ok {
+			if cur, ok = pathlang.Lookup(cur, fieldpath.Path{pe}); !ok {
 				return nil, false
 			}
 			continue
@@ -488,7 +489,7 @@ func (p *Plan) rewriteVersions(obj Object, opts Options) ([]metav1.ManagedFields
 		set, _ := ownership.DecodeEntry(e)
 		var missing []string
 		set.Iterate(func(path fieldpath.Path) {
-			if _, ok := ownership.Lookup(obj.Content, path); !ok {
+			if _, ok := pathlang.Lookup(obj.Content, path); !ok {
 				missing = append(missing, path.String())
 			}
 		})

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // Options tune Analyze.
@@ -99,7 +101,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []Path{}, Entries: len(entries)}
+	r := &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []pathlang.Path{}, Entries: len(entries)}
 	r.Tree = &Node{}
 	arena := &nodeArena{}
 	for i, e := range entries {
@@ -135,14 +137,14 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		for _, c := range n.Children {
 			cv, ok := interface{}(nil), false
 			if found {
-				cv, ok = lookupElement(v, c.PE)
+				cv, ok = pathlang.LookupElement(v, c.PE)
 			}
 			if len(c.Owners) > 0 {
 				start := len(ownerBuf)
 				for _, i := range c.Owners {
 					ownerBuf = append(ownerBuf, r.Managers[i].Owner)
 				}
-				f := Field{Path: Path(c.Path), Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
+				f := Field{Path: pathlang.Path(c.Path), Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
 				if ok && (len(c.Children) == 0 || isScalar(cv)) && c.PE.Key == nil {
 					f.Value, f.HasValue = cv, true
 					if s, ok := cv.(string); ok && s == Redacted {
@@ -156,7 +158,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 	}
 	collect(r.Tree, content, true)
 	for _, p := range unowned(content, r.Tree) {
-		r.Unowned = append(r.Unowned, Path(p))
+		r.Unowned = append(r.Unowned, pathlang.Path(p))
 	}
 	return r, nil
 }
@@ -548,12 +550,12 @@ func (n *Node) ItemElement(item interface{}, index int) (fieldpath.PathElement, 
 				names = append(names, f.Name)
 			}
 			if m, ok := item.(map[string]interface{}); ok {
-				if pe, ok := keyElement(m, names); ok {
+				if pe, ok := pathlang.KeyElement(m, names); ok {
 					return pe, n.Child(pe)
 				}
 			}
 		case first.Value != nil:
-			pe := fieldpath.ValueElement(interfaceValue(item))
+			pe := fieldpath.ValueElement(value.NewValueInterface(item))
 			return pe, n.Child(pe)
 		}
 	}

@@ -4,11 +4,8 @@
 //
 // It is pure: it reads an object and returns data (Report) with stable JSON
 // field names; it never talks to a cluster and never renders. Paths in
-// reports are Path values: they marshal to the apiserver's path string, the
-// one it uses in conflict errors, so reports from different commands can be
-// joined on it, and they print (String) in a form that reads back.
-//
-// It also holds the one path language of kubectl-ssa (syntax.go):
-// ParsePath reads a path every way users write one, and Pattern matches
-// paths against globs in linear time.
+// reports are values of package pathlang, kubectl-ssa's one path language:
+// they marshal to the apiserver's path string, the one it uses in conflict
+// errors, so reports from different commands can be joined on it, and they
+// print (String) in a form that reads back.
 package ownership

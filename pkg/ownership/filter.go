@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -30,7 +31,7 @@ func (f Filter) ownerMatch(o Owner) bool {
 	if len(f.Managers) > 0 {
 		ok := false
 		for _, g := range f.Managers {
-			if Glob(g, o.Manager) {
+			if pathlang.Glob(g, o.Manager) {
 				ok = true
 				break
 			}
@@ -75,10 +76,10 @@ func (f Filter) Validate() error {
 	return err
 }
 
-func (f Filter) patterns() ([]*Pattern, error) {
-	out := make([]*Pattern, 0, len(f.Fields))
+func (f Filter) patterns() ([]*pathlang.Pattern, error) {
+	out := make([]*pathlang.Pattern, 0, len(f.Fields))
 	for _, s := range f.Fields {
-		m, err := NewPattern(s)
+		m, err := pathlang.NewPattern(s)
 		if err != nil {
 			return nil, fmt.Errorf("--field: %w", err)
 		}
@@ -135,8 +136,8 @@ func (f Filter) Apply(r *Report) *Report {
 		}
 	}
 
-	out.Unowned = []Path{}
-	add := func(p fieldpath.Path) { out.Unowned = append(out.Unowned, Path(p)) }
+	out.Unowned = []pathlang.Path{}
+	add := func(p fieldpath.Path) { out.Unowned = append(out.Unowned, pathlang.Path(p)) }
 	if !f.Shared && !f.ownerFiltered() {
 		for _, u := range r.Unowned {
 			up := fieldpath.Path(u)
@@ -147,7 +148,7 @@ func (f Filter) Apply(r *Report) *Report {
 			// Unowned paths are top-most: the paths a pattern selects can
 			// lie below one (.spec.strategy.type under .spec.strategy).
 			if len(matchers) > 0 && err == nil {
-				if v, ok := Lookup(r.Content, up); ok {
+				if v, ok := pathlang.Lookup(r.Content, up); ok {
 					matchBelow(v, up, pathOK, add)
 				}
 			}
@@ -184,8 +185,8 @@ func (f Filter) Unmatched(r *Report) []string {
 		}
 		// Identity and server-set metadata (.metadata.name) are neither
 		// owned nor listed as unowned, but they are there.
-		if p, err := ParsePath(s, r.Content); err == nil {
-			if _, ok := Lookup(r.Content, p); ok {
+		if p, err := pathlang.ParsePath(s, r.Content); err == nil {
+			if _, ok := pathlang.Lookup(r.Content, p); ok {
 				continue
 			}
 		}

@@ -35,3 +35,16 @@ func ValidateManager(name string) error {
 	return fmt.Errorf("%q is not a manager name the apiserver takes (printable characters only, at most %d bytes): %s",
 		name, validation.FieldManagerMaxLength, strings.Join(msgs, "; "))
 }
+
+// ValidateGlob checks a manager glob before it is matched: a glob that no
+// manager name can match, or that reads as a shell character class, would
+// otherwise match nothing in silence.
+func ValidateGlob(pattern string) error {
+	switch {
+	case pattern == "":
+		return errors.New("give a manager name or glob, not an empty string")
+	case strings.ContainsAny(pattern, "[]"):
+		return fmt.Errorf("%q: a manager glob takes * and ? only, not [...] classes: write ? for one character", pattern)
+	}
+	return ValidateManager(pattern)
+}

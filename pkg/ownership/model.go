@@ -3,6 +3,7 @@ package ownership
 import (
 	"strings"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -49,8 +50,8 @@ type Manager struct {
 type Field struct {
 	// Path marshals to the apiserver's path string, e.g.
 	// .spec.template.spec.containers[name="nginx"].image.
-	Path   Path    `json:"path"`
-	Owners []Owner `json:"owners"`
+	Path   pathlang.Path `json:"path"`
+	Owners []Owner       `json:"owners"`
 	// Value is the field's current value where it is a scalar, or a whole
 	// atomic value; absent for granular maps, structs and list items.
 	Value interface{} `json:"value,omitempty"`
@@ -76,7 +77,7 @@ type Report struct {
 	// existed or after they were reset). Identity and server-managed
 	// metadata (name, uid, resourceVersion, ...) are never owned and are
 	// not listed.
-	Unowned []Path `json:"unowned"`
+	Unowned []pathlang.Path `json:"unowned"`
 
 	// Filtered is set on the copies Filter.Apply returns for a filter
 	// that selects something less than everything: views that show the

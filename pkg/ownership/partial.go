@@ -3,6 +3,7 @@ package ownership
 import (
 	"fmt"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
@@ -14,7 +15,7 @@ import (
 func Partial(obj map[string]interface{}, paths []fieldpath.Path) (map[string]interface{}, error) {
 	out := map[string]interface{}{}
 	for _, p := range paths {
-		v, ok := Lookup(obj, p)
+		v, ok := pathlang.Lookup(obj, p)
 		if !ok {
 			return nil, fmt.Errorf("%s is not set", p)
 		}
@@ -62,7 +63,7 @@ func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error
 			l, _ := cur.([]interface{})
 			var item map[string]interface{}
 			for _, it := range l {
-				if im, ok := it.(map[string]interface{}); ok && matchKey(im, *pe.Key) {
+				if im, ok := it.(map[string]interface{}); ok && pathlang.MatchKey(im, *pe.Key) {
 					item = im
 				}
 			}
@@ -84,7 +85,7 @@ func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error
 			l, _ := cur.([]interface{})
 			found := false
 			for _, it := range l {
-				if value.Equals(interfaceValue(it), *pe.Value) {
+				if value.Equals(value.NewValueInterface(it), *pe.Value) {
 					found = true
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
@@ -159,11 +160,11 @@ func (r *Restrictor) find(l []interface{}, pe fieldpath.PathElement) (int, bool)
 				if !isMap {
 					continue
 				}
-				if ipe, isMap = keyElement(m, names); !isMap {
+				if ipe, isMap = pathlang.KeyElement(m, names); !isMap {
 					continue
 				}
 			} else {
-				v := interfaceValue(item)
+				v := value.NewValueInterface(item)
 				ipe = fieldpath.PathElement{Value: &v}
 			}
 			if _, dup := index[ipe.String()]; !dup {
@@ -179,10 +180,10 @@ func (r *Restrictor) find(l []interface{}, pe fieldpath.PathElement) (int, bool)
 	// the slow path compares values.
 	for i, item := range l {
 		if pe.Key != nil {
-			if m, ok := item.(map[string]interface{}); ok && matchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]interface{}); ok && pathlang.MatchKey(m, *pe.Key) {
 				return i, true
 			}
-		} else if value.Equals(interfaceValue(item), *pe.Value) {
+		} else if value.Equals(value.NewValueInterface(item), *pe.Value) {
 			return i, true
 		}
 	}

@@ -1,8 +1,7 @@
-package ownership
+package pathlang
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -14,15 +13,15 @@ func Lookup(obj interface{}, p fieldpath.Path) (interface{}, bool) {
 	cur := obj
 	for _, pe := range p {
 		var ok bool
-		if cur, ok = lookupElement(cur, pe); !ok {
+		if cur, ok = LookupElement(cur, pe); !ok {
 			return nil, false
 		}
 	}
 	return cur, true
 }
 
-// lookupElement returns the child of v that pe names.
-func lookupElement(v interface{}, pe fieldpath.PathElement) (interface{}, bool) {
+// LookupElement returns the child of v that pe names.
+func LookupElement(v interface{}, pe fieldpath.PathElement) (interface{}, bool) {
 	switch {
 	case pe.FieldName != nil:
 		m, ok := v.(map[string]interface{})
@@ -40,7 +39,7 @@ func lookupElement(v interface{}, pe fieldpath.PathElement) (interface{}, bool) 
 	case pe.Key != nil:
 		l, _ := v.([]interface{})
 		for _, item := range l {
-			if m, ok := item.(map[string]interface{}); ok && matchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]interface{}); ok && MatchKey(m, *pe.Key) {
 				return item, true
 			}
 		}
@@ -81,7 +80,8 @@ func pathString(p fieldpath.Path) string {
 
 func interfaceValue(v interface{}) value.Value { return value.NewValueInterface(v) }
 
-func matchKey(item map[string]interface{}, key value.FieldList) bool {
+// MatchKey tells whether a list item has the key's values.
+func MatchKey(item map[string]interface{}, key value.FieldList) bool {
 	for _, f := range key {
 		v, ok := item[f.Name]
 		if !ok || !value.Equals(interfaceValue(v), f.Value) {
@@ -91,7 +91,9 @@ func matchKey(item map[string]interface{}, key value.FieldList) bool {
 	return true
 }
 
-func keyElement(item map[string]interface{}, names []string) (fieldpath.PathElement, bool) {
+// KeyElement is the key element of a list item: its values of the
+// list's key fields names, false when it lacks one.
+func KeyElement(item map[string]interface{}, names []string) (fieldpath.PathElement, bool) {
 	fields := make(value.FieldList, 0, len(names))
 	for _, n := range names {
 		v, ok := item[n]
@@ -123,72 +125,6 @@ var neverOwned = map[string]bool{
 // NeverOwned tells whether the apiserver never tracks ownership of path.
 func NeverOwned(p string) bool { return neverOwned[p] }
 
-func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
-	var out []fieldpath.Path
-	// path is one buffer, extended and cut back as the walk goes; paths
-	// that are kept are copied.
-	path := make(fieldpath.Path, 0, 16)
-	var visit func(v interface{}, n *Node, root bool)
-	visit = func(v interface{}, n *Node, root bool) {
-		// neverOwned paths are two elements deep at most
-		if !root && len(path) <= 2 && neverOwned[pathString(path)] {
-			return
-		}
-		if n != nil && (n.Atomic() || (len(n.Owners) > 0 && isScalar(v))) {
-			return
-		}
-		m, isMap := v.(map[string]interface{})
-		// Below the root and .metadata, a path nobody owns is listed
-		// whole; those two are never owned themselves.
-		if n == nil && (!isMap || !root && !isMetadata(path)) {
-			out = append(out, path.Copy())
-			return
-		}
-		switch t := v.(type) {
-		case map[string]interface{}:
-			if n != nil && len(n.fields) >= len(m) && allOwned(m, n) {
-				return
-			}
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				pe := fieldpath.PathElement{FieldName: &k}
-				path = append(path, pe)
-				visit(m[k], n.Child(pe), false)
-				path = path[:len(path)-1]
-			}
-		case []interface{}:
-			for i, item := range t {
-				pe, child := n.ItemElement(item, i)
-				path = append(path, pe)
-				visit(item, child, false)
-				path = path[:len(path)-1]
-			}
-		}
-	}
-	visit(content, tree, true)
-	return out
-}
-
-// allOwned tells whether every key of m is owned whole, as unowned's
-// visit would find, so the keys need not be sorted and visited.
-func allOwned(m map[string]interface{}, n *Node) bool {
-	for k, v := range m {
-		c := n.fields[k]
-		if c == nil || !c.Atomic() && (len(c.Owners) == 0 || !isScalar(v)) {
-			return false
-		}
-	}
-	return true
-}
-
-func isMetadata(p fieldpath.Path) bool {
-	return len(p) == 1 && p[0].FieldName != nil && *p[0].FieldName == "metadata"
-}
-
 // Remove deletes the value at path p from obj, and the maps and lists
 // that held nothing else (they were there only for it). It tells whether
 // p was there. A position (an index element) names no item for sure in a
@@ -208,7 +144,7 @@ func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bo
 	pe := p[0]
 	switch {
 	case pe.Index != nil:
-		if _, ok := lookupElement(v, pe); ok {
+		if _, ok := LookupElement(v, pe); ok {
 			return v, false, false, fmt.Errorf("%s names a list item by its position", pathString(p))
 		}
 		return v, false, false, nil
@@ -264,7 +200,7 @@ func sameItem(item interface{}, pe fieldpath.PathElement) bool {
 	switch {
 	case pe.Key != nil:
 		m, ok := item.(map[string]interface{})
-		return ok && matchKey(m, *pe.Key)
+		return ok && MatchKey(m, *pe.Key)
 	case pe.Value != nil:
 		return value.Equals(interfaceValue(item), *pe.Value)
 	}

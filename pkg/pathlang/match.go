@@ -1,4 +1,4 @@
-package ownership
+package pathlang
 
 import (
 	"strings"
@@ -67,7 +67,7 @@ func (it *items) at(j int) (int, interface{}, bool) {
 		var v interface{}
 		ok := false
 		if it.found[k] {
-			v, ok = lookupElement(it.vals[k], it.path[k])
+			v, ok = LookupElement(it.vals[k], it.path[k])
 		}
 		it.vals = append(it.vals, v)
 		it.found = append(it.found, ok)
@@ -87,7 +87,7 @@ func (it *items) at(j int) (int, interface{}, bool) {
 		}
 	case pe.Key != nil:
 		for i, item := range l {
-			if m, ok := item.(map[string]interface{}); ok && matchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]interface{}); ok && MatchKey(m, *pe.Key) {
 				return i, item, true
 			}
 		}

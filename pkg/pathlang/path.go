@@ -1,4 +1,4 @@
-package ownership
+package pathlang
 
 import (
 	"encoding/json"
@@ -352,7 +352,7 @@ func (r *resolver) managedElement(prefix fieldpath.Path, item interface{}) (fiel
 					names = append(names, f.Name)
 				}
 				if m, ok := item.(map[string]interface{}); ok {
-					if kpe, ok := keyElement(m, names); ok {
+					if kpe, ok := KeyElement(m, names); ok {
 						return kpe, true
 					}
 				}

@@ -1,4 +1,4 @@
-package ownership_test
+package pathlang_test
 
 import (
 	"encoding/json"
@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
-
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 func field(name string) fieldpath.PathElement { return fieldpath.PathElement{FieldName: &name} }
@@ -77,7 +77,7 @@ func TestParsePathRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.path.String()
-			got, err := ownership.ParsePath(s, tt.objects...)
+			got, err := pathlang.ParsePath(s, tt.objects...)
 			if err != nil {
 				t.Fatalf("ParsePath(%q): %v", s, err)
 			}
@@ -91,7 +91,7 @@ func TestParsePathRoundTrip(t *testing.T) {
 // Without objects a dot always starts a field: the apiserver's format can't
 // say otherwise.
 func TestParsePathWithoutObjects(t *testing.T) {
-	got, err := ownership.ParsePath(".metadata.labels.app.kubernetes.io/name")
+	got, err := pathlang.ParsePath(".metadata.labels.app.kubernetes.io/name")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestParsePathErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ownership.ParsePath(tt.in)
+			_, err := pathlang.ParsePath(tt.in)
 			if err == nil || !strings.Contains(err.Error(), tt.wantIn) {
 				t.Errorf("ParsePath(%q) error = %v, want one containing %q", tt.in, err, tt.wantIn)
 			}
@@ -181,12 +181,12 @@ func TestParsePathForms(t *testing.T) {
 	for _, tt := range tests {
 		for _, in := range tt.in {
 			t.Run(tt.name+"/"+in, func(t *testing.T) {
-				got, err := ownership.ParsePath(in)
+				got, err := pathlang.ParsePath(in)
 				if err != nil {
 					t.Fatalf("ParsePath(%q): %v", in, err)
 				}
 				if !got.Equals(tt.want) {
-					t.Errorf("ParsePath(%q) = %s, want %s", in, ownership.Path(got), ownership.Path(tt.want))
+					t.Errorf("ParsePath(%q) = %s, want %s", in, pathlang.Path(got), pathlang.Path(tt.want))
 				}
 			})
 		}
@@ -197,7 +197,7 @@ func TestParsePathForms(t *testing.T) {
 // whatever the user wrote: handover --field .spec.containers[0].image
 // moves what managedFields call .spec.containers[name="web"].image.
 func TestParsePathResolvesItemsAgainstTheObject(t *testing.T) {
-	obj := object(t, widget).Object
+	obj := testkit.Object(t, testkit.Widget).Object
 	web := path(field("spec"), field("containers"), key("name", "web"))
 	tests := []struct {
 		name, in string
@@ -214,12 +214,12 @@ func TestParsePathResolvesItemsAgainstTheObject(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ownership.ParsePath(tt.in, obj)
+			got, err := pathlang.ParsePath(tt.in, obj)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !got.Equals(tt.want) {
-				t.Errorf("ParsePath(%q) = %s, want %s", tt.in, ownership.Path(got), ownership.Path(tt.want))
+				t.Errorf("ParsePath(%q) = %s, want %s", tt.in, pathlang.Path(got), pathlang.Path(tt.want))
 			}
 		})
 	}
@@ -241,7 +241,7 @@ func TestPathString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := ownership.Path(tt.path)
+			p := pathlang.Path(tt.path)
 			if got := p.String(); got != tt.want {
 				t.Errorf("String = %s, want %s", got, tt.want)
 			}
@@ -249,7 +249,7 @@ func TestPathString(t *testing.T) {
 				t.Errorf("APIServerString = %q, want %q (fieldpath: %q)", got, tt.wantAPI, tt.path.String())
 			}
 			b, err := json.Marshal(struct {
-				P ownership.Path `json:"p"`
+				P pathlang.Path `json:"p"`
 			}{p})
 			if err != nil {
 				t.Fatal(err)
@@ -288,7 +288,7 @@ func TestLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := ownership.Lookup(obj, tt.path)
+			got, ok := pathlang.Lookup(obj, tt.path)
 			if ok != tt.wantOK || (ok && !cmp.Equal(got, tt.want)) {
 				t.Errorf("Lookup(%s) = %v, %v; want %v, %v", tt.path, got, ok, tt.want, tt.wantOK)
 			}
@@ -344,12 +344,12 @@ func TestPattern(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := ownership.NewPattern(tt.pattern)
+			m, err := pathlang.NewPattern(tt.pattern)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := m.Match(tt.path); got != tt.want {
-				t.Errorf("NewPattern(%q).Match(%s) = %v, want %v", tt.pattern, ownership.Path(tt.path), got, tt.want)
+				t.Errorf("NewPattern(%q).Match(%s) = %v, want %v", tt.pattern, pathlang.Path(tt.path), got, tt.want)
 			}
 		})
 	}
@@ -358,7 +358,7 @@ func TestPattern(t *testing.T) {
 // With the object, items match however the pattern and the path name
 // them: by position, by key, by another field.
 func TestPatternMatchIn(t *testing.T) {
-	obj := object(t, widget).Object
+	obj := testkit.Object(t, testkit.Widget).Object
 	web := path(field("spec"), field("containers"), key("name", "web"))
 	tests := []struct {
 		name    string
@@ -379,12 +379,12 @@ func TestPatternMatchIn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := ownership.NewPattern(tt.pattern)
+			m, err := pathlang.NewPattern(tt.pattern)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := m.MatchIn(tt.path, obj); got != tt.want {
-				t.Errorf("NewPattern(%q).MatchIn(%s) = %v, want %v", tt.pattern, ownership.Path(tt.path), got, tt.want)
+				t.Errorf("NewPattern(%q).MatchIn(%s) = %v, want %v", tt.pattern, pathlang.Path(tt.path), got, tt.want)
 			}
 		})
 	}
@@ -392,7 +392,7 @@ func TestPatternMatchIn(t *testing.T) {
 
 func TestPatternErrors(t *testing.T) {
 	for _, in := range []string{".spec[", ".a[name]", `.a["x]`, ".a..", ".a[0]b"} {
-		if _, err := ownership.NewPattern(in); err == nil {
+		if _, err := pathlang.NewPattern(in); err == nil {
 			t.Errorf("NewPattern(%q) = nil error", in)
 		}
 	}
@@ -418,7 +418,7 @@ func TestGlob(t *testing.T) {
 		{"é*", "éclair", true},
 	}
 	for _, tt := range tests {
-		if got := ownership.Glob(tt.pattern, tt.s); got != tt.want {
+		if got := pathlang.Glob(tt.pattern, tt.s); got != tt.want {
 			t.Errorf("Glob(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
 		}
 	}
@@ -437,14 +437,14 @@ func TestParseServerPath(t *testing.T) {
 		{in: `.data.a[b`, want: path(field("data.a[b"))},
 	}
 	for _, tt := range tests {
-		got := ownership.ParseServerPath(tt.in)
+		got := pathlang.ParseServerPath(tt.in)
 		if !got.Elements().Equals(tt.want) {
-			t.Errorf("ParseServerPath(%q) = %s, want %s", tt.in, got, ownership.Path(tt.want))
+			t.Errorf("ParseServerPath(%q) = %s, want %s", tt.in, got, pathlang.Path(tt.want))
 		}
 		if got.APIServerString() != tt.in {
 			t.Errorf("ParseServerPath(%q) marshals to %q", tt.in, got.APIServerString())
 		}
-		var back struct{ P ownership.Path }
+		var back struct{ P pathlang.Path }
 		if err := json.Unmarshal([]byte(`{"P":`+strconv.Quote(tt.in)+`}`), &back); err != nil || back.P.APIServerString() != tt.in {
 			t.Errorf("JSON %q read back as %q (%v)", tt.in, back.P.APIServerString(), err)
 		}

@@ -1,11 +1,10 @@
-package ownership_test
+package pathlang_test
 
 import (
 	"testing"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // roundTripPaths are paths whose printed form is easy to get wrong.
@@ -44,17 +43,17 @@ var roundTripPaths = []fieldpath.Path{
 // object: it never depends on which keys exist.
 func TestPathStringRoundTrip(t *testing.T) {
 	for _, p := range roundTripPaths {
-		s := ownership.Path(p).String()
-		got, err := ownership.ParsePath(s)
+		s := pathlang.Path(p).String()
+		got, err := pathlang.ParsePath(s)
 		if err != nil {
 			t.Errorf("ParsePath(%q): %v", s, err)
 			continue
 		}
 		if !got.Equals(p) {
-			t.Errorf("ParsePath(%q) = %s, want %s", s, ownership.Path(got), s)
+			t.Errorf("ParsePath(%q) = %s, want %s", s, pathlang.Path(got), s)
 		}
 		// As a pattern, the printed form matches its path.
-		m, err := ownership.NewPattern(s)
+		m, err := pathlang.NewPattern(s)
 		if err != nil {
 			t.Errorf("NewPattern(%q): %v", s, err)
 			continue
@@ -69,7 +68,7 @@ func TestPathStringRoundTrip(t *testing.T) {
 // result reads back as the same path and prints the same.
 func FuzzPathRoundTrip(f *testing.F) {
 	for _, p := range roundTripPaths {
-		f.Add(ownership.Path(p).String())
+		f.Add(pathlang.Path(p).String())
 		f.Add(p.String())
 	}
 	for _, s := range []string{
@@ -80,19 +79,19 @@ func FuzzPathRoundTrip(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := ownership.ParsePath(s)
+		p, err := pathlang.ParsePath(s)
 		if err != nil {
 			return
 		}
-		printed := ownership.Path(p).String()
-		back, err := ownership.ParsePath(printed)
+		printed := pathlang.Path(p).String()
+		back, err := pathlang.ParsePath(printed)
 		if err != nil {
 			t.Fatalf("ParsePath(%q) = %s, which does not read back: %v", s, printed, err)
 		}
 		if !back.Equals(p) {
-			t.Fatalf("ParsePath(%q) = %s, which reads back as %s", s, printed, ownership.Path(back))
+			t.Fatalf("ParsePath(%q) = %s, which reads back as %s", s, printed, pathlang.Path(back))
 		}
-		if again := ownership.Path(back).String(); again != printed {
+		if again := pathlang.Path(back).String(); again != printed {
 			t.Fatalf("printed %q, then %q", printed, again)
 		}
 	})

@@ -1,8 +1,7 @@
-package ownership
+package pathlang
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -753,19 +752,6 @@ func matchGlob(g []globToken, s string) bool {
 		pi++
 	}
 	return pi == len(g)
-}
-
-// ValidateGlob checks a manager glob before it is matched: a glob that no
-// manager name can match, or that reads as a shell character class, would
-// otherwise match nothing in silence.
-func ValidateGlob(pattern string) error {
-	switch {
-	case pattern == "":
-		return errors.New("give a manager name or glob, not an empty string")
-	case strings.ContainsAny(pattern, "[]"):
-		return fmt.Errorf("%q: a manager glob takes * and ? only, not [...] classes: write ? for one character", pattern)
-	}
-	return ValidateManager(pattern)
 }
 
 // Glob matches s against a pattern where "*" is any run of characters and

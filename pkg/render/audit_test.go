@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -60,11 +61,11 @@ func TestFightLine(t *testing.T) {
 		},
 		Values: []interface{}{int64(2), int64(5)}, Flips: 4, Since: metav1.NewTime(since), Last: metav1.NewTime(since.Add(12 * time.Second)), PerMinute: 20,
 	}
-	p, err := ownership.ParsePath(".spec.replicas")
+	p, err := pathlang.ParsePath(".spec.replicas")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Path = ownership.Path(p)
+	f.Path = pathlang.Path(p)
 	var buf bytes.Buffer
 	if err := render.FightLine(&buf, f, render.NewPalette(false)); err != nil {
 		t.Fatal(err)

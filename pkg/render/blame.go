@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 type lineKind int
@@ -197,7 +198,7 @@ func nodeAt(n *ownership.Node, p fieldpath.Path) *ownership.Node {
 // atomic ancestor (covered); a container with owned descendants is
 // structural; anything else is unowned.
 func classify(n *ownership.Node, covered []int, p fieldpath.Path, container bool) (lineKind, []int) {
-	if ownership.NeverOwned(p.String()) {
+	if pathlang.NeverOwned(p.String()) {
 		return lineUntracked, nil
 	}
 	if n != nil && len(n.Owners) > 0 {

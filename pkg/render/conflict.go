@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ConflictContext is what the resolution commands need to be pasteable.
@@ -291,7 +292,7 @@ func stringDataStore(r *conflict.Report, cf conflict.Conflict) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return ownership.Path(fieldpath.MakePathOrDie("data", key)).String(), true
+	return pathlang.Path(fieldpath.MakePathOrDie("data", key)).String(), true
 }
 
 func subDesc(sub string) string {
@@ -331,7 +332,7 @@ func resetText(rs conflict.Reset, live map[string]interface{}) string {
 	if rs.Unchanged {
 		return text + " (unchanged)"
 	}
-	if was, ok := ownership.Lookup(live, rs.PathElements); ok {
+	if was, ok := pathlang.Lookup(live, rs.PathElements); ok {
 		return text + " (was " + valueText(was) + ")"
 	}
 	return text

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -26,26 +27,26 @@ func TestConflictRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := func(s string) fieldpath.Path {
-		p, err := ownership.ParsePath(s, live.Object)
+		p, err := pathlang.ParsePath(s, live.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	reset := func(s string, v interface{}, unchanged bool) conflict.Reset {
-		return conflict.Reset{Path: ownership.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
+		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
 	}
 	r := &conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "ci",
 		Object:  ownership.RefOf(live),
-		Removed: []ownership.Path{ownership.Path(path(`.spec.template.spec.containers[name="side"]`)), ownership.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
+		Removed: []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
 		Reset: []conflict.Reset{
 			reset(".spec.replicas", int64(1), false),
 			reset(".spec.template.spec.restartPolicy", "Always", true),
 			reset(`.spec.template.spec.containers[name="web"].imagePullPolicy`, "Always", false),
-			{Path: ownership.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
+			{Path: pathlang.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
 		},
-		MaybeReset: []conflict.MaybeReset{{Path: ownership.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
+		MaybeReset: []conflict.MaybeReset{{Path: pathlang.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
 		Live:       live,
 		Result:     live,
 	}
@@ -56,7 +57,7 @@ func TestConflictRemovals(t *testing.T) {
 
 func conflictReport(t *testing.T) *conflict.Report {
 	t.Helper()
-	p, err := ownership.ParsePath(".spec.replicas")
+	p, err := pathlang.ParsePath(".spec.replicas")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func conflictReport(t *testing.T) *conflict.Report {
 	return &conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "kubectl",
 		Object:    ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
-		Conflicts: []conflict.Conflict{{Path: ownership.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
+		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
 		Message:   "Apply failed with 1 conflict",
 	}
 }
@@ -135,14 +136,14 @@ func TestAutoscalerNote(t *testing.T) {
 // A Secret's stringData is write-only: its live value is in data, and it
 // can't be shared by setting an equal value.
 func TestConflictOnStringData(t *testing.T) {
-	p, err := ownership.ParsePath(`.stringData["tls.key"]`)
+	p, err := pathlang.ParsePath(`.stringData["tls.key"]`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "argocd-controller",
 		Object:    ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
-		Conflicts: []conflict.Conflict{{Path: ownership.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
+		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
 		Message:   "Apply failed with 1 conflict",
 	}
 	var buf bytes.Buffer

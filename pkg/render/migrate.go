@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // MigrationReport renders a migration run: one line per object that
@@ -120,7 +121,7 @@ func managedFieldsDiff(before, after []metav1.ManagedFieldsEntry) []string {
 	a, aOrder := index(after)
 	var out []string
 	paths := func(prefix string, s *fieldpath.Set) {
-		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+ownership.Path(p).String()) })
+		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+pathlang.Path(p).String()) })
 	}
 	for _, k := range bOrder {
 		old := b[k]

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // TimeMode is the value of --time.
@@ -203,7 +204,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 				row = append(row, C("-"))
 			}
 			if o.Wide {
-				v, _ := ownership.Lookup(r.Content, p.Elements())
+				v, _ := pathlang.Lookup(r.Content, p.Elements())
 				row = append(row, C("-"), C(o.truncate(compactJSON(v))))
 			}
 			t.Add(row...)
@@ -334,7 +335,7 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 			if last {
 				branch, next = "└── ", "    "
 			}
-			label := Escape(ownership.ElementString(c.PE))
+			label := Escape(pathlang.ElementString(c.PE))
 			owners, count, uniform := uniformSubtree(c)
 			b.Write(prefixBuf)
 			switch {

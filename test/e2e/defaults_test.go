@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // What the report says of the fields an apply stops setting, beside the
@@ -61,7 +62,7 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 	t.Logf("removals: %d removed %v, %d reset, %d maybe reset", len(r.Removed), r.Removed, len(r.Reset), len(r.MaybeReset))
 
 	parse := func(s string) fieldpath.Path {
-		p, err := ownership.ParsePath(s, live.Object, out.Object)
+		p, err := pathlang.ParsePath(s, live.Object, out.Object)
 		if err != nil {
 			t.Fatalf("report path %q: %v", s, err)
 		}
@@ -80,21 +81,21 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 	for _, s := range r.Removed {
 		p := parse(s)
 		claims = append(claims, claim{kind: "removed", path: p})
-		if v, ok := ownership.Lookup(out.Object, p); ok && v != nil {
+		if v, ok := pathlang.Lookup(out.Object, p); ok && v != nil {
 			t.Errorf("predicted removed: %s; the server keeps %s", s, jsonOf(v))
 		}
 	}
 	for _, rs := range r.Reset {
 		p := parse(rs.Path)
 		claims = append(claims, claim{kind: "reset", path: p, value: rs.Value})
-		got, ok := ownership.Lookup(out.Object, p)
+		got, ok := pathlang.Lookup(out.Object, p)
 		switch {
 		case !ok:
 			t.Errorf("predicted reset to %s: %s; the server removes it", jsonOf(rs.Value), rs.Path)
 		case jsonOf(got) != jsonOf(rs.Value):
 			t.Errorf("predicted reset to %s: %s; the server sets %s", jsonOf(rs.Value), rs.Path, jsonOf(got))
 		}
-		was, _ := ownership.Lookup(live.Object, p)
+		was, _ := pathlang.Lookup(live.Object, p)
 		if unchanged := jsonOf(was) == jsonOf(rs.Value); unchanged != rs.Unchanged {
 			t.Errorf("%s: unchanged %v, but it was %s and becomes %s", rs.Path, rs.Unchanged, jsonOf(was), jsonOf(rs.Value))
 		}
@@ -119,7 +120,7 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 		t.Fatal(err)
 	}
 	before.Difference(after).Iterate(func(p fieldpath.Path) {
-		if _, ok := ownership.Lookup(live.Object, p); !ok {
+		if _, ok := pathlang.Lookup(live.Object, p); !ok {
 			return
 		}
 		below := false
@@ -127,7 +128,7 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 		if below {
 			return // the applier still owns it, by its children: atomic at one version, a struct at another
 		}
-		v, kept := ownership.Lookup(out.Object, p)
+		v, kept := pathlang.Lookup(out.Object, p)
 		kept = kept && v != nil
 		if kept && owned.Has(p) {
 			return // retained by another owner
@@ -146,7 +147,7 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 		case by.kind == "removed" && kept:
 			t.Errorf("%s: under removed %s, but the server sets it to %s", p, by.path, jsonOf(v))
 		case by.kind == "reset" && !kept:
-			if inDefault, ok := ownership.Lookup(by.value, p[len(by.path):]); ok && inDefault != nil {
+			if inDefault, ok := pathlang.Lookup(by.value, p[len(by.path):]); ok && inDefault != nil {
 				t.Errorf("%s: under reset %s, whose default holds %s, but the server removes it", p, by.path, jsonOf(inDefault))
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // diffReport is the part of the DiffReport the tests read.
@@ -203,8 +204,8 @@ func tokens(obj interface{}, p fieldpath.Path) ([]string, bool) {
 		}
 		found := -1
 		for i, it := range l {
-			if _, ok := ownership.Lookup([]interface{}{it}, fieldpath.Path{pe}); ok {
-				if v, _ := ownership.Lookup(l, fieldpath.Path{pe}); reflect.DeepEqual(v, it) {
+			if _, ok := pathlang.Lookup([]interface{}{it}, fieldpath.Path{pe}); ok {
+				if v, _ := pathlang.Lookup(l, fieldpath.Path{pe}); reflect.DeepEqual(v, it) {
 					found = i
 					break
 				}
@@ -512,7 +513,7 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	// What the prediction says it can't know (a Job's UID) must be
 	// in the server's object; it is compared nowhere else.
 	for _, u := range rep.Unknown {
-		p := ownership.ParseServerPath(u, server.Object).Elements()
+		p := pathlang.ParseServerPath(u, server.Object).Elements()
 		if !dropPath(server.Object, p) {
 			t.Errorf("unknown %s: the server's object has no such field", u)
 		}
@@ -545,9 +546,9 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	var covers [][]string
 	for _, ch := range rep.Changes {
 		kinds[ch.Change] = true
-		p := ownership.ParseServerPath(ch.Path, live, result).Elements()
-		bv, bok := ownership.Lookup(live, p)
-		av, aok := ownership.Lookup(result, p)
+		p := pathlang.ParseServerPath(ch.Path, live, result).Elements()
+		bv, bok := pathlang.Lookup(live, p)
+		av, aok := pathlang.Lookup(result, p)
 		if ch.Change != "ownership" && ch.Change != "reset" && bok && aok && reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, av)) {
 			t.Errorf("%s %s: the value does not change (%v)", ch.Change, ch.Path, bv)
 		}
