@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
@@ -246,7 +247,7 @@ func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 		if err := c.CheckServer(); err != nil {
 			return nil, err
 		}
-		return conflict.NewClusterSource(c, o.cacheDir()), nil
+		return source.NewCluster(c, o.cacheDir()), nil
 	}
 	lives, err := kube.ReadManifests(ctx, o.streams.In, &resource.FilenameOptions{Filenames: o.liveFiles})
 	if err != nil {

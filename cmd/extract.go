@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
@@ -135,7 +136,7 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 		if cluster, err = o.cluster(); err != nil {
 			return err
 		}
-		src = conflict.NewClusterSource(cluster, o.cacheDir())
+		src = source.NewCluster(cluster, o.cacheDir())
 	}
 	var docs []*unstructured.Unstructured
 	var heads []string

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -21,7 +22,7 @@ import (
 type handoverOptions struct {
 	*globalOptions
 	sel             kube.Selection
-	hpaSource       *conflict.ClusterSource
+	hpaSource       *source.Cluster
 	fields          []string
 	all             bool
 	from            string
@@ -345,7 +346,7 @@ func (o *handoverOptions) autoscaled(ctx context.Context, c *kube.Cluster, obj *
 	}
 	if o.hpaSource == nil {
 		// One per run: it lists a namespace's autoscalers once.
-		o.hpaSource = conflict.NewClusterSource(c, "")
+		o.hpaSource = source.NewCluster(c, "")
 	}
 	hpas, warning := conflict.AutoscalersOf(ctx, o.hpaSource, obj)
 	if warning != "" || len(hpas) > 0 {

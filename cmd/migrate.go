@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -381,7 +382,7 @@ var goValues = regexp.MustCompile(`\{0x[0-9a-f]+[^{}]*\}|0x[0-9a-f]{6,}`)
 
 func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *unstructured.Unstructured) error {
 	var mu sync.Mutex
-	src := conflict.NewClusterSource(c, o.cacheDir())
+	src := source.NewCluster(c, o.cacheDir())
 	return func(ctx context.Context, obj *unstructured.Unstructured) error {
 		la, ok := obj.GetAnnotations()[ownership.LastAppliedAnnotation]
 		if !ok {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -26,28 +25,6 @@ type Autoscaler struct {
 // AutoscalerLister is a Source that can list the HPAs of a namespace.
 type AutoscalerLister interface {
 	Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error)
-}
-
-var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
-
-// Autoscalers implements AutoscalerLister, reading autoscaling/v2 (HPAs
-// made at v1 are served at v2 too), once per namespace and run: many
-// manifests of one namespace share the list.
-func (s *ClusterSource) Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error) {
-	s.hpasMu.Lock()
-	defer s.hpasMu.Unlock()
-	if items, ok := s.hpas[namespace]; ok {
-		return items, nil
-	}
-	list, err := s.Cluster.Dynamic.Resource(hpaGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if s.hpas == nil {
-		s.hpas = map[string][]unstructured.Unstructured{}
-	}
-	s.hpas[namespace] = list.Items
-	return list.Items, nil
 }
 
 // Autoscalers implements AutoscalerLister: the HPAs among the saved

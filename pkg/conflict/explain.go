@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -142,7 +142,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		Force:          o.Force,
 		Subresource:    o.Subresource,
 		Schema:         tc,
-		CRD:            kube.IsCustom(gvk),
+		CRD:            !scheme.Scheme.IsGroupRegistered(gvk.Group),
 		Served:         src.Served(),
 		HasStatus:      t.HasStatus,
 		KubectlUpgrade: o.KubectlUpgrade,

@@ -1,0 +1,214 @@
+// Package source adapts a cluster to the engines of pkg/: the source
+// that reads live objects, schemas, autoscalers and served versions for
+// conflict.Explain, and sends its dry runs.
+package source
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
+)
+
+// Cluster reads live objects, schemas and served versions from a
+// cluster, and can dry-run applies there.
+type Cluster struct {
+	Cluster *kube.Cluster
+	Loader  *conflict.Loader
+	// hpas memoizes Autoscalers per namespace. Unlike Loader, which
+	// makes a Cluster unsafe for concurrent use, it is guarded:
+	// Explain lists autoscalers while it reads the rest.
+	hpasMu sync.Mutex
+	hpas   map[string][]unstructured.Unstructured
+	// minor is the server's Kubernetes minor (serverMinor).
+	minorOnce sync.Once
+	minor     int
+}
+
+var (
+	_ conflict.Source    = (*Cluster)(nil)
+	_ conflict.DryRunner = (*Cluster)(nil)
+)
+
+// NewCluster reads from c, caching schema documents under cacheBase
+// (kubectl's --cache-dir; empty: no cache).
+func NewCluster(c *kube.Cluster, cacheBase string) *Cluster {
+	fetch := func(ctx context.Context, path string) ([]byte, error) {
+		// Without a hash the server names no cache lifetime, only an
+		// ETag, so an HTTP cache asks again.
+		return c.Discovery.RESTClient().Get().AbsPath("/openapi/v3/" + path).Do(ctx).Raw()
+	}
+	return &Cluster{Cluster: c, Loader: &conflict.Loader{Client: c.Discovery.OpenAPIV3(), CacheDir: conflict.CacheDirFor(cacheBase, c.Config.Host), Fetch: fetch}}
+}
+
+// Target implements conflict.Source.
+func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*conflict.Target, error) {
+	// A custom resource's CRD (its storage version, its conversion) is
+	// read while the live object is.
+	type crdResult struct {
+		crd *unstructured.Unstructured
+		err error
+	}
+	var crdDone chan crdResult
+	if kube.IsCustom(obj.GroupVersionKind()) {
+		if m, err := s.Cluster.Mapping(obj.GroupVersionKind()); err == nil {
+			crdDone = make(chan crdResult, 1)
+			go func() {
+				crd, err := s.Cluster.Dynamic.Resource(crdGVR).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
+				crdDone <- crdResult{crd, err}
+			}()
+		}
+	}
+	live, m, err := s.Cluster.Live(ctx, obj)
+	if err != nil {
+		if crdDone != nil {
+			<-crdDone
+		}
+		return nil, err
+	}
+	if live == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		// The apiserver refuses a create in a namespace that does not
+		// exist; a user who may not read namespaces is not told.
+		_, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first)", kube.ObjectName(obj), obj.GetNamespace())
+		}
+	}
+	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}
+	if !kube.IsCustom(obj.GroupVersionKind()) && defaults.VersionDependent(obj.GroupVersionKind()) {
+		t.ServerMinor = s.serverMinor()
+	}
+	if crdDone != nil {
+		res := <-crdDone
+		switch {
+		case res.err != nil && otherVersions(obj, live):
+			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), kube.Friendly(res.err)))
+		case res.err == nil:
+			strategy, _, _ := unstructured.NestedString(res.crd.Object, "spec", "conversion", "strategy")
+			t.ConversionWebhook = strategy == "Webhook" && otherVersions(obj, live)
+			t.Storage = conflict.StorageSchema(res.crd, obj.GroupVersionKind())
+		}
+	}
+	return t, nil
+}
+
+// serverMinor is the apiserver's Kubernetes minor, read once; 0 when it
+// can't be read (the tables' own defaults are then used).
+func (s *Cluster) serverMinor() int {
+	s.minorOnce.Do(func() {
+		v, err := s.Cluster.Discovery.ServerVersion()
+		if err != nil || v.Major != "1" {
+			return
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(v.Minor, "+")); err == nil {
+			s.minor = n
+		}
+	})
+	return s.minor
+}
+
+// otherVersions tells whether a manager of live was recorded at another
+// apiVersion than obj's.
+func otherVersions(obj, live *unstructured.Unstructured) bool {
+	if live == nil {
+		return false
+	}
+	for _, e := range live.GetManagedFields() {
+		if e.APIVersion != obj.GetAPIVersion() {
+			return true
+		}
+	}
+	return false
+}
+
+var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Schema implements conflict.Source: the cluster's OpenAPI v3 documents.
+func (s *Cluster) Schema(ctx context.Context, applied, live *unstructured.Unstructured) (managedfields.TypeConverter, string, error) {
+	gvs := []schema.GroupVersion{applied.GroupVersionKind().GroupVersion()}
+	if live != nil {
+		for _, e := range live.GetManagedFields() {
+			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil {
+				gvs = append(gvs, gv)
+			}
+		}
+	}
+	sch, err := s.Loader.Load(ctx, gvs)
+	switch {
+	case err != nil:
+		// Not fatal: the caller falls back to another schema and says why.
+		return nil, err.Error(), nil //nolint:nilerr // the error becomes the reason in the report
+	case !sch.Has(applied.GroupVersionKind()):
+		// The index may name an older document (a CRD just created
+		// or changed): read the current one once.
+		ok, err := s.Loader.Refresh(ctx, applied.GroupVersionKind().GroupVersion())
+		if err == nil && ok {
+			sch, err = s.Loader.Load(ctx, gvs)
+		}
+		switch {
+		case err != nil:
+			return nil, err.Error(), nil //nolint:nilerr // as above
+		case !ok || !sch.Has(applied.GroupVersionKind()):
+			return nil, "the cluster does not publish one", nil
+		}
+	}
+	return sch, "", nil
+}
+
+// ScaleSchema implements conflict.Source: the Scale type comes with the parent's
+// group-version document.
+func (s *Cluster) ScaleSchema(ctx context.Context, gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
+	return s.Loader.Load(ctx, []schema.GroupVersion{gvk.GroupVersion(), {Group: "autoscaling", Version: "v1"}})
+}
+
+// Served implements conflict.Source.
+func (s *Cluster) Served() func(schema.GroupVersionKind) bool { return s.Cluster.ServedKind }
+
+// DryRunApply implements conflict.DryRunner.
+func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error) {
+	ri, _, err := s.Cluster.Resource(obj)
+	if err != nil {
+		return nil, err
+	}
+	var subs []string
+	if subresource != "" {
+		subs = []string{subresource}
+	}
+	return ri.Apply(ctx, obj.GetName(), body, o, subs...)
+}
+
+var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
+
+// Autoscalers implements conflict.AutoscalerLister, reading autoscaling/v2 (HPAs
+// made at v1 are served at v2 too), once per namespace and run: many
+// manifests of one namespace share the list.
+func (s *Cluster) Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error) {
+	s.hpasMu.Lock()
+	defer s.hpasMu.Unlock()
+	if items, ok := s.hpas[namespace]; ok {
+		return items, nil
+	}
+	list, err := s.Cluster.Dynamic.Resource(hpaGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if s.hpas == nil {
+		s.hpas = map[string][]unstructured.Unstructured{}
+	}
+	s.hpas[namespace] = list.Items
+	return list.Items, nil
+}
