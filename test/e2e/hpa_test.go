@@ -517,7 +517,7 @@ func TestHPAApplyAcrossVersions(t *testing.T) {
 
 const metricsAnnotation = "autoscaling.alpha.kubernetes.io/metrics"
 
-// owns tells whether manager's entry holds an annotation.
+// owns tells whether manager's entry holds a field (an annotation, say) of that name.
 func owns(entries []metav1.ManagedFieldsEntry, manager, annotation string) bool {
 	for _, e := range entries {
 		if e.Manager == manager && e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.GetRawBytes()), `"f:`+annotation+`"`) {
