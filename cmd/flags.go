@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // outputFlag is -o: one of a command's text views, or json, yaml,
@@ -54,12 +54,12 @@ func (f *timeFlag) parse() (render.TimeMode, error) {
 type dryRunFlag struct{ raw string }
 
 func (f *dryRunFlag) add(fs *pflag.FlagSet, usage string) {
-	f.raw = string(kube.DryRunNone)
+	f.raw = string(write.DryRunNone)
 	fs.StringVar(&f.raw, "dry-run", f.raw, usage)
-	fs.Lookup("dry-run").NoOptDefVal = string(kube.DryRunClient)
+	fs.Lookup("dry-run").NoOptDefVal = string(write.DryRunClient)
 }
 
-func (f *dryRunFlag) parse() (kube.DryRun, error) { return kube.ParseDryRun(f.raw) }
+func (f *dryRunFlag) parse() (write.DryRun, error) { return write.ParseDryRun(f.raw) }
 
 // connectionFlags are kubectl's flags that choose the cluster and the
 // user: suggested commands repeat those the user gave (not --token:

@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 type handoverOptions struct {
@@ -163,7 +164,7 @@ annotation itself is released, the annotation is removed.`,
 	return cmd
 }
 
-func (o *handoverOptions) validate(args []string) (kube.DryRun, error) {
+func (o *handoverOptions) validate(args []string) (write.DryRun, error) {
 	dr, err := o.dryRun.parse()
 	if err != nil {
 		return "", err
@@ -255,7 +256,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			return err
 		}
 		var progress func(handover.Step)
-		if !o.output.out.IsData() && dr == kube.DryRunNone {
+		if !o.output.out.IsData() && dr == write.DryRunNone {
 			progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
 		}
 		targets, hpaWarning := o.autoscaled(ctx, c, obj, req)

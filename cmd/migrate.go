@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 type migrateOptions struct {
@@ -229,7 +230,7 @@ func (o *migrateOptions) undo(ctx context.Context) error {
 	return nil
 }
 
-func (o *migrateOptions) validate(args []string) (kube.DryRun, error) {
+func (o *migrateOptions) validate(args []string) (write.DryRun, error) {
 	dr, err := o.dryRun.parse()
 	if err != nil {
 		return "", err
@@ -243,16 +244,16 @@ func (o *migrateOptions) validate(args []string) (kube.DryRun, error) {
 	if o.concurrency < 1 {
 		return "", errors.New("--concurrency must be at least 1")
 	}
-	if o.verify && (dr != kube.DryRunNone || o.check) {
+	if o.verify && (dr != write.DryRunNone || o.check) {
 		return "", errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
 	}
-	if o.check && dr != kube.DryRunNone {
+	if o.check && dr != write.DryRunNone {
 		return "", errors.New("--check writes nothing already: drop --dry-run (or --check, to see each plan)")
 	}
 	if o.noBackup && o.backupDir != "" {
 		return "", errors.New("--no-backup writes no backup to --backup-dir: drop one of them")
 	}
-	if o.backupDir != "" && (dr != kube.DryRunNone || o.check) {
+	if o.backupDir != "" && (dr != write.DryRunNone || o.check) {
 		return "", errors.New("--backup-dir is for real writes, and --dry-run/--check writes nothing: drop --backup-dir")
 	}
 	return dr, o.sel.Validate(args)
@@ -275,7 +276,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	}
 	o.sel.In = o.streams.In
 	backup := ""
-	if dr == kube.DryRunNone && !o.check && !o.noBackup {
+	if dr == write.DryRunNone && !o.check && !o.noBackup {
 		backup = o.backupDir
 		if backup == "" {
 			home, _ := os.UserHomeDir()
@@ -296,7 +297,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 				announced = true
 				fmt.Fprintf(o.streams.ErrOut, "Backups go to %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", backup, backup)
 			}
-			return yield(it)
+			return yield(migrate.Item{Resource: migrate.Resource(it.Resource), Meta: it.Meta})
 		})
 		return err
 	}

@@ -3,10 +3,9 @@
 // selection of objects for every command (TYPE[/NAME], -f, -R, -k, -l, -A,
 // --all-kinds through discovery; whole objects for reading, chunked
 // metadata-only lists for bulk work), served-kind and subresource checks,
-// errors rewritten into one line that says what to do, and the one write
-// kubectl-ssa makes besides a server-side apply: a managedFields JSON patch
-// conditioned on resourceVersion, retried after a 409 by re-reading and
-// re-planning (Patch, RetryOnConflict).
+// errors rewritten into one line that says what to do, and the watch that
+// rides out a lost server. The one write kubectl-ssa makes besides a
+// server-side apply is pkg/write's.
 //
 // It knows nothing of Server-Side Apply semantics: those are proven
 // against a real apiserver in test/e2e; the tests here cover plumbing.

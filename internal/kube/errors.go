@@ -50,13 +50,3 @@ func Friendly(err error) error {
 	}
 	return err
 }
-
-// APIMessage is the apiserver's message of an API error, without the
-// client's prefix.
-func APIMessage(err error) string {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		return st.Status().Message
-	}
-	return err.Error()
-}

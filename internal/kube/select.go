@@ -453,7 +453,7 @@ func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns str
 	case s.AllKinds && errors.As(err, &api):
 		// One kind we may not list does not stop the others, but
 		// the run is then partial.
-		*unlisted = append(*unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), APIMessage(err)))
+		*unlisted = append(*unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), api.Status().Message))
 	case errors.As(err, &api):
 		return fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), Friendly(err))
 	default:

@@ -11,9 +11,9 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // ClientSideApplyManager is the manager kubectl's client-side apply writes
@@ -49,11 +49,11 @@ type LastAppliedEdit struct {
 }
 
 // ops are the JSON patch operations of the edit.
-func (e *LastAppliedEdit) ops() []kube.PatchOp {
+func (e *LastAppliedEdit) ops() []write.PatchOp {
 	if e.Deleted {
-		return []kube.PatchOp{kube.RemoveAnnotationOp(e.Annotation)}
+		return []write.PatchOp{write.RemoveAnnotationOp(e.Annotation)}
 	}
-	return []kube.PatchOp{{Op: "replace", Path: kube.AnnotationPointer(e.Annotation), Value: e.value}}
+	return []write.PatchOp{{Op: "replace", Path: write.AnnotationPointer(e.Annotation), Value: e.value}}
 }
 
 // isClientSideApply tells whether req.From is a client-side apply manager

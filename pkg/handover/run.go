@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // maxSteps bounds the writes of one run: a plan has at most four, and a
@@ -26,13 +26,13 @@ const maxSteps = 10
 
 // Options tune Run.
 type Options struct {
-	DryRun kube.DryRun
+	DryRun write.DryRun
 	// Timeout bounds the wait for the controller.
 	Timeout time.Duration
 	// Poll is the interval of the wait (default 1s).
 	Poll time.Duration
 	// Backoff paces the re-reads after 409 Conflict (default
-	// kube.DefaultBackoff).
+	// write.DefaultBackoff).
 	Backoff *wait.Backoff
 	Now     func() time.Time
 	// Progress is told about each step as it finishes.
@@ -60,7 +60,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		opts.Poll = time.Second
 	}
 	if opts.Backoff == nil {
-		b := kube.DefaultBackoff
+		b := write.DefaultBackoff
 		opts.Backoff = &b
 	}
 	if opts.Manager == "" {
@@ -91,14 +91,14 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		return report, nil
 	}
 	switch opts.DryRun {
-	case kube.DryRunClient:
+	case write.DryRunClient:
 		for i := range report.Steps {
 			report.Steps[i].Status = StepDryRun
 		}
 		report.Status = StatusPlanned
 		report.Message = "client dry run: nothing was sent"
 		return report, nil
-	case kube.DryRunServer:
+	case write.DryRunServer:
 		return dryRunServer(ctx, c, name, live, req, report, opts)
 	}
 
@@ -108,7 +108,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			return withSteps(report, done), fmt.Errorf("still planning steps after %d writes: stopping (please report this)", maxSteps)
 		}
 		var step *Step
-		err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+		err := write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 			if attempt > 0 || len(done) > 0 {
 				var err error
 				if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -122,7 +122,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 				return nil
 			}
 			s := plan.Steps[0]
-			out, err := write(ctx, c, live, s, opts, kube.DryRunNone)
+			out, err := writeStep(ctx, c, live, s, opts, write.DryRunNone)
 			if apierrors.IsConflict(err) {
 				return err // someone wrote in between: read again, plan again
 			}
@@ -195,7 +195,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 // the server answer 409: read the object again, plan again and send the
 // whole plan again, as a real run does before each of its writes.
 func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, report *Report, opts Options) (*Report, error) {
-	err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+	err := write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 		if attempt > 0 {
 			var err error
 			if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -216,7 +216,7 @@ func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string,
 				s.Status = StepSkipped
 				continue
 			}
-			if _, err := write(ctx, c, live, *s, opts, kube.DryRunServer); err != nil {
+			if _, err := writeStep(ctx, c, live, *s, opts, write.DryRunServer); err != nil {
 				s.Status = StepFailed
 				if apierrors.IsConflict(err) {
 					return err
@@ -276,7 +276,7 @@ func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name strin
 
 // cleanup drops the temporary manager once the controller owns the fields.
 func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, fields []fieldpath.Path, opts Options, report *Report) error {
-	return kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+	return write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 		if attempt > 0 {
 			var err error
 			if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -287,7 +287,7 @@ func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live
 		if err != nil || step == nil {
 			return err
 		}
-		out, err := write(ctx, c, live, *step, opts, kube.DryRunNone)
+		out, err := writeStep(ctx, c, live, *step, opts, write.DryRunNone)
 		if apierrors.IsConflict(err) {
 			return err
 		}
@@ -342,22 +342,22 @@ func safe(live *unstructured.Unstructured, req Request, fields []fieldpath.Path)
 	return true
 }
 
-// write sends one step: the hold step is a real server-side apply by the
+// writeStep sends one step: the hold step is a real server-side apply by the
 // temporary manager, the others rewrite managedFields only. Both carry the
 // resourceVersion the step was planned from.
-func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun kube.DryRun) (*unstructured.Unstructured, error) {
+func writeStep(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun write.DryRun) (*unstructured.Unstructured, error) {
 	if s.Name == StepHold {
 		cfg := &unstructured.Unstructured{Object: s.apply}
 		cfg.SetResourceVersion(live.GetResourceVersion())
 		ao := metav1.ApplyOptions{FieldManager: s.Manager}
-		if dryRun == kube.DryRunServer {
+		if dryRun == write.DryRunServer {
 			ao.DryRun = []string{metav1.DryRunAll}
 		}
 		return c.Apply(ctx, live.GetName(), cfg, ao)
 	}
-	var ops []kube.PatchOp
+	var ops []write.PatchOp
 	if s.Name != StepLastApplied {
-		ops = kube.ManagedFieldsOps(s.ManagedFields)
+		ops = write.ManagedFieldsOps(s.ManagedFields)
 	}
 	manager := opts.Manager
 	if s.LastApplied != nil {
@@ -366,7 +366,7 @@ func write(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.
 		// its owner, the annotation stays where it was.
 		manager = s.LastApplied.Manager
 	}
-	return kube.Patch(ctx, c, live.GetName(), live.GetResourceVersion(), ops, kube.WriteOptions{DryRun: dryRun, FieldManager: manager})
+	return write.Patch(ctx, c, live.GetName(), live.GetResourceVersion(), ops, write.Options{DryRun: dryRun, FieldManager: manager})
 }
 
 // unchanged checks that a write changed no value of the fields (but the

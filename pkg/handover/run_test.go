@@ -17,7 +17,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // These are plumbing tests: the fake client has no SSA semantics, so they
@@ -38,7 +38,7 @@ func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
 	var dryRun [][]string
 	c.PrependReactor("patch", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		p := a.(clienttesting.PatchActionImpl)
-		var ops []kube.PatchOp
+		var ops []write.PatchOp
 		if err := json.Unmarshal(p.GetPatch(), &ops); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
 	})
 	b := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
 	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
-	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: kube.DryRunServer, Backoff: &b})
+	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: write.DryRunServer, Backoff: &b})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -96,8 +96,8 @@ func TestRunServerDryRunGivesUp(t *testing.T) {
 	})
 	b := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
 	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
-	_, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: kube.DryRunServer, Backoff: &b})
-	var ce *kube.ConflictsError
+	_, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: write.DryRunServer, Backoff: &b})
+	var ce *write.ConflictsError
 	if !errors.As(err, &ce) || n != 3 {
 		t.Errorf("err %v after %d patches, want a ConflictsError after 3", err, n)
 	}

@@ -6,6 +6,6 @@
 // Plan is pure: it takes an object and returns the new managedFields and
 // the reasons. Run drives a selection of objects with bounded
 // concurrency, backups and a report, writing each plan through
-// internal/kube's one resourceVersion-guarded patch and its retry on 409;
+// pkg/write's one resourceVersion-guarded patch and its retry on 409;
 // Undo restores backups the same way.
 package migrate

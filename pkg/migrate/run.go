@@ -21,18 +21,26 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // ReportKind is the kind of the migration report.
 const ReportKind = "MigrationReport"
 
 // Resource is a kind and where it is served.
-type Resource = kube.Resource
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
 
-// Item is one object to migrate, as listed (metadata only).
-type Item = kube.Item
+// Item is one object to migrate, as listed: its metadata (managedFields
+// and annotations included) is all a migration rewrites.
+type Item struct {
+	Resource Resource
+	Meta     *metav1.PartialObjectMetadata
+}
 
 // Source lists the objects of a run, calling yield for each; it should
 // list in chunks so that memory stays flat however many objects there are.
@@ -62,14 +70,14 @@ type Summary struct {
 
 // Report is a run's report.
 type Report struct {
-	APIVersion   string      `json:"apiVersion"`
-	Kind         string      `json:"kind"`
-	Mode         Mode        `json:"mode"`
-	FieldManager string      `json:"fieldManager"`
-	DryRun       kube.DryRun `json:"dryRun"`
-	Check        bool        `json:"check"`
-	BackupDir    string      `json:"backupDir"`
-	Summary      Summary     `json:"summary"`
+	APIVersion   string       `json:"apiVersion"`
+	Kind         string       `json:"kind"`
+	Mode         Mode         `json:"mode"`
+	FieldManager string       `json:"fieldManager"`
+	DryRun       write.DryRun `json:"dryRun"`
+	Check        bool         `json:"check"`
+	BackupDir    string       `json:"backupDir"`
+	Summary      Summary      `json:"summary"`
 	// Unlisted are the kinds that could not be listed (forbidden, ...):
 	// their objects were not looked at.
 	Unlisted []string       `json:"unlisted"`
@@ -92,7 +100,7 @@ const (
 // RunOptions configure Run.
 type RunOptions struct {
 	Plan        Options
-	DryRun      kube.DryRun
+	DryRun      write.DryRun
 	Concurrency int
 	BackupDir   string
 	// Check only reports findings and what would change; nothing is
@@ -104,7 +112,7 @@ type RunOptions struct {
 	// and removes nothing.
 	Verify      bool
 	VerifyApply func(ctx context.Context, obj *unstructured.Unstructured) error
-	// Backoff paces the re-reads after a 409 (default kube.DefaultBackoff).
+	// Backoff paces the re-reads after a 409 (default write.DefaultBackoff).
 	Backoff *wait.Backoff
 	// Progress is called after each object (from any goroutine).
 	Progress func(Summary)
@@ -126,7 +134,7 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 		opts.Concurrency = 8
 	}
 	if opts.Backoff == nil {
-		b := kube.DefaultBackoff
+		b := write.DefaultBackoff
 		opts.Backoff = &b
 	}
 	if opts.Manager == "" {
@@ -215,7 +223,7 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 	var written *metav1.PartialObjectMetadata
 	// done ends the tries with the result already in res.
 	done := errors.New("done")
-	err := kube.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+	err := write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 		full = nil
 		if attempt > 0 {
 			// Someone wrote in between: read it again and plan again.
@@ -225,7 +233,7 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 			}
 			meta = m
 		}
-		if opts.Verify && opts.DryRun == kube.DryRunNone && !opts.Check {
+		if opts.Verify && opts.DryRun == write.DryRunNone && !opts.Check {
 			// Plan from the very object --verify compares with: the
 			// write's resourceVersion precondition then proves nothing
 			// changed in between.
@@ -273,22 +281,22 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 		case opts.Check:
 			res.Result = ResultNeedsWork
 			return done
-		case opts.DryRun == kube.DryRunClient:
+		case opts.DryRun == write.DryRunClient:
 			res.Result, res.Before, res.After = ResultWouldMigrate, p.Before, p.After
 			return done
 		}
-		if opts.DryRun == kube.DryRunNone && opts.BackupDir != "" && res.Backup == "" {
+		if opts.DryRun == write.DryRunNone && opts.BackupDir != "" && res.Backup == "" {
 			if res.Backup, err = writeBackup(opts.BackupDir, it, meta, p); err != nil {
 				res.Result, res.Reason = ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
 				return done
 			}
 		}
-		ops := kube.ManagedFieldsOps(p.After)
+		ops := write.ManagedFieldsOps(p.After)
 		if p.RemoveLastApplied {
-			ops = append(ops, kube.RemoveAnnotationOp(ownership.LastAppliedAnnotation))
+			ops = append(ops, write.RemoveAnnotationOp(ownership.LastAppliedAnnotation))
 		}
-		written, err = kube.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), meta.Name, meta.ResourceVersion, ops,
-			kube.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.Manager})
+		written, err = write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), meta.Name, meta.ResourceVersion, ops,
+			write.Options{DryRun: opts.DryRun, FieldManager: opts.Manager})
 		return err
 	})
 	switch {
@@ -298,13 +306,13 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 		res.Result, res.Reason = ResultSkipped, "deleted during the run"
 		return res
 	case apierrors.IsForbidden(err):
-		res.Result, res.Reason = ResultFailed, "forbidden: "+kube.APIMessage(err)
+		res.Result, res.Reason = ResultFailed, "forbidden: "+write.APIMessage(err)
 		return res
 	case err != nil:
-		res.Result, res.Reason = ResultFailed, kube.APIMessage(err)
+		res.Result, res.Reason = ResultFailed, write.APIMessage(err)
 		return res
 	}
-	if opts.DryRun == kube.DryRunServer {
+	if opts.DryRun == write.DryRunServer {
 		res.Result = ResultWouldMigrate
 		return res
 	}
@@ -475,7 +483,7 @@ func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) 
 // Undo restores the managedFields (and annotation) saved in a backup
 // directory. An object changed since the migration is refused unless
 // force; a deleted or re-created object (other uid) is always refused.
-func Undo(ctx context.Context, c Clients, dir string, dryRun kube.DryRun, force bool) (*Report, error) {
+func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force bool) (*Report, error) {
 	rep := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -496,7 +504,7 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun kube.DryRun, force 
 	sort.Strings(files)
 	for _, f := range files {
 		rep.Summary.Scanned++
-		res := undoOne(ctx, c, f, dryRun, force, kube.DefaultBackoff)
+		res := undoOne(ctx, c, f, dryRun, force, write.DefaultBackoff)
 		switch res.Result {
 		case ResultMigrated, ResultWouldMigrate:
 			rep.Summary.Migrated++
@@ -512,7 +520,7 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun kube.DryRun, force 
 	return rep, nil
 }
 
-func undoOne(ctx context.Context, c Clients, file string, dryRun kube.DryRun, force bool, backoff wait.Backoff) ObjectResult {
+func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, force bool, backoff wait.Backoff) ObjectResult {
 	res := ObjectResult{Changes: []Change{}, Findings: []string{}, Backup: file}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -538,7 +546,7 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun kube.DryRun, fo
 		}
 	}
 	done := errors.New("done")
-	err = kube.RetryOnConflict(ctx, backoff, func(ctx context.Context, _ int) error {
+	err = write.RetryOnConflict(ctx, backoff, func(ctx context.Context, _ int) error {
 		live, err := c.metaClient(it).Get(ctx, b.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -555,36 +563,36 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun kube.DryRun, fo
 			res.Result, res.Reason = ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
 			return done
 		}
-		ops := kube.ManagedFieldsOps(b.ManagedFields)
+		ops := write.ManagedFieldsOps(b.ManagedFields)
 		if b.LastApplied != nil {
 			if live.Annotations == nil {
-				ops = append(ops, kube.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
+				ops = append(ops, write.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
 			}
-			ops = append(ops, kube.PatchOp{Op: "add", Path: kube.AnnotationPointer(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
+			ops = append(ops, write.PatchOp{Op: "add", Path: write.AnnotationPointer(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
 		}
-		if dryRun == kube.DryRunClient {
+		if dryRun == write.DryRunClient {
 			res.Result = ResultWouldMigrate
 			return done
 		}
-		wo := kube.WriteOptions{DryRun: dryRun, FieldManager: manager}
-		out, err := kube.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, ops, wo)
-		if err != nil || b.LastApplied == nil || dryRun == kube.DryRunServer {
+		wo := write.Options{DryRun: dryRun, FieldManager: manager}
+		out, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, ops, wo)
+		if err != nil || b.LastApplied == nil || dryRun == write.DryRunServer {
 			return err
 		}
 		// Writing the annotation stamped its manager's entry with the
 		// time of the undo: put the saved entries back as they were.
-		_, err = kube.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, kube.ManagedFieldsOps(b.ManagedFields), wo)
+		_, err = write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, write.ManagedFieldsOps(b.ManagedFields), wo)
 		return err
 	})
 	switch {
 	case errors.Is(err, done):
 		return res
 	case err != nil:
-		res.Result, res.Reason = ResultFailed, kube.APIMessage(err)
+		res.Result, res.Reason = ResultFailed, write.APIMessage(err)
 		return res
 	}
 	res.Result = ResultMigrated
-	if dryRun == kube.DryRunServer {
+	if dryRun == write.DryRunServer {
 		res.Result = ResultWouldMigrate
 	}
 	res.Changes = append(res.Changes, Change{Change: "managedFields restored from the backup"})

@@ -8,12 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // Golden files for the three narrative views. The reports come from the
@@ -125,9 +125,9 @@ func TestMigrationReport(t *testing.T) {
 		name string
 		r    migrate.Report
 	}{
-		{name: "migrate-dry-run", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: kube.DryRunClient,
+		{name: "migrate-dry-run", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: write.DryRunClient,
 			Summary: migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 2}, Objects: []migrate.ObjectResult{res}}},
-		{name: "migrate-partial", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: kube.DryRunNone, BackupDir: "/backups/migrate-1",
+		{name: "migrate-partial", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: write.DryRunNone, BackupDir: "/backups/migrate-1",
 			Summary:  migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 1, Failed: 1},
 			Unlisted: []string{"secrets: secrets is forbidden: User \"dev\" cannot list resource \"secrets\""},
 			Objects: []migrate.ObjectResult{

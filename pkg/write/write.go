@@ -1,4 +1,4 @@
-package kube
+package write
 
 import (
 	"context"
@@ -73,8 +73,8 @@ type Patcher[T any] interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (T, error)
 }
 
-// WriteOptions are the options of every managedFields write.
-type WriteOptions struct {
+// Options are the options of every managedFields write.
+type Options struct {
 	// DryRun: DryRunServer sends the patch with dryRun=All; DryRunClient
 	// must be handled by the caller (nothing is sent).
 	DryRun DryRun
@@ -92,7 +92,7 @@ var ErrClientDryRun = errors.New("client dry run: nothing was sent")
 // an object another writer changed since fails with 409 Conflict instead
 // of overwriting that change. Callers re-read and re-plan through
 // RetryOnConflict.
-func Patch[T any](ctx context.Context, p Patcher[T], name, resourceVersion string, ops []PatchOp, o WriteOptions) (T, error) {
+func Patch[T any](ctx context.Context, p Patcher[T], name, resourceVersion string, ops []PatchOp, o Options) (T, error) {
 	var zero T
 	if o.DryRun == DryRunClient {
 		return zero, ErrClientDryRun
@@ -155,4 +155,14 @@ func RetryOnConflict(ctx context.Context, b wait.Backoff, try func(ctx context.C
 		}
 	}
 	return &ConflictsError{Tries: tries, Last: last}
+}
+
+// APIMessage is the apiserver's message of an API error, without the
+// client's prefix.
+func APIMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Message
+	}
+	return err.Error()
 }

@@ -1,4 +1,4 @@
-package kube
+package write
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func TestPatchSendsResourceVersionFirst(t *testing.T) {
 		return true, configMap("8"), nil
 	})
 	ri := c.Resource(cmGVR).Namespace("default")
-	_, err := Patch(context.Background(), ri, "settings", "7", []PatchOp{RemoveAnnotationOp("kubectl.kubernetes.io/last-applied-configuration")}, WriteOptions{DryRun: DryRunServer, FieldManager: "kubectl-ssa"})
+	_, err := Patch(context.Background(), ri, "settings", "7", []PatchOp{RemoveAnnotationOp("kubectl.kubernetes.io/last-applied-configuration")}, Options{DryRun: DryRunServer, FieldManager: "kubectl-ssa"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +76,11 @@ func TestPatchRefuses(t *testing.T) {
 	tests := []struct {
 		name string
 		rv   string
-		o    WriteOptions
+		o    Options
 		want error
 	}{
-		{name: "client dry run sends nothing", rv: "7", o: WriteOptions{DryRun: DryRunClient}, want: ErrClientDryRun},
-		{name: "no resourceVersion, no write", rv: "", o: WriteOptions{}},
+		{name: "client dry run sends nothing", rv: "7", o: Options{DryRun: DryRunClient}, want: ErrClientDryRun},
+		{name: "no resourceVersion, no write", rv: "", o: Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestRetryOnConflictRereadsAndSucceeds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = Patch(ctx, ri, "settings", live.GetResourceVersion(), ManagedFieldsOps(nil), WriteOptions{})
+		_, err = Patch(ctx, ri, "settings", live.GetResourceVersion(), ManagedFieldsOps(nil), Options{})
 		return err
 	})
 	if err != nil {
