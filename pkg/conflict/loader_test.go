@@ -4,8 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 // A CRD just added to a group-version: the index still names the old

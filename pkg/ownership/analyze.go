@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Options tune Analyze.

@@ -5,8 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Filter selects parts of a report. Zero values select everything.

@@ -3,9 +3,10 @@ package ownership
 import (
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ReportKind is the kind of the report Analyze returns.

@@ -4,9 +4,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Restrictor cuts one object down to the parts a field set reaches, at a

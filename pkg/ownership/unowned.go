@@ -3,8 +3,9 @@ package ownership
 import (
 	"sort"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 func field(name string) fieldpath.PathElement { return fieldpath.PathElement{FieldName: &name} }

@@ -3,8 +3,9 @@ package pathlang_test
 import (
 	"testing"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // roundTripPaths are paths whose printed form is easy to get wrong.

@@ -25,8 +25,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-ssa/kubectl-ssa/test/testbed"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-ssa/kubectl-ssa/test/testbed"
 )
 
 var env struct {
