@@ -1,0 +1,162 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
+)
+
+// Undo restores the managedFields (and annotation) saved in a backup
+// directory. An object changed since the migration is refused unless
+// force; a deleted or re-created object (other uid) is always refused.
+func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force bool) (*Report, error) {
+	rep := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".json") && isBackup(path) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the backup directory: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no backups in %s: give the directory migrate printed when it started", dir)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		rep.Summary.Scanned++
+		res := undoOne(ctx, c, f, dryRun, force, write.DefaultBackoff)
+		switch res.Result {
+		case ResultMigrated, ResultWouldMigrate:
+			rep.Summary.Migrated++
+		case ResultUnchanged:
+			rep.Summary.Unchanged++
+		case ResultSkipped:
+			rep.Summary.Skipped++
+		default:
+			rep.Summary.Failed++
+		}
+		rep.Objects = append(rep.Objects, res)
+	}
+	return rep, nil
+}
+
+func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, force bool, backoff wait.Backoff) ObjectResult {
+	res := ObjectResult{Changes: []Change{}, Findings: []string{}, Backup: file}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		res.Result, res.Reason = ResultFailed, err.Error()
+		return res
+	}
+	var b Backup
+	if err := json.Unmarshal(data, &b); err != nil || b.Format != BackupFormat {
+		res.Result, res.Reason = ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup", file)
+		return res
+	}
+	res.Object = ownership.ObjectRef{APIVersion: b.Resource.GroupVersion().String(), Kind: b.Kind, Namespace: b.Namespace, Name: b.Name, UID: b.UID}
+	it := Item{Resource: Resource{GVR: b.Resource, Kind: b.Kind, Namespaced: b.Namespaced}, Meta: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace}}}
+	// The annotation comes back as a change of this request: made under
+	// the name of the manager that owned it, the restored managedFields
+	// come out exactly as they were.
+	manager := "kubectl-ssa"
+	if b.LastApplied != nil {
+		for _, e := range b.ManagedFields {
+			if IsCSAEntry(e) && e.APIVersion == b.Resource.GroupVersion().String() {
+				manager = e.Manager
+			}
+		}
+	}
+	done := errors.New("done")
+	err = write.RetryOnConflict(ctx, backoff, func(ctx context.Context, _ int) error {
+		live, err := c.metaClient(it).Get(ctx, b.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		res.Object.ResourceVersion = live.ResourceVersion
+		switch {
+		case string(live.UID) != b.UID:
+			res.Result, res.Reason = ResultSkipped, "the object was deleted and created again since the migration"
+			return done
+		case SameManagedFields(live.ManagedFields, b.ManagedFields) && (b.LastApplied == nil || live.Annotations[ownership.LastAppliedAnnotation] == *b.LastApplied):
+			res.Result, res.Reason = ResultUnchanged, "already as in the backup"
+			return done
+		case !SameManagedFields(live.ManagedFields, b.Migrated) && !force:
+			res.Result, res.Reason = ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
+			return done
+		}
+		ops := write.ManagedFieldsOps(b.ManagedFields)
+		if b.LastApplied != nil {
+			if live.Annotations == nil {
+				ops = append(ops, write.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
+			}
+			ops = append(ops, write.PatchOp{Op: "add", Path: write.AnnotationPointer(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
+		}
+		if dryRun == write.DryRunClient {
+			res.Result = ResultWouldMigrate
+			return done
+		}
+		wo := write.Options{DryRun: dryRun, FieldManager: manager}
+		out, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, ops, wo)
+		if err != nil || b.LastApplied == nil || dryRun == write.DryRunServer {
+			return err
+		}
+		// Writing the annotation stamped its manager's entry with the
+		// time of the undo: put the saved entries back as they were.
+		_, err = write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, write.ManagedFieldsOps(b.ManagedFields), wo)
+		return err
+	})
+	switch {
+	case errors.Is(err, done):
+		return res
+	case err != nil:
+		res.Result, res.Reason = ResultFailed, write.APIMessage(err)
+		return res
+	}
+	res.Result = ResultMigrated
+	if dryRun == write.DryRunServer {
+		res.Result = ResultWouldMigrate
+	}
+	res.Changes = append(res.Changes, Change{Change: "managedFields restored from the backup"})
+	return res
+}
+
+// SameManagedFields compares entries by identity and fields, ignoring
+// times and order.
+func SameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
+	norm := func(es []metav1.ManagedFieldsEntry) []string {
+		var out []string
+		for _, e := range es {
+			s, err := ownership.DecodeEntry(e)
+			if err == nil && s.Empty() {
+				continue // the apiserver drops entries that own nothing
+			}
+			f := ""
+			if err == nil {
+				if j, err := s.ToJSON(); err == nil {
+					f = string(j)
+				}
+			}
+			out = append(out, strings.Join([]string{e.Manager, string(e.Operation), e.Subresource, e.APIVersion, f}, "|"))
+		}
+		sort.Strings(out)
+		return out
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
