@@ -18,7 +18,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -103,7 +103,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	}
 	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade}
 	var reports []*diff.Report
-	var contexts []render.ConflictContext
+	var targets []remedy.Target
 	var failed []error
 	for _, m := range manifests {
 		d, rc, err := diffOne(ctx, src, m, opts, o)
@@ -112,7 +112,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 			continue
 		}
 		reports = append(reports, d)
-		contexts = append(contexts, rc)
+		targets = append(targets, rc)
 	}
 
 	external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
@@ -136,7 +136,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
-			if err := render.Diff(o.streams.Out, r, ropts, contexts[i], o.showSecrets); err != nil {
+			if err := render.Diff(o.streams.Out, r, ropts, targets[i], o.showSecrets); err != nil {
 				return err
 			}
 		}
@@ -160,26 +160,18 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 
 // diffOne predicts the apply of one manifest (and, when it conflicts, the
 // forced apply) and compares.
-func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Report, render.ConflictContext, error) {
+func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Report, remedy.Target, error) {
 	opts.AlsoForced = true
 	asked, err := conflict.Explain(ctx, src, m.Object, opts)
 	if err != nil {
-		return nil, render.ConflictContext{}, err
+		return nil, remedy.Target{}, err
 	}
 	forced := asked
 	if asked.Forced != nil {
 		forced = asked.Forced
 	}
-	rc := render.ConflictContext{
-		Source:       m.Source,
-		Kustomize:    o.files.Kustomize,
-		ClusterFlags: o.clusterFlags,
-		ResourceArg:  asked.Object.ResourceArg(),
-		Namespace:    asked.Object.Namespace,
-		FieldManager: o.fieldManager,
-		Subresource:  o.subresource,
-	}
-	d, err := diff.Compute(asked, forced, diff.Options{StayCommand: func(ow ownership.Owner) string { return render.StayCommand(rc, ow) }})
+	rc := o.target(m.Source, asked)
+	d, err := diff.Compute(asked, forced, diff.Options{Target: rc})
 	if err != nil {
 		return nil, rc, err
 	}

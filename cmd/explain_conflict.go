@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -174,6 +175,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 		if !o.showSecrets {
 			r.RedactSecrets()
 		}
+		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, r))
 		reports = append(reports, r)
 		sources = append(sources, m.Source)
 	}
@@ -193,18 +195,17 @@ func (o *explainOptions) run(ctx context.Context) error {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
-			render.ConflictExplanation(o.streams.Out, r, ropts, render.ConflictContext{
-				Source:       sources[i],
-				Kustomize:    o.files.Kustomize,
-				ClusterFlags: o.clusterFlags,
-				ResourceArg:  r.Object.ResourceArg(),
-				Namespace:    r.Object.Namespace,
-				FieldManager: o.fieldManager,
-				Subresource:  o.subresource,
-			})
+			render.ConflictExplanation(o.streams.Out, r, ropts, o.target(sources[i], r))
 		}
 	}
 	return exitCode(o.streams.ErrOut, reports, failed)
+}
+
+// target is what makes the suggested commands about r pasteable: the
+// object, the connection and input flags, the field manager.
+func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
+	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
+		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource}
 }
 
 // exitCode says how the run ends: errors first, then what --verify found,

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -11,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
 // ReportKind is the kind of the report of an audit.
@@ -106,7 +105,7 @@ type Finding struct {
 	Message string `json:"message"`
 	// Fix is the kubectl-ssa command that fixes it: that of the first of
 	// Fixes when there are several ways; empty when nothing is to be done.
-	Fix Command `json:"fix"`
+	Fix remedy.Command `json:"fix"`
 	// Fixes are the ways to fix it, the default first, each saying what
 	// it does to the values (drift and manual edits: adopt, forget).
 	Fixes []Fix `json:"fixes,omitempty"`
@@ -127,19 +126,10 @@ const (
 
 // Fix is one way to fix a finding.
 type Fix struct {
-	Mode    FixMode `json:"mode"`
-	Summary string  `json:"summary"`
-	Command Command `json:"command"`
+	Mode    FixMode        `json:"mode"`
+	Summary string         `json:"summary"`
+	Command remedy.Command `json:"command"`
 }
-
-// Command is a command line; it marshals to one string, quoted for a
-// shell so that it can be pasted.
-type Command []string
-
-func (c Command) String() string { return shell.Join(c) }
-
-// MarshalJSON writes the pasteable string.
-func (c Command) MarshalJSON() ([]byte, error) { return json.Marshal(c.String()) }
 
 // Options tune Check.
 type Options struct {
@@ -264,7 +254,7 @@ type checker struct {
 	subresourceWriters map[string]bool
 }
 
-func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix Command) {
+func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix remedy.Command) {
 	if paths == nil {
 		paths = []pathlang.Path{}
 	}
@@ -276,8 +266,8 @@ func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.P
 }
 
 // cmd is a kubectl-ssa command on the object, with the cluster's flags.
-func (c *checker) cmd(args ...string) Command {
-	out := append(Command{"kubectl", "ssa"}, args...)
+func (c *checker) cmd(args ...string) remedy.Command {
+	out := append(remedy.Command{"kubectl", "ssa"}, args...)
 	out = append(out, c.o.ClusterFlags...)
 	if c.obj.Ref.Namespace != "" {
 		out = append(out, "-n", c.obj.Ref.Namespace)
@@ -368,7 +358,7 @@ func matchesAny(globs []string, name string) bool {
 // entry; a subresource's entry, or one holding rollout restart's stamp
 // (which the applier's next apply would remove, restarting every pod), is
 // handed over field by field.
-func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) Command {
+func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) remedy.Command {
 	if s, err := ownership.DecodeEntry(e); e.Subresource == "" && err == nil && !s.Has(restartedAtPath) {
 		return c.cmd("migrate", "rename", c.obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", applier)
 	}
@@ -386,7 +376,7 @@ func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []pat
 }
 
 // release is the command that takes an entry's fields away from it.
-func (c *checker) release(e metav1.ManagedFieldsEntry) Command {
+func (c *checker) release(e metav1.ManagedFieldsEntry) remedy.Command {
 	args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", e.Manager}
 	if e.Subresource != "" {
 		args = append(args, "--from-subresource", e.Subresource)

@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
 // ReportKind is the kind of the report Simulate returns.
@@ -138,6 +139,9 @@ type Report struct {
 	// to the field manager before the apply (empty: none).
 	KubectlUpgrade []string      `json:"kubectlUpgrade"`
 	Verify         *Verification `json:"verify,omitempty"`
+	// Resolutions are the ways out, as data (see Resolutions); set by
+	// the caller, which knows how the user reached the cluster.
+	Resolutions []remedy.Remedy `json:"resolutions,omitempty"`
 
 	// FirstApply is kubectl's first apply of the sequence (set when
 	// KubectlUpgrade followed it with more steps): what a server dry run

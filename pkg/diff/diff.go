@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
 // ReportKind is the kind of the report Compute returns.
@@ -71,7 +72,7 @@ type Stay struct {
 	// Command lets the applier own these fields, so that its next apply
 	// removes what the manifest does not set; empty for controllers,
 	// which keep theirs, and for kubectl rollout restart's stamp.
-	Command string `json:"command"`
+	Command remedy.Command `json:"command"`
 	// Note says what following Command does beyond ownership (it rolls
 	// the pods), or why there is none.
 	Note string `json:"note,omitempty"`
@@ -127,9 +128,22 @@ func (r *Report) HasChanges() bool {
 
 // Options of Compute.
 type Options struct {
-	// StayCommand returns the command that lets the applier own what a
-	// manager keeps ("" for none).
-	StayCommand func(manager ownership.Owner) string
+	// Target makes the stays' commands pasteable (no commands when its
+	// ResourceArg is empty).
+	Target remedy.Target
+}
+
+// StayCommand is the command that merges a manager's entry into the
+// applier's, so that the applier's next apply removes what its manifest
+// does not set.
+func StayCommand(t remedy.Target, manager ownership.Owner) remedy.Command {
+	switch manager.Manager {
+	case ownership.ClientSideApplyManager:
+		return t.SSA([]string{"migrate"}, t.ManagerFlag()...)
+	case "before-first-apply", "ancient-changes":
+		return t.SSA([]string{"migrate", "fold"}, t.ManagerFlag()...)
+	}
+	return t.SSA([]string{"migrate", "rename"}, append([]string{"--from", manager.Manager}, t.ManagerFlag()...)...)
 }
 
 // Compute builds the diff of one apply from its predictions: asked is the
@@ -526,17 +540,17 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 			continue
 		}
 		st := Stay{Manager: s.owner, Paths: paths, Defaulted: defaulted}
-		if !ownership.IsSystemManager(s.owner.Manager) && s.owner.Subresource == "" && o.StayCommand != nil {
-			st.Command = o.StayCommand(s.owner)
+		if !ownership.IsSystemManager(s.owner.Manager) && s.owner.Subresource == "" && o.Target.ResourceArg != "" {
+			st.Command = StayCommand(o.Target, s.owner)
 		}
 		switch {
 		case s.set.Has(ownership.RestartedAtPath):
 			// The applier would own the stamp and, its manifest not
 			// setting it, remove it at its next apply: a restart of
 			// every pod that nobody asked for.
-			st.Command = ""
+			st.Command = nil
 			st.Note = fmt.Sprintf("kubectl rollout restart's stamp: it stays and changes nothing; made %q's, its next apply would remove it, restarting every pod", r.FieldManager)
-		case st.Command != "" && anyInPodTemplate(append(append([]pathlang.Path{}, paths...), defaulted...)):
+		case len(st.Command) > 0 && anyInPodTemplate(append(append([]pathlang.Path{}, paths...), defaulted...)):
 			st.Note = "they are in the pod template: the next apply that removes them rolls the pods"
 		}
 		r.Stays = append(r.Stays, st)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
 // The Deployment the views' golden files use: platform and team-a apply,
@@ -55,7 +55,7 @@ func compute(t *testing.T, live *unstructured.Unstructured, applied string, o co
 	if asked.Forced != nil {
 		forced = asked.Forced
 	}
-	r, err := diff.Compute(asked, forced, diff.Options{StayCommand: func(ow ownership.Owner) string { return "fix " + ow.Manager }})
+	r, err := diff.Compute(asked, forced, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +107,9 @@ spec:
 	}
 	var stays []string
 	for _, s := range r.Stays {
-		stays = append(stays, s.Manager.Manager+"="+s.Command)
+		stays = append(stays, s.Manager.Manager+"="+s.Command.String())
 	}
-	if !strings.Contains(strings.Join(stays, " "), "platform=fix platform") {
+	if !strings.Contains(strings.Join(stays, " "), "platform=kubectl ssa migrate rename deployment.v1.apps/web -n shop --from platform --field-manager=team-a") {
 		t.Errorf("stays %v", stays)
 	}
 	if r.Result["spec"].(map[string]interface{})["replicas"] != int64(9) {
@@ -181,10 +181,10 @@ func TestStaysOfThePodTemplate(t *testing.T) {
 	for _, s := range r.Stays {
 		found[s.Manager.Manager] = s
 	}
-	if s := found["kubectl-rollout"]; s.Command != "" || !strings.Contains(s.Note, "restarting every pod") {
+	if s := found["kubectl-rollout"]; len(s.Command) != 0 || !strings.Contains(s.Note, "restarting every pod") {
 		t.Errorf("rollout restart's stay: %+v", s)
 	}
-	if s := found["kubectl-set"]; s.Command != "fix kubectl-set" || !strings.Contains(s.Note, "rolls the pods") {
+	if s := found["kubectl-set"]; s.Command.String() != "kubectl ssa migrate rename deployment.v1.apps/web -n shop --from kubectl-set --field-manager=team-a" || !strings.Contains(s.Note, "rolls the pods") {
 		t.Errorf("kubectl set's stay: %+v", s)
 	}
 }

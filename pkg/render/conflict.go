@@ -3,63 +3,24 @@ package render
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
-// ConflictContext is what the resolution commands need to be pasteable.
-type ConflictContext struct {
-	Source string // the manifest file
-	// Kustomize is the -k directory the manifests came from: kubectl
-	// apply must build it again rather than apply one file of it.
-	Kustomize    string
-	ResourceArg  string // e.g. deployment.v1.apps/web
-	Namespace    string
-	FieldManager string
-	Subresource  string
-	// ClusterFlags are the connection flags the user gave (--context,
-	// --kubeconfig, --as, ...), as words: every suggested command carries
-	// them so that, pasted, it reaches the same cluster as the same user.
-	ClusterFlags []string
-}
-
-// nsFlag is -n and the connection flags.
-func (c ConflictContext) nsFlag() string {
-	out := ""
-	for _, f := range c.ClusterFlags {
-		out += " " + shellQuote(f)
+// nsFlag is the connection flags and -n, as pasted.
+func nsFlag(t remedy.Target) string {
+	if words := t.Line(nil); len(words) > 0 {
+		return " " + words.String()
 	}
-	if c.Namespace != "" {
-		out += " -n " + shellQuote(c.Namespace)
-	}
-	return out
-}
-
-func (c ConflictContext) fileFlag() string {
-	switch {
-	case c.Kustomize != "":
-		return "-k " + shellQuote(c.Kustomize)
-	case c.Source == "" || c.Source == "STDIN":
-		return "-f MANIFEST"
-	}
-	return "-f " + shellQuote(c.Source)
-}
-
-func (c ConflictContext) managerFlag() string {
-	if c.FieldManager == "kubectl" {
-		return ""
-	}
-	return " --field-manager=" + shellQuote(c.FieldManager)
+	return ""
 }
 
 // ConflictExplanation renders the prediction for one object.
-func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictContext) {
+func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Target) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
@@ -83,7 +44,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
 	for _, a := range r.Autoscalers {
-		writeAutoscalerNote(w, p, a, r.ReplicasHolders, c)
+		writeAutoscalerNote(w, p, a, r)
 	}
 
 	if len(r.Conflicts) > 0 {
@@ -107,8 +68,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
-			if d, ok := stringDataStore(r, cf); ok {
-				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d))
+			if d, ok := r.StringDataStore(cf); ok {
+				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d.String()))
 			} else {
 				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
 			}
@@ -123,7 +84,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
-		writeResolutions(w, r, c, p)
+		writeResolutions(w, r, p)
 	}
 	if r.Force && len(r.Released) > 0 {
 		fmt.Fprintln(w)
@@ -159,7 +120,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 		for _, ret := range r.Retained {
 			fmt.Fprintf(w, "  %s  kept by %s\n", Escape(ret.Path.String()), o.colorOwners(ret.Owners))
 		}
-		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(c.ResourceArg)+c.nsFlag()+" --field PATH --from MANAGER"))
+		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(t.ResourceArg)+nsFlag(t)+" --field PATH --from MANAGER"))
 	}
 	if r.Verify != nil {
 		fmt.Fprintln(w)
@@ -185,41 +146,44 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, c ConflictC
 // to an autoscaler: one from each manager that holds it, computed from the
 // live object (a client-side apply manager holds it in its last-applied
 // annotation even once the autoscaler's writes took its managedFields).
-func writeAutoscalerNote(w io.Writer, p *Palette, a conflict.Autoscaler, holders []conflict.ReplicasHolder, c ConflictContext) {
+func writeAutoscalerNote(w io.Writer, p *Palette, a conflict.Autoscaler, r *conflict.Report) {
 	head := fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too.", Escape(a.Name), a.MinReplicas, a.MaxReplicas)
-	if len(holders) == 0 {
+	handovers := resolutions(r, remedy.HandoverToAutoscaler)
+	if len(handovers) == 0 {
 		fmt.Fprintln(w, p.Yellow(head+" It is the autoscaler's already (nothing else holds it): leave replicas out of your manifest."))
 		return
 	}
 	fmt.Fprintln(w, p.Yellow(head+" Hand the field to the autoscaler, then leave replicas out of your manifest:"))
-	for _, h := range holders {
-		cmd := "kubectl ssa handover " + shellQuote(c.ResourceArg) + c.nsFlag() + " --field .spec.replicas --from " + shellQuote(h.Manager) + " --to " + conflict.AutoscalerController
-		fmt.Fprintln(w, p.Green("     $ "+cmd))
-		if h.LastApplied {
-			fmt.Fprintf(w, "       (also takes .spec.replicas out of the last-applied annotation of %s, so that kubectl apply leaves it to the autoscaler)\n", Escape(fmt.Sprintf("%q", h.Manager)))
+	for _, h := range handovers {
+		fmt.Fprintln(w, p.Green("     $ "+h.Command.String()))
+		for _, holder := range r.ReplicasHolders {
+			if holder.Manager == h.Manager && holder.LastApplied {
+				fmt.Fprintf(w, "       (also takes .spec.replicas out of the last-applied annotation of %s, so that kubectl apply leaves it to the autoscaler)\n", Escape(fmt.Sprintf("%q", h.Manager)))
+			}
 		}
 	}
 }
 
-func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Palette) {
-	byOwner := map[string][]string{}
-	var owners []string
-	for _, cf := range r.Conflicts {
-		key := fmt.Sprintf("%q", cf.Manager) + subDesc(cf.Subresource)
-		if _, ok := byOwner[key]; !ok {
-			owners = append(owners, key)
+// resolutions are the report's remedies of a kind, in order.
+func resolutions(r *conflict.Report, k remedy.Kind) []remedy.Remedy {
+	var out []remedy.Remedy
+	for _, rm := range r.Resolutions {
+		if rm.Kind == k {
+			out = append(out, rm)
 		}
-		byOwner[key] = append(byOwner[key], displayConflictPath(cf))
 	}
-	sort.Strings(owners)
-	var takes []string
-	for _, k := range owners {
-		takes = append(takes, fmt.Sprintf("%s from %s", strings.Join(byOwner[k], ", "), k))
+	return out
+}
+
+// command is the report's first remedy of a kind's command, pasteable.
+func command(r *conflict.Report, k remedy.Kind) string {
+	if rs := resolutions(r, k); len(rs) > 0 {
+		return rs[0].Command.String()
 	}
-	sub := ""
-	if c.Subresource != "" {
-		sub = " --subresource=" + shellQuote(c.Subresource)
-	}
+	return ""
+}
+
+func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
 	for _, cf := range r.Conflicts {
@@ -228,9 +192,9 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	if controllers {
 		fmt.Fprintln(w, "  (The owner scales or controls the object: usually leave the field to it, option 2.)")
 	}
-	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(strings.Join(takes, "; ")))
+	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
-	fmt.Fprintln(w, cmd("kubectl apply --server-side --force-conflicts"+c.managerFlag()+sub+c.nsFlag()+" "+c.fileFlag()))
+	fmt.Fprintln(w, cmd(command(r, remedy.Force)))
 	// A path two managers own is one conflict per manager: list it once.
 	var unique []conflict.Conflict
 	listed := map[string]bool{}
@@ -246,54 +210,29 @@ func writeResolutions(w io.Writer, r *conflict.Report, c ConflictContext, p *Pal
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
 	for _, cf := range unique {
-		if d, ok := stringDataStore(r, cf); ok {
-			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(d))
+		if d, ok := r.StringDataStore(cf); ok {
+			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(d.String()))
 			continue
 		}
 		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))
 	}
 	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
-	seen := map[string]bool{}
-	for _, cf := range r.Conflicts {
-		if seen[cf.Manager+cf.Subresource] {
-			continue
-		}
-		seen[cf.Manager+cf.Subresource] = true
-		if len(r.Autoscalers) > 0 && cf.Manager == conflict.AutoscalerController && cf.Subresource == "scale" {
-			// Taken from the autoscaler, replicas go back to it at its
-			// next scaling: the note above hands them the other way.
+	handovers := resolutions(r, remedy.Handover)
+	for _, cf := range conflict.FirstPerOwner(r.Conflicts) {
+		if r.AutoscalerTakesBack(cf) {
 			fmt.Fprintln(w, "       (not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)")
 			continue
 		}
-		var fields []string
-		for _, other := range r.Conflicts {
-			if other.Manager == cf.Manager && other.Subresource == cf.Subresource {
-				fields = append(fields, " --field "+shellQuote(displayConflictPath(other)))
+		for _, h := range handovers {
+			if h.Manager == cf.Manager && h.Subresource == cf.Subresource {
+				fmt.Fprintln(w, cmd(h.Command.String()))
 			}
 		}
-		from := " --from " + shellQuote(cf.Manager)
-		if cf.Subresource != "" {
-			from += " --from-subresource " + shellQuote(cf.Subresource)
-		}
-		fmt.Fprintln(w, cmd("kubectl ssa handover "+shellQuote(c.ResourceArg)+c.nsFlag()+strings.Join(fields, "")+from+" --to "+shellQuote(c.FieldManager)+" --mode applier"))
 	}
-	fmt.Fprintln(w, "  See who owns what: "+p.Green("kubectl ssa who-owns "+shellQuote(c.ResourceArg)+c.nsFlag()))
+	fmt.Fprintln(w, "  See who owns what: "+p.Green(command(r, remedy.WhoOwns)))
 }
 
 func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
-
-// stringDataStore is where the apiserver keeps a conflict's Secret
-// .stringData.KEY: .data.KEY (stringData itself is never stored).
-func stringDataStore(r *conflict.Report, cf conflict.Conflict) (string, bool) {
-	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
-		return "", false
-	}
-	key, ok := ownership.StringDataKey(cf.Path.Elements())
-	if !ok {
-		return "", false
-	}
-	return pathlang.Path(fieldpath.MakePathOrDie("data", key)).String(), true
-}
 
 func subDesc(sub string) string {
 	if sub == "" {

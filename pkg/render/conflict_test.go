@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -51,7 +53,7 @@ func TestConflictRemovals(t *testing.T) {
 		Result:     live,
 	}
 	var buf bytes.Buffer
-	render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "deployment.apps/web", Namespace: "shop", FieldManager: "ci"})
+	explanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.apps/web", Namespace: "shop", FieldManager: "ci"})
 	golden(t, "conflict-removals.golden", buf.Bytes())
 }
 
@@ -81,7 +83,7 @@ func TestConflictOwnerLineTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		render.ConflictExplanation(&buf, conflictReport(t), render.Options{Time: tt.time, Now: now, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
+		explanation(&buf, conflictReport(t), render.Options{Time: tt.time, Now: now, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
 		if !strings.Contains(buf.String(), tt.want) {
 			t.Errorf("--time %s: want %q in\n%s", tt.time, tt.want, buf.String())
 		}
@@ -118,7 +120,7 @@ func TestAutoscalerNote(t *testing.T) {
 			r.Autoscalers = []conflict.Autoscaler{{Name: "web", MinReplicas: 4, MaxReplicas: 8}}
 			r.ReplicasHolders = tt.holders
 			var buf bytes.Buffer
-			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
+			explanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
 			for _, w := range tt.want {
 				if !strings.Contains(buf.String(), w) {
 					t.Errorf("want %q in\n%s", w, buf.String())
@@ -147,7 +149,7 @@ func TestConflictOnStringData(t *testing.T) {
 		Message:   "Apply failed with 1 conflict",
 	}
 	var buf bytes.Buffer
-	render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, render.ConflictContext{ResourceArg: "secret/tls", Namespace: "shop", FieldManager: "argocd-controller"})
+	explanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "secret/tls", Namespace: "shop", FieldManager: "argocd-controller"})
 	for _, want := range []string{
 		`live value: (write-only: the apiserver stores it as .data["tls.key"])`,
 		`.stringData["tls.key"]: can't be shared: stringData is write-only (stored as .data["tls.key"])`,
@@ -159,4 +161,11 @@ func TestConflictOnStringData(t *testing.T) {
 	if strings.Contains(buf.String(), "(not set)") {
 		t.Errorf("a write-only field shown as not set:\n%s", buf.String())
 	}
+}
+
+// explanation renders r as explain-conflict does, with its resolutions
+// built for t.
+func explanation(w io.Writer, r *conflict.Report, o render.Options, t remedy.Target) {
+	r.Resolutions = conflict.Resolutions(r, t)
+	render.ConflictExplanation(w, r, o, t)
 }

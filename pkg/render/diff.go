@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
 // diffContext is the number of unchanged lines around each change, as
@@ -19,19 +20,6 @@ const diffContext = 3
 
 // maxStayPaths is how many paths a stays line names.
 const maxStayPaths = 10
-
-// StayCommand is the command that merges a manager's entry into the
-// applier's, so that the applier's next apply removes what its manifest
-// does not set.
-func StayCommand(c ConflictContext, manager ownership.Owner) string {
-	if manager.Manager == ownership.ClientSideApplyManager {
-		return fmt.Sprintf("kubectl ssa migrate %s%s%s", shellQuote(c.ResourceArg), c.nsFlag(), c.managerFlag())
-	}
-	if manager.Manager == "before-first-apply" || manager.Manager == "ancient-changes" {
-		return fmt.Sprintf("kubectl ssa migrate fold %s%s%s", shellQuote(c.ResourceArg), c.nsFlag(), c.managerFlag())
-	}
-	return fmt.Sprintf("kubectl ssa migrate rename %s%s --from %s%s", shellQuote(c.ResourceArg), c.nsFlag(), shellQuote(manager.Manager), c.managerFlag())
-}
 
 // blamed is an object's YAML, line by line, with each line's path and
 // owners.
@@ -79,7 +67,7 @@ type diffRow struct {
 // Diff renders a DiffReport: a header, a unified diff of the object from
 // live to after the apply with each changed line's owners, and what
 // other managers keep.
-func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets bool) error {
+func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets bool) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	var sb strings.Builder
@@ -109,14 +97,11 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 	line(p.Bold(head))
 	if len(r.Conflicts) > 0 && !r.Force {
 		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
-		sub := ""
-		if c.Subresource != "" {
-			sub = " --subresource=" + shellQuote(c.Subresource)
+		if t.Subresource == "" {
+			line(p.Red("#   " + t.ForceApply().String()))
 		}
-		if c.Subresource == "" {
-			line(p.Red("#   " + fmt.Sprintf("kubectl apply --server-side --force-conflicts%s%s %s", c.managerFlag(), c.nsFlag(), c.fileFlag())))
-		}
-		line(p.Dim("#   see why and the ways out: kubectl ssa explain-conflict" + c.nsFlag() + c.managerFlag() + sub + " " + c.fileFlag()))
+		rest := append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.Input()...)
+		line(p.Dim("#   see why and the ways out: " + t.Line([]string{"kubectl", "ssa", "explain-conflict"}, rest...).String()))
 	} else if len(r.Conflicts) > 0 {
 		line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))
 	}
@@ -213,9 +198,9 @@ func Diff(w io.Writer, r *diff.Report, o Options, c ConflictContext, showSecrets
 				line(p.Yellow("#     " + Escape(s.Note)))
 			}
 			switch {
-			case s.Command != "":
+			case len(s.Command) > 0:
 				line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
-				line("#     " + s.Command)
+				line("#     " + s.Command.String())
 			case s.Note != "":
 				// The note said why there is no command.
 			case s.Manager.Subresource != "":

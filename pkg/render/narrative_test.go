@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
@@ -39,10 +40,10 @@ func TestConflictExplanation(t *testing.T) {
 		name string
 		obj  *unstructured.Unstructured
 		opts conflict.Options
-		ctx  render.ConflictContext
+		ctx  remedy.Target
 	}{
 		{name: "conflict-replicas-context", obj: replicas, opts: conflict.Options{FieldManager: "ci"},
-			ctx: render.ConflictContext{Kustomize: "overlays/prod", ClusterFlags: []string{"--context=prod", "--kubeconfig=/home/me/my configs/k.yaml"}}},
+			ctx: remedy.Target{Kustomize: "overlays/prod", ClusterFlags: []string{"--context=prod", "--kubeconfig=/home/me/my configs/k.yaml"}}},
 		{name: "conflict-replicas", obj: replicas, opts: conflict.Options{FieldManager: "ci"}},
 		{name: "conflict-replicas-forced", obj: replicas, opts: conflict.Options{FieldManager: "ci", Force: true}},
 		{name: "conflict-none", obj: manifest(map[string]interface{}{"metadata": map[string]interface{}{"name": "web", "namespace": "shop",
@@ -56,7 +57,8 @@ func TestConflictExplanation(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			c := tt.ctx
-			c.Source, c.ResourceArg, c.Namespace, c.FieldManager = "ci.yaml", "deployment.v1.apps/web", "shop", tt.opts.FieldManager
+			c.File, c.ResourceArg, c.Namespace, c.FieldManager = "ci.yaml", "deployment.v1.apps/web", "shop", tt.opts.FieldManager
+			r.Resolutions = conflict.Resolutions(r, c)
 			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
 			golden(t, tt.name+".golden", buf.Bytes())
 		})

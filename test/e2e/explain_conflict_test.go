@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -507,6 +508,39 @@ func TestExplainConflictText(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, `"name": "app"`) || !strings.Contains(r.stdout, `"namespace": "`+ns+`"`) {
 			t.Errorf("the suggestion %q failed as a server dry run: exit %d\n%s%s", cmdline, r.code, r.stdout, r.stderr)
 		}
+	}
+	// -o json carries the same ways out as data: every command the text
+	// view prints, by kind.
+	res = ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", "json")
+	var rep struct {
+		Resolutions []struct {
+			Kind, Summary, Manager, Subresource, Command string
+			Paths                                        []string
+		} `json:"resolutions"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, res.stdout)
+	}
+	var kinds, commands []string
+	for _, rm := range rep.Resolutions {
+		kinds = append(kinds, rm.Kind)
+		if rm.Command != "" {
+			commands = append(commands, rm.Command)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "force leave share handover who-owns" {
+		t.Errorf("resolution kinds %q", got)
+	}
+	var printed []string
+	for _, line := range strings.Split(out, "\n") {
+		if _, c, ok := strings.Cut(line, "$ "); ok {
+			printed = append(printed, c)
+		} else if _, c, ok := strings.Cut(line, "See who owns what: "); ok {
+			printed = append(printed, c)
+		}
+	}
+	if !slices.Equal(printed, commands) {
+		t.Errorf("text view's commands %q, JSON's %q", printed, commands)
 	}
 	// --verify agrees and keeps the exit code.
 	res = ssa(t, "explain-conflict", "-n", ns, "-f", file, "--verify")

@@ -1,0 +1,134 @@
+package conflict
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+)
+
+// Resolutions are the ways out of what the report predicts, as data: for
+// an apply that fails on conflicts, force, leave, share, a handover from
+// each owner and a look at the ownership; for an object an autoscaler
+// scales, the handovers of .spec.replicas to it. t makes their commands
+// pasteable (the object, connection, input and field manager flags).
+func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
+	var out []remedy.Remedy
+	if len(r.Autoscalers) > 0 {
+		for _, h := range r.ReplicasHolders {
+			summary := fmt.Sprintf("hand .spec.replicas over from %q to the autoscaler's controller, then leave replicas out of your manifest", h.Manager)
+			if h.LastApplied {
+				summary += "; this also takes .spec.replicas out of its last-applied annotation, so that kubectl apply leaves it to the autoscaler"
+			}
+			out = append(out, remedy.Remedy{Kind: remedy.HandoverToAutoscaler, Summary: summary, Manager: h.Manager, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
+				Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", AutoscalerController)})
+		}
+	}
+	if r.Message == "" || len(r.Conflicts) == 0 {
+		return out
+	}
+	// A path two managers own is one conflict per manager: list it once.
+	var unique, shareable []pathlang.Path
+	listed := map[string]bool{}
+	for _, cf := range r.Conflicts {
+		if key := cf.Path.APIServerString(); !listed[key] {
+			listed[key] = true
+			unique = append(unique, cf.Path)
+			if _, ok := r.StringDataStore(cf); !ok {
+				shareable = append(shareable, cf.Path)
+			}
+		}
+	}
+	out = append(out,
+		remedy.Remedy{Kind: remedy.Force, Summary: "take the fields: force the apply (it takes " + Takes(r.Conflicts) + "); the other manager may write them back (a controller will): then hand them over instead",
+			Paths: unique, Command: t.ForceApply()},
+		remedy.Remedy{Kind: remedy.Leave, Summary: "leave them to their owner: remove these fields from your manifest, then apply", Paths: unique})
+	if len(shareable) > 0 {
+		out = append(out, remedy.Remedy{Kind: remedy.Share, Summary: "share them: set them in your manifest to the live values; equal values are co-owned, not conflicts", Paths: shareable})
+	}
+	for _, cf := range FirstPerOwner(r.Conflicts) {
+		if r.AutoscalerTakesBack(cf) {
+			continue
+		}
+		var paths []pathlang.Path
+		var args []string
+		for _, other := range r.Conflicts {
+			if other.Manager == cf.Manager && other.Subresource == cf.Subresource {
+				paths = append(paths, other.Path)
+				args = append(args, "--field", other.Path.String())
+			}
+		}
+		args = append(args, "--from", cf.Manager)
+		if cf.Subresource != "" {
+			args = append(args, "--from-subresource", cf.Subresource)
+		}
+		args = append(args, "--to", t.FieldManager, "--mode", "applier")
+		out = append(out, remedy.Remedy{Kind: remedy.Handover, Summary: fmt.Sprintf("hand the fields over from %q to %q, without the value ever changing", cf.Manager, t.FieldManager),
+			Manager: cf.Manager, Subresource: cf.Subresource, Paths: paths, Command: t.SSA([]string{"handover"}, args...)})
+	}
+	return append(out, remedy.Remedy{Kind: remedy.WhoOwns, Summary: "see who owns what", Command: t.SSA([]string{"who-owns"})})
+}
+
+// FirstPerOwner is the first conflict with each owner (manager and
+// subresource), in order.
+func FirstPerOwner(conflicts []Conflict) []Conflict {
+	var out []Conflict
+	type owner struct{ manager, subresource string }
+	seen := map[owner]bool{}
+	for _, cf := range conflicts {
+		if o := (owner{cf.Manager, cf.Subresource}); !seen[o] {
+			seen[o] = true
+			out = append(out, cf)
+		}
+	}
+	return out
+}
+
+// AutoscalerTakesBack tells whether a conflict is with the autoscaler's
+// writes to /scale: taken from it, replicas go back to it at its next
+// scaling, so no handover is offered from it.
+func (r *Report) AutoscalerTakesBack(cf Conflict) bool {
+	return len(r.Autoscalers) > 0 && cf.Manager == AutoscalerController && cf.Subresource == "scale"
+}
+
+// StringDataStore is where the apiserver keeps a conflict's Secret
+// stringData key (.data.KEY): stringData is write-only, so its live value
+// can't be shared.
+func (r *Report) StringDataStore(cf Conflict) (pathlang.Path, bool) {
+	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
+		return pathlang.Path{}, false
+	}
+	key, ok := ownership.StringDataKey(cf.Path.Elements())
+	if !ok {
+		return pathlang.Path{}, false
+	}
+	return pathlang.Path(fieldpath.MakePathOrDie("data", key)), true
+}
+
+// Takes says which fields a forced apply takes from whom:
+// `.spec.replicas from "kube-controller-manager" with subresource "scale"`.
+func Takes(conflicts []Conflict) string {
+	byOwner := map[string][]string{}
+	var owners []string
+	for _, cf := range conflicts {
+		key := fmt.Sprintf("%q", cf.Manager)
+		if cf.Subresource != "" {
+			key += fmt.Sprintf(" with subresource %q", cf.Subresource)
+		}
+		if _, ok := byOwner[key]; !ok {
+			owners = append(owners, key)
+		}
+		byOwner[key] = append(byOwner[key], cf.Path.String())
+	}
+	sort.Strings(owners)
+	out := make([]string, 0, len(owners))
+	for _, k := range owners {
+		out = append(out, fmt.Sprintf("%s from %s", strings.Join(byOwner[k], ", "), k))
+	}
+	return strings.Join(out, "; ")
+}
