@@ -28,10 +28,13 @@ import (
 // ReportKind is the kind of the report Simulate returns.
 const ReportKind = "ConflictReport"
 
+// Action says whether an apply creates the object or changes it.
+type Action string
+
 // Actions of a report.
 const (
-	ActionCreate = "create"
-	ActionApply  = "apply"
+	ActionCreate Action = "create"
+	ActionApply  Action = "apply"
 )
 
 // Input is one apply to simulate.
@@ -103,7 +106,7 @@ type Report struct {
 	APIVersion   string              `json:"apiVersion"`
 	Kind         string              `json:"kind"`
 	Object       ownership.ObjectRef `json:"object"`
-	Action       string              `json:"action"`
+	Action       Action              `json:"action"`
 	FieldManager string              `json:"fieldManager"`
 	Force        bool                `json:"force"`
 	Subresource  string              `json:"subresource"`

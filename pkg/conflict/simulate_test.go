@@ -271,7 +271,7 @@ type entryView struct {
 }
 
 type want struct {
-	Action    string
+	Action    conflict.Action
 	Conflicts []conflictView
 	Message   string
 	Removed   []string

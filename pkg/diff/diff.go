@@ -83,7 +83,7 @@ type Report struct {
 	APIVersion   string              `json:"apiVersion"`
 	Kind         string              `json:"kind"`
 	Object       ownership.ObjectRef `json:"object"`
-	Action       string              `json:"action"`
+	Action       conflict.Action     `json:"action"`
 	FieldManager string              `json:"fieldManager"`
 	Force        bool                `json:"force"`
 	Subresource  string              `json:"subresource"`

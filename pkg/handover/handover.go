@@ -26,16 +26,19 @@ const (
 	ModeRelease    Mode = "release"
 )
 
+// StepName says what a step does.
+type StepName string
+
 // Step names.
 const (
-	StepHold    = "hold"
-	StepShare   = "share"
-	StepRelease = "release"
-	StepWait    = "wait"
-	StepCleanup = "cleanup"
+	StepHold    StepName = "hold"
+	StepShare   StepName = "share"
+	StepRelease StepName = "release"
+	StepWait    StepName = "wait"
+	StepCleanup StepName = "cleanup"
 	// StepLastApplied takes fields out of the last-applied annotation of
 	// a client-side apply manager that no longer owns them.
-	StepLastApplied = "last-applied"
+	StepLastApplied StepName = "last-applied"
 )
 
 // DefaultTempManager holds fields during a handover to a controller.
@@ -61,7 +64,7 @@ type Request struct {
 
 // Step is one write of the plan.
 type Step struct {
-	Name        string          `json:"name"`
+	Name        StepName        `json:"name"`
 	Description string          `json:"description"`
 	Manager     string          `json:"manager"`
 	Paths       []pathlang.Path `json:"paths"`

@@ -39,7 +39,7 @@ func path(s string) fieldpath.Path {
 func steps(r *Report) string {
 	var out []string
 	for _, s := range r.Steps {
-		out = append(out, s.Name+":"+s.Manager)
+		out = append(out, string(s.Name)+":"+s.Manager)
 	}
 	return strings.Join(out, " ")
 }

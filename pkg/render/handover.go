@@ -117,5 +117,5 @@ func writeStates(w io.Writer, states []handover.FieldState, o Options) {
 // HandoverProgress prints one line as a step of a handover finishes, for
 // a terminal: the object, the step, its manager and its status, escaped.
 func HandoverProgress(w io.Writer, object string, s handover.Step) {
-	fmt.Fprintln(Terminal(w), Escape(object)+": "+s.Name+" ("+Escape(s.Manager)+") "+string(s.Status))
+	fmt.Fprintln(Terminal(w), Escape(object)+": "+string(s.Name)+" ("+Escape(s.Manager)+") "+string(s.Status))
 }
