@@ -99,11 +99,14 @@ func agreeWithServer(t *testing.T, ns string, c applyCase) conflictReport {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		r, code := explain(t, ns, c)
-		rv := liveRV(t, ns, c.manifest)
-		if r.Action == "create" || rv == r.Object.ResourceVersion || attempt == 5 {
-			return compareWithServer(t, ns, c, r, code)
+		a := askServer(t, ns, c)
+		// The server judged the object the prediction read only when the live
+		// resourceVersion was the same before and after its dry run.
+		same := a.live != nil && a.live.GetResourceVersion() == r.Object.ResourceVersion && a.rvAfter == r.Object.ResourceVersion
+		if r.Action == "create" && a.live == nil || same || attempt == 10 {
+			return compareWithServer(t, c, r, code, a)
 		}
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
 	}
 }
 
@@ -117,9 +120,17 @@ func liveRV(t *testing.T, ns, manifest string) string {
 	return live.GetResourceVersion()
 }
 
-func compareWithServer(t *testing.T, ns string, c applyCase, r conflictReport, code int) conflictReport {
-	t.Helper()
+// serverAnswer is the server's dry run of an apply, with the live object
+// before it and the live resourceVersion after it.
+type serverAnswer struct {
+	live    *unstructured.Unstructured
+	out     *unstructured.Unstructured
+	err     error
+	rvAfter string
+}
 
+func askServer(t *testing.T, ns string, c applyCase) serverAnswer {
+	t.Helper()
 	u := parse(t, c.manifest)
 	u.SetNamespace(ns)
 	var subs []string
@@ -132,11 +143,19 @@ func compareWithServer(t *testing.T, ns string, c applyCase, r conflictReport, c
 		body = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
 			"metadata": map[string]interface{}{"name": u.GetName(), "namespace": ns}, "spec": map[string]interface{}{"replicas": replicas}}}
 	}
+	var a serverAnswer
 	live, err := resourceFor(t, u).Get(context.Background(), u.GetName(), metav1.GetOptions{})
-	if err != nil {
-		live = nil
+	if err == nil {
+		a.live = live
 	}
-	out, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), body, metav1.ApplyOptions{FieldManager: c.manager, Force: c.force, DryRun: []string{metav1.DryRunAll}}, subs...)
+	a.out, a.err = resourceFor(t, u).Apply(context.Background(), u.GetName(), body, metav1.ApplyOptions{FieldManager: c.manager, Force: c.force, DryRun: []string{metav1.DryRunAll}}, subs...)
+	a.rvAfter = liveRV(t, ns, c.manifest)
+	return a
+}
+
+func compareWithServer(t *testing.T, c applyCase, r conflictReport, code int, a serverAnswer) conflictReport {
+	t.Helper()
+	live, out, err := a.live, a.out, a.err
 	switch {
 	case apierrors.IsConflict(err):
 		st := err.(apierrors.APIStatus).Status()
