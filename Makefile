@@ -33,13 +33,16 @@ E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build test vet test-unit test-e2e test-versions testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
+.PHONY: help build schemas test vet test-unit test-e2e test-versions testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
 build: ## Build bin/kubectl-ssa
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-ssa .
+
+schemas: ## Write the JSON Schema of every report into docs/schema (from the report types)
+	$(GO) run ./hack/jsonschema docs/schema
 
 test: vet lint tidy-check test-unit test-e2e ## Vet, lint, tidy check, unit tests with -race, end-to-end tests (builds the test bed on first use)
 

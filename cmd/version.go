@@ -86,6 +86,9 @@ var knownDifferences = []struct {
 // proxy refuses k8s.io/kubernetes before 1.34.
 const oldestTestable = 34
 
+// VersionKind is the kind of version's report.
+const VersionKind = "Version"
+
 // VersionInfo is the output of "kubectl ssa version -o json".
 type VersionInfo struct {
 	APIVersion string            `json:"apiVersion"`
@@ -110,7 +113,7 @@ type VersionInfo struct {
 func versionInfo() VersionInfo {
 	v := VersionInfo{
 		APIVersion: ownership.ReportAPIVersion,
-		Kind:       "Version",
+		Kind:       VersionKind,
 		Version:    version,
 		GitCommit:  gitCommit,
 		BuildDate:  buildDate,

@@ -175,6 +175,11 @@ func ssaRun(t *testing.T, stdin string, environ []string, args ...string) result
 	} else if err != nil {
 		t.Fatalf("running kubectl-ssa %v: %v", args, err)
 	}
+	// Every report a test reads matches its published schema (extract
+	// prints the objects themselves).
+	if len(args) > 0 && args[0] != "extract" {
+		validateOutput(t, outputFormat(args), out.String())
+	}
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
 }
 

@@ -1,0 +1,117 @@
+// Command jsonschema writes the JSON Schema of every report kubectl-ssa
+// prints with -o json or -o yaml into docs/schema/ (make schemas): scripts,
+// GUIs and k9s plugins validate and consume the output against them. Its
+// test fails when a report's Go type changed and the files were not
+// written again.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/kubectl-ssa/kubectl-ssa/cmd"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/jsonschema"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
+)
+
+// report is one document kind and the Go type it is marshalled from.
+type report struct {
+	kind, command string
+	typ           reflect.Type
+}
+
+var reports = []report{
+	{ownership.ReportKind, "who-owns", reflect.TypeOf(ownership.Report{})},
+	{conflict.ReportKind, "explain-conflict", reflect.TypeOf(conflict.Report{})},
+	{diff.ReportKind, "diff", reflect.TypeOf(diff.Report{})},
+	{handover.ReportKind, "handover", reflect.TypeOf(handover.Report{})},
+	{migrate.ReportKind, "migrate", reflect.TypeOf(migrate.Report{})},
+	{audit.ReportKind, "audit", reflect.TypeOf(audit.Report{})},
+	{fight.Kind, "watch (one JSON document a line)", reflect.TypeOf(fight.Fight{})},
+	{cmd.VersionKind, "version", reflect.TypeOf(cmd.VersionInfo{})},
+}
+
+func strs[T ~string](vals ...T) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// enums are the values of the typed string fields, from their constants.
+var enums = map[string][]string{
+	"conflict.Action":       strs(conflict.ActionCreate, conflict.ActionApply),
+	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused),
+	"diff.ChangeKind":       strs(diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership),
+	"handover.Mode":         strs(handover.ModeAuto, handover.ModeController, handover.ModeApplier, handover.ModeRelease),
+	"handover.Status": strs(handover.StatusPlanned, handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHeld,
+		handover.StatusHandedOver, handover.StatusFailed),
+	"handover.StepStatus": strs(handover.StepPlanned, handover.StepDone, handover.StepSkipped, handover.StepDryRun, handover.StepFailed, handover.StepTimedOut),
+	"handover.StepName":   strs(handover.StepHold, handover.StepShare, handover.StepRelease, handover.StepWait, handover.StepCleanup, handover.StepLastApplied),
+	"audit.Code": strs(audit.CodeDrift, audit.CodeManualEdit, audit.CodeCSALeftover, audit.CodeBeforeFirstApply, audit.CodeAncientChanges,
+		audit.CodeUnservedAPIVersion, audit.CodeGenericManager, audit.CodeEmptyManager, audit.CodeLastAppliedSize, audit.CodeSharedAppliers,
+		audit.CodeRolloutRestart, audit.CodeHandoverHeld),
+	"audit.Severity":    strs(audit.SeverityInfo, audit.SeverityWarning, audit.SeverityError),
+	"audit.FixMode":     strs(audit.FixAdopt, audit.FixForget),
+	"write.DryRun":      strs(write.DryRunNone, write.DryRunClient, write.DryRunServer),
+	"migrate.Result":    strs(migrate.ResultMigrated, migrate.ResultWouldMigrate, migrate.ResultUnchanged, migrate.ResultSkipped, migrate.ResultFailed, migrate.ResultNeedsWork),
+	"migrate.Mode":      strs(migrate.ModeCSA, migrate.ModeRename, migrate.ModeRelease, migrate.ModeAPIVersions, migrate.ModeUndo),
+	"remedy.Kind":       strs(remedy.Force, remedy.Leave, remedy.Share, remedy.Handover, remedy.HandoverToAutoscaler, remedy.WhoOwns),
+	"cmd.ServerSupport": strs(cmd.ServerExact, cmd.ServerDiffers, cmd.ServerUntested),
+}
+
+// schemas are the files to write, by name.
+func schemas() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, r := range reports {
+		s := jsonschema.Generate(r.typ, "https://kubectl-ssa.io/schema/v1alpha1/"+r.kind+".json",
+			fmt.Sprintf("%s (%s), %s: the output of kubectl ssa %s -o json", r.kind, ownership.ReportAPIVersion, r.typ, r.command), enums)
+		// Every report names its kind and the reports' apiVersion.
+		s["properties"] = map[string]interface{}{
+			"apiVersion": map[string]interface{}{"const": ownership.ReportAPIVersion},
+			"kind":       map[string]interface{}{"const": r.kind},
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			return nil, err
+		}
+		out[r.kind+".json"] = b.Bytes()
+	}
+	return out, nil
+}
+
+func main() {
+	dir := "docs/schema"
+	if len(os.Args) > 1 {
+		dir = os.Args[1]
+	}
+	files, err := schemas()
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	for name, b := range files {
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jsonschema: "+err.Error())
+		os.Exit(1)
+	}
+}
