@@ -15,7 +15,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
@@ -138,52 +137,21 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 		}
 		src = source.NewCluster(cluster, o.cacheDir())
 	}
-	var docs []*unstructured.Unstructured
-	var heads []string
-	var missing []error
-	for _, obj := range objs {
-		var entries []metav1.ManagedFieldsEntry
-		if o.all {
-			entries = obj.GetManagedFields()
-		} else {
-			e, err := diff.FindEntry(obj, o.selector)
-			var none *diff.NoEntryError
-			if errors.As(err, &none) && len(objs) > 1 {
-				// Of several objects, those without the manager are
-				// skipped (and said); none at all is an error.
-				missing = append(missing, err)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			entries = []metav1.ManagedFieldsEntry{e}
-		}
-		// Every entry at one apiVersion shares the object read at it, its
-		// schema and its extractor: one read and one warning per version.
-		extractors := map[string]*diff.Extractor{}
-		for _, e := range entries {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			doc, err := o.extractOne(ctx, src, cluster, obj, e, extractors)
-			if err != nil {
-				return err
-			}
-			if o.all && len(doc.Object) <= 3 && len(doc.GetLabels()) == 0 && len(doc.GetAnnotations()) == 0 {
-				continue // owns nothing but the identity
-			}
-			docs = append(docs, doc)
-			heads = append(heads, render.Escape(fmt.Sprintf("# %s: %s", ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName()), ownerLabel(ownership.OwnerOf(e)))))
+	xo := diff.ExtractOptions{All: o.all, Selector: o.selector, ShowSecretValues: o.showSecrets,
+		Warn: func(w string) { fmt.Fprintln(render.Terminal(o.streams.ErrOut), "warning: "+w) }}
+	if cluster != nil {
+		xo.AtVersion = func(ctx context.Context, obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+			return liveAtVersion(ctx, cluster, obj, version)
 		}
 	}
-	if len(objs) > 1 && len(missing) == len(objs) {
-		return fmt.Errorf("none of the %d objects has a managedFields entry of manager %q", len(objs), o.selector.Manager)
+	extracted, skipped, err := diff.ExtractObjects(ctx, src, objs, xo)
+	if err != nil {
+		return err
 	}
-	for _, m := range missing {
+	for _, m := range skipped {
 		render.Warning(o.streams.ErrOut, "skipped: "+m.Error())
 	}
-	if err := o.print(o.streams.Out, docs, heads); err != nil {
+	if err := o.print(o.streams.Out, extracted); err != nil {
 		return err
 	}
 	if partial != nil {
@@ -192,73 +160,22 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// extractOne reads obj at e's apiVersion when it was recorded at another,
-// types it and extracts e's fields, with the extractor of that version in
-// extractors (made on first use).
-func (o *extractOptions) extractOne(ctx context.Context, src conflict.Source, cluster *kube.Cluster, obj *unstructured.Unstructured, e metav1.ManagedFieldsEntry, extractors map[string]*diff.Extractor) (*unstructured.Unstructured, error) {
-	version := obj.GetAPIVersion()
-	if e.APIVersion != "" {
-		version = e.APIVersion
-	}
-	x := extractors[version]
-	if x == nil {
-		at := obj
-		if version != obj.GetAPIVersion() {
-			var err error
-			if at, err = atVersion(ctx, cluster, obj, version); err != nil {
-				return nil, err
-			}
-		}
-		tc, warnings, err := conflict.TypeConverter(ctx, src, at, nil)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range warnings {
-			fmt.Fprintln(render.Terminal(o.streams.ErrOut), "warning: "+w)
-		}
-		x = diff.NewExtractor(at, tc)
-		extractors[version] = x
-	}
-	doc, err := x.Extract(e)
+// liveAtVersion reads obj at another apiVersion from the server, which
+// converts it.
+func liveAtVersion(ctx context.Context, cluster *kube.Cluster, obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+	stub := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	stub.SetAPIVersion(version)
+	stub.SetKind(obj.GetKind())
+	stub.SetName(obj.GetName())
+	stub.SetNamespace(obj.GetNamespace())
+	live, _, err := cluster.Live(ctx, stub)
 	if err != nil {
 		return nil, err
 	}
-	if !o.showSecrets && ownership.IsSecret(doc.GetAPIVersion(), doc.GetKind()) {
-		doc.Object = ownership.RedactSecret(doc.Object)
+	if live == nil {
+		return nil, fmt.Errorf("%s: not found at %s", ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName()), version)
 	}
-	return doc, nil
-}
-
-// atVersion reads obj at another apiVersion: from the server, which
-// converts it, or without one through kubectl-ssa's conversions (the
-// same shape at another version otherwise).
-func atVersion(ctx context.Context, cluster *kube.Cluster, obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
-	name := ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
-	if cluster != nil {
-		stub := &unstructured.Unstructured{Object: map[string]interface{}{}}
-		stub.SetAPIVersion(version)
-		stub.SetKind(obj.GetKind())
-		stub.SetName(obj.GetName())
-		stub.SetNamespace(obj.GetNamespace())
-		live, _, err := cluster.Live(ctx, stub)
-		if err != nil {
-			return nil, err
-		}
-		if live == nil {
-			return nil, fmt.Errorf("%s: not found at %s", name, version)
-		}
-		return live, nil
-	}
-	out, ok, err := convert.ToVersion(obj, version)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%s: converting to %s: %w", name, version, err)
-	case ok:
-		return out, nil
-	}
-	out = obj.DeepCopy()
-	out.SetAPIVersion(version)
-	return out, nil
+	return live, nil
 }
 
 func ownerLabel(o ownership.Owner) string {
@@ -275,13 +192,13 @@ func ownerLabel(o ownership.Owner) string {
 // print writes the documents: YAML documents with a comment naming each
 // one's manager, or the other -o formats over the objects (a List when
 // there are several).
-func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, heads []string) error {
+func (o *extractOptions) print(w io.Writer, docs []diff.Extracted) error {
 	if o.output.out.Name != render.FormatYAML {
 		// JSON, jsonpath and go-template, over the object (a List of
 		// several), as kubectl get prints them.
 		items := make([]interface{}, len(docs))
 		for i, d := range docs {
-			items[i] = d.Object
+			items[i] = d.Doc.Object
 		}
 		return o.output.out.Print(w, items, len(docs) != 1)
 	}
@@ -290,11 +207,12 @@ func (o *extractOptions) print(w io.Writer, docs []*unstructured.Unstructured, h
 		if i > 0 {
 			sb.WriteString("---\n")
 		}
-		b, err := render.MarshalYAML(d.Object)
+		b, err := render.MarshalYAML(d.Doc.Object)
 		if err != nil {
 			return err
 		}
-		sb.WriteString(heads[i] + "\n")
+		obj := d.Object
+		sb.WriteString(render.Escape(fmt.Sprintf("# %s: %s", ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName()), ownerLabel(d.Owner))) + "\n")
 		sb.Write(b)
 	}
 	_, err := io.WriteString(w, sb.String())
