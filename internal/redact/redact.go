@@ -153,17 +153,13 @@ func (s *Set) Replace(text string) string {
 	if r == nil || off {
 		return text
 	}
-	// A value can be made anew by the placeholder and its neighbours
-	// ("x<" before "redacted>"): replace until nothing changes, a few
-	// rounds at most.
-	for i := 0; i < 8; i++ {
-		out := r.Replace(text)
-		if out == text {
-			break
-		}
-		text = out
-	}
-	return text
+	// One pass, leftmost match first, the longest value first at one
+	// place: no value of the input survives whole. The placeholder and
+	// its neighbours can spell a value ("x<" before "redacted>", or a
+	// value inside "<redacted>" itself); that is no byte of the value
+	// from the input, and replacing it again would only grow the text
+	// ("<<redacted>ed>").
+	return r.Replace(text)
 }
 
 func (s *Set) active() bool {
