@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
@@ -166,7 +163,7 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	if o.allNamespaces {
 		wo.Namespace = ""
 	}
-	if err := watchTargetExists(ctx, c, wo); err != nil {
+	if err := c.CheckWatchTarget(ctx, wo); err != nil {
 		return err
 	}
 	if o.timeout > 0 {
@@ -174,35 +171,18 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	// Always, not only on a terminal: a watch that finds nothing prints
-	// nothing else, and must not look hung in a CI log either.
 	fmt.Fprintln(o.streams.ErrOut, render.Escape(watchStartLine(wo, o.minFlips, o.window, o.timeout)))
-	tr := fight.New(fight.Options{MinFlips: o.minFlips, Window: o.window})
-	var failed error
-	err = c.Watch(ctx, wo, func(obj *unstructured.Unstructured, deleted bool) {
-		if deleted {
-			tr.Forget(obj)
-			return
-		}
-		fights, err := tr.Observe(obj, time.Now())
-		if err != nil {
-			render.Error(o.streams.ErrOut, err)
-			failed = err
-			return
-		}
-		for _, f := range fights {
-			if o.output == render.FormatJSON {
-				err = render.FightJSON(o.streams.Out, f)
-			} else {
-				err = render.FightLine(o.streams.Out, f, pal)
-			}
-			if err != nil {
-				failed = err
-			}
-		}
-	})
+	stream := func(ctx context.Context, fn func(*unstructured.Unstructured, bool)) error {
+		return c.Watch(ctx, wo, fn)
+	}
+	emit := func(f fight.Fight) error { return render.FightLine(o.streams.Out, f, pal) }
+	if o.output == render.FormatJSON {
+		emit = func(f fight.Fight) error { return render.FightJSON(o.streams.Out, f) }
+	}
+	res, err := fight.Watch(ctx, stream, fight.Options{MinFlips: o.minFlips, Window: o.window}, time.Now, emit,
+		func(err error) { render.Error(o.streams.ErrOut, err) })
 	var blind *kube.OutageError
-	if errors.As(err, &blind) && tr.Seen() {
+	if errors.As(err, &blind) && res.Seen {
 		// The fights seen stand; those of the blind time are unknown.
 		render.Warning(o.streams.ErrOut, err.Error())
 		return exit(CodeFound)
@@ -210,10 +190,10 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	if err != nil {
 		return err
 	}
-	if failed != nil && !tr.Seen() {
+	if res.Failed != nil && !res.Seen {
 		return exit(CodeError)
 	}
-	if tr.Seen() {
+	if res.Seen {
 		return exit(CodeFound)
 	}
 	return nil
@@ -243,25 +223,3 @@ func watchStartLine(wo kube.WatchOptions, minFlips int, window, timeout time.Dur
 
 // watchTargetExists refuses to watch, silently, an object or a namespace
 // that does not exist: a watch with a timeout would end "no fight".
-func watchTargetExists(ctx context.Context, c *kube.Cluster, wo kube.WatchOptions) error {
-	if wo.Resource.Namespaced && wo.Namespace != "" {
-		_, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, wo.Namespace, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("namespace %q not found: check -n", wo.Namespace)
-		}
-	}
-	if wo.Name == "" {
-		return nil
-	}
-	ri := c.Dynamic.Resource(wo.Resource.GVR)
-	var err error
-	if wo.Resource.Namespaced {
-		_, err = ri.Namespace(wo.Namespace).Get(ctx, wo.Name, metav1.GetOptions{})
-	} else {
-		_, err = ri.Get(ctx, wo.Name, metav1.GetOptions{})
-	}
-	if err != nil {
-		return kube.Friendly(err)
-	}
-	return nil
-}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 )
@@ -241,4 +242,29 @@ func drain(ctx context.Context, w watch.Interface, rv string, fn func(*unstructu
 			}
 		}
 	}
+}
+
+// CheckWatchTarget says, before a watch starts, that its namespace or its
+// named object does not exist (a watch of them would wait forever).
+func (c *Cluster) CheckWatchTarget(ctx context.Context, wo WatchOptions) error {
+	if wo.Resource.Namespaced && wo.Namespace != "" {
+		_, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, wo.Namespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace %q not found: check -n", wo.Namespace)
+		}
+	}
+	if wo.Name == "" {
+		return nil
+	}
+	ri := c.Dynamic.Resource(wo.Resource.GVR)
+	var err error
+	if wo.Resource.Namespaced {
+		_, err = ri.Namespace(wo.Namespace).Get(ctx, wo.Name, metav1.GetOptions{})
+	} else {
+		_, err = ri.Get(ctx, wo.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return Friendly(err)
+	}
+	return nil
 }

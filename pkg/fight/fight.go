@@ -1,6 +1,7 @@
 package fight
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sort"
@@ -328,4 +329,44 @@ func redacted(values []interface{}, v interface{}) interface{} {
 		}
 	}
 	return ownership.Redacted
+}
+
+// Stream is a watch: it calls back with each version of the watched
+// objects (deleted when one is gone) until ctx ends or it fails.
+type Stream func(ctx context.Context, fn func(obj *unstructured.Unstructured, deleted bool)) error
+
+// Result is what Watch saw.
+type Result struct {
+	// Seen: a fight was found.
+	Seen bool
+	// Failed is the last error of reading an object or of emit; each was
+	// given to onError when it happened.
+	Failed error
+}
+
+// Watch runs stream through a Tracker of o, calling emit with each fight
+// when it is found and at each further flip, and onError with each
+// object it could not read. now is the clock. The error is stream's.
+func Watch(ctx context.Context, stream Stream, o Options, now func() time.Time, emit func(Fight) error, onError func(error)) (Result, error) {
+	tr := New(o)
+	var res Result
+	err := stream(ctx, func(obj *unstructured.Unstructured, deleted bool) {
+		if deleted {
+			tr.Forget(obj)
+			return
+		}
+		fights, err := tr.Observe(obj, now())
+		if err != nil {
+			onError(err)
+			res.Failed = err
+			return
+		}
+		for _, f := range fights {
+			if err := emit(f); err != nil {
+				res.Failed = err
+			}
+		}
+	})
+	res.Seen = tr.Seen()
+	return res, err
 }
