@@ -1,23 +1,17 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type auditOptions struct {
@@ -186,192 +180,4 @@ func (o *auditOptions) validate(args []string) error {
 		o.sel.AllKinds = true
 	}
 	return o.sel.Validate(args)
-}
-
-// target is one cluster to audit.
-type target struct {
-	name  string
-	flags *genericclioptions.ConfigFlags
-	// fix are the connection flags of its fix commands.
-	fix []string
-}
-
-func (o *auditOptions) targets() ([]target, error) {
-	names, current, err := kube.Contexts(o.configFlags)
-	if err != nil {
-		return nil, err
-	}
-	var chosen []string
-	switch {
-	case o.allContexts:
-		if len(names) == 0 {
-			return nil, errors.New("--all-contexts: the kubeconfig has no contexts")
-		}
-		chosen = names
-	case strings.Contains(current, ","):
-		for _, n := range strings.Split(current, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				chosen = append(chosen, n)
-			}
-		}
-	default:
-		return []target{{name: current, flags: o.configFlags, fix: o.clusterFlags}}, nil
-	}
-	var base []string
-	for _, f := range o.clusterFlags {
-		if !strings.HasPrefix(f, "--context=") {
-			base = append(base, f)
-		}
-	}
-	out := make([]target, 0, len(chosen))
-	for _, n := range chosen {
-		flags, err := kube.ForContext(o.configFlags, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, target{name: n, flags: flags, fix: append(append([]string{}, base...), "--context="+n)})
-	}
-	return out, nil
-}
-
-func (o *auditOptions) run(ctx context.Context, args []string) error {
-	pal, err := o.palette()
-	if err != nil {
-		return err
-	}
-	targets, err := o.targets()
-	if err != nil {
-		return err
-	}
-	var (
-		mu       sync.Mutex
-		findings []audit.Finding
-		unlisted []string
-		failed   []error
-		scanned  atomic.Int64
-		found    atomic.Int64
-		wg       sync.WaitGroup
-	)
-	for _, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []audit.Finding
-			un, err := o.scan(ctx, t, args, func(fs []audit.Finding) {
-				scanned.Add(1)
-				found.Add(int64(len(fs)))
-				mine = append(mine, fs...)
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			findings = append(findings, mine...)
-			for _, u := range un {
-				unlisted = append(unlisted, prefixCluster(targets, t.name, u))
-			}
-			if err != nil {
-				failed = append(failed, errors.New(prefixCluster(targets, t.name, err.Error())))
-			}
-		}()
-	}
-	done := make(chan struct{})
-	progress := render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
-	if progress {
-		go func() {
-			tick := time.NewTicker(250 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings", scanned.Load(), found.Load())
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(done)
-	if progress {
-		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", scanned.Load(), found.Load())
-	}
-	if len(failed) == len(targets) {
-		return errors.Join(failed...)
-	}
-	names := make([]string, len(targets))
-	for i, t := range targets {
-		names[i] = t.name
-	}
-	rep := audit.NewReport(names, int(scanned.Load()), findings, unlisted)
-	if o.output.out.IsData() {
-		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
-			return err
-		}
-	} else if nothing := scanned.Load() == 0 && len(rep.Unlisted) > 0; !nothing {
-		// ("No findings in 0 objects" would read as a pass: the error
-		// below says what happened.)
-		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
-			return err
-		}
-	}
-	for i, u := range rep.Unlisted {
-		if i == maxUnlistedLines && len(rep.Unlisted) > maxUnlistedLines+1 {
-			render.Warning(o.streams.ErrOut, fmt.Sprintf("not audited: %d more kinds (-o json lists them in unlisted)", len(rep.Unlisted)-i))
-			break
-		}
-		render.Warning(o.streams.ErrOut, "not audited: "+u)
-	}
-	if scanned.Load() == 0 && len(rep.Unlisted) > 0 {
-		// A gate that could read nothing must not pass.
-		return fmt.Errorf("nothing was audited: %d kinds could not be listed (see the warnings): audit with list rights, or name the kinds and namespaces you may list", len(rep.Unlisted))
-	}
-	if len(rep.Unlisted) > 0 && !o.allowPartial {
-		// A gate must not pass on kinds it did not read.
-		return fmt.Errorf("the audit is partial: %d kinds could not be listed (see the warnings): audit with list rights, name the kinds you may list, or accept it with --allow-partial", len(rep.Unlisted))
-	}
-	if len(failed) > 0 {
-		for _, e := range failed {
-			render.Error(o.streams.ErrOut, e)
-		}
-		return exit(CodeError)
-	}
-	if fail := audit.Severity(o.failOn); fail != audit.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
-		return exit(CodeFound)
-	}
-	return nil
-}
-
-// maxUnlistedLines is how many kinds that could not be listed are named
-// one by one on stderr.
-const maxUnlistedLines = 10
-
-func prefixCluster(targets []target, name, msg string) string {
-	if len(targets) > 1 {
-		return "context " + name + ": " + msg
-	}
-	return msg
-}
-
-// scan audits one cluster, calling found with each object's findings.
-func (o *auditOptions) scan(ctx context.Context, t target, args []string, found func([]audit.Finding)) ([]string, error) {
-	c, err := kube.New(t.flags, kube.Options{QuietWarnings: true})
-	if err != nil {
-		return nil, err
-	}
-	// Which versions are served decides unserved-apiversion: read it fresh.
-	c.Refresh()
-	if err := c.CheckServer(); err != nil {
-		return nil, err
-	}
-	opts := audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Served: c.ServedKind, ClusterFlags: t.fix, Cluster: t.name, Fix: audit.FixMode(o.fix)}
-	o.sel.In = o.streams.In
-	return o.sel.Stream(ctx, c, args, kube.StreamOptions{Concurrency: o.concurrency}, func(it kube.Item) error {
-		m := it.Meta
-		obj := audit.Object{
-			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
-				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
-			ManagedFields: m.ManagedFields, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
-		}
-		found(audit.Check(obj, opts))
-		return nil
-	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
@@ -52,4 +53,56 @@ func ForContext(f *genericclioptions.ConfigFlags, name string) (*genericclioptio
 	c.WrapConfigFn = f.WrapConfigFn
 	c.Context = &name
 	return c, nil
+}
+
+// Target is one cluster of a command that reaches several.
+type Target struct {
+	// Name is its context.
+	Name string
+	// Flags reach it.
+	Flags *genericclioptions.ConfigFlags
+	// CommandFlags are the connection flags of the commands suggested for
+	// it: the user's own, with its --context.
+	CommandFlags []string
+}
+
+// Targets are the clusters of --context a,b (a list of contexts), of all
+// the kubeconfig's contexts (all), or the one cluster of f. commandFlags
+// are the user's connection flags as suggested commands repeat them.
+func Targets(f *genericclioptions.ConfigFlags, all bool, commandFlags []string) ([]Target, error) {
+	names, current, err := Contexts(f)
+	if err != nil {
+		return nil, err
+	}
+	var chosen []string
+	switch {
+	case all:
+		if len(names) == 0 {
+			return nil, errors.New("--all-contexts: the kubeconfig has no contexts")
+		}
+		chosen = names
+	case strings.Contains(current, ","):
+		for _, n := range strings.Split(current, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				chosen = append(chosen, n)
+			}
+		}
+	default:
+		return []Target{{Name: current, Flags: f, CommandFlags: commandFlags}}, nil
+	}
+	var base []string
+	for _, fl := range commandFlags {
+		if !strings.HasPrefix(fl, "--context=") {
+			base = append(base, fl)
+		}
+	}
+	out := make([]Target, 0, len(chosen))
+	for _, n := range chosen {
+		flags, err := ForContext(f, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Target{Name: n, Flags: flags, CommandFlags: append(append([]string{}, base...), "--context="+n)})
+	}
+	return out, nil
 }

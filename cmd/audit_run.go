@@ -1,0 +1,134 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+func (o *auditOptions) run(ctx context.Context, args []string) error {
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	targets, err := kube.Targets(o.configFlags, o.allContexts, o.clusterFlags)
+	if err != nil {
+		return err
+	}
+	o.sel.In = o.streams.In
+	clusters := make([]audit.Cluster, len(targets))
+	for i, t := range targets {
+		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, args) }}
+	}
+	var progress audit.Progress
+	done := make(chan struct{})
+	showProgress := render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
+	if showProgress {
+		go func() {
+			tick := time.NewTicker(250 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings", progress.Scanned.Load(), progress.Found.Load())
+				}
+			}
+		}()
+	}
+	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: audit.FixMode(o.fix)}, &progress)
+	close(done)
+	if showProgress {
+		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", progress.Scanned.Load(), progress.Found.Load())
+	}
+	if len(failed) == len(targets) {
+		return errors.Join(failed...)
+	}
+	nothing := rep.Scanned == 0 && len(rep.Unlisted) > 0
+	if o.output.out.IsData() {
+		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
+			return err
+		}
+	} else if !nothing {
+		// ("No findings in 0 objects" would read as a pass: the error
+		// below says what happened.)
+		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
+			return err
+		}
+	}
+	for i, u := range rep.Unlisted {
+		if i == maxUnlistedLines && len(rep.Unlisted) > maxUnlistedLines+1 {
+			render.Warning(o.streams.ErrOut, fmt.Sprintf("not audited: %d more kinds (-o json lists them in unlisted)", len(rep.Unlisted)-i))
+			break
+		}
+		render.Warning(o.streams.ErrOut, "not audited: "+u)
+	}
+	if nothing {
+		// A gate that could read nothing must not pass.
+		return fmt.Errorf("nothing was audited: %d kinds could not be listed (see the warnings): audit with list rights, or name the kinds and namespaces you may list", len(rep.Unlisted))
+	}
+	if len(rep.Unlisted) > 0 && !o.allowPartial {
+		// A gate must not pass on kinds it did not read.
+		return fmt.Errorf("the audit is partial: %d kinds could not be listed (see the warnings): audit with list rights, name the kinds you may list, or accept it with --allow-partial", len(rep.Unlisted))
+	}
+	if len(failed) > 0 {
+		for _, e := range failed {
+			render.Error(o.streams.ErrOut, e)
+		}
+		return exit(CodeError)
+	}
+	if fail := audit.Severity(o.failOn); fail != audit.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
+		return exit(CodeFound)
+	}
+	return nil
+}
+
+// maxUnlistedLines is how many kinds that could not be listed are named
+// one by one on stderr.
+const maxUnlistedLines = 10
+
+// clusterLister is audit's view of one cluster: its objects' metadata,
+// streamed, and the versions it serves.
+type clusterLister struct {
+	o    *auditOptions
+	c    *kube.Cluster
+	args []string
+}
+
+// lister connects to the cluster flags reach.
+func (o *auditOptions) lister(flags *genericclioptions.ConfigFlags, args []string) (audit.Lister, error) {
+	c, err := kube.New(flags, kube.Options{QuietWarnings: true})
+	if err != nil {
+		return nil, err
+	}
+	// Which versions are served decides unserved-apiversion: read it fresh.
+	c.Refresh()
+	if err := c.CheckServer(); err != nil {
+		return nil, err
+	}
+	return clusterLister{o: o, c: c, args: args}, nil
+}
+
+func (l clusterLister) Served(gvk schema.GroupVersionKind) bool { return l.c.ServedKind(gvk) }
+
+func (l clusterLister) List(ctx context.Context, each func(audit.Object)) ([]string, error) {
+	return l.o.sel.Stream(ctx, l.c, l.args, kube.StreamOptions{Concurrency: l.o.concurrency}, func(it kube.Item) error {
+		m := it.Meta
+		each(audit.Object{
+			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
+				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
+			ManagedFields: m.ManagedFields, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
+		})
+		return nil
+	})
+}
