@@ -1,22 +1,17 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
@@ -215,147 +210,4 @@ func (o *handoverOptions) validate(args []string) (write.DryRun, error) {
 		}
 	}
 	return dr, o.sel.Validate(args)
-}
-
-func (o *handoverOptions) run(ctx context.Context, args []string) error {
-	dr, err := o.validate(args)
-	if err != nil {
-		return err
-	}
-	pal, err := o.palette()
-	if err != nil {
-		return err
-	}
-	// A handover over a selection with missing objects changes none.
-	o.sel.In = o.streams.In
-	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
-	if err != nil {
-		return err
-	}
-	c, err := o.cluster()
-	if err != nil {
-		return err
-	}
-	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
-	var reports []interface{}
-	failed, held := 0, 0
-	for i, obj := range objs {
-		req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: handover.Mode(o.mode), TempManager: o.tempManager, Wait: o.wait}
-		if o.release {
-			req.Mode, req.To = handover.ModeRelease, ""
-		}
-		for _, f := range o.fields {
-			p, err := pathlang.ParsePath(f, obj.Object)
-			if err != nil {
-				return fmt.Errorf("--field %s: %w", f, err)
-			}
-			req.Fields = append(req.Fields, p)
-		}
-		ri, _, err := c.Resource(obj)
-		if err != nil {
-			return err
-		}
-		var progress func(handover.Step)
-		if !o.output.out.IsData() && dr == write.DryRunNone {
-			progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
-		}
-		targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
-		rep, err := handover.Run(ctx, ri, obj.GetName(), req, handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets, ControllerTargets: targets})
-		if err != nil {
-			failed++
-			msg := err.Error()
-			var herr *handover.Error
-			switch {
-			case errors.As(err, &herr) && herr.Fix != nil:
-				msg += ": " + render.Command(withClusterFlags(herr.Fix, o.clusterFlags))
-			case !handover.IsError(err):
-				msg = fmt.Sprintf("%s: %v", kube.ObjectName(obj), kube.Friendly(err))
-			}
-			render.Error(o.streams.ErrOut, errors.New(msg))
-			if rep == nil {
-				continue
-			}
-			rep.Status = handover.StatusFailed
-			rep.Message = msg
-		}
-		if !o.showSecrets {
-			rep.RedactSecrets()
-		}
-		if hpaWarning != "" && rep.Mode == handover.ModeController && rep.Status != handover.StatusAlreadyComplete && rep.Status != handover.StatusCompleted {
-			rep.Warnings = append(rep.Warnings, hpaWarning)
-		}
-		if rep.Status == handover.StatusHeld && o.wait {
-			held++
-		}
-		if o.output.out.IsData() {
-			reports = append(reports, rep)
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(o.streams.Out)
-		}
-		render.HandoverNarrative(o.streams.Out, rep, ropts)
-	}
-	if len(reports) > 0 {
-		if err := o.output.out.Print(o.streams.Out, reports, len(objs) > 1); err != nil {
-			return err
-		}
-	}
-	if failed > 0 {
-		return exit(CodeError)
-	}
-	if held > 0 {
-		// --wait ran out: the fields are held safely, not yet taken.
-		return exit(CodeFound)
-	}
-	return nil
-}
-
-// handoverProgress prints a line on w as each step of a handover of the
-// object finishes.
-func handoverProgress(w io.Writer, object string) func(handover.Step) {
-	return func(s handover.Step) { render.HandoverProgress(w, object, s) }
-}
-
-// withClusterFlags puts the user's connection flags into a suggested
-// kubectl command, right after "kubectl VERB".
-func withClusterFlags(words, flags []string) []string {
-	if len(words) < 2 || len(flags) == 0 {
-		return words
-	}
-	out := append([]string{}, words[:2]...)
-	out = append(out, flags...)
-	return append(out, words[2:]...)
-}
-
-// autoscaled tells, for a handover of .spec.replicas to
-// kube-controller-manager, whether a HorizontalPodAutoscaler targets the
-// object (then the handover is done once the fields are safe, whether or
-// not the autoscaler has written them yet), or warns that none does:
-// nothing will write the field, and the temporary manager keeps holding
-// it.
-func (o *handoverOptions) autoscaled(ctx context.Context, c *kube.Cluster, obj *unstructured.Unstructured, req handover.Request) (bool, string) {
-	if o.release || o.to != conflict.AutoscalerController {
-		return false, ""
-	}
-	replicas := false
-	for _, p := range req.Fields {
-		replicas = replicas || pathlang.Path(p).String() == ".spec.replicas"
-	}
-	if !replicas {
-		return false, ""
-	}
-	if o.hpaSource == nil {
-		// One per run: it lists a namespace's autoscalers once.
-		o.hpaSource = source.NewCluster(c, "")
-	}
-	hpas, warning := conflict.AutoscalersOf(ctx, o.hpaSource, obj)
-	if warning != "" || len(hpas) > 0 {
-		return len(hpas) > 0, warning
-	}
-	temp := o.tempManager
-	if temp == "" {
-		temp = handover.DefaultTempManager
-	}
-	return false, fmt.Sprintf("no HorizontalPodAutoscaler in namespace %s targets %s: kube-controller-manager will not write .spec.replicas, and %q keeps holding it (create the HPA, or hand the field to another manager)", obj.GetNamespace(), kube.ObjectName(obj), temp)
 }

@@ -3,6 +3,7 @@ package handover
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
@@ -46,13 +48,72 @@ type Options struct {
 	// controller acts on the object (an HPA targets it): then fields it
 	// has not written yet, held and safe, end handed-over, not held.
 	ControllerTargets bool
+	// NoControllerWarning is said in the report's warnings when a
+	// handover to a controller ends without the controller owning the
+	// fields (no HPA targets the object, say).
+	NoControllerWarning string
+	// CommandFlags are the user's connection flags, put into the fix
+	// commands that errors name.
+	CommandFlags []string
+	// Friendly rewords an API error for messages (nil: as it is).
+	Friendly func(error) error
 }
 
 // Run executes a handover on the object name. Before every step it reads
 // the object and plans again, so what another writer changed in between is
 // taken into account and never overwritten; every write carries the
 // resourceVersion it was planned from.
+//
+// When it fails with a report (a step failed), the report says so in its
+// status and message; its Secret values are redacted unless
+// ShowSecretValues.
 func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*Report, error) {
+	rep, err := run(ctx, c, name, req, opts)
+	if rep == nil {
+		return nil, err
+	}
+	if err != nil {
+		rep.Status = StatusFailed
+		rep.Message = FailureMessage(err, ownership.ObjectName(rep.Object.Kind, rep.Object.Namespace, rep.Object.Name), opts)
+	}
+	if !opts.ShowSecretValues {
+		rep.RedactSecrets()
+	}
+	if opts.NoControllerWarning != "" && rep.Mode == ModeController && rep.Status != StatusAlreadyComplete && rep.Status != StatusCompleted {
+		rep.Warnings = append(rep.Warnings, opts.NoControllerWarning)
+	}
+	return rep, err
+}
+
+// FailureMessage is the one line that says why a handover of object
+// failed: a handover error with the pasteable command that makes it
+// possible (with the user's connection flags), or the API's error.
+func FailureMessage(err error, object string, opts Options) string {
+	var herr *Error
+	switch {
+	case errors.As(err, &herr) && herr.Fix != nil:
+		return err.Error() + ": " + shell.Join(withCommandFlags(herr.Fix, opts.CommandFlags))
+	case !IsError(err):
+		if opts.Friendly != nil {
+			err = opts.Friendly(err)
+		}
+		return fmt.Sprintf("%s: %v", object, err)
+	}
+	return err.Error()
+}
+
+// withCommandFlags puts the user's connection flags into a suggested
+// kubectl command, right after "kubectl VERB".
+func withCommandFlags(words, flags []string) []string {
+	if len(words) < 2 || len(flags) == 0 {
+		return words
+	}
+	out := append([]string{}, words[:2]...)
+	out = append(out, flags...)
+	return append(out, words[2:]...)
+}
+
+func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +131,47 @@ func TestSafe(t *testing.T) {
 				t.Errorf("safe = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRunReportsItsFailure: a write the server refuses ends the report
+// failed, its message naming the object and the reworded API error; the
+// warning of a controller that won't write the fields is said in a
+// handover to a controller only.
+func TestRunReportsItsFailure(t *testing.T) {
+	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live.SetResourceVersion("10")
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
+	c.PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("no"))
+	})
+	friendly := func(err error) error { return fmt.Errorf("%w (reworded)", err) }
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
+	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{Friendly: friendly, NoControllerWarning: "no HPA"})
+	if !apierrors.IsForbidden(err) || r == nil {
+		t.Fatalf("err %v, report %v", err, r)
+	}
+	if r.Status != StatusFailed || !strings.HasPrefix(r.Message, "Deployment/ns/web: ") || !strings.HasSuffix(r.Message, "(reworded)") {
+		t.Errorf("status %q message %q", r.Status, r.Message)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("an applier handover warns of a controller: %v", r.Warnings)
+	}
+
+	req = Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager", Mode: ModeController}
+	r, err = Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: write.DryRunClient, NoControllerWarning: "no HPA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"no HPA"}, r.Warnings); diff != "" {
+		t.Errorf("warnings of a planned handover to a controller (-want +got):\n%s", diff)
+	}
+}
+
+func TestFailureMessageNamesTheFix(t *testing.T) {
+	err := &Error{Msg: "the annotation is not JSON", Fix: []string{"kubectl", "annotate", "deployment.v1.apps/web", "x-", "-n", "my ns"}}
+	got := FailureMessage(err, "Deployment/ns/web", Options{CommandFlags: []string{"--context=prod"}})
+	if want := `the annotation is not JSON: kubectl annotate --context=prod deployment.v1.apps/web x- -n 'my ns'`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
