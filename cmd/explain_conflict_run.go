@@ -1,0 +1,144 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+func (o *explainOptions) run(ctx context.Context) error {
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	manifests, err := kube.ReadManifests(ctx, o.streams.In, &o.files)
+	if err != nil {
+		return err
+	}
+	src, err := o.source(ctx)
+	if err != nil {
+		return err
+	}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, Verify: o.verify}
+	// Every object that can be simulated is explained; the others are
+	// errors at the end, as kubectl apply goes on after a bad object.
+	var reports []*conflict.Report
+	var sources []string
+	var failed []error
+	for _, m := range manifests {
+		r, err := conflict.Explain(ctx, src, m.Object, opts)
+		if err != nil {
+			failed = append(failed, err)
+			continue
+		}
+		if !o.showSecrets {
+			r.RedactSecrets()
+		}
+		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, r))
+		reports = append(reports, r)
+		sources = append(sources, m.Source)
+	}
+
+	if len(reports) > 0 && o.output.out.IsData() {
+		items := make([]interface{}, len(reports))
+		for i, r := range reports {
+			items[i] = r
+		}
+		if err := o.output.out.Print(o.streams.Out, items, len(manifests) > 1); err != nil {
+			return err
+		}
+	} else if len(reports) > 0 {
+		tm, _ := o.time.parse()
+		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
+		for i, r := range reports {
+			if i > 0 {
+				fmt.Fprintln(o.streams.Out)
+			}
+			render.ConflictExplanation(o.streams.Out, r, ropts, o.target(sources[i], r))
+		}
+	}
+	return exitCode(o.streams.ErrOut, reports, failed)
+}
+
+// target is what makes the suggested commands about r pasteable: the
+// object, the connection and input flags, the field manager.
+func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
+	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
+		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource}
+}
+
+// exitCode says how the run ends: errors first, then what --verify found,
+// then conflicts.
+func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) error {
+	if len(failed) > 0 {
+		for _, e := range failed[:len(failed)-1] {
+			render.Error(errOut, e)
+		}
+		return failed[len(failed)-1]
+	}
+	refused := 0
+	for _, r := range reports {
+		switch {
+		case r.Verify == nil:
+		case r.Verify.Status == conflict.VerifyDiffers:
+			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the local prediction differs from the server's dry run (see the report): please report this as a kubectl-ssa bug")}
+		case r.Verify.Status == conflict.VerifyRefused:
+			refused++
+		}
+	}
+	if refused > 0 {
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: the server refused the dry run of %d of %d object(s) (it needs patch permission): the prediction stands unverified", refused, len(reports))}
+	}
+	for _, r := range reports {
+		if r.Message != "" {
+			return exit(CodeFound)
+		}
+	}
+	return nil
+}
+
+// source is the cluster, or with --local the saved files.
+func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
+	if !o.local {
+		c, err := o.cluster()
+		if err != nil {
+			return nil, err
+		}
+		if err := c.CheckServer(); err != nil {
+			return nil, err
+		}
+		return source.NewCluster(c, o.cacheDir()), nil
+	}
+	lives, err := kube.ReadManifests(ctx, o.streams.In, &resource.FilenameOptions{Filenames: o.liveFiles})
+	if err != nil {
+		return nil, fmt.Errorf("--live-file: %w", err)
+	}
+	crds, err := readCRDs(ctx, o.schemaFiles)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]*unstructured.Unstructured, len(lives))
+	for i, l := range lives {
+		objs[i] = l.Object
+	}
+	src, err := conflict.NewOfflineSource(objs, crds)
+	if err != nil {
+		return nil, fmt.Errorf("--schema: %w", err)
+	}
+	return src, nil
+}
+
+// resourceArg names the object for kubectl and kubectl-ssa, fully
+// qualified with its version (kind.version.group/name), so that a kind
+// served at several versions resolves to the one of the report.

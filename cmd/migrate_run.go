@@ -1,0 +1,190 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
+)
+
+func (o *migrateOptions) undo(ctx context.Context) error {
+	if o.backupDir == "" {
+		return errors.New("--backup-dir is required: the directory migrate printed when it started")
+	}
+	dr, err := o.dryRun.parse()
+	if err != nil {
+		return err
+	}
+	if err := o.output.parse(); err != nil {
+		return err
+	}
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	rep, err := migrate.Undo(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, o.backupDir, dr, o.force)
+	if err != nil {
+		return err
+	}
+	if err := o.finish(rep); err != nil {
+		return err
+	}
+	if rep.Summary.Skipped > 0 {
+		// Not everything was restored: say so to scripts.
+		return exit(CodePartial)
+	}
+	return nil
+}
+
+func (o *migrateOptions) validate(args []string) (write.DryRun, error) {
+	dr, err := o.dryRun.parse()
+	if err != nil {
+		return "", err
+	}
+	if err := o.output.parse(); err != nil {
+		return "", err
+	}
+	if err := ownership.ValidateManager(o.target); err != nil {
+		return "", fmt.Errorf("--field-manager: %w", err)
+	}
+	if o.concurrency < 1 {
+		return "", errors.New("--concurrency must be at least 1")
+	}
+	if o.verify && (dr != write.DryRunNone || o.check) {
+		return "", errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
+	}
+	if o.check && dr != write.DryRunNone {
+		return "", errors.New("--check writes nothing already: drop --dry-run (or --check, to see each plan)")
+	}
+	if o.noBackup && o.backupDir != "" {
+		return "", errors.New("--no-backup writes no backup to --backup-dir: drop one of them")
+	}
+	if o.backupDir != "" && (dr != write.DryRunNone || o.check) {
+		return "", errors.New("--backup-dir is for real writes, and --dry-run/--check writes nothing: drop --backup-dir")
+	}
+	return dr, o.sel.Validate(args)
+}
+
+func (o *migrateOptions) run(ctx context.Context, args []string) error {
+	dr, err := o.validate(args)
+	if err != nil {
+		return err
+	}
+	o.quietWarnings = o.sel.AllKinds
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	// Which kinds are served decides what is stale: read it fresh.
+	c.Refresh()
+	if err := c.CheckServer(); err != nil {
+		return err
+	}
+	o.sel.In = o.streams.In
+	backup := ""
+	if dr == write.DryRunNone && !o.check && !o.noBackup {
+		backup = o.backupDir
+		if backup == "" {
+			home, _ := os.UserHomeDir()
+			backup = filepath.Join(home, ".kube", "ssa-backups", "migrate-"+time.Now().UTC().Format("20060102T150405Z"))
+		}
+		if err := os.MkdirAll(backup, 0o700); err != nil {
+			return fmt.Errorf("creating the backup directory: %w", err)
+		}
+	}
+	// Where backups go is said once the input has an object: an input
+	// error is then the only line.
+	var unlisted []string
+	announced := false
+	src := func(ctx context.Context, yield func(migrate.Item) error) error {
+		var err error
+		unlisted, err = o.sel.Stream(ctx, c, args, kube.StreamOptions{Verbs: []string{"patch"}}, func(it kube.Item) error {
+			if backup != "" && !announced {
+				announced = true
+				fmt.Fprintf(o.streams.ErrOut, "Backups go to %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", backup, backup)
+			}
+			return yield(migrate.Item{Resource: migrate.Resource(it.Resource), Meta: it.Meta})
+		})
+		return err
+	}
+	opts := migrate.RunOptions{
+		Plan: migrate.Options{Mode: o.mode, Target: o.target, From: o.from, Fold: o.fold, RemoveLastApplied: o.removeLastApplied,
+			Served: c.ServedKind, Now: time.Now()},
+		DryRun: dr, Concurrency: o.concurrency, BackupDir: backup, Check: o.check, Verify: o.verify,
+	}
+	if o.verify && o.mode == migrate.ModeCSA {
+		opts.VerifyApply = o.verifyApply(c)
+	}
+	if render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData() {
+		opts.Progress = func(s migrate.Summary) {
+			fmt.Fprintf(o.streams.ErrOut, "\r%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
+		}
+	}
+	rep, err := migrate.Run(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, src, opts)
+	if backup != "" {
+		if entries, _ := os.ReadDir(backup); len(entries) == 0 {
+			// A run that wrote nothing leaves no empty backup directory.
+			_ = os.Remove(backup)
+			if announced {
+				fmt.Fprintf(o.streams.ErrOut, "No backup was needed (nothing was written); %s was removed\n", backup)
+			}
+			if rep != nil {
+				rep.BackupDir = ""
+			}
+		}
+	}
+	if opts.Progress != nil {
+		fmt.Fprintln(o.streams.ErrOut)
+	}
+	if rep != nil {
+		rep.Unlisted = append(rep.Unlisted, unlisted...)
+	}
+	if err != nil {
+		code := CodePartial // some objects were done
+		if rep == nil || rep.Summary.Scanned == 0 {
+			code = CodeError // nothing was written
+		} else {
+			_ = o.finish(rep)
+		}
+		return &ExitError{Code: code, Err: kube.Friendly(err)}
+	}
+	return o.finish(rep)
+}
+
+func (o *migrateOptions) finish(rep *migrate.Report) error {
+	if o.output.out.IsData() {
+		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
+			return err
+		}
+	} else {
+		pal, err := o.palette()
+		if err != nil {
+			return err
+		}
+		render.MigrationReport(o.streams.Out, rep, pal)
+	}
+	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
+		names := make([]string, len(o.from))
+		for i, m := range o.from {
+			names[i] = fmt.Sprintf("%q", m)
+		}
+		// The names are the user's: escaped on the way to the terminal.
+		render.Warning(o.streams.ErrOut, fmt.Sprintf("none of the %d objects has a manager named %s", rep.Summary.Scanned, strings.Join(names, " or ")))
+	}
+	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
+		return exit(CodePartial)
+	}
+	if o.check && rep.Summary.Migrated > 0 {
+		return exit(CodeFound)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+)
+
+// ServerSupport says how faithful predictions are for the server's version.
+type ServerSupport string
+
+const (
+	// ServerExact: a minor the fidelity tests (make test-versions: the
+	// explain-conflict and diff corpora against the server's dry run)
+	// pass on, with no known difference at the server's patch.
+	ServerExact ServerSupport = "exact"
+	// ServerDiffers: a minor with known differences, listed in
+	// serverNotes.
+	ServerDiffers ServerSupport = "differs"
+	// ServerUntested: a minor no test bed here runs; apply behaviour may
+	// differ (explain-conflict --verify compares a prediction with the
+	// server's dry run).
+	ServerUntested ServerSupport = "untested"
+)
+
+// verifiedMinors are the Kubernetes minors make test-versions runs the
+// fidelity tests on, with the patch of each test bed: kubectl ssa applies
+// each minor's own defaults (pkg/defaults.BuiltinFor).
+var verifiedMinors = map[int]string{34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.1"}
+
+// knownDifferences are what the embedded field manager does otherwise
+// than a server of a minor (and patches below fixedIn, when set).
+var knownDifferences = []struct {
+	minor   int
+	fixedIn int // the first patch without the difference; 0: every patch
+	note    string
+}{
+	{36, 3, "1.36.0-1.36.2 keep a map or list an apply empties as {} or [] (structured-merge-diff), reverted in 1.36.3: predictions show it removed"},
+	{34, 0, "1.34 accepts list items that omit some of their key fields, which the embedded field manager refuses: such an apply is predicted to fail"},
+}
+
+// oldestTestable is the oldest minor a test bed builds here: the module
+// proxy refuses k8s.io/kubernetes before 1.34.
+const oldestTestable = 34
+
+// serverSupport tells how faithful predictions are for the server's
+// version, with the notes that say why when they are not exact.
+func serverSupport(server *apimachineryversion.Info, engine string) (ServerSupport, []string) {
+	v, err := utilversion.ParseGeneric(server.GitVersion)
+	if err != nil || v.Major() != 1 {
+		return ServerUntested, []string{"the server's version " + server.GitVersion + " is not a Kubernetes version"}
+	}
+	minor := int(v.Minor())
+	var notes []string
+	for _, d := range knownDifferences {
+		if d.minor == minor && (d.fixedIn == 0 || int(v.Patch()) < d.fixedIn) {
+			notes = append(notes, d.note)
+		}
+	}
+	_, ok := verifiedMinors[minor]
+	switch {
+	case !ok && minor < oldestTestable:
+		notes = append(notes, fmt.Sprintf("Kubernetes 1.%d is not verified here (no test bed of it can be built; 1.%d-%s are): defaults and field-manager behaviour of that release may differ", minor, oldestTestable, engine))
+		return ServerUntested, notes
+	case !ok:
+		notes = append(notes, fmt.Sprintf("Kubernetes 1.%d is newer or untested (verified: %s)", minor, verifiedList()))
+		return ServerUntested, notes
+	case len(notes) > 0:
+		return ServerDiffers, notes
+	}
+	return ServerExact, nil
+}
+
+func verifiedList() string {
+	var out []string
+	for m := oldestTestable; m < 100; m++ {
+		if _, ok := verifiedMinors[m]; ok {
+			out = append(out, fmt.Sprintf("1.%d", m))
+		}
+	}
+	return strings.Join(out, ", ")
+}

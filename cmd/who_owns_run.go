@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	o.sel.In = o.streams.In
+	objs, single, err := o.sel.Resolve(ctx, o.configFlags, args)
+	var partial *kube.PartialError
+	if err != nil && !errors.As(err, &partial) {
+		return err
+	}
+	tm, _ := o.time.parse()
+	view := o.output.out.Name
+	ropts := render.Options{Time: tm, Now: o.now(), Palette: pal, Wide: view == viewWide}
+	switch {
+	case o.filter.Unowned && len(o.filter.Fields) == 0:
+		ropts.Empty = "no unowned fields: every field present has an owner"
+	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
+		ropts.Empty = "no field has two or more owners"
+	}
+	reports := []interface{}{}
+	var failed []string
+	var analyzed []*ownership.Report
+	for _, obj := range objs {
+		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
+		if err != nil {
+			render.Error(o.streams.ErrOut, err)
+			failed = append(failed, err.Error())
+			continue
+		}
+		analyzed = append(analyzed, rep)
+	}
+	if err := o.unmatchedFields(analyzed); err != nil {
+		return err
+	}
+	shown, empty := 0, 0
+	for _, rep := range analyzed {
+		rep = o.filter.Apply(rep)
+		if len(objs) > 1 && o.filtered() && render.NothingToShow(rep, view) {
+			// Over many objects, a filter shows only those it matches,
+			// and says once if it matches none.
+			empty++
+			continue
+		}
+		if o.output.out.IsData() {
+			reports = append(reports, rep)
+			continue
+		}
+		if shown > 0 {
+			fmt.Fprintln(o.streams.Out)
+		}
+		shown++
+		switch view {
+		case viewTable, viewWide:
+			err = render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
+			if err == nil && !o.viewChosen && len(analyzed) == 1 {
+				o.hintLongTable(rep, ropts)
+			}
+		case viewBlame:
+			err = render.Blame(o.streams.Out, rep, ropts)
+		case viewTree:
+			if o.filter.Unowned {
+				fmt.Fprintln(o.streams.ErrOut, "note: the tree shows owned fields only; unowned fields are listed by -o table and marked by -o blame")
+			}
+			err = render.Tree(o.streams.Out, rep, ropts)
+		case viewManagers:
+			err = render.ManagerTable(o.streams.Out, rep, ropts)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if o.output.out.IsData() && (len(reports) > 0 || !single && len(failed) == 0) {
+		if err := o.output.out.Print(o.streams.Out, reports, !single); err != nil {
+			return err
+		}
+	}
+	if shown == 0 && empty > 0 && !o.output.out.IsData() {
+		fmt.Fprintln(o.streams.ErrOut, render.NothingShown(view, ropts, empty))
+	}
+	if partial != nil {
+		return partial
+	}
+	if len(failed) > 0 {
+		return exit(CodeError)
+	}
+	return nil
+}
+
+// hintLongTable points, on stderr, from a long default table to the tree
+// view (which collapses what one owner set holds) and to the filters.
+func (o *whoOwnsOptions) hintLongTable(rep *ownership.Report, ropts render.Options) {
+	rows := len(rep.Fields)
+	if o.filter.Unowned || rows <= longTable {
+		// (The tree has no unowned fields to show.)
+		return
+	}
+	var tree lineCounter
+	if render.Tree(&tree, rep, ropts) != nil {
+		return
+	}
+	fmt.Fprintf(o.streams.ErrOut, "note: %d rows; -o tree shows the same ownership in %d lines, and --field (e.g. '.spec.template.**') or --manager narrow the table\n", rows, int(tree))
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte("\n")))
+	return len(p), nil
+}
+
+// unmatchedFields fails when a --field pattern selects no path of any of
+// the objects, owned or not: a mistyped path is an error, not an empty
+// answer.
+func (o *whoOwnsOptions) unmatchedFields(reps []*ownership.Report) error {
+	if len(reps) == 0 || len(o.filter.Fields) == 0 {
+		return nil
+	}
+	missed := map[string]int{}
+	for _, r := range reps {
+		for _, s := range o.filter.Unmatched(r) {
+			missed[s]++
+		}
+	}
+	for _, s := range o.filter.Fields {
+		if missed[s] < len(reps) {
+			continue
+		}
+		what := fmt.Sprintf("%d objects", len(reps))
+		if len(reps) == 1 {
+			r := reps[0]
+			what = ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+		}
+		return &ExitError{Code: CodeError, Err: fmt.Errorf("--field %s matches no field of %s: check the path with -o tree (owned fields) or --unowned", s, what)}
+	}
+	return nil
+}
+
+func (o *whoOwnsOptions) filtered() bool {
+	f := o.filter
+	return len(f.Managers) > 0 || len(f.Fields) > 0 || f.Operation != "" || f.Subresource != "" || f.Shared || f.Unowned
+}
