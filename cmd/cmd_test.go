@@ -102,7 +102,7 @@ func TestValidationErrors(t *testing.T) {
 		{"migrate: verify with dry run", []string{"migrate", "deploy/web", "--verify", "--dry-run=server"}, "--verify checks real writes"},
 		{"migrate rename: no from", []string{"migrate", "rename", "deploy/web"}, "name the managers with --from"},
 		{"migrate undo: no backup dir", []string{"migrate", "undo"}, "--backup-dir is required"},
-		{"diff: no manifests", []string{"diff"}, "give the manifests to simulate with -f or -k"},
+		{"diff: no manifests", []string{"diff"}, "give the manifests to diff with -f or -k"},
 		{"diff: bad output", []string{"diff", "-f", "x.yaml", "-o", "table"}, "--output must be one of text, json"},
 		{"diff: bad subresource", []string{"diff", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
 		{"diff: local without live file", []string{"diff", "-f", "x.yaml", "--local"}, "--local needs the saved live objects"},

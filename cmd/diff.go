@@ -130,7 +130,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	case external != "":
 		externalErr = runExternalDiff(external, reports, o)
 	default:
-		tm, _ := o.time.parse()
+		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
 		for i, r := range reports {
 			if i > 0 {

@@ -25,6 +25,8 @@ type explainOptions struct {
 	showSecrets  bool
 	upgrade      bool
 	clusterFlags []string
+	// what the command does with the manifests: "simulate" or "diff".
+	what string
 }
 
 func newExplainConflictCmd(g *globalOptions) *cobra.Command {
@@ -88,6 +90,7 @@ permission), so that nothing was verified.`,
 // addApplyFlags declares the flags of an apply to predict, shared by
 // explain-conflict and diff: what says what ("simulate", "diff").
 func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
+	o.what = what
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to "+what+": files, directories or URLs (- for standard input).")
 	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
@@ -107,7 +110,7 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 
 func (o *explainOptions) validate() error {
 	if len(o.files.Filenames) == 0 && o.files.Kustomize == "" {
-		return errors.New("give the manifests to simulate with -f or -k")
+		return fmt.Errorf("give the manifests to %s with -f or -k", o.what)
 	}
 	if len(o.files.Filenames) > 0 && o.files.Kustomize != "" {
 		return errors.New("only one of -f and -k can be given")

@@ -59,7 +59,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 			return err
 		}
 	} else if len(reports) > 0 {
-		tm, _ := o.time.parse()
+		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
 		for i, r := range reports {
 			if i > 0 {

@@ -33,8 +33,11 @@ func (f *outputFlag) parse() error {
 	return err
 }
 
-// timeFlag is --time.
-type timeFlag struct{ raw string }
+// timeFlag is --time: raw as given, mode once parse has checked it.
+type timeFlag struct {
+	raw  string
+	mode render.TimeMode
+}
 
 func (f *timeFlag) add(cmd *cobra.Command, usage string) {
 	f.raw = string(render.TimeRelative)
@@ -45,6 +48,7 @@ func (f *timeFlag) add(cmd *cobra.Command, usage string) {
 func (f *timeFlag) parse() (render.TimeMode, error) {
 	switch m := render.TimeMode(f.raw); m {
 	case render.TimeRelative, render.TimeAbsolute, render.TimeNone:
+		f.mode = m
 		return m, nil
 	}
 	return "", fmt.Errorf("--time must be relative, absolute or none, not %q", f.raw)

@@ -22,7 +22,7 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	if err != nil && !errors.As(err, &partial) {
 		return err
 	}
-	tm, _ := o.time.parse()
+	tm := o.time.mode
 	view := o.output.out.Name
 	ropts := render.Options{Time: tm, Now: o.now(), Palette: pal, Wide: view == viewWide}
 	switch {
