@@ -126,7 +126,7 @@ func (o *explainOptions) validate() error {
 	default:
 		return fmt.Errorf("--subresource must be status or scale, not %q", o.subresource)
 	}
-	if _, err := o.time.parse(); err != nil {
+	if err := o.time.parse(); err != nil {
 		return err
 	}
 	if o.local && o.verify {

@@ -45,13 +45,13 @@ func (f *timeFlag) add(cmd *cobra.Command, usage string) {
 	_ = cmd.RegisterFlagCompletionFunc("time", cobra.FixedCompletions([]string{string(render.TimeRelative), string(render.TimeAbsolute), string(render.TimeNone)}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func (f *timeFlag) parse() (render.TimeMode, error) {
+func (f *timeFlag) parse() error {
 	switch m := render.TimeMode(f.raw); m {
 	case render.TimeRelative, render.TimeAbsolute, render.TimeNone:
 		f.mode = m
-		return m, nil
+		return nil
 	}
-	return "", fmt.Errorf("--time must be relative, absolute or none, not %q", f.raw)
+	return fmt.Errorf("--time must be relative, absolute or none, not %q", f.raw)
 }
 
 // dryRunFlag is --dry-run, as kubectl's: a bare --dry-run means client.

@@ -120,7 +120,7 @@ func (o *whoOwnsOptions) validate(args []string) error {
 	if err := o.output.parse(); err != nil {
 		return err
 	}
-	if _, err := o.time.parse(); err != nil {
+	if err := o.time.parse(); err != nil {
 		return err
 	}
 	if op := o.filter.Operation; op != "" && !strings.EqualFold(op, "Apply") && !strings.EqualFold(op, "Update") {
