@@ -39,7 +39,7 @@ func csaWithReplicas(n int64) string {
 // controller.
 func TestReplicasHolders(t *testing.T) {
 	hpaScales := func(n int64) operation {
-		return update{manager: "kube-controller-manager", subresource: "scale", mutate: set(n, "spec", "replicas")}
+		return update{Manager: "kube-controller-manager", Subresource: "scale", Mutate: set(n, "spec", "replicas")}
 	}
 	tests := []struct {
 		name string
@@ -51,32 +51,32 @@ func TestReplicasHolders(t *testing.T) {
 			// kubectl autoscale; the HPA's write took the field, the
 			// annotation still holds it.
 			name: "client-side apply, then the autoscaler scaled",
-			ops:  []operation{update{manager: "kubectl-client-side-apply", create: csaWithReplicas(2)}, hpaScales(4)},
+			ops:  []operation{update{Manager: "kubectl-client-side-apply", Create: csaWithReplicas(2)}, hpaScales(4)},
 			want: []conflict.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
 		},
 		{
 			name: "client-side apply under another name, not yet scaled",
-			ops:  []operation{update{manager: "deploy-script", create: csaWithReplicas(2)}},
+			ops:  []operation{update{Manager: "deploy-script", Create: csaWithReplicas(2)}},
 			want: []conflict.ReplicasHolder{{Manager: "deploy-script", LastApplied: true}},
 		},
 		{
 			name: "server-side applier owns replicas with the autoscaler",
-			ops:  []operation{apply{manager: "kubectl", manifest: fmt.Sprintf(replicas, 3)}, hpaScales(3)},
+			ops:  []operation{apply{Manager: "kubectl", Manifest: fmt.Sprintf(replicas, 3)}, hpaScales(3)},
 			want: []conflict.ReplicasHolder{{Manager: "kubectl"}},
 		},
 		{
 			name: "an applier, then kubectl scale",
-			ops:  []operation{apply{manager: "argocd-controller", manifest: webWith("nginx:1")}, update{manager: "kubectl", subresource: "scale", mutate: set(int64(5), "spec", "replicas")}},
+			ops:  []operation{apply{Manager: "argocd-controller", Manifest: webWith("nginx:1")}, update{Manager: "kubectl", Subresource: "scale", Mutate: set(int64(5), "spec", "replicas")}},
 			want: []conflict.ReplicasHolder{{Manager: "kubectl"}},
 		},
 		{
 			name: "held by a handover to the autoscaler",
-			ops:  []operation{apply{manager: "kubectl-ssa-handover", manifest: fmt.Sprintf(replicas, 3)}},
+			ops:  []operation{apply{Manager: "kubectl-ssa-handover", Manifest: fmt.Sprintf(replicas, 3)}},
 			want: []conflict.ReplicasHolder{},
 		},
 		{
 			name: "the autoscaler alone",
-			ops:  []operation{apply{manager: "argocd-controller", manifest: webWith("nginx:1")}, hpaScales(4)},
+			ops:  []operation{apply{Manager: "argocd-controller", Manifest: webWith("nginx:1")}, hpaScales(4)},
 			want: []conflict.ReplicasHolder{},
 		},
 	}
@@ -84,9 +84,9 @@ func TestReplicasHolders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &state{}
 			for _, op := range tt.ops {
-				op.run(t, s)
+				op.Run(t, s)
 			}
-			if diff := cmp.Diff(tt.want, conflict.ReplicasHolders(s.live)); diff != "" {
+			if diff := cmp.Diff(tt.want, conflict.ReplicasHolders(s.Live)); diff != "" {
 				t.Errorf("holders (-want +got):\n%s", diff)
 			}
 		})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,43 +45,43 @@ type hpaWrite struct {
 
 // at returns the live object at version, as the apiserver reads it for a
 // request at that version.
-func (s *state) at(t *testing.T, version string) *unstructured.Unstructured {
+func at(t testing.TB, s *state, version string) *unstructured.Unstructured {
 	t.Helper()
-	if s.live == nil {
+	if s.Live == nil {
 		return nil
 	}
-	out, ok, err := convert.ToVersion(s.live, version)
+	out, ok, err := convert.ToVersion(s.Live, version)
 	if !ok || err != nil {
 		t.Fatalf("reading the live object at %s: %v %v", version, ok, err)
 	}
 	return out
 }
 
-func (w hpaWrite) run(t *testing.T, s *state) {
+func (w hpaWrite) Run(t testing.TB, s *state) {
 	t.Helper()
 	gvk := hpaGK.WithVersion(w.version)
 	var versions []schema.GroupVersion
 	for _, v := range []string{"v1", "v2"} {
 		versions = append(versions, schema.GroupVersion{Group: hpaGK.Group, Version: v})
 	}
-	fm, err := managedfields.NewDefaultFieldManager(conflict.BuiltinSchema(), apiVersionConverter{}, nopDefaulter{}, zeroCreater{}, gvk, gvk.GroupVersion(), w.subresource,
+	fm, err := managedfields.NewDefaultFieldManager(conflict.BuiltinSchema(), scenario.Converter{}, scenario.NopDefaulter{}, scenario.ZeroCreater{}, gvk, gvk.GroupVersion(), w.subresource,
 		conflict.ResetFields(gvk, w.subresource, true, versions))
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := s.at(t, w.version)
+	live := at(t, s, w.version)
 	var out runtime.Object
 	switch {
 	case w.apply:
 		obj := manifest(t, w.manifest)
 		if live == nil {
-			live = s.base(t, obj)
+			live = s.Base(t, obj)
 		}
 		out, err = fm.Apply(live, obj, w.manager, false)
 	case w.manifest != "":
 		obj := manifest(t, w.manifest)
 		if live == nil {
-			live = s.base(t, obj)
+			live = s.Base(t, obj)
 		}
 		out, err = fm.Update(live, obj, w.manager)
 	default:
@@ -90,7 +92,7 @@ func (w hpaWrite) run(t *testing.T, s *state) {
 	if err != nil {
 		t.Fatalf("setup: %s by %s at %s: %v", map[bool]string{true: "apply", false: "update"}[w.apply], w.manager, w.version, err)
 	}
-	s.store(t, out)
+	s.Store(t, out)
 }
 
 // autoscaleV1 is what kubectl autoscale deployment/web --min 1 --max 3
@@ -285,10 +287,10 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &state{}
 			for _, op := range tt.ops {
-				op.run(t, s)
+				op.Run(t, s)
 			}
 			applied := manifest(t, tt.applied)
-			live := s.at(t, applied.GroupVersionKind().Version)
+			live := at(t, s, applied.GroupVersionKind().Version)
 			liveBefore := live.DeepCopy()
 			r, err := conflict.Simulate(conflict.Input{
 				Live:         live,

@@ -3,6 +3,8 @@ package conflict_test
 import (
 	"testing"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -144,8 +146,8 @@ func TestSimulateResets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &state{}
-			apply{manager: "ci", manifest: tt.first}.run(t, s)
-			r, err := conflict.Simulate(conflict.Input{Live: s.live, Applied: manifest(t, tt.applied), FieldManager: "ci", Schema: conflict.BuiltinSchema(), HasStatus: true})
+			apply{Manager: "ci", Manifest: tt.first}.Run(t, s)
+			r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: manifest(t, tt.applied), FieldManager: "ci", Schema: conflict.BuiltinSchema(), HasStatus: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +244,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fm, err := managedfields.NewDefaultCRDFieldManager(tt.schema, apiVersionConverter{}, nopDefaulter{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), "", nil)
+			fm, err := managedfields.NewDefaultCRDFieldManager(tt.schema, scenario.Converter{}, scenario.NopDefaulter{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,8 +15,8 @@ import (
 // that another manager keeps.
 func TestKubectlSequenceRetainsNoAnnotation(t *testing.T) {
 	s := &state{}
-	update{manager: "kubectl-client-side-apply", create: lastApplied("nginx:1")}.run(t, s)
-	r, err := conflict.Simulate(conflict.Input{Live: s.live, Applied: manifest(t, webWith("nginx:2")), FieldManager: "kubectl",
+	update{Manager: "kubectl-client-side-apply", Create: lastApplied("nginx:1")}.Run(t, s)
+	r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: manifest(t, webWith("nginx:2")), FieldManager: "kubectl",
 		Schema: conflict.BuiltinSchema(), HasStatus: true, KubectlUpgrade: true})
 	if err != nil {
 		t.Fatal(err)

@@ -1,26 +1,20 @@
 package conflict_test
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -29,173 +23,19 @@ import (
 // (managedfields.NewDefaultFieldManager) over the built-in schema, then
 // conflict.Simulate predicts one more apply. Times are ignored.
 
-// apiVersionConverter converts as the apiserver does: the kinds
-// pkg/convert knows with their conversion, the others by changing
-// apiVersion, as the apiserver does for kinds without conversion.
-type apiVersionConverter struct{}
+// The scenario kit, by the names these tests use.
+type (
+	state     = scenario.State
+	operation = scenario.Op
+	apply     = scenario.Apply
+	update    = scenario.Update
+)
 
-func (apiVersionConverter) Convert(in, out, context interface{}) error {
-	return errors.New("Convert is not supported")
-}
-
-func (apiVersionConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
-	u, ok := in.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("only unstructured objects convert, not %T", in)
-	}
-	to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
-	if !ok {
-		return nil, runtime.NewNotRegisteredErrForKind("test", u.GroupVersionKind())
-	}
-	if out, ok, err := convert.ToVersion(u, to.Version); ok {
-		return out, err
-	}
-	out := u.DeepCopy()
-	out.SetGroupVersionKind(to)
-	return out, nil
-}
-
-func (apiVersionConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
-	return label, value, nil
-}
-
-type nopDefaulter struct{}
-
-func (nopDefaulter) Default(runtime.Object) {}
-
-// zeroCreater creates what the apiserver's runtime.ObjectCreater does, as an
-// unstructured object: the kind's typed zero value, whose unstructured form
-// holds empty structs (spec: {template: {...}}, status: {}).
-type zeroCreater struct{}
-
-func (zeroCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	typed, err := scheme.Scheme.New(gvk)
-	if err != nil {
-		return nil, err
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
-}
-
-var deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-
-func fieldManager(t *testing.T, subresource string) *managedfields.FieldManager {
-	t.Helper()
-	reset := conflict.ResetFields(deploymentGVK, subresource, true, nil)
-	fm, err := managedfields.NewDefaultFieldManager(conflict.BuiltinSchema(), apiVersionConverter{}, nopDefaulter{}, zeroCreater{}, deploymentGVK, deploymentGVK.GroupVersion(), subresource, reset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fm
-}
-
-func manifest(t *testing.T, s string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
-		t.Fatalf("manifest: %v\n%s", err, s)
-	}
-	return u
-}
-
-// state is the object as the server holds it; nil before it exists.
-type state struct{ live *unstructured.Unstructured }
-
-// base is what the server starts a create from: the kind's typed zero
-// value (whose unstructured form has spec: {template: {...}}, status: {}),
-// named, without a uid.
-func (s *state) base(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
-	t.Helper()
-	if s.live != nil {
-		return s.live.DeepCopy()
-	}
-	zero, err := zeroCreater{}.New(obj.GroupVersionKind())
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := zero.(*unstructured.Unstructured)
-	u.SetName(obj.GetName())
-	u.SetNamespace(obj.GetNamespace())
-	return u
-}
-
-func (s *state) store(t *testing.T, obj runtime.Object) {
-	t.Helper()
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		t.Fatalf("field manager returned %T", obj)
-	}
-	if u.GetUID() == "" {
-		u.SetUID(types.UID("6c8d7e2a-0000-4000-8000-000000000001"))
-	}
-	s.live = u
-}
-
-type operation interface {
-	run(t *testing.T, s *state)
-}
-
-// apply is a server-side apply of a manifest.
-type apply struct {
-	manager  string
-	manifest string
-	force    bool
-}
-
-func (a apply) run(t *testing.T, s *state) {
-	t.Helper()
-	obj := manifest(t, a.manifest)
-	out, err := fieldManager(t, "").Apply(s.base(t, obj), obj, a.manager, a.force)
-	if err != nil {
-		t.Fatalf("setup: apply by %s: %v", a.manager, err)
-	}
-	s.store(t, out)
-}
-
-// update is a non-apply write (create, update or patch) of the whole
-// object by a manager, optionally through a subresource. create is the
-// full object to create; otherwise mutate changes a copy of the live one.
-type update struct {
-	manager     string
-	subresource string
-	create      string
-	mutate      func(u *unstructured.Unstructured)
-}
-
-func (o update) run(t *testing.T, s *state) {
-	t.Helper()
-	var obj *unstructured.Unstructured
-	if o.create != "" {
-		obj = manifest(t, o.create)
-	} else {
-		obj = s.live.DeepCopy()
-		o.mutate(obj)
-	}
-	out, err := fieldManager(t, o.subresource).Update(s.base(t, obj), obj, o.manager)
-	if err != nil {
-		t.Fatalf("setup: update by %s: %v", o.manager, err)
-	}
-	s.store(t, out)
-}
-
-func set(value interface{}, path ...string) func(*unstructured.Unstructured) {
-	return func(u *unstructured.Unstructured) {
-		if err := unstructured.SetNestedField(u.Object, value, path...); err != nil {
-			panic(err)
-		}
-	}
-}
-
-// resetManagedFields is the documented way to clear managedFields: an
-// update that sets them to [{}].
-var resetManagedFields = func(u *unstructured.Unstructured) {
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{{}})
-}
+var (
+	set                = scenario.Set
+	manifest           = scenario.Manifest
+	resetManagedFields = scenario.ResetManagedFields
+)
 
 const web = `
 apiVersion: apps/v1
@@ -352,8 +192,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "an update of a field conflicts with the applier that set it before",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				update{manager: "kubectl-edit", mutate: func(u *unstructured.Unstructured) {
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				update{Manager: "kubectl-edit", Mutate: func(u *unstructured.Unstructured) {
 					c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 					c[0].(map[string]interface{})["image"] = "nginx:1.28"
 					_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
@@ -379,7 +219,7 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "appliers setting equal values share the field",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
 			},
 			applier: "team",
 			applied: fmt.Sprintf(imageOnly, "nginx:1.27"),
@@ -394,8 +234,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "a different value conflicts with every co-owner",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				apply{manager: "team", manifest: fmt.Sprintf(imageOnly, "nginx:1.27")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				apply{Manager: "team", Manifest: fmt.Sprintf(imageOnly, "nginx:1.27")},
 			},
 			applier: "ci",
 			applied: fmt.Sprintf(imageOnly, "nginx:1.29"),
@@ -415,8 +255,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "force takes the field; a manager left with nothing is released",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				update{manager: "kube-controller-manager", mutate: set(int64(3), "spec", "replicas")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				update{Manager: "kube-controller-manager", Mutate: set(int64(3), "spec", "replicas")},
 			},
 			applier: "platform",
 			applied: fmt.Sprintf(replicas, 5),
@@ -440,8 +280,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "without force the same apply fails and changes nothing",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				update{manager: "kube-controller-manager", mutate: set(int64(3), "spec", "replicas")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				update{Manager: "kube-controller-manager", Mutate: set(int64(3), "spec", "replicas")},
 			},
 			applier: "platform",
 			applied: fmt.Sprintf(replicas, 5),
@@ -458,8 +298,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "finalizers are a set: one item per owner, dropped items removed or retained",
 			ops: []operation{
-				apply{manager: "a", manifest: finalizers("example.com/a", "example.com/shared")},
-				apply{manager: "b", manifest: finalizers("example.com/b", "example.com/shared")},
+				apply{Manager: "a", Manifest: finalizers("example.com/a", "example.com/shared")},
+				apply{Manager: "b", Manifest: finalizers("example.com/b", "example.com/shared")},
 			},
 			applier: "a",
 			applied: finalizers("example.com/c"),
@@ -476,7 +316,7 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "the selector is atomic: a different label conflicts on the whole selector",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
 			},
 			applier: "team",
 			applied: selector("app: web", "tier: front"),
@@ -490,7 +330,7 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "the selector is atomic: the same selector is shared whole",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
 			},
 			applier: "team",
 			applied: selector("app: web"),
@@ -505,8 +345,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "ports are keyed on containerPort and protocol",
 			ops: []operation{
-				apply{manager: "a", manifest: ports("{containerPort: 80, protocol: TCP, name: http}")},
-				apply{manager: "b", manifest: ports("{containerPort: 80, protocol: UDP, name: dns}")},
+				apply{Manager: "a", Manifest: ports("{containerPort: 80, protocol: TCP, name: http}")},
+				apply{Manager: "b", Manifest: ports("{containerPort: 80, protocol: UDP, name: dns}")},
 			},
 			applier: "b",
 			applied: ports("{containerPort: 80, protocol: UDP, name: dns}", "{containerPort: 80, protocol: TCP, name: web}"),
@@ -523,7 +363,7 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "kubectl takes fields from client-side apply silently where live matches last-applied",
 			ops: []operation{
-				update{manager: "kubectl-client-side-apply", create: lastApplied("nginx:1.27")},
+				update{Manager: "kubectl-client-side-apply", Create: lastApplied("nginx:1.27")},
 			},
 			applier: "kubectl",
 			applied: webWith("nginx:1.28"),
@@ -549,7 +389,7 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "another field manager gets the conflict kubectl is spared",
 			ops: []operation{
-				update{manager: "kubectl-client-side-apply", create: lastApplied("nginx:1.27")},
+				update{Manager: "kubectl-client-side-apply", Create: lastApplied("nginx:1.27")},
 			},
 			applier: "ci",
 			applied: webWith("nginx:1.28"),
@@ -574,8 +414,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "after a managedFields reset, before-first-apply owns everything",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				update{manager: "resetter", mutate: resetManagedFields},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				update{Manager: "resetter", Mutate: resetManagedFields},
 			},
 			applier: "platform",
 			applied: webWith("nginx:1.28"),
@@ -589,8 +429,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "after a managedFields reset, equal values are shared with before-first-apply",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				update{manager: "resetter", mutate: resetManagedFields},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				update{Manager: "resetter", Mutate: resetManagedFields},
 			},
 			applier: "platform",
 			applied: webWith("nginx:1.27"),
@@ -615,8 +455,8 @@ func TestSimulate(t *testing.T) {
 		{
 			name: "a status update does not conflict with a main-resource apply",
 			ops: []operation{
-				apply{manager: "platform", manifest: webWith("nginx:1.27")},
-				update{manager: "kube-controller-manager", subresource: "status", mutate: set(int64(1), "status", "replicas")},
+				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
+				update{Manager: "kube-controller-manager", Subresource: "status", Mutate: set(int64(1), "status", "replicas")},
 			},
 			applier: "platform",
 			applied: webWith("nginx:1.27"),
@@ -633,10 +473,10 @@ func TestSimulate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &state{}
 			for _, op := range tt.ops {
-				op.run(t, s)
+				op.Run(t, s)
 			}
 			in := conflict.Input{
-				Live:         s.live,
+				Live:         s.Live,
 				Applied:      manifest(t, tt.applied),
 				FieldManager: tt.applier,
 				Force:        tt.force,
@@ -644,8 +484,8 @@ func TestSimulate(t *testing.T) {
 				HasStatus:    true,
 			}
 			var liveBefore *unstructured.Unstructured
-			if s.live != nil {
-				liveBefore = s.live.DeepCopy()
+			if s.Live != nil {
+				liveBefore = s.Live.DeepCopy()
 			}
 			r, err := conflict.Simulate(in)
 			if err != nil {
@@ -662,7 +502,7 @@ func TestSimulate(t *testing.T) {
 				t.Errorf("report object %+v", r.Object)
 			}
 			if liveBefore != nil {
-				if diff := cmp.Diff(liveBefore.Object, s.live.Object); diff != "" {
+				if diff := cmp.Diff(liveBefore.Object, s.Live.Object); diff != "" {
 					t.Errorf("Simulate changed the live object (-before +after):\n%s", diff)
 				}
 			}
