@@ -111,6 +111,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 			failed = append(failed, err)
 			continue
 		}
+		noteApplied(src, m.Object)
 		reports = append(reports, d)
 		targets = append(targets, rc)
 	}

@@ -42,6 +42,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 			failed = append(failed, err)
 			continue
 		}
+		noteApplied(src, m.Object)
 		if !o.showSecrets {
 			r.RedactSecrets()
 		}
@@ -87,7 +88,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		}
 		return failed[len(failed)-1]
 	}
-	refused := 0
+	refused, notRun := 0, 0
 	for _, r := range reports {
 		switch {
 		case r.Verify == nil:
@@ -95,10 +96,15 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the local prediction differs from the server's dry run (see the report): please report this as a kubectl-ssa bug")}
 		case r.Verify.Status == conflict.VerifyRefused:
 			refused++
+		case r.Verify.Status == conflict.VerifyNotRun:
+			notRun++
 		}
 	}
 	if refused > 0 {
 		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: the server refused the dry run of %d of %d object(s) (it needs patch permission): the prediction stands unverified", refused, len(reports))}
+	}
+	if notRun > 0 {
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before the input's Namespace exists: their prediction stands unverified (apply the Namespace, then verify again)", notRun, len(reports))}
 	}
 	for _, r := range reports {
 		if r.Message != "" {
@@ -139,6 +145,16 @@ func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 	return src, nil
 }
 
-// resourceArg names the object for kubectl and kubectl-ssa, fully
-// qualified with its version (kind.version.group/name), so that a kind
-// served at several versions resolves to the one of the report.
+// appliedNoter is a source that reads the input in order
+// (source.Cluster).
+type appliedNoter interface {
+	NoteApplied(obj *unstructured.Unstructured)
+}
+
+// noteApplied tells a cluster source that obj comes before the next
+// objects of the input (a Namespace then exists for them).
+func noteApplied(src conflict.Source, obj *unstructured.Unstructured) {
+	if s, ok := src.(appliedNoter); ok {
+		s.NoteApplied(obj)
+	}
+}

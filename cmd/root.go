@@ -31,7 +31,7 @@ const (
 	CodeVerifyDiffers Code = 3
 	CodePartial       Code = 3
 	// CodeNotVerified: --verify was asked for and the server refused the
-	// dry run, so nothing was verified.
+	// dry run, or could not run it yet, so nothing was verified.
 	CodeNotVerified Code = 4
 )
 

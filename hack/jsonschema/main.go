@@ -54,7 +54,7 @@ func strs[T ~string](vals ...T) []string {
 // enums are the values of the typed string fields, from their constants.
 var enums = map[string][]string{
 	"conflict.Action":       strs(conflict.ActionCreate, conflict.ActionApply),
-	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused),
+	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun),
 	"diff.ChangeKind":       strs(diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership),
 	"handover.Mode":         strs(handover.ModeAuto, handover.ModeController, handover.ModeApplier, handover.ModeRelease),
 	"handover.Status": strs(handover.StatusPlanned, handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHeld,

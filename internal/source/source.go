@@ -35,6 +35,22 @@ type Cluster struct {
 	// minor is the server's Kubernetes minor (serverMinor).
 	minorOnce sync.Once
 	minor     int
+	// inputNamespaces are the Namespaces the input applies before the
+	// object at hand (NoteApplied).
+	inputNamespaces map[string]bool
+}
+
+// NoteApplied records that obj is applied before the objects asked about
+// next, as kubectl apply applies its input in order: a Namespace among
+// them exists for them, so creating one of them in it does not fail.
+func (s *Cluster) NoteApplied(obj *unstructured.Unstructured) {
+	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Namespace" || obj.GetName() == "" {
+		return
+	}
+	if s.inputNamespaces == nil {
+		s.inputNamespaces = map[string]bool{}
+	}
+	s.inputNamespaces[obj.GetName()] = true
 }
 
 var (
@@ -78,15 +94,21 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		}
 		return nil, err
 	}
+	var notes []string
+	unverifiable := ""
 	if live == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
 		// The apiserver refuses a create in a namespace that does not
 		// exist; a user who may not read namespaces is not told.
 		_, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first)", kube.ObjectName(obj), obj.GetNamespace())
+		switch {
+		case apierrors.IsNotFound(err) && s.inputNamespaces[obj.GetNamespace()]:
+			notes = append(notes, fmt.Sprintf("namespace %q does not exist yet: the input creates it before this object, as kubectl apply applies it in order", obj.GetNamespace()))
+			unverifiable = fmt.Sprintf("namespace %q does not exist yet (the input creates it): the server can't dry-run a create in it", obj.GetNamespace())
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first, or put it before the object in the input)", kube.ObjectName(obj), obj.GetNamespace())
 		}
 	}
-	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status")}
+	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status"), Notes: notes, Unverifiable: unverifiable}
 	if !kube.IsCustom(obj.GroupVersionKind()) && defaults.VersionDependent(obj.GroupVersionKind()) {
 		t.ServerMinor = s.serverMinor()
 	}

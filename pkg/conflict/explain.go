@@ -34,6 +34,9 @@ type Target struct {
 	// ServerMinor is the apiserver's Kubernetes minor where the kind's
 	// defaults depend on it (defaults.VersionDependent); 0: the tables'.
 	ServerMinor int
+	// Unverifiable says why the server can't dry-run the apply now (its
+	// namespace is created earlier in the same input); "" when it can.
+	Unverifiable string
 }
 
 // Source is where an explanation reads what the apiserver would know: the
@@ -193,6 +196,10 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		dr, ok := src.(DryRunner)
 		if !ok {
 			return nil, fmt.Errorf("--verify needs a cluster")
+		}
+		if t.Unverifiable != "" {
+			r.Verify = &Verification{Status: VerifyNotRun, Compared: comparedApply, Differences: []string{}, Reason: t.Unverifiable}
+			return r, nil
 		}
 		// A writer between the read and the dry run (a controller's
 		// status update) makes the server answer for another object:

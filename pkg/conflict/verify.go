@@ -25,6 +25,9 @@ const (
 	// VerifyRefused: the server refused the dry run (it needs patch
 	// permission): nothing was compared.
 	VerifyRefused VerifyStatus = "refused"
+	// VerifyNotRun: the server can't dry-run the apply yet (an object in
+	// a Namespace the input creates before it): nothing was compared.
+	VerifyNotRun VerifyStatus = "not-run"
 )
 
 // Verification compares the prediction with the server's dry run.
@@ -36,7 +39,7 @@ type Verification struct {
 	// is one request, so of kubectl's sequence only the first apply.
 	Compared    string   `json:"compared"`
 	Differences []string `json:"differences"`
-	// Reason says why nothing was compared (refused).
+	// Reason says why nothing was compared (refused, not-run).
 	Reason string `json:"reason,omitempty"`
 }
 

@@ -131,7 +131,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 				line += " of " + r.Verify.Compared
 			}
 			fmt.Fprintln(w, p.Green(line))
-		case conflict.VerifyRefused:
+		case conflict.VerifyRefused, conflict.VerifyNotRun:
 			fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
 		default:
 			fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))

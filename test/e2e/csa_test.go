@@ -28,8 +28,24 @@ func kubectlApply(t *testing.T, ns, manifest string) {
 	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	kubectlApplyFile(t, ns, file)
+}
+
+// kubectlApplyServerSide is kubectl apply --server-side -f file, in
+// process: the objects in the file's order.
+func kubectlApplyServerSide(t *testing.T, file string) {
+	t.Helper()
+	kubectlApplyFile(t, "", file, "server-side=true")
+}
+
+// kubectlApplyFile is kubectl apply -f file with more flags (name=value).
+func kubectlApplyFile(t *testing.T, ns, file string, more ...string) {
+	t.Helper()
 	cf := genericclioptions.NewConfigFlags(true)
-	cf.KubeConfig, cf.Namespace = &env.kubeconfig, &ns
+	cf.KubeConfig = &env.kubeconfig
+	if ns != "" {
+		cf.Namespace = &ns
+	}
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	flags := kubectlapply.NewApplyFlags(streams)
@@ -37,6 +53,12 @@ func kubectlApply(t *testing.T, ns, manifest string) {
 	flags.AddFlags(cmd)
 	if err := cmd.Flags().Set("filename", file); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range more {
+		name, value, _ := strings.Cut(f, "=")
+		if err := cmd.Flags().Set(name, value); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// ToOptions, Validate and Run are what NewCmdApply runs, without
 	// its os.Exit on error.
