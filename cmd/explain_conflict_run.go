@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +14,8 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
@@ -30,7 +33,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, Verify: o.verify}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, Verify: o.verify, Result: diff.Result}
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
 	var reports []*conflict.Report
@@ -92,6 +95,8 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 	for _, r := range reports {
 		switch {
 		case r.Verify == nil:
+		case r.Verify.Status == conflict.VerifyDiffers && r.Admission != nil && !r.Admission.Exact:
+			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): admission not evaluated here (the report's admission section) changed or refused the apply")}
 		case r.Verify.Status == conflict.VerifyDiffers:
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the local prediction differs from the server's dry run (see the report): please report this as a kubectl-ssa bug")}
 		case r.Verify.Status == conflict.VerifyRefused:
@@ -111,7 +116,22 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 			return exit(CodeFound)
 		}
 	}
-	return nil
+	return inexact(reports)
+}
+
+// inexact is exit 4 when admission that is not evaluated here matches an
+// apply that the server's dry run did not check (--verify).
+func inexact(reports []*conflict.Report) error {
+	var names []string
+	for _, r := range reports {
+		if r.Admission != nil && !r.Admission.Exact && (r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees) {
+			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission not evaluated here (a matching policy or webhook, or one that could not be read) may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
 }
 
 // source is the cluster, or with --local the saved files.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/jsonschema"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
@@ -53,7 +54,10 @@ func strs[T ~string](vals ...T) []string {
 
 // enums are the values of the typed string fields, from their constants.
 var enums = map[string][]string{
-	"conflict.Action":       strs(conflict.ActionCreate, conflict.ActionApply),
+	"conflict.Action":  strs(conflict.ActionCreate, conflict.ActionApply),
+	"admission.Effect": strs(admission.Mutates, admission.MayMutate, admission.MayDeny, admission.MayWarn, admission.Audits),
+	"admission.StepKind": strs(admission.Builtin, admission.ValidatingAdmissionPolicy, admission.MutatingAdmissionPolicy,
+		admission.ValidatingWebhook, admission.MutatingWebhook),
 	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun),
 	"diff.ChangeKind":       strs(diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership),
 	"handover.Mode":         strs(handover.ModeAuto, handover.ModeController, handover.ModeApplier, handover.ModeRelease),

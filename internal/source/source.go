@@ -36,8 +36,10 @@ type Cluster struct {
 	minorOnce sync.Once
 	minor     int
 	// inputNamespaces are the Namespaces the input applies before the
-	// object at hand (NoteApplied).
-	inputNamespaces map[string]bool
+	// object at hand (NoteApplied), with their labels.
+	inputNamespaces map[string]map[string]string
+	// admission is the cluster's admission, read once (Admission).
+	admission admissionState
 }
 
 // NoteApplied records that obj is applied before the objects asked about
@@ -48,9 +50,15 @@ func (s *Cluster) NoteApplied(obj *unstructured.Unstructured) {
 		return
 	}
 	if s.inputNamespaces == nil {
-		s.inputNamespaces = map[string]bool{}
+		s.inputNamespaces = map[string]map[string]string{}
 	}
-	s.inputNamespaces[obj.GetName()] = true
+	// The apiserver labels every namespace with its name.
+	labels := map[string]string{}
+	for k, v := range obj.GetLabels() {
+		labels[k] = v
+	}
+	labels["kubernetes.io/metadata.name"] = obj.GetName()
+	s.inputNamespaces[obj.GetName()] = labels
 }
 
 var (
@@ -101,7 +109,7 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		// exist; a user who may not read namespaces is not told.
 		_, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
 		switch {
-		case apierrors.IsNotFound(err) && s.inputNamespaces[obj.GetNamespace()]:
+		case apierrors.IsNotFound(err) && s.inputNamespaces[obj.GetNamespace()] != nil:
 			notes = append(notes, fmt.Sprintf("namespace %q does not exist yet: the input creates it before this object, as kubectl apply applies it in order", obj.GetNamespace()))
 			unverifiable = fmt.Sprintf("namespace %q does not exist yet (the input creates it): the server can't dry-run a create in it", obj.GetNamespace())
 		case apierrors.IsNotFound(err):

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -66,6 +67,13 @@ type DryRunner interface {
 	DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error)
 }
 
+// AdmissionReader is a source that knows the cluster's admission: the
+// policies, webhooks and classes of admission.Config, and how obj's
+// request is matched (its resource, its namespace's labels).
+type AdmissionReader interface {
+	Admission(ctx context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error)
+}
+
 // Options are the apply to explain.
 type Options struct {
 	FieldManager   string
@@ -75,6 +83,10 @@ type Options struct {
 	// Verify also sends the apply as a server dry run (the Source must be
 	// a DryRunner) and compares.
 	Verify bool
+	// Result, with Verify, completes the prediction into the object the
+	// server stores (diff.Result), which is then compared with the server's
+	// dry-run object; nil compares managedFields and conflicts only.
+	Result ResultFunc
 	// AlsoForced also predicts the forced apply when the apply conflicts
 	// (Report.Forced), from what was read once.
 	AlsoForced bool
@@ -132,10 +144,31 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		l, w := AutoscalersOf(ctx, src, probe)
 		hpaDone <- hpaResult{l, w}
 	}()
+	// Admission is read meanwhile too (once a run).
+	type admissionResult struct {
+		config *admission.Config
+		req    admission.Request
+		err    error
+	}
+	var admissionDone chan admissionResult
+	if ar, ok := src.(AdmissionReader); ok {
+		admissionDone = make(chan admissionResult, 1)
+		go func() {
+			c, req, err := ar.Admission(ctx, probe)
+			admissionDone <- admissionResult{c, req, err}
+		}()
+	}
 	gvk := obj.GroupVersionKind()
 	tc, warnings, err := TypeConverter(ctx, src, obj, t.Live)
+	var adm admissionResult
+	if admissionDone != nil {
+		adm = <-admissionDone
+	}
 	if err != nil {
 		return nil, err
+	}
+	if adm.err != nil {
+		return nil, fmt.Errorf("reading the cluster's admission: %w", adm.err)
 	}
 	warnings = append(append([]string{}, t.Notes...), warnings...)
 	in := Input{
@@ -173,6 +206,11 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		r.Schema = tc
 		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
 		r.Storage = t.Storage
+		if adm.config != nil && r.Message == "" {
+			req := adm.req
+			req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
+			r.Admission = admission.Evaluate(adm.config, req)
+		}
 		return r, nil
 	}
 	if r, err = simulate(in); err != nil {

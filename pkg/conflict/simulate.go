@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -140,8 +141,11 @@ type Report struct {
 	ReplicasHolders []ReplicasHolder `json:"replicasHolders,omitempty"`
 	// KubectlUpgrade lists the client-side apply managers kubectl moves
 	// to the field manager before the apply (empty: none).
-	KubectlUpgrade []string      `json:"kubectlUpgrade"`
-	Verify         *Verification `json:"verify,omitempty"`
+	KubectlUpgrade []string `json:"kubectlUpgrade"`
+	// Admission is what the cluster's admission does to the apply, as far
+	// as known here (nil: not read, as with --local).
+	Admission *admission.Report `json:"admission,omitempty"`
+	Verify    *Verification     `json:"verify,omitempty"`
 	// Resolutions are the ways out, as data (see Resolutions); set by
 	// the caller, which knows how the user reached the cluster.
 	Resolutions []remedy.Remedy `json:"resolutions,omitempty"`

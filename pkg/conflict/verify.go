@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,9 +94,17 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		if n != len(against.Conflicts) {
 			diff("conflicts: server %d, predicted %d", n, len(against.Conflicts))
 		}
-	case apierrors.IsForbidden(err):
+	case apierrors.IsForbidden(err) && unauthorized(err):
 		v.Status = VerifyRefused
 		v.Reason = "the server refused the dry run (it needs patch permission; check with kubectl auth can-i patch): nothing was compared"
+	case err != nil && strings.Contains(err.Error(), "does not support dry run"):
+		// A webhook with side effects: the server can't dry-run the apply.
+		v.Status = VerifyNotRun
+		v.Reason = "the server can't dry-run the apply: " + err.Error()
+	case err != nil && errors.As(err, &status) && (status.Status().Code < 500 || strings.Contains(err.Error(), "webhook")):
+		// Admission (a policy, a webhook) or validation refused what the
+		// prediction says is applied.
+		diff("the server refuses the apply, the prediction does not: %s", status.Status().Message)
 	case err != nil:
 		return nil, "", fmt.Errorf("--verify: the server dry run failed: %w", err)
 	default:
@@ -119,8 +128,32 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			wb, _ := json.Marshal(want)
 			diff("managedFields: server %s, predicted %s", gb, wb)
 		}
+		if o.Result != nil && r.Schema != nil {
+			pred := *against
+			if pred.Schema == nil {
+				pred.Schema, pred.Defaults, pred.Storage, pred.Admission = r.Schema, r.Defaults, r.Storage, r.Admission
+			}
+			res, unknown, err := o.Result(&pred)
+			if err != nil {
+				return nil, "", fmt.Errorf("--verify: %w", err)
+			}
+			lines, err := objectDifferences(r.Schema, out, res, unknown)
+			if err != nil {
+				return nil, "", fmt.Errorf("--verify: %w", err)
+			}
+			for _, l := range lines {
+				diff("%s", l)
+			}
+		}
 	}
 	return v, answerVersion(out), nil
+}
+
+// unauthorized tells an authorization refusal (RBAC: "User ... cannot
+// patch resource ...") from an admission denial, which may be a 403 too.
+func unauthorized(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, " cannot ") && strings.Contains(msg, " resource ")
 }
 
 // NormalizeManagedFields drops times (each side stamps its own) and orders

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -99,6 +100,10 @@ type Report struct {
 	// know: defaults that depend on other fields in ways not known here.
 	Unknown  []pathlang.Path `json:"unknown"`
 	Warnings []string        `json:"warnings"`
+	// Admission is what the cluster's admission does to the apply, as far
+	// as known here (as in ConflictReport); its modelled changes are in
+	// Result and Changes.
+	Admission *admission.Report `json:"admission,omitempty"`
 	// Live is the object before the apply (null: the apply creates it);
 	// Result the object as the server would store it after the apply
 	// (the forced apply, when it conflicts), defaults included.
@@ -165,6 +170,7 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 		Stays:        []Stay{},
 		Unknown:      []pathlang.Path{},
 		Warnings:     append([]string{}, forced.Warnings...),
+		Admission:    forced.Admission,
 	}
 	result, unknown, err := Result(forced)
 	if err != nil {
@@ -228,6 +234,9 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 		}
 	}
 	defaults.Finish(res)
+	// Then admission's built-in plugins, as the apiserver runs them after
+	// the field manager (what they set is owned by no one).
+	r.Admission.Apply(res)
 	if r.Storage != nil {
 		// Stored at another version: what it does not declare is pruned.
 		r.Storage.Prune(res.Object)

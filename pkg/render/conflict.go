@@ -43,6 +43,14 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
+	lines, bad := admissionLines(r.Admission, r.Verify != nil)
+	for i, l := range lines {
+		if bad[i] {
+			fmt.Fprintf(w, "  %s\n", p.Yellow(l))
+		} else {
+			fmt.Fprintf(w, "  %s\n", p.Dim(l))
+		}
+	}
 	for _, a := range r.Autoscalers {
 		writeAutoscalerNote(w, p, a, r)
 	}

@@ -210,6 +210,14 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 			}
 		}
 	}
+	lines, bad := admissionLines(r.Admission, false)
+	for i, l := range lines {
+		if bad[i] {
+			line(p.Yellow("# " + l))
+		} else {
+			line(p.Dim("# " + l))
+		}
+	}
 	if len(r.Unknown) > 0 {
 		paths := make([]string, len(r.Unknown))
 		for i, u := range r.Unknown {

@@ -1,0 +1,194 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+)
+
+var _ conflict.AdmissionReader = (*Cluster)(nil)
+
+const admissionGroup = "admissionregistration.k8s.io"
+
+// admissionState is the cluster's admission, listed once a run.
+type admissionState struct {
+	once    sync.Once
+	config  admission.Config
+	classes sync.Map // resource -> *classList
+	nsMu    sync.Mutex
+	nsCache map[string]nsLabels
+}
+
+type classList struct {
+	once  sync.Once
+	items []*unstructured.Unstructured
+	why   string
+}
+
+type nsLabels struct {
+	labels  map[string]string
+	unknown bool
+}
+
+// Admission implements conflict.AdmissionReader: the policies, bindings
+// and webhook configurations (listed once, side by side), the default
+// classes a PVC or an Ingress gets, and the labels of obj's namespace.
+func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error) {
+	m, err := s.Cluster.Mapping(obj.GroupVersionKind())
+	if err != nil {
+		return nil, admission.Request{}, err
+	}
+	st := &s.admission
+	st.once.Do(func() { st.config = s.listAdmission(ctx) })
+	cfg := st.config // a copy: the classes are the object's own
+	switch m.Resource.GroupResource() {
+	case schema.GroupResource{Resource: "persistentvolumeclaims"}:
+		cfg.StorageClasses = s.classes(ctx, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}, &cfg)
+	case schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}:
+		cfg.IngressClasses = s.classes(ctx, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &cfg)
+	}
+	req := admission.Request{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
+	if req.Namespaced {
+		ns := s.namespaceLabels(ctx, obj.GetNamespace())
+		req.NamespaceLabels, req.NamespaceUnknown = ns.labels, ns.unknown
+	}
+	return &cfg, req, nil
+}
+
+// listAdmission lists what matches requests, side by side.
+func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
+	var c admission.Config
+	lists := []struct {
+		resource string
+		into     *[]*unstructured.Unstructured
+	}{
+		{"validatingadmissionpolicies", &c.ValidatingPolicies},
+		{"validatingadmissionpolicybindings", &c.ValidatingBindings},
+		{"mutatingadmissionpolicies", &c.MutatingPolicies},
+		{"mutatingadmissionpolicybindings", &c.MutatingBindings},
+		{"validatingwebhookconfigurations", &c.ValidatingWebhooks},
+		{"mutatingwebhookconfigurations", &c.MutatingWebhooks},
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var forbidden []string
+	for _, l := range lists {
+		gvr, ok := s.servedAdmission(l.resource)
+		if !ok {
+			continue // not served by this version (or disabled)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items, err := s.list(ctx, gvr)
+			mu.Lock()
+			defer mu.Unlock()
+			*l.into = items
+			switch {
+			case apierrors.IsForbidden(err):
+				forbidden = append(forbidden, l.resource)
+			case err != nil:
+				c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s (%v)", gvr.GroupResource(), kube.Friendly(err)))
+			}
+		}()
+	}
+	wg.Wait()
+	if len(forbidden) > 0 {
+		sort.Strings(forbidden)
+		c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s of %s (forbidden: check with kubectl auth can-i list %s.%s)",
+			strings.Join(forbidden, ", "), admissionGroup, forbidden[0], admissionGroup))
+	}
+	sort.Strings(c.Unreadable)
+	return c
+}
+
+// admissionKinds are the kinds of the admission resources.
+var admissionKinds = map[string]string{
+	"validatingadmissionpolicies":       "ValidatingAdmissionPolicy",
+	"validatingadmissionpolicybindings": "ValidatingAdmissionPolicyBinding",
+	"mutatingadmissionpolicies":         "MutatingAdmissionPolicy",
+	"mutatingadmissionpolicybindings":   "MutatingAdmissionPolicyBinding",
+	"validatingwebhookconfigurations":   "ValidatingWebhookConfiguration",
+	"mutatingwebhookconfigurations":     "MutatingWebhookConfiguration",
+}
+
+// servedAdmission is the newest served version of an admission resource.
+func (s *Cluster) servedAdmission(resource string) (schema.GroupVersionResource, bool) {
+	for _, v := range []string{"v1", "v1beta1", "v1alpha1"} {
+		if s.Cluster.ServedKind(schema.GroupVersionKind{Group: admissionGroup, Version: v, Kind: admissionKinds[resource]}) {
+			return schema.GroupVersionResource{Group: admissionGroup, Version: v, Resource: resource}, true
+		}
+	}
+	return schema.GroupVersionResource{}, false
+}
+
+// list lists gvr; a resource not served is an empty list.
+func (s *Cluster) list(ctx context.Context, gvr schema.GroupVersionResource) ([]*unstructured.Unstructured, error) {
+	l, err := s.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out, nil
+}
+
+// classes lists a kind of classes once a run; what could not be listed
+// goes to cfg.Unreadable.
+func (s *Cluster) classes(ctx context.Context, gvr schema.GroupVersionResource, cfg *admission.Config) []*unstructured.Unstructured {
+	v, _ := s.admission.classes.LoadOrStore(gvr.Resource, &classList{})
+	cl := v.(*classList)
+	cl.once.Do(func() {
+		var err error
+		if cl.items, err = s.list(ctx, gvr); err != nil {
+			cl.why = fmt.Sprintf("could not list %s to know the default class (%v)", gvr.GroupResource(), kube.Friendly(err))
+		}
+	})
+	if cl.why != "" {
+		cfg.Unreadable = append(append([]string{}, cfg.Unreadable...), cl.why)
+	}
+	return cl.items
+}
+
+// namespaceLabels are the labels of namespace ns, read once; a Namespace
+// the input creates earlier has those of its manifest.
+func (s *Cluster) namespaceLabels(ctx context.Context, ns string) nsLabels {
+	st := &s.admission
+	st.nsMu.Lock()
+	defer st.nsMu.Unlock()
+	if l, ok := st.nsCache[ns]; ok {
+		return l
+	}
+	var out nsLabels
+	live, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, ns, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		out.labels = live.GetLabels()
+	case apierrors.IsNotFound(err) && s.inputNamespaces[ns] != nil:
+		out.labels = s.inputNamespaces[ns] // the input creates it
+	default:
+		out.unknown = true
+	}
+	if st.nsCache == nil {
+		st.nsCache = map[string]nsLabels{}
+	}
+	st.nsCache[ns] = out
+	return out
+}

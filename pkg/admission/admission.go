@@ -1,0 +1,286 @@
+// Package admission predicts what the apiserver's admission does to an
+// apply after its field manager: the built-in plugins that change common
+// objects (DefaultStorageClass, StorageObjectInUseProtection,
+// DefaultIngressClass) are modelled from the apiserver's code; admission
+// policies and webhooks are matched as the apiserver matches them (rules,
+// scope, namespace and object selectors), and their effect, which only
+// they know, makes the prediction not exact.
+//
+// It reads no cluster: a Config is what the caller listed.
+package admission
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Effect is what an admission step does, or may do, to the apply.
+type Effect string
+
+// The effects.
+const (
+	// Mutates: a built-in plugin sets the paths of Ops (modelled, exact).
+	Mutates Effect = "mutates"
+	// MayMutate: a mutating policy or webhook matches; what it changes is
+	// not known here.
+	MayMutate Effect = "may-mutate"
+	// MayDeny: a validating policy or webhook matches; whether it denies
+	// is not known here.
+	MayDeny Effect = "may-deny"
+	// MayWarn: a validating policy that only warns (validationActions
+	// Warn) matches.
+	MayWarn Effect = "may-warn"
+	// Audits: a validating policy that only audits matches: the response
+	// is the same either way.
+	Audits Effect = "audits"
+)
+
+// StepKind is what kind of admission a step is.
+type StepKind string
+
+// The kinds of steps.
+const (
+	Builtin                   StepKind = "BuiltinPlugin"
+	ValidatingAdmissionPolicy StepKind = "ValidatingAdmissionPolicy"
+	MutatingAdmissionPolicy   StepKind = "MutatingAdmissionPolicy"
+	ValidatingWebhook         StepKind = "ValidatingWebhook"
+	MutatingWebhook           StepKind = "MutatingWebhook"
+)
+
+// Op is one change a modelled plugin makes: set a field that is absent,
+// or append a value to a list of strings (a finalizer).
+type Op struct {
+	Op    string      `json:"op"`
+	Path  []string    `json:"path"`
+	Value interface{} `json:"value"`
+}
+
+// The ops.
+const (
+	OpSet    = "set"
+	OpAppend = "append"
+)
+
+// Step is one admission plugin, policy or webhook that acts on the apply.
+type Step struct {
+	Kind StepKind `json:"kind"`
+	// Name is the plugin, "POLICY (binding BINDING)", or
+	// "CONFIGURATION/WEBHOOK".
+	Name   string `json:"name"`
+	Effect Effect `json:"effect"`
+	// Ops are a modelled plugin's changes, in order.
+	Ops []Op `json:"ops,omitempty"`
+	// Caveats qualify the match (match conditions in CEL not evaluated,
+	// namespace labels not readable).
+	Caveats []string `json:"caveats,omitempty"`
+}
+
+// Report is what admission does to one apply, as far as known here.
+type Report struct {
+	// Exact: nothing matched whose effect is not known here (a modelled
+	// plugin's changes are known).
+	Exact bool `json:"exact"`
+	// Reasons say why it is not exact, one line each.
+	Reasons []string `json:"reasons"`
+	Steps   []Step   `json:"steps"`
+}
+
+// Config is the cluster's admission, as listed by the caller.
+type Config struct {
+	StorageClasses []*unstructured.Unstructured
+	IngressClasses []*unstructured.Unstructured
+	// Policies and webhooks, any served version (their matching fields
+	// are the same in each).
+	ValidatingPolicies, ValidatingBindings []*unstructured.Unstructured
+	MutatingPolicies, MutatingBindings     []*unstructured.Unstructured
+	ValidatingWebhooks, MutatingWebhooks   []*unstructured.Unstructured
+	// Unreadable names what could not be listed (with why): admission
+	// is then not known.
+	Unreadable []string
+}
+
+// Request is the apply as admission sees it.
+type Request struct {
+	// Object is the object after the field manager; Old the live one
+	// (nil: the apply creates the object).
+	Object, Old *unstructured.Unstructured
+	Resource    schema.GroupVersionResource
+	Subresource string
+	Namespaced  bool
+	// NamespaceLabels are the labels of the object's namespace;
+	// NamespaceUnknown when they could not be read.
+	NamespaceLabels  map[string]string
+	NamespaceUnknown bool
+}
+
+// Operation is the admission operation of the apply: CREATE when it
+// creates the object, else UPDATE (an apply is a patch).
+func (r Request) Operation() string {
+	if r.Old == nil {
+		return "CREATE"
+	}
+	return "UPDATE"
+}
+
+// Evaluate says what admission does to req under c.
+func Evaluate(c *Config, req Request) *Report {
+	r := &Report{Exact: true, Reasons: []string{}, Steps: []Step{}}
+	if c == nil {
+		return r
+	}
+	if !exempt(req.Object) {
+		for _, u := range c.Unreadable {
+			r.notExact("admission is not fully known: " + u)
+		}
+	}
+	r.Steps = append(r.Steps, builtins(c, req)...)
+	if exempt(req.Object) {
+		// The apiserver calls no policy or webhook for these.
+		return r
+	}
+	r.Steps = append(r.Steps, mutatingPolicies(c, req)...)
+	r.Steps = append(r.Steps, webhooks(c.MutatingWebhooks, MutatingWebhook, req)...)
+	r.Steps = append(r.Steps, validatingPolicies(c, req)...)
+	r.Steps = append(r.Steps, webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)...)
+	for _, s := range r.Steps {
+		switch s.Effect {
+		case MayDeny:
+			r.notExact(fmt.Sprintf("%s %s matches: it may deny the apply (not evaluated here)", s.Kind, s.Name))
+		case MayMutate:
+			r.notExact(fmt.Sprintf("%s %s matches: it may change the object (not evaluated here)", s.Kind, s.Name))
+		}
+	}
+	return r
+}
+
+// exempt tells admission's own configuration, which the apiserver
+// exempts from policies and webhooks (IsExemptAdmissionConfigurationResource).
+func exempt(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != "admissionregistration.k8s.io" {
+		return false
+	}
+	switch gvk.Kind {
+	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+		"ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
+		return true
+	}
+	return false
+}
+
+func (r *Report) notExact(reason string) {
+	r.Exact = false
+	r.Reasons = append(r.Reasons, reason)
+}
+
+// Apply makes the modelled changes of r on obj, in order.
+func (r *Report) Apply(obj *unstructured.Unstructured) {
+	if r == nil {
+		return
+	}
+	for _, s := range r.Steps {
+		for _, op := range s.Ops {
+			switch op.Op {
+			case OpSet:
+				if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, op.Path...); !found {
+					_ = unstructured.SetNestedField(obj.Object, op.Value, op.Path...)
+				}
+			case OpAppend:
+				list, _, _ := unstructured.NestedSlice(obj.Object, op.Path...)
+				_ = unstructured.SetNestedSlice(obj.Object, append(list, op.Value), op.Path...)
+			}
+		}
+	}
+}
+
+// newestDefault is the default class the apiserver picks among classes:
+// the newest marked default, then the first by name.
+func newestDefault(classes []*unstructured.Unstructured, annotations ...string) string {
+	var defaults []*unstructured.Unstructured
+	for _, c := range classes {
+		for _, a := range annotations {
+			if c.GetAnnotations()[a] == "true" {
+				defaults = append(defaults, c)
+				break
+			}
+		}
+	}
+	if len(defaults) == 0 {
+		return ""
+	}
+	sort.Slice(defaults, func(i, j int) bool {
+		ti, tj := defaults[i].GetCreationTimestamp(), defaults[j].GetCreationTimestamp()
+		if ti.Equal(&tj) {
+			return defaults[i].GetName() < defaults[j].GetName()
+		}
+		return tj.Before(&ti)
+	})
+	return defaults[0].GetName()
+}
+
+// builtins are the default admission plugins that change common applied
+// objects on create, as the apiserver's code does.
+func builtins(c *Config, req Request) []Step {
+	if req.Old != nil || req.Subresource != "" {
+		return nil
+	}
+	var steps []Step
+	obj := req.Object
+	switch req.Resource.GroupResource() {
+	case schema.GroupResource{Resource: "persistentvolumeclaims"}:
+		_, hasClass, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "storageClassName")
+		_, hasBeta := obj.GetAnnotations()["volume.beta.kubernetes.io/storage-class"]
+		if !hasClass && !hasBeta {
+			if def := newestDefault(c.StorageClasses, "storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"); def != "" {
+				steps = append(steps, Step{Kind: Builtin, Name: "DefaultStorageClass", Effect: Mutates,
+					Ops: []Op{{Op: OpSet, Path: []string{"spec", "storageClassName"}, Value: def}}})
+			}
+		}
+		steps = append(steps, finalizer("kubernetes.io/pvc-protection", obj)...)
+	case schema.GroupResource{Resource: "persistentvolumes"}:
+		steps = append(steps, finalizer("kubernetes.io/pv-protection", obj)...)
+	case schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:
+		steps = append(steps, finalizer("kubernetes.io/vac-protection", obj)...)
+	case schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}:
+		_, hasClass, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "ingressClassName")
+		_, hasAnnotation := obj.GetAnnotations()["kubernetes.io/ingress.class"]
+		if !hasClass && !hasAnnotation {
+			if def := newestDefault(c.IngressClasses, "ingressclass.kubernetes.io/is-default-class"); def != "" {
+				steps = append(steps, Step{Kind: Builtin, Name: "DefaultIngressClass", Effect: Mutates,
+					Ops: []Op{{Op: OpSet, Path: []string{"spec", "ingressClassName"}, Value: def}}})
+			}
+		}
+	}
+	return steps
+}
+
+// finalizer is StorageObjectInUseProtection adding its finalizer.
+func finalizer(name string, obj *unstructured.Unstructured) []Step {
+	for _, f := range obj.GetFinalizers() {
+		if f == name {
+			return nil
+		}
+	}
+	return []Step{{Kind: Builtin, Name: "StorageObjectInUseProtection", Effect: Mutates,
+		Ops: []Op{{Op: OpAppend, Path: []string{"metadata", "finalizers"}, Value: name}}}}
+}
+
+// Summary is one line of what r says, for the text views ("" when
+// nothing acts on the apply).
+func (r *Report) Summary() string {
+	if r == nil || len(r.Steps) == 0 && r.Exact {
+		return ""
+	}
+	var parts []string
+	for _, s := range r.Steps {
+		parts = append(parts, fmt.Sprintf("%s %s %s", s.Kind, s.Name, s.Effect))
+	}
+	if len(parts) == 0 {
+		return strings.Join(r.Reasons, "; ")
+	}
+	return strings.Join(parts, "; ")
+}

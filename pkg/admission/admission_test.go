@@ -1,0 +1,173 @@
+package admission
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+func obj(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+func steps(r *Report) string {
+	var s []string
+	for _, st := range r.Steps {
+		s = append(s, string(st.Kind)+" "+st.Name+" "+string(st.Effect))
+	}
+	return strings.Join(s, "; ")
+}
+
+func webhook(t *testing.T, rules, extra string) *unstructured.Unstructured {
+	return obj(t, "metadata: {name: cfg}\nwebhooks:\n- name: w.example.com\n  rules: "+rules+"\n"+extra)
+}
+
+// The rules match as the apiserver's rule matcher does.
+func TestWebhookRules(t *testing.T) {
+	deploy := obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, labels: {app: web}}\n")
+	req := Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceLabels: map[string]string{"env": "prod"}}
+	update := req
+	update.Old = deploy
+	for _, c := range []struct {
+		name, rules, extra string
+		req                Request
+		match              bool
+	}{
+		{"exact", `[{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]`, "", req, true},
+		{"another operation", `[{operations: [DELETE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]`, "", req, false},
+		{"an apply to an existing object is an UPDATE", `[{operations: [UPDATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]`, "", update, true},
+		{"wildcards", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`, "", req, true},
+		{"another group", `[{operations: ["*"], apiGroups: [""], apiVersions: ["*"], resources: ["*"]}]`, "", req, false},
+		{"another version, Equivalent", `[{operations: ["*"], apiGroups: [apps], apiVersions: [v1beta1], resources: [deployments]}]`, "", req, true},
+		{"another version, Exact", `[{operations: ["*"], apiGroups: [apps], apiVersions: [v1beta1], resources: [deployments]}]`, "  matchPolicy: Exact\n", req, false},
+		{"a subresource", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["deployments/scale"]}]`, "", req, false},
+		{"res/* matches the resource too (the apiserver's splitResource)", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["deployments/*"]}]`, "", req, true},
+		{"*/* matches the resource too", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*/*"]}]`, "", req, true},
+		{"cluster scope", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], scope: Cluster}]`, "", req, false},
+		{"namespaced scope", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], scope: Namespaced}]`, "", req, true},
+		{"namespace selector", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`, "  namespaceSelector: {matchLabels: {env: dev}}\n", req, false},
+		{"namespace selector matches", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`, "  namespaceSelector: {matchExpressions: [{key: env, operator: In, values: [prod]}]}\n", req, true},
+		{"object selector", `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`, "  objectSelector: {matchLabels: {app: db}}\n", req, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := &Config{MutatingWebhooks: []*unstructured.Unstructured{webhook(t, c.rules, c.extra)}}
+			r := Evaluate(cfg, c.req)
+			if got := len(r.Steps) == 1; got != c.match {
+				t.Fatalf("match %v, want %v (%s)", got, c.match, steps(r))
+			}
+			if r.Exact == c.match {
+				t.Errorf("exact %v with match %v", r.Exact, c.match)
+			}
+		})
+	}
+}
+
+// A namespace whose labels can't be read matches, with a caveat; match
+// conditions are not evaluated, and say so.
+func TestCaveats(t *testing.T) {
+	deploy := obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns}\n")
+	cfg := &Config{ValidatingWebhooks: []*unstructured.Unstructured{webhook(t, `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`,
+		"  namespaceSelector: {matchLabels: {env: prod}}\n  matchConditions: [{name: c, expression: 'true'}]\n")}}
+	r := Evaluate(cfg, Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceUnknown: true})
+	if len(r.Steps) != 1 || r.Steps[0].Effect != MayDeny || len(r.Steps[0].Caveats) != 2 || r.Exact {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// A policy acts through its bindings: validationActions decide the
+// effect; a binding's matchResources narrow the policy's; excluded
+// resources don't match.
+func TestPolicies(t *testing.T) {
+	deploy := obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns}\n")
+	req := Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceLabels: map[string]string{"kubernetes.io/metadata.name": "ns"}}
+	policy := obj(t, "metadata: {name: p}\nspec:\n  matchConstraints:\n    resourceRules: [{operations: ['*'], apiGroups: [apps], apiVersions: ['*'], resources: [deployments]}]\n")
+	excluding := obj(t, "metadata: {name: x}\nspec:\n  matchConstraints:\n    resourceRules: [{operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*']}]\n    excludeResourceRules: [{operations: ['*'], apiGroups: [apps], apiVersions: ['*'], resources: [deployments]}]\n")
+	binding := func(name, policy, spec string) *unstructured.Unstructured {
+		return obj(t, "metadata: {name: "+name+"}\nspec:\n  policyName: "+policy+"\n"+spec)
+	}
+	cfg := &Config{
+		ValidatingPolicies: []*unstructured.Unstructured{policy, excluding},
+		ValidatingBindings: []*unstructured.Unstructured{
+			binding("deny", "p", "  validationActions: [Deny, Audit]\n"),
+			binding("warn", "p", "  validationActions: [Warn]\n"),
+			binding("audit", "p", "  validationActions: [Audit]\n"),
+			binding("elsewhere", "p", "  validationActions: [Deny]\n  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: other}}}\n"),
+			binding("here", "p", "  validationActions: [Deny]\n  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ns}}}\n"),
+			binding("excluded", "x", "  validationActions: [Deny]\n"),
+			binding("orphan", "nosuch", "  validationActions: [Deny]\n"),
+		},
+	}
+	r := Evaluate(cfg, req)
+	want := "ValidatingAdmissionPolicy p (binding audit) audits; ValidatingAdmissionPolicy p (binding deny) may-deny; ValidatingAdmissionPolicy p (binding here) may-deny; ValidatingAdmissionPolicy p (binding warn) may-warn"
+	if steps(r) != want || r.Exact || len(r.Reasons) != 2 {
+		t.Errorf("steps %q\nwant  %q\nreasons %q", steps(r), want, r.Reasons)
+	}
+	// Warn and Audit alone leave the outcome known.
+	cfg.ValidatingBindings = cfg.ValidatingBindings[1:3]
+	if r := Evaluate(cfg, req); !r.Exact {
+		t.Errorf("warn and audit only: not exact: %q", r.Reasons)
+	}
+}
+
+// The built-in plugins set what the apiserver's code sets, on create only.
+func TestBuiltins(t *testing.T) {
+	older, newer := metav1.NewTime(time.Unix(1000, 0)), metav1.NewTime(time.Unix(2000, 0))
+	class := func(name string, at metav1.Time, def string) *unstructured.Unstructured {
+		u := obj(t, "metadata: {name: "+name+", annotations: {storageclass.kubernetes.io/is-default-class: '"+def+"'}}\n")
+		u.SetCreationTimestamp(at)
+		return u
+	}
+	cfg := &Config{StorageClasses: []*unstructured.Unstructured{class("old", older, "true"), class("b-new", newer, "true"), class("a-new", newer, "true"), class("newest", metav1.NewTime(time.Unix(3000, 0)), "false")}}
+	pvcs := schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	pvc := obj(t, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ns, finalizers: [example.com/keep]}\nspec: {}\n")
+	r := Evaluate(cfg, Request{Object: pvc, Resource: pvcs, Namespaced: true})
+	if !r.Exact || steps(r) != "BuiltinPlugin DefaultStorageClass mutates; BuiltinPlugin StorageObjectInUseProtection mutates" {
+		t.Fatalf("%s", steps(r))
+	}
+	out := pvc.DeepCopy()
+	r.Apply(out)
+	if sc, _, _ := unstructured.NestedString(out.Object, "spec", "storageClassName"); sc != "a-new" {
+		t.Errorf("storageClassName %q, want the newest default, first by name: a-new", sc)
+	}
+	if f := out.GetFinalizers(); len(f) != 2 || f[1] != "kubernetes.io/pvc-protection" {
+		t.Errorf("finalizers %q", f)
+	}
+	// An update, or a class asked for (even ""), gets no default class.
+	if r := Evaluate(cfg, Request{Object: pvc, Old: pvc, Resource: pvcs, Namespaced: true}); len(r.Steps) != 0 {
+		t.Errorf("update: %s", steps(r))
+	}
+	_ = unstructured.SetNestedField(pvc.Object, "", "spec", "storageClassName")
+	if r := Evaluate(cfg, Request{Object: pvc, Resource: pvcs, Namespaced: true}); steps(r) != "BuiltinPlugin StorageObjectInUseProtection mutates" {
+		t.Errorf("explicit class: %s", steps(r))
+	}
+}
+
+// Policies and webhooks are not called for admission's own configuration.
+func TestExempt(t *testing.T) {
+	cfg := &Config{MutatingWebhooks: []*unstructured.Unstructured{webhook(t, `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`, "")}}
+	vap := obj(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n")
+	r := Evaluate(cfg, Request{Object: vap, Resource: schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}})
+	if len(r.Steps) != 0 || !r.Exact {
+		t.Errorf("%s", steps(r))
+	}
+}
+
+// What could not be listed makes the answer not exact.
+func TestUnreadable(t *testing.T) {
+	r := Evaluate(&Config{Unreadable: []string{"could not list webhooks"}}, Request{Object: obj(t, "metadata: {name: x}\n"), Resource: deployments})
+	if r.Exact || len(r.Reasons) != 1 {
+		t.Errorf("%+v", r)
+	}
+}

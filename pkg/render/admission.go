@@ -1,0 +1,62 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+)
+
+// admissionLines say what admission does to the apply, one line a step,
+// and whether the prediction is exact; bad tells the lines that make it
+// not exact.
+func admissionLines(a *admission.Report, verified bool) (lines []string, bad []bool) {
+	if a == nil {
+		return nil, nil
+	}
+	add := func(l string, b bool) {
+		lines = append(lines, l)
+		bad = append(bad, b)
+	}
+	for _, s := range a.Steps {
+		what := fmt.Sprintf("%s %s", s.Kind, Escape(s.Name))
+		if s.Kind == admission.Builtin {
+			what = "plugin " + Escape(s.Name)
+		}
+		var l string
+		switch s.Effect {
+		case admission.Mutates:
+			var ops []string
+			for _, op := range s.Ops {
+				path := "." + strings.Join(op.Path, ".")
+				if op.Op == admission.OpAppend {
+					ops = append(ops, fmt.Sprintf("adds %s to %s", Escape(fmt.Sprint(op.Value)), Escape(path)))
+				} else {
+					ops = append(ops, fmt.Sprintf("sets %s to %s", Escape(path), Escape(fmt.Sprintf("%q", op.Value))))
+				}
+			}
+			l = fmt.Sprintf("admission: %s %s (owned by no one; in the prediction)", what, strings.Join(ops, ", "))
+		case admission.MayDeny:
+			l = fmt.Sprintf("admission: %s matches: it may deny the apply (not evaluated here)", what)
+		case admission.MayMutate:
+			l = fmt.Sprintf("admission: %s matches: it may change the object (not evaluated here)", what)
+		case admission.MayWarn:
+			l = fmt.Sprintf("admission: %s matches: it may warn (not evaluated here)", what)
+		case admission.Audits:
+			l = fmt.Sprintf("admission: %s matches: it only audits", what)
+		}
+		if len(s.Caveats) > 0 {
+			l += "; " + Escape(strings.Join(s.Caveats, "; "))
+		}
+		add(l, s.Effect == admission.MayDeny || s.Effect == admission.MayMutate)
+	}
+	for _, r := range a.Reasons {
+		if strings.HasPrefix(r, "admission is not fully known") {
+			add(Escape(r), true)
+		}
+	}
+	if !a.Exact && !verified {
+		add("admission: the prediction is not exact (exit 4): --verify has the server's dry run check it", true)
+	}
+	return lines, bad
+}

@@ -1,0 +1,280 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+)
+
+// admissionReport is the admission section of explain-conflict and diff.
+type admissionReport struct {
+	Admission *struct {
+		Exact   bool     `json:"exact"`
+		Reasons []string `json:"reasons"`
+		Steps   []struct {
+			Kind   string `json:"kind"`
+			Name   string `json:"name"`
+			Effect string `json:"effect"`
+			Ops    []struct {
+				Op    string      `json:"op"`
+				Path  []string    `json:"path"`
+				Value interface{} `json:"value"`
+			} `json:"ops"`
+		} `json:"steps"`
+	} `json:"admission"`
+	Verify *struct {
+		Status      string   `json:"status"`
+		Differences []string `json:"differences"`
+	} `json:"verify"`
+	Result map[string]interface{} `json:"result"`
+}
+
+func admissionOf(t *testing.T, out string) admissionReport {
+	t.Helper()
+	var r admissionReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Admission == nil {
+		t.Fatalf("no admission section (%v):\n%s", err, out)
+	}
+	return r
+}
+
+// steps lists "Kind Name effect" of a report.
+func (r admissionReport) steps() string {
+	var s []string
+	for _, st := range r.Admission.Steps {
+		s = append(s, st.Kind+" "+st.Name+" "+st.Effect)
+	}
+	return strings.Join(s, "; ")
+}
+
+// clusterObject creates a cluster-scoped object for the test and deletes
+// it at the end.
+func clusterObject(t *testing.T, manifest string) {
+	t.Helper()
+	if err := applyTry("", "e2e", manifest); err != nil {
+		t.Fatalf("creating %s: %v", manifest, err)
+	}
+	u := parse(t, manifest)
+	t.Cleanup(func() { deleteObject(u) })
+}
+
+// waitForServer polls the server's dry run of manifest until ok says the
+// server's admission acts on it (a policy takes effect when the
+// apiserver's informers have it, not when it is created).
+func waitForServer(t *testing.T, ns, manifest string, ok func(obj *unstructured.Unstructured, err error) bool) {
+	t.Helper()
+	u := parse(t, manifest)
+	u.SetNamespace(ns)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: "probe", DryRun: []string{metav1.DryRunAll}})
+		if ok(out, err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's admission did not act on %s within 60s (last: %v)", u.GetName(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Built-in admission plugins: a PVC gets the default StorageClass and its
+// protection finalizer, an Ingress the default IngressClass, and the
+// prediction (explain-conflict --verify, diff's result) is the server's.
+func TestAdmissionBuiltinPlugins(t *testing.T) {
+	ns := namespace(t)
+	sc, ic := "e2e-default-"+rand.String(5), "e2e-default-"+rand.String(5)
+	clusterObject(t, "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: "+sc+"\n  annotations: {storageclass.kubernetes.io/is-default-class: \"true\"}\nprovisioner: example.com/none\n")
+	clusterObject(t, "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: "+ic+"\n  annotations: {ingressclass.kubernetes.io/is-default-class: \"true\"}\nspec: {controller: example.com/ingress}\n")
+	pvc := "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"
+	noClass := strings.Replace(pvc, "spec:\n", "spec:\n  storageClassName: \"\"\n", 1)
+	ingress := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\nspec:\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n"
+	// The server picks a new default class once its informer has it.
+	waitForServer(t, ns, pvc, func(o *unstructured.Unstructured, err error) bool {
+		got, _, _ := unstructured.NestedString(o.Object, "spec", "storageClassName")
+		return err == nil && got == sc
+	})
+	waitForServer(t, ns, ingress, func(o *unstructured.Unstructured, err error) bool {
+		got, _, _ := unstructured.NestedString(o.Object, "spec", "ingressClassName")
+		return err == nil && got == ic
+	})
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, manifest, steps string
+		path                  []string
+		value                 string
+	}{
+		{"pvc", pvc, "BuiltinPlugin DefaultStorageClass mutates; BuiltinPlugin StorageObjectInUseProtection mutates", []string{"spec", "storageClassName"}, sc},
+		{"pvc-no-class", noClass, "BuiltinPlugin StorageObjectInUseProtection mutates", []string{"spec", "storageClassName"}, ""},
+		{"ingress", ingress, "BuiltinPlugin DefaultIngressClass mutates", []string{"spec", "ingressClassName"}, ic},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(dir, c.name+".yaml")
+			writeFile(t, file, c.manifest)
+			r := admissionOf(t, mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", file, "--verify", "-o", "json").stdout)
+			if !r.Admission.Exact || r.steps() != c.steps {
+				t.Errorf("admission: exact %v, steps %q, want %q", r.Admission.Exact, r.steps(), c.steps)
+			}
+			if r.Verify == nil || r.Verify.Status != "agrees" {
+				t.Errorf("--verify: %+v", r.Verify)
+			}
+			d := admissionOf(t, mustSSA(t, 1, "diff", "-n", ns, "-f", file, "-o", "json").stdout)
+			if got, _, _ := unstructured.NestedString(d.Result, c.path...); got != c.value {
+				t.Errorf("diff's result: %v = %q, want %q", c.path, got, c.value)
+			}
+			text := mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", file).stdout
+			if !strings.Contains(text, "admission: plugin ") {
+				t.Errorf("the text view does not name the plugin:\n%s", text)
+			}
+		})
+	}
+}
+
+// Admission policies and webhooks are matched as the apiserver matches
+// them: what matches is named, and the prediction is not exact (exit 4)
+// unless --verify has the server check it; a denial the server makes is
+// a disagreement (exit 3). What does not match leaves the answer exact.
+func TestAdmissionPoliciesAndWebhooks(t *testing.T) {
+	ns, other := namespace(t), namespace(t)
+	id := rand.String(5)
+	vap, hook, mapName := "e2e-max-replicas-"+id, "e2e-hook-"+id, "e2e-team-"+id
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: `+vap+`}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+  validations:
+  - {expression: "object.spec.replicas <= 5", message: "at most 5 replicas"}
+`)
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: `+vap+`}
+spec:
+  policyName: `+vap+`
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
+`)
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: `+hook+`}
+webhooks:
+- name: hook.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Ignore
+  timeoutSeconds: 1
+  clientConfig: {url: "https://127.0.0.1:1/mutate"}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
+  objectSelector: {matchLabels: {webhook: "on"}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+`)
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: `+mapName+`}
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [secrets]}
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"team": "platform"}}}'
+`)
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: `+mapName+`}
+spec: {policyName: `+mapName+`}
+`)
+	deploy := func(replicas string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: big}\nspec:\n  replicas: " + replicas + "\n  selector: {matchLabels: {app: big}}\n  template:\n    metadata: {labels: {app: big}}\n    spec:\n      containers: [{name: c, image: nginx}]\n"
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  labels: {webhook: \"on\"}\ndata: {a: b}\n"
+	plainCM := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {a: b}\n"
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: token}\nstringData: {token: S3CR3T-admission}\n"
+	waitForServer(t, ns, deploy("8"), func(_ *unstructured.Unstructured, err error) bool {
+		return err != nil && strings.Contains(err.Error(), "denied request")
+	})
+	waitForServer(t, ns, secret, func(o *unstructured.Unstructured, err error) bool {
+		return err == nil && o.GetLabels()["team"] == "platform"
+	})
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		writeFile(t, f, text)
+		return f
+	}
+	big, small := file("big.yaml", deploy("8")), file("small.yaml", deploy("2"))
+	hooked, plain, sec := file("cm.yaml", cm), file("plain.yaml", plainCM), file("secret.yaml", secret)
+
+	// The policy matches in ns: named, not exact, exit 4.
+	r := ssa(t, "explain-conflict", "-n", ns, "-f", big, "-o", "json")
+	a := admissionOf(t, r.stdout)
+	if r.code != 4 || a.Admission.Exact || a.steps() != "ValidatingAdmissionPolicy "+vap+" (binding "+vap+") may-deny" || !strings.Contains(r.stderr, "not exact") {
+		t.Errorf("a matching policy: exit %d, steps %q\n%s", r.code, a.steps(), r.stderr)
+	}
+	text := ssa(t, "explain-conflict", "-n", ns, "-f", big)
+	if text.code != 4 || !strings.Contains(text.stdout, "ValidatingAdmissionPolicy "+vap) || !strings.Contains(text.stdout, "--verify") {
+		t.Errorf("the text view:\n%s", text.stdout)
+	}
+	// --verify: the server denies what the prediction applies: exit 3.
+	r = ssa(t, "explain-conflict", "-n", ns, "-f", big, "--verify", "-o", "json")
+	a = admissionOf(t, r.stdout)
+	if r.code != 3 || a.Verify == nil || a.Verify.Status != "differs" || !strings.Contains(strings.Join(a.Verify.Differences, "\n"), "at most 5 replicas") {
+		t.Errorf("--verify of a denied apply: exit %d, %+v\n%s", r.code, a.Verify, r.stderr)
+	}
+	// The server admits the small one: --verify makes it exact.
+	mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", small, "--verify")
+	// diff: a create is a change (exit 1), and the policy is named.
+	if d := ssa(t, "diff", "-n", ns, "-f", big); d.code != 1 || !strings.Contains(d.stdout, "may deny") {
+		t.Errorf("diff: exit %d\n%s", d.code, d.stdout)
+	}
+	// In the other namespace nothing matches: exact, exit 0.
+	a = admissionOf(t, mustSSA(t, 0, "explain-conflict", "-n", other, "-f", big, "-o", "json").stdout)
+	if !a.Admission.Exact || len(a.Admission.Steps) != 0 {
+		t.Errorf("other namespace: %+v", *a.Admission)
+	}
+
+	// The webhook matches the labelled ConfigMap only.
+	r = ssa(t, "explain-conflict", "-n", ns, "-f", hooked, "-o", "json")
+	if a = admissionOf(t, r.stdout); r.code != 4 || a.steps() != "MutatingWebhook "+hook+"/hook.example.com may-mutate" {
+		t.Errorf("a matching webhook: exit %d, steps %q", r.code, a.steps())
+	}
+	mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", plain)
+	// Its failurePolicy is Ignore and it can't be reached: the server's
+	// dry run agrees, and --verify says so.
+	mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", hooked, "--verify")
+	// Once applied, a diff of the same manifest changes nothing, but the
+	// webhook may: exit 4.
+	mustSSA(t, 0, "explain-conflict", "-n", other, "-f", hooked)
+	if err := applyTry(ns, "kubectl", cm); err != nil {
+		t.Fatal(err)
+	}
+	if d := ssa(t, "diff", "-n", ns, "-f", hooked); d.code != 4 || !strings.Contains(d.stderr, "may change or refuse") {
+		t.Errorf("diff with no change and a matching webhook: exit %d\n%s\n%s", d.code, d.stdout, d.stderr)
+	}
+
+	// The mutating policy sets a label on Secrets: --verify lists it, and
+	// prints no Secret value.
+	r = ssa(t, "explain-conflict", "-n", ns, "-f", sec, "--verify")
+	if r.code != 3 || !strings.Contains(r.stdout, ".metadata.labels.team") || !strings.Contains(r.stdout, "MutatingAdmissionPolicy "+mapName) {
+		t.Errorf("a mutating policy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "S3CR3T") {
+		t.Errorf("a Secret value is printed:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
