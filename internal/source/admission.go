@@ -50,9 +50,7 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	if err != nil {
 		return nil, admission.Request{}, err
 	}
-	st := &s.admission
-	st.once.Do(func() { st.config = s.listAdmission(ctx) })
-	cfg := st.config // a copy: the classes are the object's own
+	cfg := s.admissionConfig(ctx) // a copy: the classes are the object's own
 	switch m.Resource.GroupResource() {
 	case schema.GroupResource{Resource: "persistentvolumeclaims"}:
 		cfg.StorageClasses = s.classes(ctx, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}, &cfg)
@@ -60,47 +58,60 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 		cfg.IngressClasses = s.classes(ctx, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &cfg)
 	}
 	req := admission.Request{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
-	if req.Namespaced {
+	matchers := len(cfg.ValidatingPolicies) + len(cfg.MutatingPolicies) + len(cfg.ValidatingWebhooks) + len(cfg.MutatingWebhooks)
+	if req.Namespaced && matchers > 0 {
+		// Only a namespaceSelector needs them.
 		ns := s.namespaceLabels(ctx, obj.GetNamespace())
 		req.NamespaceLabels, req.NamespaceUnknown = ns.labels, ns.unknown
 	}
 	return &cfg, req, nil
 }
 
+// admissionConfig is the cluster's admission configuration, listed once.
+// (Started before the first object is read, it measured slower: it
+// competes with the start-up's own work.)
+func (s *Cluster) admissionConfig(ctx context.Context) admission.Config {
+	s.admission.once.Do(func() { s.admission.config = s.listAdmission(ctx) })
+	return s.admission.config
+}
+
 // listAdmission lists what matches requests, side by side.
 func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 	var c admission.Config
-	lists := []struct {
+	// A policy acts through its bindings: they are listed only when
+	// there are policies.
+	type listing struct {
 		resource string
 		into     *[]*unstructured.Unstructured
-	}{
-		{"validatingadmissionpolicies", &c.ValidatingPolicies},
-		{"validatingadmissionpolicybindings", &c.ValidatingBindings},
-		{"mutatingadmissionpolicies", &c.MutatingPolicies},
-		{"mutatingadmissionpolicybindings", &c.MutatingBindings},
-		{"validatingwebhookconfigurations", &c.ValidatingWebhooks},
-		{"mutatingwebhookconfigurations", &c.MutatingWebhooks},
+		bindings *listing
+	}
+	lists := []listing{
+		{"validatingadmissionpolicies", &c.ValidatingPolicies, &listing{resource: "validatingadmissionpolicybindings", into: &c.ValidatingBindings}},
+		{"mutatingadmissionpolicies", &c.MutatingPolicies, &listing{resource: "mutatingadmissionpolicybindings", into: &c.MutatingBindings}},
+		{"validatingwebhookconfigurations", &c.ValidatingWebhooks, nil},
+		{"mutatingwebhookconfigurations", &c.MutatingWebhooks, nil},
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var forbidden []string
 	for _, l := range lists {
-		gvr, ok := s.servedAdmission(l.resource)
-		if !ok {
-			continue // not served by this version (or disabled)
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			items, err := s.list(ctx, gvr)
-			mu.Lock()
-			defer mu.Unlock()
-			*l.into = items
-			switch {
-			case apierrors.IsForbidden(err):
-				forbidden = append(forbidden, l.resource)
-			case err != nil:
-				c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s (%v)", gvr.GroupResource(), kube.Friendly(err)))
+			for at := &l; at != nil; at = at.bindings {
+				items, err := s.listServed(ctx, at.resource)
+				mu.Lock()
+				*at.into = items
+				switch {
+				case apierrors.IsForbidden(err):
+					forbidden = append(forbidden, at.resource)
+				case err != nil:
+					c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s.%s (%v)", at.resource, admissionGroup, kube.Friendly(err)))
+				}
+				mu.Unlock()
+				if len(items) == 0 && err == nil {
+					break
+				}
 			}
 		}()
 	}
@@ -114,24 +125,26 @@ func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 	return c
 }
 
-// admissionKinds are the kinds of the admission resources.
-var admissionKinds = map[string]string{
-	"validatingadmissionpolicies":       "ValidatingAdmissionPolicy",
-	"validatingadmissionpolicybindings": "ValidatingAdmissionPolicyBinding",
-	"mutatingadmissionpolicies":         "MutatingAdmissionPolicy",
-	"mutatingadmissionpolicybindings":   "MutatingAdmissionPolicyBinding",
-	"validatingwebhookconfigurations":   "ValidatingWebhookConfiguration",
-	"mutatingwebhookconfigurations":     "MutatingWebhookConfiguration",
-}
-
-// servedAdmission is the newest served version of an admission resource.
-func (s *Cluster) servedAdmission(resource string) (schema.GroupVersionResource, bool) {
+// listServed lists an admission resource at the newest version served:
+// v1, else (older servers, mutating policies) v1beta1 or v1alpha1. A
+// resource served at none is an empty list. Discovery is not asked: the
+// server's 404 says what is not served.
+func (s *Cluster) listServed(ctx context.Context, resource string) ([]*unstructured.Unstructured, error) {
 	for _, v := range []string{"v1", "v1beta1", "v1alpha1"} {
-		if s.Cluster.ServedKind(schema.GroupVersionKind{Group: admissionGroup, Version: v, Kind: admissionKinds[resource]}) {
-			return schema.GroupVersionResource{Group: admissionGroup, Version: v, Resource: resource}, true
+		l, err := s.Cluster.Dynamic.Resource(schema.GroupVersionResource{Group: admissionGroup, Version: v, Resource: resource}).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
 		}
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*unstructured.Unstructured, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out, nil
 	}
-	return schema.GroupVersionResource{}, false
+	return nil, nil
 }
 
 // list lists gvr; a resource not served is an empty list.
