@@ -153,7 +153,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 		return externalErr // the diff program's answer, as with kubectl diff
 	}
 	for _, r := range reports {
-		if r.HasChanges() {
+		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
 			return exit(CodeFound)
 		}
 	}

@@ -112,7 +112,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before the input's Namespace exists: their prediction stands unverified (apply the Namespace, then verify again)", notRun, len(reports))}
 	}
 	for _, r := range reports {
-		if r.Message != "" {
+		if r.Message != "" || r.Admission != nil && r.Admission.Denied != "" {
 			return exit(CodeFound)
 		}
 	}

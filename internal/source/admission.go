@@ -59,10 +59,17 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	}
 	req := admission.Request{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
 	matchers := len(cfg.ValidatingPolicies) + len(cfg.MutatingPolicies) + len(cfg.ValidatingWebhooks) + len(cfg.MutatingWebhooks)
-	if req.Namespaced && matchers > 0 {
-		// Only a namespaceSelector needs them.
+	if req.Namespaced && (matchers > 0 || admission.PodSecurityChecks(m.Resource.GroupResource())) {
+		// Only a namespaceSelector and PodSecurity need them.
 		ns := s.namespaceLabels(ctx, obj.GetNamespace())
 		req.NamespaceLabels, req.NamespaceUnknown = ns.labels, ns.unknown
+		for k := range ns.labels {
+			if strings.HasPrefix(k, "pod-security.kubernetes.io/") {
+				// PodSecurity's "latest" is the server's version.
+				req.ServerMinor = s.serverMinor()
+				break
+			}
+		}
 	}
 	return &cfg, req, nil
 }

@@ -37,6 +37,10 @@ const (
 	// Audits: a validating policy that only audits matches: the response
 	// is the same either way.
 	Audits Effect = "audits"
+	// Warns: a built-in plugin returns Message as a warning (modelled).
+	Warns Effect = "warns"
+	// Denies: a built-in plugin refuses the apply with Message (modelled).
+	Denies Effect = "denies"
 )
 
 // StepKind is what kind of admission a step is.
@@ -74,6 +78,9 @@ type Step struct {
 	Effect Effect `json:"effect"`
 	// Ops are a modelled plugin's changes, in order.
 	Ops []Op `json:"ops,omitempty"`
+	// Message is a modelled plugin's warning or denial, as the server
+	// words it.
+	Message string `json:"message,omitempty"`
 	// Caveats qualify the match (match conditions in CEL not evaluated,
 	// namespace labels not readable).
 	Caveats []string `json:"caveats,omitempty"`
@@ -86,7 +93,12 @@ type Report struct {
 	Exact bool `json:"exact"`
 	// Reasons say why it is not exact, one line each.
 	Reasons []string `json:"reasons"`
-	Steps   []Step   `json:"steps"`
+	// Denied is the server's error when a modelled plugin refuses the
+	// apply ("": none does).
+	Denied string `json:"denied,omitempty"`
+	// Warnings are the warnings the modelled plugins return.
+	Warnings []string `json:"warnings"`
+	Steps    []Step   `json:"steps"`
 }
 
 // Config is the cluster's admission, as listed by the caller.
@@ -115,6 +127,9 @@ type Request struct {
 	// NamespaceUnknown when they could not be read.
 	NamespaceLabels  map[string]string
 	NamespaceUnknown bool
+	// ServerMinor is the apiserver's Kubernetes minor (0: not known),
+	// which PodSecurity's "latest" means.
+	ServerMinor int
 }
 
 // Operation is the admission operation of the apply: CREATE when it
@@ -128,7 +143,7 @@ func (r Request) Operation() string {
 
 // Evaluate says what admission does to req under c.
 func Evaluate(c *Config, req Request) *Report {
-	r := &Report{Exact: true, Reasons: []string{}, Steps: []Step{}}
+	r := &Report{Exact: true, Reasons: []string{}, Warnings: []string{}, Steps: []Step{}}
 	if c == nil {
 		return r
 	}
@@ -144,8 +159,21 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	r.Steps = append(r.Steps, mutatingPolicies(c, req)...)
 	r.Steps = append(r.Steps, webhooks(c.MutatingWebhooks, MutatingWebhook, req)...)
-	r.Steps = append(r.Steps, validatingPolicies(c, req)...)
-	r.Steps = append(r.Steps, webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)...)
+	// The validating phase, in the apiserver's order: the built-in
+	// plugins, then policies, then webhooks; the first denial ends it.
+	if ps := podSecurityStep(req); ps != nil {
+		r.Steps = append(r.Steps, *ps)
+		switch ps.Effect {
+		case Denies:
+			r.Denied = ps.Message
+		case Warns:
+			r.Warnings = append(r.Warnings, ps.Message)
+		}
+	}
+	if r.Denied == "" {
+		r.Steps = append(r.Steps, validatingPolicies(c, req)...)
+		r.Steps = append(r.Steps, webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)...)
+	}
 	for _, s := range r.Steps {
 		switch s.Effect {
 		case MayDeny:
@@ -241,6 +269,12 @@ func builtins(c *Config, req Request) []Step {
 			}
 		}
 		steps = append(steps, finalizer("kubernetes.io/pvc-protection", obj)...)
+	case pods:
+		// Not modelled: what they add depends on the cluster (a token
+		// volume of a generated name, the default PriorityClass, the
+		// namespace's LimitRanges).
+		steps = append(steps, Step{Kind: Builtin, Name: "ServiceAccount, Priority, DefaultTolerationSeconds, LimitRanger", Effect: MayMutate,
+			Caveats: []string{"they complete a Pod's create (its service account and token volume, priority, tolerations, resource defaults): not modelled here"}})
 	case schema.GroupResource{Resource: "persistentvolumes"}:
 		steps = append(steps, finalizer("kubernetes.io/pv-protection", obj)...)
 	case schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:

@@ -171,3 +171,28 @@ func TestUnreadable(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// PodSecurity: a template warns at the warn level, a Pod is denied at the
+// enforced one, and a Pod's update that changes no image is not checked.
+func TestPodSecurity(t *testing.T) {
+	labels := map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
+	deploy := obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns}\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: nginx}]\n")
+	r := Evaluate(&Config{}, Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceLabels: labels})
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], `would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false`) || r.Denied != "" || !r.Exact {
+		t.Errorf("template: %+v", r)
+	}
+	podsGVR := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	host := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: host, namespace: ns}\nspec:\n  hostNetwork: true\n  containers: [{name: c, image: nginx}]\n")
+	r = Evaluate(&Config{}, Request{Object: host, Resource: podsGVR, Namespaced: true, NamespaceLabels: labels})
+	if r.Denied != `pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)` || len(r.Warnings) != 0 {
+		t.Errorf("pod: denied %q, warnings %q", r.Denied, r.Warnings)
+	}
+	r = Evaluate(&Config{}, Request{Object: host, Old: host, Resource: podsGVR, Namespaced: true, NamespaceLabels: labels})
+	if r.Denied != "" {
+		t.Errorf("an update that changes no image is checked: %q", r.Denied)
+	}
+	// No labels: privileged, nothing said.
+	if r := Evaluate(&Config{}, Request{Object: deploy, Resource: deployments, Namespaced: true}); len(r.Steps) != 0 {
+		t.Errorf("unlabelled namespace: %s", steps(r))
+	}
+}

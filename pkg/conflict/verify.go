@@ -101,6 +101,14 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		// A webhook with side effects: the server can't dry-run the apply.
 		v.Status = VerifyNotRun
 		v.Reason = "the server can't dry-run the apply: " + err.Error()
+	case err != nil && errors.As(err, &status) && denied(against) != "":
+		// The prediction has admission refuse it too.
+		if msg := status.Status().Message; msg != denied(against) {
+			diff("denial: server %q, predicted %q", msg, denied(against))
+		}
+	case err == nil && denied(against) != "":
+		diff("the prediction has admission refuse the apply, the server applied: %s", denied(against))
+		return v, answerVersion(out), nil
 	case err != nil && errors.As(err, &status) && (status.Status().Code < 500 || strings.Contains(err.Error(), "webhook")):
 		// Admission (a policy, a webhook) or validation refused what the
 		// prediction says is applied.
@@ -147,6 +155,14 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		}
 	}
 	return v, answerVersion(out), nil
+}
+
+// denied is the denial predicted of r's apply ("": none).
+func denied(r *Report) string {
+	if r.Admission == nil {
+		return ""
+	}
+	return r.Admission.Denied
 }
 
 // unauthorized tells an authorization refusal (RBAC: "User ... cannot

@@ -44,11 +44,15 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 			l = fmt.Sprintf("admission: %s matches: it may warn (not evaluated here)", what)
 		case admission.Audits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
+		case admission.Warns:
+			l = fmt.Sprintf("admission: %s warns: %s", what, Escape(s.Message))
+		case admission.Denies:
+			l = fmt.Sprintf("admission: %s denies: %s", what, Escape(s.Message))
 		}
 		if len(s.Caveats) > 0 {
 			l += "; " + Escape(strings.Join(s.Caveats, "; "))
 		}
-		add(l, s.Effect == admission.MayDeny || s.Effect == admission.MayMutate)
+		add(l, s.Effect != admission.Mutates && s.Effect != admission.Audits)
 	}
 	for _, r := range a.Reasons {
 		if strings.HasPrefix(r, "admission is not fully known") {

@@ -30,6 +30,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	}
 	who := fmt.Sprintf("%q", r.FieldManager)
 	switch {
+	case r.Admission != nil && r.Admission.Denied != "":
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, Escape(who), Escape(r.Admission.Denied))))
 	case r.Action == conflict.ActionCreate:
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, Escape(who))))
 	case r.Message != "":

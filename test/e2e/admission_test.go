@@ -11,14 +11,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // admissionReport is the admission section of explain-conflict and diff.
 type admissionReport struct {
 	Admission *struct {
-		Exact   bool     `json:"exact"`
-		Reasons []string `json:"reasons"`
-		Steps   []struct {
+		Exact    bool     `json:"exact"`
+		Reasons  []string `json:"reasons"`
+		Warnings []string `json:"warnings"`
+		Denied   string   `json:"denied"`
+		Steps    []struct {
 			Kind   string `json:"kind"`
 			Name   string `json:"name"`
 			Effect string `json:"effect"`
@@ -276,5 +280,99 @@ spec: {policyName: `+mapName+`}
 	}
 	if strings.Contains(r.stdout+r.stderr, "S3CR3T") {
 		t.Errorf("a Secret value is printed:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+// warningsCollector keeps the warnings a server returns.
+type warningsCollector struct{ got []string }
+
+func (w *warningsCollector) HandleWarningHeader(_ int, _ string, text string) {
+	w.got = append(w.got, text)
+}
+
+// PodSecurity is evaluated with its own library against the namespace's
+// labels: a workload's template gets the server's warning word for word,
+// a Pod that breaks the enforced level is denied as the server denies it
+// (exit 1, and --verify agrees), a compliant one gets its warning and is
+// not exact (the rest of a Pod's admission is not modelled).
+func TestAdmissionPodSecurity(t *testing.T) {
+	ns := namespace(t)
+	nsObj, err := env.client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsObj.Labels["pod-security.kubernetes.io/enforce"] = "baseline"
+	nsObj.Labels["pod-security.kubernetes.io/warn"] = "restricted"
+	if _, err := env.client.CoreV1().Namespaces().Update(context.Background(), nsObj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx}]\n"
+	hostPod := "apiVersion: v1\nkind: Pod\nmetadata: {name: host}\nspec:\n  hostNetwork: true\n  containers: [{name: c, image: nginx}]\n"
+	plainPod := "apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n  containers: [{name: c, image: nginx}]\n"
+	// What the server says of each, from its dry run.
+	server := func(manifest string) (warnings []string, err error) {
+		w := &warningsCollector{}
+		cfg := rest.CopyConfig(env.config)
+		cfg.WarningHandler = w
+		dyn := dynamic.NewForConfigOrDie(cfg)
+		u := parse(t, manifest)
+		gvk := u.GroupVersionKind()
+		m, merr := restMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		_, err = dyn.Resource(m.Resource).Namespace(ns).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: "kubectl", DryRun: []string{metav1.DryRunAll}})
+		return w.got, err
+	}
+	dir := t.TempDir()
+	type report struct {
+		admissionReport
+		Message string `json:"message"`
+	}
+	run := func(manifest string, code int, extra ...string) (report, result) {
+		t.Helper()
+		f := filepath.Join(dir, "m.yaml")
+		writeFile(t, f, manifest)
+		r := mustSSA(t, code, append([]string{"explain-conflict", "-n", ns, "-f", f, "-o", "json"}, extra...)...)
+		var rep report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Admission == nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		return rep, r
+	}
+
+	warnings, err := server(deploy)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `would violate PodSecurity "restricted:latest"`) {
+		t.Fatalf("the server's dry run of the Deployment: %v, warnings %q", err, warnings)
+	}
+	rep, _ := run(deploy, 0)
+	got := rep.Admission.Warnings
+	if len(got) != 1 || got[0] != warnings[0] || !rep.Admission.Exact {
+		t.Errorf("the Deployment's warnings:\n got %q\nwant %q", got, warnings)
+	}
+
+	_, err = server(hostPod)
+	if err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+		t.Fatalf("the server's dry run of the host-network Pod: %v", err)
+	}
+	_, r := run(hostPod, 1, "--verify")
+	if !strings.Contains(r.stdout, `"status": "agrees"`) && !strings.Contains(r.stdout, `"status":"agrees"`) {
+		t.Errorf("--verify of a predicted denial:\n%s", r.stdout)
+	}
+	text := mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", filepath.Join(dir, "m.yaml"))
+	if !strings.Contains(text.stdout, "DENIED: admission refuses the apply as \"kubectl\": "+err.Error()) {
+		t.Errorf("the denial is not the server's:\n%s\nserver: %v", text.stdout, err)
+	}
+
+	warnings, err = server(plainPod)
+	if err != nil || len(warnings) != 1 {
+		t.Fatalf("the server's dry run of the plain Pod: %v %q", err, warnings)
+	}
+	// A Pod's create is completed by admission not modelled here (its
+	// service account, token volume, priority, tolerations): not exact.
+	rep, _ = run(plainPod, 4)
+	got = rep.Admission.Warnings
+	if len(got) != 1 || got[0] != warnings[0] || rep.Admission.Exact {
+		t.Errorf("the plain Pod: warnings %q, want %q; exact %v", got, warnings, rep.Admission.Exact)
 	}
 }

@@ -1,0 +1,164 @@
+package admission
+
+import (
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+)
+
+// PodSecurity is the built-in PodSecurity admission, evaluated with its
+// own library (k8s.io/pod-security-admission) against the namespace's
+// pod-security.kubernetes.io labels: a Pod that violates the enforced
+// level is denied, and every object with a pod template that violates the
+// warned level gets the server's warning. The cluster's own default levels
+// and exemptions (the admission configuration file) can't be read: the
+// built-in defaults (privileged, no exemptions) are assumed.
+const podSecurity = "PodSecurity"
+
+// podTemplatePaths are where each kind PodSecurity checks keeps its pod
+// template (pod-security-admission's DefaultPodSpecExtractor).
+var podTemplatePaths = map[schema.GroupResource][]string{
+	{Resource: "podtemplates"}:                {"template"},
+	{Resource: "replicationcontrollers"}:      {"spec", "template"},
+	{Group: "apps", Resource: "replicasets"}:  {"spec", "template"},
+	{Group: "apps", Resource: "deployments"}:  {"spec", "template"},
+	{Group: "apps", Resource: "daemonsets"}:   {"spec", "template"},
+	{Group: "apps", Resource: "statefulsets"}: {"spec", "template"},
+	{Group: "batch", Resource: "jobs"}:        {"spec", "template"},
+	{Group: "batch", Resource: "cronjobs"}:    {"spec", "jobTemplate", "spec", "template"},
+}
+
+var pods = schema.GroupResource{Resource: "pods"}
+
+// PodSecurityChecks tells whether PodSecurity looks at objects of gr (so
+// that the caller reads the namespace's labels).
+func PodSecurityChecks(gr schema.GroupResource) bool {
+	_, ok := podTemplatePaths[gr]
+	return ok || gr == pods
+}
+
+var (
+	evaluatorsMu sync.Mutex
+	evaluators   = map[int]policy.Evaluator{}
+)
+
+// evaluator is the library's evaluator as a server of minor emulates it
+// ("latest" is that minor); 0: the library's own latest.
+func evaluator(minor int) (policy.Evaluator, error) {
+	evaluatorsMu.Lock()
+	defer evaluatorsMu.Unlock()
+	if e, ok := evaluators[minor]; ok {
+		return e, nil
+	}
+	var v *psapi.Version
+	if minor > 0 {
+		mv := psapi.MajorMinorVersion(1, minor)
+		v = &mv
+	}
+	e, err := policy.NewEvaluator(policy.DefaultChecks(), v)
+	if err != nil {
+		return nil, err
+	}
+	evaluators[minor] = e
+	return e, nil
+}
+
+// podSecurityStep evaluates req as PodSecurity admission does; nil when it
+// lets the request through without a word.
+func podSecurityStep(req Request) *Step {
+	gr := req.Resource.GroupResource()
+	if req.Subresource != "" || !PodSecurityChecks(gr) || req.NamespaceUnknown {
+		return nil
+	}
+	nsPolicy, errs := psapi.PolicyToEvaluate(req.NamespaceLabels, psapi.Policy{
+		Enforce: psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
+		Audit:   psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
+		Warn:    psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
+	})
+	if len(errs) > 0 {
+		return nil
+	}
+	var template interface{} = req.Object.Object
+	enforce := gr == pods
+	if !enforce {
+		t, found, _ := unstructured.NestedFieldNoCopy(req.Object.Object, podTemplatePaths[gr]...)
+		if !found || t == nil {
+			return nil // no template: nothing to check
+		}
+		template = t
+	}
+	switch {
+	case enforce && nsPolicy.FullyPrivileged():
+		return nil
+	case !enforce && nsPolicy.Warn.Level == psapi.LevelPrivileged && nsPolicy.Audit.Level == psapi.LevelPrivileged:
+		return nil
+	}
+	var pod corev1.PodTemplateSpec
+	m, _ := template.(map[string]interface{})
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &pod); err != nil {
+		return &Step{Kind: Builtin, Name: podSecurity, Effect: MayDeny, Caveats: []string{"the pod template could not be read: " + err.Error()}}
+	}
+	if enforce && req.Old != nil {
+		var old corev1.PodTemplateSpec
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(req.Old.Object, &old); err == nil && !significantPodUpdate(&pod.Spec, &old.Spec) {
+			return nil // PodSecurity re-checks a Pod's update only when its images change
+		}
+	}
+	e, err := evaluator(req.ServerMinor)
+	if err != nil {
+		return &Step{Kind: Builtin, Name: podSecurity, Effect: MayDeny, Caveats: []string{err.Error()}}
+	}
+	if enforce {
+		res := policy.AggregateCheckResults(e.EvaluatePod(nsPolicy.Enforce, &pod.ObjectMeta, &pod.Spec))
+		if !res.Allowed {
+			msg := fmt.Sprintf("%s %q is forbidden: violates PodSecurity %q: %s", gr.String(), req.Object.GetName(), nsPolicy.Enforce.String(), res.ForbiddenDetail())
+			return &Step{Kind: Builtin, Name: podSecurity, Effect: Denies, Message: msg}
+		}
+	}
+	res := policy.AggregateCheckResults(e.EvaluatePod(nsPolicy.Warn, &pod.ObjectMeta, &pod.Spec))
+	if res.Allowed {
+		return nil
+	}
+	return &Step{Kind: Builtin, Name: podSecurity, Effect: Warns,
+		Message: fmt.Sprintf("would violate PodSecurity %q: %s", nsPolicy.Warn.String(), res.ForbiddenDetail())}
+}
+
+// significantPodUpdate is pod-security-admission's isSignificantPodUpdate:
+// containers added or removed, or an image changed.
+func significantPodUpdate(pod, old *corev1.PodSpec) bool {
+	if len(pod.Containers) != len(old.Containers) || len(pod.InitContainers) != len(old.InitContainers) {
+		return true
+	}
+	for i := range pod.Containers {
+		if pod.Containers[i].Image != old.Containers[i].Image {
+			return true
+		}
+	}
+	for i := range pod.InitContainers {
+		if pod.InitContainers[i].Image != old.InitContainers[i].Image {
+			return true
+		}
+	}
+	for _, c := range pod.EphemeralContainers {
+		found := false
+		for _, oc := range old.EphemeralContainers {
+			if oc.Name == c.Name {
+				found = true
+				if oc.Image != c.Image {
+					return true
+				}
+				break
+			}
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
+}
