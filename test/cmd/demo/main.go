@@ -102,6 +102,10 @@ var gvrs = map[string]schema.GroupVersionResource{
 	"HorizontalPodAutoscaler":  {Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
 	"CustomResourceDefinition": {Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
 	"Widget":                   {Group: "example.com", Version: "v1", Resource: "widgets"},
+	// Cluster-scoped.
+	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+	"StorageClass":                     {Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
 }
 
 func obj(manifest string) *unstructured.Unstructured {
@@ -114,7 +118,8 @@ func obj(manifest string) *unstructured.Unstructured {
 
 func res(u *unstructured.Unstructured) dynamic.ResourceInterface {
 	r := dyn.Resource(gvrs[u.GetKind()])
-	if u.GetKind() == "CustomResourceDefinition" {
+	switch u.GetKind() {
+	case "CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "StorageClass":
 		return r
 	}
 	return r.Namespace("default")
@@ -326,5 +331,38 @@ spec:
 	}()
 	ssa("watch", "deploy/web", "--timeout", "6s")
 	close(stop)
+
+	caption("Admission: a ValidatingAdmissionPolicy caps replicas at 5, and a default StorageClass exists")
+	for _, m := range []string{`
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}]
+  validations: [{expression: "object.spec.replicas <= 5", message: "at most 5 replicas"}]
+`, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas}
+spec: {policyName: max-replicas, validationActions: [Deny]}
+`, `
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: standard, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: example.com/none
+`} {
+		if err := apply("demo-setup", m); err != nil {
+			return err
+		}
+	}
+	time.Sleep(2 * time.Second) // the apiserver's policy informer has it
+	big := write("big.yaml", strings.NewReplacer("replicas: 2", "replicas: 8", "name: web", "name: big", "app: web", "app: big").Replace(web))
+	caption("The policy matches: the prediction names it and is not exact (exit 4)")
+	ssa("explain-conflict", "-f", big)
+	caption("--verify asks the server's dry run, which denies the apply (exit 3)")
+	ssa("explain-conflict", "-f", big, "--verify")
+	caption("Built-in admission is modelled: a PVC gets the default StorageClass and its protection finalizer")
+	ssa("diff", "-f", write("pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"))
 	return nil
 }
