@@ -52,10 +52,19 @@ func objectDifferences(tc managedfields.TypeConverter, server, predicted *unstru
 	var out []string
 	add := func(what string, set *fieldpath.Set) {
 		set.Leaves().Iterate(func(p fieldpath.Path) {
+			var below []fieldpath.Path
 			for _, s := range skip {
 				if hasPrefix(p, s) {
 					return
 				}
+				if len(s) > len(p) && hasPrefix(s, p) {
+					below = append(below, s)
+				}
+			}
+			if len(below) > 0 && sameWithout(server, predicted, p, below) {
+				// An atomic value (a Job's selector) differs only in
+				// what is not known here.
+				return
 			}
 			sv, sok := pathlang.Lookup(server.Object, p)
 			pv, pok := pathlang.Lookup(predicted.Object, p)
@@ -77,6 +86,43 @@ func objectDifferences(tc managedfields.TypeConverter, server, predicted *unstru
 	add("the server's value differs", cmp.Modified)
 	sort.Strings(out)
 	return out, nil
+}
+
+// sameWithout tells whether a and b hold the same value at p once the
+// paths drop (below p) are taken out of both.
+func sameWithout(a, b *unstructured.Unstructured, p fieldpath.Path, drop []fieldpath.Path) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	for _, d := range drop {
+		if _, err := pathlang.Remove(a.Object, d); err != nil {
+			return false
+		}
+		if _, err := pathlang.Remove(b.Object, d); err != nil {
+			return false
+		}
+	}
+	av, _ := pathlang.Lookup(a.Object, p)
+	bv, _ := pathlang.Lookup(b.Object, p)
+	// Taking a path out empties the maps that held it: an empty map and
+	// none are the same here.
+	return jsonValue(pruneEmpty(av)) == jsonValue(pruneEmpty(bv))
+}
+
+// pruneEmpty drops empty maps below v (and v itself: nil).
+func pruneEmpty(v interface{}) interface{} {
+	m, ok := v.(map[string]interface{})
+	if !ok {
+		return v
+	}
+	out := map[string]interface{}{}
+	for k, c := range m {
+		if c = pruneEmpty(c); c != nil {
+			out[k] = c
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // hasPrefix tells whether p is prefix or below it.

@@ -519,6 +519,15 @@ func checkDiffCase(t *testing.T, c diffCase) {
 		}
 		dropPath(rep.Result, p)
 	}
+	if c.sub == "" && c.conflicts == 0 && len(c.args) == 0 {
+		// The user's own check, kubectl ssa explain-conflict --verify,
+		// compares the whole object too, and agrees.
+		vr := mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", file, "--field-manager", c.manager, "--verify", "-o", "json")
+		var v verifyReport
+		if err := json.Unmarshal([]byte(vr.stdout), &v); err != nil || v.Verify == nil || v.Verify.Status != "agrees" {
+			t.Errorf("explain-conflict --verify does not agree (%v):\n%s", err, vr.stdout)
+		}
+	}
 	want, got := normalJSON(t, withoutBookkeeping(server.Object)), normalJSON(t, withoutBookkeeping(rep.Result))
 	if !reflect.DeepEqual(want, got) {
 		var diffs [][]string
