@@ -55,8 +55,11 @@ result, so that scripts can diff them.
 
 Exit status, as kubectl diff: 0 no value changes (a change of owners alone
 is shown but exits 0, as kubectl diff sees none), 1 changes (a conflict
-counts: the apply would fail), 2 an error (also a namespace that does not
-exist, where the apply would fail).
+counts: the apply would fail, as does a denial by a modelled admission
+plugin), 2 an error (also a namespace that does not exist, where the apply
+would fail), 4 no value changes predicted but admission that is not
+evaluated here (a matching policy or webhook) may change or refuse the
+apply.
 
 --subresource scale takes the object's own manifest (its kind, name and
 .spec.replicas) and predicts the apply of a Scale with those replicas to
@@ -112,7 +115,9 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 			failed = append(failed, err)
 			continue
 		}
-		noteApplied(src, m.Object)
+		if d.Message == "" {
+			noteApplied(src, d.ResultObject)
+		}
 		reports = append(reports, d)
 		targets = append(targets, rc)
 	}

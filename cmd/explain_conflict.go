@@ -51,10 +51,18 @@ objects (kubectl get -o yaml --show-managed-fields) with the built-in schema
 compiled into kubectl-ssa; custom resources then need --schema CRD.yaml, or
 are typed by deduction (all lists atomic), which the report says.
 
+Admission is read from the cluster: built-in plugins (default StorageClass
+and IngressClass, storage protection finalizers, PodSecurity) are
+modelled; admission policies and webhooks are matched and named, not run.
+
 Exit status, as kubectl diff: 0 the apply would succeed, 1 it would
-conflict, 2 an error; with --verify, 3 when the prediction differs from the
-server's dry run and 4 when the server refused the dry run (no patch
-permission), so that nothing was verified.`,
+conflict or a modelled admission plugin denies it, 2 an error, 4 the
+prediction is not exact (a policy or webhook that may deny or change the
+object matches, or admission could not be read); with --verify, 3 when
+the prediction differs from the server's dry run (a denial included) and
+4 when the server refused or could not run the dry run (no patch
+permission; a Namespace the input creates first), so that nothing was
+verified.`,
 		Example: `  # Would this apply conflict, and with whom?
   kubectl ssa explain-conflict -f deploy.yaml
 

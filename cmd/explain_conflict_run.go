@@ -45,7 +45,9 @@ func (o *explainOptions) run(ctx context.Context) error {
 			failed = append(failed, err)
 			continue
 		}
-		noteApplied(src, m.Object)
+		if r.Message == "" {
+			noteApplied(src, r.Result)
+		}
 		if !o.showSecrets {
 			r.RedactSecrets()
 		}
@@ -174,7 +176,7 @@ type appliedNoter interface {
 // noteApplied tells a cluster source that obj comes before the next
 // objects of the input (a Namespace then exists for them).
 func noteApplied(src conflict.Source, obj *unstructured.Unstructured) {
-	if s, ok := src.(appliedNoter); ok {
+	if s, ok := src.(appliedNoter); ok && obj != nil {
 		s.NoteApplied(obj)
 	}
 }

@@ -178,7 +178,10 @@ func (s *Cluster) classes(ctx context.Context, gvr schema.GroupVersionResource, 
 	cl.once.Do(func() {
 		var err error
 		if cl.items, err = s.list(ctx, gvr); err != nil {
-			cl.why = fmt.Sprintf("could not list %s to know the default class (%v)", gvr.GroupResource(), kube.Friendly(err))
+			cl.why = fmt.Sprintf("could not list %s to know the default class (%v)", gvr.GroupResource(), err)
+			if apierrors.IsForbidden(err) {
+				cl.why = fmt.Sprintf("could not list %s to know the default class (forbidden: check with kubectl auth can-i list %s)", gvr.GroupResource(), gvr.GroupResource())
+			}
 		}
 	})
 	if cl.why != "" {
@@ -190,6 +193,11 @@ func (s *Cluster) classes(ctx context.Context, gvr schema.GroupVersionResource, 
 // namespaceLabels are the labels of namespace ns, read once; a Namespace
 // the input creates earlier has those of its manifest.
 func (s *Cluster) namespaceLabels(ctx context.Context, ns string) nsLabels {
+	if labels := s.inputNamespaces[ns]; labels != nil {
+		// The input applies the Namespace before: its labels are those
+		// of that apply.
+		return nsLabels{labels: labels}
+	}
 	st := &s.admission
 	st.nsMu.Lock()
 	defer st.nsMu.Unlock()
@@ -198,12 +206,9 @@ func (s *Cluster) namespaceLabels(ctx context.Context, ns string) nsLabels {
 	}
 	var out nsLabels
 	live, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, ns, metav1.GetOptions{})
-	switch {
-	case err == nil:
+	if err == nil {
 		out.labels = live.GetLabels()
-	case apierrors.IsNotFound(err) && s.inputNamespaces[ns] != nil:
-		out.labels = s.inputNamespaces[ns] // the input creates it
-	default:
+	} else {
 		out.unknown = true
 	}
 	if st.nsCache == nil {

@@ -44,7 +44,8 @@ type Cluster struct {
 
 // NoteApplied records that obj is applied before the objects asked about
 // next, as kubectl apply applies its input in order: a Namespace among
-// them exists for them, so creating one of them in it does not fail.
+// them exists for them, so creating one of them in it does not fail, and
+// has obj's labels (obj is the Namespace as that apply leaves it).
 func (s *Cluster) NoteApplied(obj *unstructured.Unstructured) {
 	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Namespace" || obj.GetName() == "" {
 		return
@@ -104,14 +105,25 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 	}
 	var notes []string
 	unverifiable := ""
+	if labels := s.inputNamespaces[obj.GetNamespace()]; labels != nil && live != nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		// The input applies its Namespace first: when that changes the
+		// labels (a selector's, PodSecurity's), the server's dry run of
+		// this object, sent now, would see the old ones.
+		ns, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
+		if err != nil || !sameLabels(ns.GetLabels(), labels) {
+			unverifiable = fmt.Sprintf("the input changes namespace %q's labels before this object: the server's dry run, sent now, would see the old ones", obj.GetNamespace())
+		}
+	}
 	if live == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
 		// The apiserver refuses a create in a namespace that does not
 		// exist; a user who may not read namespaces is not told.
-		_, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
+		nsLive, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err) && s.inputNamespaces[obj.GetNamespace()] != nil:
 			notes = append(notes, fmt.Sprintf("namespace %q does not exist yet: the input creates it before this object, as kubectl apply applies it in order", obj.GetNamespace()))
 			unverifiable = fmt.Sprintf("namespace %q does not exist yet (the input creates it): the server can't dry-run a create in it", obj.GetNamespace())
+		case err == nil && s.inputNamespaces[obj.GetNamespace()] != nil && !sameLabels(nsLive.GetLabels(), s.inputNamespaces[obj.GetNamespace()]):
+			unverifiable = fmt.Sprintf("the input changes namespace %q's labels before this object: the server's dry run, sent now, would see the old ones", obj.GetNamespace())
 		case apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first, or put it before the object in the input)", kube.ObjectName(obj), obj.GetNamespace())
 		}
@@ -161,6 +173,19 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// sameLabels tells whether two label sets are equal.
+func sameLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}

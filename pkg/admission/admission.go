@@ -176,6 +176,13 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	for _, s := range r.Steps {
 		switch s.Effect {
+		case MayDeny, MayMutate:
+			if s.Kind == Builtin {
+				r.notExact(fmt.Sprintf("admission plugin %s: %s", s.Name, strings.Join(s.Caveats, "; ")))
+				continue
+			}
+		}
+		switch s.Effect {
 		case MayDeny:
 			r.notExact(fmt.Sprintf("%s %s matches: it may deny the apply (not evaluated here)", s.Kind, s.Name))
 		case MayMutate:
@@ -273,8 +280,8 @@ func builtins(c *Config, req Request) []Step {
 		// Not modelled: what they add depends on the cluster (a token
 		// volume of a generated name, the default PriorityClass, the
 		// namespace's LimitRanges).
-		steps = append(steps, Step{Kind: Builtin, Name: "ServiceAccount, Priority, DefaultTolerationSeconds, LimitRanger", Effect: MayMutate,
-			Caveats: []string{"they complete a Pod's create (its service account and token volume, priority, tolerations, resource defaults): not modelled here"}})
+		steps = append(steps, Step{Kind: Builtin, Name: "ServiceAccount+Priority+DefaultTolerationSeconds+LimitRanger", Effect: MayMutate,
+			Caveats: []string{"these plugins complete a Pod's create (its service account and token volume, priority, tolerations, resource defaults), and the Pod's own create sets its status: not modelled here"}})
 	case schema.GroupResource{Resource: "persistentvolumes"}:
 		steps = append(steps, finalizer("kubernetes.io/pv-protection", obj)...)
 	case schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:

@@ -81,7 +81,8 @@ func TestCaveats(t *testing.T) {
 	cfg := &Config{ValidatingWebhooks: []*unstructured.Unstructured{webhook(t, `[{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]`,
 		"  namespaceSelector: {matchLabels: {env: prod}}\n  matchConditions: [{name: c, expression: 'true'}]\n")}}
 	r := Evaluate(cfg, Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceUnknown: true})
-	if len(r.Steps) != 1 || r.Steps[0].Effect != MayDeny || len(r.Steps[0].Caveats) != 2 || r.Exact {
+	hook := r.Steps[len(r.Steps)-1]
+	if hook.Kind != ValidatingWebhook || hook.Effect != MayDeny || len(hook.Caveats) != 2 || r.Exact {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -194,5 +195,30 @@ func TestPodSecurity(t *testing.T) {
 	// No labels: privileged, nothing said.
 	if r := Evaluate(&Config{}, Request{Object: deploy, Resource: deployments, Namespaced: true}); len(r.Steps) != 0 {
 		t.Errorf("unlabelled namespace: %s", steps(r))
+	}
+}
+
+// A Namespace's own PodSecurity labels: invalid ones are refused (on
+// update only when they changed); a stricter enforce level may warn; a
+// namespace whose labels can't be read leaves PodSecurity unevaluated,
+// and says so.
+func TestPodSecurityNamespace(t *testing.T) {
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	bad := obj(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, labels: {pod-security.kubernetes.io/enforce: bogus}}\n")
+	good := obj(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, labels: {pod-security.kubernetes.io/enforce: restricted}}\n")
+	plain := obj(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1}\n")
+	if r := Evaluate(&Config{}, Request{Object: bad, Resource: nsGVR}); !strings.HasPrefix(r.Denied, `Namespace "ns1" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "bogus"`) {
+		t.Errorf("create: %q", r.Denied)
+	}
+	if r := Evaluate(&Config{}, Request{Object: bad, Old: bad, Resource: nsGVR}); r.Denied != "" {
+		t.Errorf("unchanged invalid labels are refused: %q", r.Denied)
+	}
+	if r := Evaluate(&Config{}, Request{Object: good, Old: plain, Resource: nsGVR}); steps(r) != "BuiltinPlugin PodSecurity may-warn" || !r.Exact {
+		t.Errorf("stricter enforce: %s", steps(r))
+	}
+	podsGVR := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	pod := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {containers: [{name: c, image: nginx}]}\n")
+	if r := Evaluate(&Config{}, Request{Object: pod, Old: pod, Resource: podsGVR, Namespaced: true, NamespaceUnknown: true}); steps(r) != "BuiltinPlugin PodSecurity may-deny" || r.Exact {
+		t.Errorf("unreadable namespace: %s, exact %v", steps(r), r.Exact)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // rule is a RuleWithOperations or a NamedRuleWithOperations, at any
@@ -42,8 +41,6 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-var namespaces = schema.GroupResource{Resource: "namespaces"}
 
 // matches is the apiserver's rule matcher (admission/plugin/webhook/
 // predicates/rules): operation, group, version (any version of the group

@@ -2,9 +2,11 @@ package admission
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -69,18 +71,66 @@ func evaluator(minor int) (policy.Evaluator, error) {
 	return e, nil
 }
 
+var namespaces = schema.GroupResource{Resource: "namespaces"}
+
+// privileged is PodSecurity's built-in default policy.
+var privileged = psapi.Policy{
+	Enforce: psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
+	Audit:   psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
+	Warn:    psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
+}
+
+// namespaceStep is PodSecurity's check of a Namespace's own labels
+// (ValidateNamespace): invalid levels or versions are refused on create,
+// and on update when they changed; a stricter enforce level makes the
+// server check the namespace's pods and warn about them.
+func namespaceStep(req Request) *Step {
+	if req.Subresource != "" {
+		return nil
+	}
+	newPolicy, newErrs := psapi.PolicyToEvaluate(req.Object.GetLabels(), privileged)
+	if len(newErrs) > 0 {
+		changed := true
+		if req.Old != nil {
+			_, oldErrs := psapi.PolicyToEvaluate(req.Old.GetLabels(), privileged)
+			changed = len(oldErrs) == 0 || !reflect.DeepEqual(newErrs, oldErrs)
+		}
+		if changed {
+			msg := apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, req.Object.GetName(), newErrs).Error()
+			return &Step{Kind: Builtin, Name: podSecurity, Effect: Denies, Message: msg}
+		}
+		return nil
+	}
+	if req.Old == nil {
+		return nil
+	}
+	oldPolicy, _ := psapi.PolicyToEvaluate(req.Old.GetLabels(), privileged)
+	if newPolicy.Enforce == oldPolicy.Enforce || newPolicy.Enforce.Level == psapi.LevelPrivileged {
+		return nil
+	}
+	return &Step{Kind: Builtin, Name: podSecurity, Effect: MayWarn,
+		Caveats: []string{fmt.Sprintf("the enforce level becomes %q: the server checks the namespace's pods against it and warns about those that violate it (not evaluated here)", newPolicy.Enforce.String())}}
+}
+
 // podSecurityStep evaluates req as PodSecurity admission does; nil when it
 // lets the request through without a word.
 func podSecurityStep(req Request) *Step {
 	gr := req.Resource.GroupResource()
-	if req.Subresource != "" || !PodSecurityChecks(gr) || req.NamespaceUnknown {
+	if gr == namespaces {
+		return namespaceStep(req)
+	}
+	if req.Subresource != "" || !PodSecurityChecks(gr) {
 		return nil
 	}
-	nsPolicy, errs := psapi.PolicyToEvaluate(req.NamespaceLabels, psapi.Policy{
-		Enforce: psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
-		Audit:   psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
-		Warn:    psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()},
-	})
+	if req.NamespaceUnknown {
+		effect := MayWarn
+		if gr == pods {
+			effect = MayDeny
+		}
+		return &Step{Kind: Builtin, Name: podSecurity, Effect: effect,
+			Caveats: []string{"the namespace's labels could not be read (get namespaces): PodSecurity was not evaluated"}}
+	}
+	nsPolicy, errs := psapi.PolicyToEvaluate(req.NamespaceLabels, privileged)
 	if len(errs) > 0 {
 		return nil
 	}

@@ -210,11 +210,18 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			req := adm.req
 			req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
 			r.Admission = admission.Evaluate(adm.config, req)
+			if r.Admission.Denied != "" {
+				// What the apiserver would answer.
+				r.Message = r.Admission.Denied
+			}
 		}
 		return r, nil
 	}
 	if r, err = simulate(in); err != nil {
 		return nil, err
+	}
+	if admissionDone == nil {
+		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check with --verify against one")
 	}
 	if o.AlsoForced && !o.Force && len(r.Conflicts) > 0 {
 		forced := in

@@ -22,6 +22,9 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 		what := fmt.Sprintf("%s %s", s.Kind, Escape(s.Name))
 		if s.Kind == admission.Builtin {
 			what = "plugin " + Escape(s.Name)
+			if strings.Contains(s.Name, "+") {
+				what = "plugins " + Escape(strings.ReplaceAll(s.Name, "+", ", "))
+			}
 		}
 		var l string
 		switch s.Effect {
@@ -42,6 +45,11 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 			l = fmt.Sprintf("admission: %s matches: it may change the object (not evaluated here)", what)
 		case admission.MayWarn:
 			l = fmt.Sprintf("admission: %s matches: it may warn (not evaluated here)", what)
+		}
+		if s.Kind == admission.Builtin && (s.Effect == admission.MayDeny || s.Effect == admission.MayMutate || s.Effect == admission.MayWarn) {
+			l = fmt.Sprintf("admission: %s may %s", what, map[admission.Effect]string{admission.MayDeny: "deny the apply", admission.MayMutate: "change the object", admission.MayWarn: "warn"}[s.Effect])
+		}
+		switch s.Effect {
 		case admission.Audits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
 		case admission.Warns:
@@ -60,7 +68,7 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 		}
 	}
 	if !a.Exact && !verified {
-		add("admission: the prediction is not exact (exit 4): --verify has the server's dry run check it", true)
+		add("admission: the prediction is not exact: --verify has the server's dry run check it", true)
 	}
 	return lines, bad
 }

@@ -376,3 +376,38 @@ func TestAdmissionPodSecurity(t *testing.T) {
 		t.Errorf("the plain Pod: warnings %q, want %q; exact %v", got, warnings, rep.Admission.Exact)
 	}
 }
+
+// A file that relabels an existing Namespace and then applies objects in
+// it: they are judged by the file's labels, as kubectl apply applies the
+// Namespace first, and --verify says it can't check them (the server's
+// dry run, sent now, would see the old labels). A Namespace's own
+// PodSecurity labels are checked as the server checks them.
+func TestAdmissionNamespaceRelabelledInTheInput(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	nsDoc := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + ns + "\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n"
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: host, namespace: " + ns + "}\nspec:\n  hostNetwork: true\n  containers: [{name: c, image: nginx}]\n"
+	file := filepath.Join(dir, "relabel.yaml")
+	writeFile(t, file, nsDoc+"---\n"+pod)
+	r := mustSSA(t, 1, "explain-conflict", "-f", file)
+	if !strings.Contains(r.stdout, `DENIED: admission refuses the apply as "kubectl": pods "host" is forbidden: violates PodSecurity "baseline:latest"`) {
+		t.Errorf("the Pod is not judged by the file's labels:\n%s", r.stdout)
+	}
+	r = ssa(t, "explain-conflict", "-f", file, "--verify", "-o", "json")
+	if r.code != 4 || !strings.Contains(r.stdout, "the input changes namespace") || !strings.Contains(r.stdout, `"status": "not-run"`) {
+		t.Errorf("--verify: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// An invalid level: refused as the server refuses it.
+	bad := filepath.Join(dir, "bad.yaml")
+	badDoc := strings.Replace(nsDoc, "enforce: baseline", "enforce: bogus", 1)
+	writeFile(t, bad, badDoc)
+	_, err := resourceFor(t, parse(t, badDoc)).Apply(context.Background(), ns, parse(t, badDoc), metav1.ApplyOptions{FieldManager: "kubectl", DryRun: []string{metav1.DryRunAll}})
+	if err == nil {
+		t.Fatal("the server accepts an invalid PodSecurity level")
+	}
+	r = mustSSA(t, 1, "explain-conflict", "-f", bad, "--verify")
+	if !strings.Contains(r.stdout, "DENIED: admission refuses the apply as \"kubectl\": "+err.Error()) || !strings.Contains(r.stdout, "agrees") {
+		t.Errorf("an invalid PodSecurity label:\n%s\nserver: %v", r.stdout, err)
+	}
+}
