@@ -52,7 +52,9 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 		out = append(out, remedy.Remedy{Kind: remedy.Share, Summary: "share them: set them in your manifest to the live values; equal values are co-owned, not conflicts", Paths: shareable})
 	}
 	for _, cf := range FirstPerOwner(r.Conflicts) {
-		if r.AutoscalerTakesBack(cf) {
+		if r.AutoscalerTakesBack(cf) || r.Subresource != "" {
+			// handover gives fields to an applier of the main resource:
+			// an apply to a subresource is another manager entry.
 			continue
 		}
 		var paths []pathlang.Path

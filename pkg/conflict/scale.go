@@ -75,6 +75,16 @@ func SimulateScale(in Input) (*Report, error) {
 	} else {
 		r.ManagedFields = in.Live.GetManagedFields()
 	}
+	// The conflicts name the owners' entries as the Scale sees them
+	// (autoscaling/v1): name the object's own entries.
+	for i, cf := range r.Conflicts {
+		for _, e := range in.Live.GetManagedFields() {
+			if e.Manager == cf.Manager && string(e.Operation) == cf.Operation && e.Subresource == cf.Subresource {
+				r.Conflicts[i].APIVersion = e.APIVersion
+				break
+			}
+		}
+	}
 	r.Object = ownership.RefOf(in.Live)
 	r.Live = in.Live
 	r.Result = in.Live.DeepCopy()

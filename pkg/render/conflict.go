@@ -228,6 +228,9 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	}
 	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
 	handovers := resolutions(r, remedy.Handover)
+	if r.Subresource != "" {
+		fmt.Fprintf(w, "       (not to an apply to /%s: handover gives fields to an applier of the object itself; apply the object with them instead)\n", Escape(r.Subresource))
+	}
 	for _, cf := range conflict.FirstPerOwner(r.Conflicts) {
 		if r.AutoscalerTakesBack(cf) {
 			fmt.Fprintln(w, "       (not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)")

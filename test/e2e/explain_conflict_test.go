@@ -709,9 +709,20 @@ func TestExplainConflictScaleSubresource(t *testing.T) {
 	d := apply(t, ns, "kubectl", conflictDeployment, false)
 	patch(t, d, "autoscaler", `{"spec":{"replicas":5}}`, "scale")
 	// An apply to /scale by another manager conflicts with the /scale writer.
-	r := agreeWithServer(t, ns, applyCase{manifest: strings.Replace(conflictDeployment, "replicas: 2", "replicas: 6", 1), manager: "scaler", subresource: "scale"})
-	if len(r.Conflicts) != 1 || r.Conflicts[0].Manager != "autoscaler" {
+	c := applyCase{manifest: strings.Replace(conflictDeployment, "replicas: 2", "replicas: 6", 1), manager: "scaler", subresource: "scale"}
+	r := agreeWithServer(t, ns, c)
+	// The owner's entry is the object's own (apps/v1), not the Scale's
+	// view of it.
+	if len(r.Conflicts) != 1 || r.Conflicts[0].Manager != "autoscaler" || r.Conflicts[0].APIVersion != "apps/v1" {
 		t.Errorf("conflicts %+v", r.Conflicts)
+	}
+	// handover gives fields to an applier of the object itself: no
+	// handover command is offered to an apply to /scale.
+	file := filepath.Join(t.TempDir(), "m.yaml")
+	writeFile(t, file, c.manifest)
+	text := mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "scaler", "--subresource", "scale")
+	if strings.Contains(text.stdout, "kubectl ssa handover") || !strings.Contains(text.stdout, "not to an apply to /scale") {
+		t.Errorf("the ways out of a /scale conflict:\n%s", text.stdout)
 	}
 }
 
