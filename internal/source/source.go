@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -63,8 +65,9 @@ func (s *Cluster) NoteApplied(obj *unstructured.Unstructured) {
 }
 
 var (
-	_ conflict.Source    = (*Cluster)(nil)
-	_ conflict.DryRunner = (*Cluster)(nil)
+	_ conflict.Source           = (*Cluster)(nil)
+	_ conflict.DryRunner        = (*Cluster)(nil)
+	_ conflict.WarningDryRunner = (*Cluster)(nil)
 )
 
 // NewCluster reads from c, caching schema documents under cacheBase
@@ -244,6 +247,47 @@ func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstr
 		subs = []string{subresource}
 	}
 	return ri.Apply(ctx, obj.GetName(), body, o, subs...)
+}
+
+// warningsKept keeps the warnings the server returns.
+type warningsKept struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warningsKept) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	w.list = append(w.list, text)
+	w.mu.Unlock()
+}
+
+// DryRunApplyWarnings implements conflict.WarningDryRunner: the dry run
+// through a client of its own, which keeps the server's warnings instead
+// of printing them.
+func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
+	_, m, err := s.Cluster.Resource(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := rest.CopyConfig(s.Cluster.Config)
+	kept := &warningsKept{}
+	cfg.WarningHandler = kept
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = dyn.Resource(m.Resource).Namespace(obj.GetNamespace())
+	}
+	var subs []string
+	if subresource != "" {
+		subs = []string{subresource}
+	}
+	out, err := ri.Apply(ctx, obj.GetName(), body, o, subs...)
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	return out, kept.list, err
 }
 
 var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}

@@ -74,6 +74,12 @@ type AdmissionReader interface {
 	Admission(ctx context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error)
 }
 
+// WarningDryRunner is a DryRunner that also returns the warnings the
+// server answered the dry run with.
+type WarningDryRunner interface {
+	DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error)
+}
+
 // Options are the apply to explain.
 type Options struct {
 	FieldManager   string
@@ -243,7 +249,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			return nil, fmt.Errorf("--verify needs a cluster")
 		}
 		if t.Unverifiable != "" {
-			r.Verify = &Verification{Status: VerifyNotRun, Compared: comparedApply, Differences: []string{}, Reason: t.Unverifiable}
+			r.Verify = &Verification{Status: VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: t.Unverifiable}
 			return r, nil
 		}
 		// A writer between the read and the dry run (a controller's

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,6 +43,10 @@ type Verification struct {
 	Differences []string `json:"differences"`
 	// Reason says why nothing was compared (refused, not-run).
 	Reason string `json:"reason,omitempty"`
+	// ServerWarnings are the warnings the server's dry run returned
+	// (deprecations, admission's); a warning the prediction has
+	// (admission.warnings) and the server does not is a difference.
+	ServerWarnings []string `json:"serverWarnings"`
 }
 
 const (
@@ -75,7 +80,24 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		send.SetName(obj.GetName())
 		send.SetNamespace(obj.GetNamespace())
 	}
-	out, err := dr.DryRunApply(ctx, obj, send, metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}, o.Subresource)
+	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
+	var out *unstructured.Unstructured
+	var err error
+	if wd, ok := dr.(WarningDryRunner); ok {
+		out, v.ServerWarnings, err = wd.DryRunApplyWarnings(ctx, obj, send, opts, o.Subresource)
+	} else {
+		out, err = dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
+	}
+	if v.ServerWarnings == nil {
+		v.ServerWarnings = []string{}
+	}
+	if against.Admission != nil && err == nil {
+		for _, w := range against.Admission.Warnings {
+			if !slices.Contains(v.ServerWarnings, w) {
+				diff("warning predicted, not returned by the server: %s", w)
+			}
+		}
+	}
 	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsConflict(err) && errors.As(err, &status):

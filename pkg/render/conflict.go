@@ -149,6 +149,9 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 				fmt.Fprintf(w, "  %s\n", Escape(d))
 			}
 		}
+		for _, sw := range r.Verify.ServerWarnings {
+			fmt.Fprintf(w, "  %s\n", p.Yellow("the server's dry run warns: "+Escape(sw)))
+		}
 	}
 }
 

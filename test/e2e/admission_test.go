@@ -34,8 +34,9 @@ type admissionReport struct {
 		} `json:"steps"`
 	} `json:"admission"`
 	Verify *struct {
-		Status      string   `json:"status"`
-		Differences []string `json:"differences"`
+		Status         string   `json:"status"`
+		Differences    []string `json:"differences"`
+		ServerWarnings []string `json:"serverWarnings"`
 	} `json:"verify"`
 	Result map[string]interface{} `json:"result"`
 }
@@ -345,7 +346,10 @@ func TestAdmissionPodSecurity(t *testing.T) {
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `would violate PodSecurity "restricted:latest"`) {
 		t.Fatalf("the server's dry run of the Deployment: %v, warnings %q", err, warnings)
 	}
-	rep, _ := run(deploy, 0)
+	rep, _ := run(deploy, 0, "--verify")
+	if rep.Verify == nil || rep.Verify.Status != "agrees" || len(rep.Verify.ServerWarnings) != 1 || rep.Verify.ServerWarnings[0] != warnings[0] {
+		t.Errorf("--verify of the Deployment: %+v", rep.Verify)
+	}
 	got := rep.Admission.Warnings
 	if len(got) != 1 || got[0] != warnings[0] || !rep.Admission.Exact {
 		t.Errorf("the Deployment's warnings:\n got %q\nwant %q", got, warnings)
