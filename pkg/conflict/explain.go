@@ -229,12 +229,15 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	if admissionDone == nil {
 		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check with --verify against one")
 	}
-	if o.AlsoForced && !o.Force && len(r.Conflicts) > 0 {
+	if (o.AlsoForced || adm.config != nil) && !o.Force && len(r.Conflicts) > 0 {
+		// The forced apply is what a user who takes the fields sends:
+		// admission sees it.
 		forced := in
 		forced.Force = true
 		if r.Forced, err = simulate(forced); err != nil {
 			return nil, err
 		}
+		r.ForcedAdmission = r.Forced.Admission
 	}
 	hpas := <-hpaDone
 	if r.Autoscalers = hpas.list; hpas.warning != "" {

@@ -44,9 +44,14 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 			}
 		}
 	}
+	force := "take the fields: force the apply (it takes " + Takes(r.Conflicts) + "); the other manager may write them back (a controller will): then hand them over instead"
+	if fa := r.ForcedAdmission; fa != nil && fa.Denied != "" {
+		force += "; admission would then refuse it: " + fa.Denied
+	} else if fa != nil && !fa.Exact {
+		force += "; admission not evaluated here matches the forced apply: check it with --force-conflicts --verify"
+	}
 	out = append(out,
-		remedy.Remedy{Kind: remedy.Force, Summary: "take the fields: force the apply (it takes " + Takes(r.Conflicts) + "); the other manager may write them back (a controller will): then hand them over instead",
-			Paths: unique, Command: t.ForceApply()},
+		remedy.Remedy{Kind: remedy.Force, Summary: force, Paths: unique, Command: t.ForceApply()},
 		remedy.Remedy{Kind: remedy.Leave, Summary: "leave them to their owner: remove these fields from your manifest, then apply", Paths: unique})
 	if len(shareable) > 0 {
 		out = append(out, remedy.Remedy{Kind: remedy.Share, Summary: "share them: set them in your manifest to the live values; equal values are co-owned, not conflicts", Paths: shareable})

@@ -145,7 +145,11 @@ type Report struct {
 	// Admission is what the cluster's admission does to the apply, as far
 	// as known here (nil: not read, as with --local).
 	Admission *admission.Report `json:"admission,omitempty"`
-	Verify    *Verification     `json:"verify,omitempty"`
+	// ForcedAdmission is what admission does to the forced apply, when
+	// this one conflicts (it fails before admission): what taking the
+	// fields with --force-conflicts then meets.
+	ForcedAdmission *admission.Report `json:"forcedAdmission,omitempty"`
+	Verify          *Verification     `json:"verify,omitempty"`
 	// Resolutions are the ways out, as data (see Resolutions); set by
 	// the caller, which knows how the user reached the cluster.
 	Resolutions []remedy.Remedy `json:"resolutions,omitempty"`

@@ -207,6 +207,11 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	}
 	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
+	if fa := r.ForcedAdmission; fa != nil && fa.Denied != "" {
+		fmt.Fprintln(w, p.Red("     Admission would then refuse it: "+Escape(fa.Denied)))
+	} else if fa != nil && !fa.Exact {
+		fmt.Fprintln(w, p.Yellow("     Admission not evaluated here matches the forced apply ("+Escape(strings.Join(fa.Reasons, "; "))+"): check it with --force-conflicts --verify."))
+	}
 	fmt.Fprintln(w, cmd(command(r, remedy.Force)))
 	// A path two managers own is one conflict per manager: list it once.
 	var unique []conflict.Conflict

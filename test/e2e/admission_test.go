@@ -248,6 +248,15 @@ spec: {policyName: `+mapName+`}
 	if d := ssa(t, "diff", "-n", ns, "-f", big); d.code != 1 || !strings.Contains(d.stdout, "may deny") {
 		t.Errorf("diff: exit %d\n%s", d.code, d.stdout)
 	}
+	// An apply that conflicts fails before admission; what the forced
+	// apply then meets is said with the way out that forces.
+	if err := applyTry(ns, "platform", deploy("2")); err != nil {
+		t.Fatal(err)
+	}
+	c := ssa(t, "explain-conflict", "-n", ns, "-f", big, "--field-manager", "ci")
+	if c.code != 1 || !strings.Contains(c.stdout, "Admission not evaluated here matches the forced apply (ValidatingAdmissionPolicy "+vap) {
+		t.Errorf("a conflicting apply: exit %d\n%s", c.code, c.stdout)
+	}
 	// In the other namespace nothing matches: exact, exit 0.
 	a = admissionOf(t, mustSSA(t, 0, "explain-conflict", "-n", other, "-f", big, "-o", "json").stdout)
 	if !a.Admission.Exact || len(a.Admission.Steps) != 0 {
