@@ -229,7 +229,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	if admissionDone == nil {
 		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check with --verify against one")
 	}
-	if (o.AlsoForced || adm.config != nil) && !o.Force && len(r.Conflicts) > 0 {
+	if (o.AlsoForced || adm.config != nil && admissionActs(adm.config, adm.req, sent, t.Live)) && !o.Force && len(r.Conflicts) > 0 {
 		// The forced apply is what a user who takes the fields sends:
 		// admission sees it.
 		forced := in
@@ -275,6 +275,26 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}
 	}
 	return r, nil
+}
+
+// admissionActs tells, cheaply, whether admission may say anything of
+// the apply of sent over live (the labels of both, as a forced apply
+// keeps live's): only then is the forced apply predicted for it.
+func admissionActs(c *admission.Config, req admission.Request, sent, live *unstructured.Unstructured) bool {
+	probe := sent.DeepCopy()
+	if live != nil {
+		labels := live.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range sent.GetLabels() {
+			labels[k] = v
+		}
+		probe.SetLabels(labels)
+	}
+	req.Object, req.Old = probe, live
+	r := admission.Evaluate(c, req)
+	return len(r.Steps) > 0 || !r.Exact
 }
 
 // verifyAttempts bounds the predictions --verify compares when the object
