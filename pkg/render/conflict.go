@@ -92,9 +92,11 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 		for _, l := range strings.Split(r.Message, "\n") {
 			fmt.Fprintf(w, "  %s\n", Escape(l))
 		}
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
-		writeResolutions(w, r, p)
+		if len(r.Conflicts) > 0 {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
+			writeResolutions(w, r, p)
+		}
 	}
 	if r.Force && len(r.Released) > 0 {
 		fmt.Fprintln(w)

@@ -95,6 +95,10 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 		head += fmt.Sprintf(" changes %s and the owners of %s more", count(values, "value"), count(owners, "field"))
 	}
 	line(p.Bold(head))
+	if r.Admission != nil && r.Admission.Denied != "" && len(r.Conflicts) == 0 {
+		line(p.Red("# the apply fails: admission refuses it: " + Escape(r.Admission.Denied)))
+		line(p.Red("# below is what it would have changed"))
+	}
 	if len(r.Conflicts) > 0 && !r.Force {
 		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
 		if t.Subresource == "" {

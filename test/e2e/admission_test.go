@@ -373,7 +373,7 @@ func TestAdmissionPodSecurity(t *testing.T) {
 		t.Errorf("--verify of a predicted denial:\n%s", r.stdout)
 	}
 	text := mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", filepath.Join(dir, "m.yaml"))
-	if !strings.Contains(text.stdout, "DENIED: admission refuses the apply as \"kubectl\": "+err.Error()) {
+	if !strings.Contains(text.stdout, "DENIED: admission refuses the apply as \"kubectl\": "+err.Error()) || strings.Contains(text.stdout, "Ways to resolve it") {
 		t.Errorf("the denial is not the server's:\n%s\nserver: %v", text.stdout, err)
 	}
 
