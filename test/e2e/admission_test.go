@@ -2,9 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -423,4 +428,72 @@ func TestAdmissionNamespaceRelabelledInTheInput(t *testing.T) {
 	if !strings.Contains(r.stdout, "DENIED: admission refuses the apply as \"kubectl\": "+err.Error()) || !strings.Contains(r.stdout, "agrees") {
 		t.Errorf("an invalid PodSecurity label:\n%s\nserver: %v", r.stdout, err)
 	}
+}
+
+// A mutating webhook served by the test over TLS on loopback: the
+// prediction names it and is not exact (exit 4) without calling it;
+// --verify has the server call it (a dry run) and lists what it changed
+// (exit 3).
+func TestAdmissionWebhookServedByTheTest(t *testing.T) {
+	ns := namespace(t)
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review map[string]interface{}
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		req, _ := review["request"].(map[string]interface{})
+		patch := base64.StdEncoding.EncodeToString([]byte(`[{"op":"add","path":"/metadata/labels/injected","value":"true"}]`))
+		review["response"] = map[string]interface{}{"uid": req["uid"], "allowed": true, "patchType": "JSONPatch", "patch": patch}
+		delete(review, "request")
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	t.Cleanup(srv.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	hook := "e2e-inject-" + rand.String(5)
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: `+hook+`}
+webhooks:
+- name: inject.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig: {url: "`+srv.URL+`/mutate", caBundle: "`+ca+`"}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
+  objectSelector: {matchLabels: {webhook: "on"}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+`)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  labels: {webhook: \"on\"}\ndata: {a: b}\n"
+	waitForServer(t, ns, cm, func(o *unstructured.Unstructured, err error) bool {
+		return err == nil && o.GetLabels()["injected"] == "true"
+	})
+	file := filepath.Join(t.TempDir(), "cm.yaml")
+	writeFile(t, file, cm)
+	mu.Lock()
+	before := calls
+	mu.Unlock()
+	r := ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", "json")
+	a := admissionOf(t, r.stdout)
+	mu.Lock()
+	after := calls
+	mu.Unlock()
+	if r.code != 4 || a.steps() != "MutatingWebhook "+hook+"/inject.example.com may-mutate" || after != before {
+		t.Errorf("without --verify: exit %d, steps %q, webhook called %d times", r.code, a.steps(), after-before)
+	}
+	r = ssa(t, "explain-conflict", "-n", ns, "-f", file, "--verify")
+	if r.code != 3 || !strings.Contains(r.stdout, `.metadata.labels.injected: set by the server, not predicted (server "true")`) {
+		t.Errorf("--verify: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mu.Lock()
+	if calls == after {
+		t.Errorf("--verify did not have the server call the webhook")
+	}
+	mu.Unlock()
 }
