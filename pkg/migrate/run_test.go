@@ -1,0 +1,155 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
+)
+
+// Plumbing tests of Run over a fake metadata client (no SSA semantics:
+// the e2e suite proves the writes on a real apiserver): what is sent, how
+// a 409 is retried, how one object's failure leaves the others.
+
+var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+func partial(name, rv string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv,
+			ManagedFields: []metav1.ManagedFieldsEntry{entry("ci", metav1.ManagedFieldsOperationApply, "apps/v1", `{"f:spec":{"f:replicas":{}}}`)}},
+	}
+}
+
+// run renames ci to kubectl over the objects, with a fast backoff.
+func run(t *testing.T, c *metadatafake.FakeMetadataClient, check bool, objs ...*metav1.PartialObjectMetadata) *Report {
+	t.Helper()
+	src := func(ctx context.Context, yield func(Item) error) error {
+		for _, o := range objs {
+			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
+	rep, err := Run(context.Background(), Clients{Metadata: c}, src, RunOptions{
+		Plan:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		Concurrency: 2, Backoff: &backoff, Check: check,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func fakeClient(objs ...*metav1.PartialObjectMetadata) *metadatafake.FakeMetadataClient {
+	scheme := metadatafake.NewTestScheme()
+	_ = metav1.AddMetaToScheme(scheme)
+	ros := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		ros[i] = o
+	}
+	return metadatafake.NewSimpleMetadataClient(scheme, ros...)
+}
+
+// precondition is the resourceVersion a patch is guarded by (its first op).
+func precondition(t *testing.T, a clienttesting.Action) string {
+	t.Helper()
+	var ops []write.PatchOp
+	if err := json.Unmarshal(a.(clienttesting.PatchActionImpl).GetPatch(), &ops); err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := ops[0].Value.(string)
+	return rv
+}
+
+// A writer between the list and the patch (409): Run reads the object
+// again, plans again and sends the patch guarded by the new version.
+func TestRunRetriesOnConflict(t *testing.T) {
+	obj := partial("web", "10")
+	c := fakeClient(obj)
+	var mu sync.Mutex
+	var sent []string
+	c.PrependReactor("patch", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		rv := precondition(t, a)
+		mu.Lock()
+		sent = append(sent, rv)
+		mu.Unlock()
+		if rv == "10" {
+			moved := partial("web", "11")
+			if err := c.Tracker().Update(deployments, moved, "ns"); err != nil {
+				t.Fatal(err)
+			}
+			return true, nil, apierrors.NewConflict(deployments.GroupResource(), "web", nil)
+		}
+		return true, partial("web", "12"), nil
+	})
+	rep := run(t, c, false, obj)
+	if rep.Summary.Migrated != 1 || rep.Summary.Failed != 0 || strings.Join(sent, ",") != "10,11" {
+		t.Errorf("summary %+v, preconditions sent %q, want 10 then 11", rep.Summary, sent)
+	}
+}
+
+// One object forbidden, one deleted during the run, one migrated: each
+// has its own result, and the run goes on.
+func TestRunPartialFailure(t *testing.T) {
+	a, b, gone := partial("a", "1"), partial("b", "1"), partial("gone", "1")
+	c := fakeClient(a, b, gone)
+	c.PrependReactor("patch", "deployments", func(act clienttesting.Action) (bool, runtime.Object, error) {
+		switch act.(clienttesting.PatchActionImpl).GetName() {
+		case "b":
+			return true, nil, apierrors.NewForbidden(deployments.GroupResource(), "b", nil)
+		case "gone":
+			if err := c.Tracker().Delete(deployments, "ns", "gone"); err != nil {
+				t.Fatal(err)
+			}
+			return true, nil, apierrors.NewConflict(deployments.GroupResource(), "gone", nil)
+		}
+		return true, partial("a", "2"), nil
+	})
+	rep := run(t, c, false, a, b, gone)
+	if rep.Summary.Scanned != 3 || rep.Summary.Migrated != 1 || rep.Summary.Failed != 1 || rep.Summary.Skipped != 1 {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+	results := map[string]ObjectResult{}
+	for _, o := range rep.Objects {
+		results[o.Object.Name] = o
+	}
+	if r := results["b"]; r.Result != ResultFailed || !strings.HasPrefix(r.Reason, "forbidden: ") {
+		t.Errorf("b: %+v", r)
+	}
+	if r := results["gone"]; r.Result != ResultSkipped || r.Reason != "deleted during the run" {
+		t.Errorf("gone: %+v", r)
+	}
+	if r := results["a"]; r.Result != ResultMigrated {
+		t.Errorf("a: %+v", r)
+	}
+}
+
+// --check writes nothing.
+func TestRunCheckWritesNothing(t *testing.T) {
+	obj := partial("web", "1")
+	c := fakeClient(obj)
+	rep := run(t, c, true, obj)
+	if rep.Summary.Migrated != 1 || len(rep.Objects) != 1 || rep.Objects[0].Result != ResultNeedsWork {
+		t.Errorf("%+v", rep)
+	}
+	for _, a := range c.Actions() {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" {
+			t.Errorf("--check sent a %s", a.GetVerb())
+		}
+	}
+}
