@@ -54,7 +54,7 @@ func TestAuditReport(t *testing.T) {
 
 func TestFightLine(t *testing.T) {
 	since := time.Date(2026, 11, 23, 12, 0, 1, 0, time.UTC)
-	f := fight.Fight{Kind: fight.Kind, Object: ownership.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"},
+	f := fight.Fight{APIVersion: ownership.ReportAPIVersion, Kind: fight.Kind, Object: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
 		Managers: []fight.Writer{
 			{Owner: ownership.Owner{Manager: "argocd-controller", Operation: "Apply"}, Value: int64(2)},
 			{Owner: ownership.Owner{Manager: "hpa\x1b[31m", Operation: "Update", Subresource: "scale"}, Value: int64(5)},
@@ -71,4 +71,14 @@ func TestFightLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "fight-line.golden", buf.Bytes())
+	// The JSON line scripts read (watch -o json): one document a line,
+	// its shape pinned.
+	buf.Reset()
+	if err := render.FightJSON(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(buf.Bytes(), []byte("\n")); n != 1 {
+		t.Errorf("%d lines, want one", n)
+	}
+	golden(t, "fight-json.golden", buf.Bytes())
 }
