@@ -27,8 +27,6 @@ type admissionState struct {
 	once    sync.Once
 	config  admission.Config
 	classes sync.Map // resource -> *classList
-	nsMu    sync.Mutex
-	nsCache map[string]nsLabels
 }
 
 type classList struct {
@@ -138,29 +136,18 @@ func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 // server's 404 says what is not served.
 func (s *Cluster) listServed(ctx context.Context, resource string) ([]*unstructured.Unstructured, error) {
 	for _, v := range []string{"v1", "v1beta1", "v1alpha1"} {
-		l, err := s.Cluster.Dynamic.Resource(schema.GroupVersionResource{Group: admissionGroup, Version: v, Resource: resource}).List(ctx, metav1.ListOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
+		items, err := s.list(ctx, schema.GroupVersionResource{Group: admissionGroup, Version: v, Resource: resource})
+		if !apierrors.IsNotFound(err) {
+			return items, err
 		}
-		if err != nil {
-			return nil, err
-		}
-		out := make([]*unstructured.Unstructured, len(l.Items))
-		for i := range l.Items {
-			out[i] = &l.Items[i]
-		}
-		return out, nil
 	}
 	return nil, nil
 }
 
-// list lists gvr; a resource not served is an empty list.
+// list lists gvr (a 404 when it is not served).
 func (s *Cluster) list(ctx context.Context, gvr schema.GroupVersionResource) ([]*unstructured.Unstructured, error) {
 	l, err := s.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
+	if err != nil {
 		return nil, err
 	}
 	out := make([]*unstructured.Unstructured, len(l.Items))
@@ -177,7 +164,7 @@ func (s *Cluster) classes(ctx context.Context, gvr schema.GroupVersionResource, 
 	cl := v.(*classList)
 	cl.once.Do(func() {
 		var err error
-		if cl.items, err = s.list(ctx, gvr); err != nil {
+		if cl.items, err = s.list(ctx, gvr); err != nil && !apierrors.IsNotFound(err) {
 			cl.why = fmt.Sprintf("could not list %s to know the default class (%v)", gvr.GroupResource(), err)
 			if apierrors.IsForbidden(err) {
 				cl.why = fmt.Sprintf("could not list %s to know the default class (forbidden: check with kubectl auth can-i list %s)", gvr.GroupResource(), gvr.GroupResource())
@@ -190,30 +177,15 @@ func (s *Cluster) classes(ctx context.Context, gvr schema.GroupVersionResource, 
 	return cl.items
 }
 
-// namespaceLabels are the labels of namespace ns, read once; a Namespace
-// the input creates earlier has those of its manifest.
+// namespaceLabels are the labels of namespace ns; a Namespace the input
+// applies earlier has those of that apply.
 func (s *Cluster) namespaceLabels(ctx context.Context, ns string) nsLabels {
 	if labels := s.inputNamespaces[ns]; labels != nil {
-		// The input applies the Namespace before: its labels are those
-		// of that apply.
 		return nsLabels{labels: labels}
 	}
-	st := &s.admission
-	st.nsMu.Lock()
-	defer st.nsMu.Unlock()
-	if l, ok := st.nsCache[ns]; ok {
-		return l
+	live, err := s.namespace(ctx, ns)
+	if err != nil {
+		return nsLabels{unknown: true}
 	}
-	var out nsLabels
-	live, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, ns, metav1.GetOptions{})
-	if err == nil {
-		out.labels = live.GetLabels()
-	} else {
-		out.unknown = true
-	}
-	if st.nsCache == nil {
-		st.nsCache = map[string]nsLabels{}
-	}
-	st.nsCache[ns] = out
-	return out
+	return nsLabels{labels: live.GetLabels()}
 }

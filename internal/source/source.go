@@ -6,6 +6,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,35 @@ type Cluster struct {
 	inputNamespaces map[string]map[string]string
 	// admission is the cluster's admission, read once (Admission).
 	admission admissionState
+	// namespaces are the namespaces read in this run (namespace).
+	nsMu       sync.Mutex
+	namespaces map[string]namespaceRead
+	// dryRunner sends --verify's dry runs (dryRunClient).
+	dryRunOnce sync.Once
+	dryRunner  dynamic.Interface
+	dryRunErr  error
+}
+
+// namespaceRead is one read of a namespace.
+type namespaceRead struct {
+	obj *unstructured.Unstructured
+	err error
+}
+
+// namespace reads namespace ns once a run: the existence check of a
+// create and the labels admission matches on share the read.
+func (s *Cluster) namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
+	s.nsMu.Lock()
+	defer s.nsMu.Unlock()
+	if r, ok := s.namespaces[ns]; ok {
+		return r.obj, r.err
+	}
+	obj, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, ns, metav1.GetOptions{})
+	if s.namespaces == nil {
+		s.namespaces = map[string]namespaceRead{}
+	}
+	s.namespaces[ns] = namespaceRead{obj, err}
+	return obj, err
 }
 
 // NoteApplied records that obj is applied before the objects asked about
@@ -108,27 +138,22 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 	}
 	var notes []string
 	unverifiable := ""
-	if labels := s.inputNamespaces[obj.GetNamespace()]; labels != nil && live != nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
-		// The input applies its Namespace first: when that changes the
-		// labels (a selector's, PodSecurity's), the server's dry run of
-		// this object, sent now, would see the old ones.
-		ns, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
-		if err != nil || !sameLabels(ns.GetLabels(), labels) {
-			unverifiable = fmt.Sprintf("the input changes namespace %q's labels before this object: the server's dry run, sent now, would see the old ones", obj.GetNamespace())
-		}
-	}
-	if live == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
+	inInput := s.inputNamespaces[obj.GetNamespace()]
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && (live == nil || inInput != nil) {
 		// The apiserver refuses a create in a namespace that does not
-		// exist; a user who may not read namespaces is not told.
-		nsLive, err := s.Cluster.Dynamic.Resource(namespaceGVR).Get(ctx, obj.GetNamespace(), metav1.GetOptions{})
+		// exist (a user who may not read namespaces is not told); a
+		// Namespace earlier in the input exists by then, with the labels
+		// of that apply, which the server's dry run, sent now, would not
+		// see.
+		nsLive, err := s.namespace(ctx, obj.GetNamespace())
 		switch {
-		case apierrors.IsNotFound(err) && s.inputNamespaces[obj.GetNamespace()] != nil:
+		case apierrors.IsNotFound(err) && inInput != nil:
 			notes = append(notes, fmt.Sprintf("namespace %q does not exist yet: the input creates it before this object, as kubectl apply applies it in order", obj.GetNamespace()))
 			unverifiable = fmt.Sprintf("namespace %q does not exist yet (the input creates it): the server can't dry-run a create in it", obj.GetNamespace())
-		case err == nil && s.inputNamespaces[obj.GetNamespace()] != nil && !sameLabels(nsLive.GetLabels(), s.inputNamespaces[obj.GetNamespace()]):
-			unverifiable = fmt.Sprintf("the input changes namespace %q's labels before this object: the server's dry run, sent now, would see the old ones", obj.GetNamespace())
 		case apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first, or put it before the object in the input)", kube.ObjectName(obj), obj.GetNamespace())
+		case inInput != nil && (err != nil || !maps.Equal(nsLive.GetLabels(), inInput)):
+			unverifiable = fmt.Sprintf("the input changes namespace %q's labels before this object: the server's dry run, sent now, would see the old ones", obj.GetNamespace())
 		}
 	}
 	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status"), Notes: notes, Unverifiable: unverifiable}
@@ -178,19 +203,6 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 	return false
 }
 
-// sameLabels tells whether two label sets are equal.
-func sameLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -236,43 +248,50 @@ func (s *Cluster) ScaleSchema(ctx context.Context, gvk schema.GroupVersionKind) 
 // Served implements conflict.Source.
 func (s *Cluster) Served() func(schema.GroupVersionKind) bool { return s.Cluster.ServedKind }
 
-// DryRunApply implements conflict.DryRunner.
-func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error) {
-	ri, _, err := s.Cluster.Resource(obj)
-	if err != nil {
-		return nil, err
-	}
-	var subs []string
-	if subresource != "" {
-		subs = []string{subresource}
-	}
-	return ri.Apply(ctx, obj.GetName(), body, o, subs...)
-}
-
-// warningsKept keeps the warnings the server returns.
+// warningsKept keeps the warnings the server returns to one request.
 type warningsKept struct {
 	mu   sync.Mutex
 	list []string
 }
 
-func (w *warningsKept) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	w.list = append(w.list, text)
-	w.mu.Unlock()
+type warningsKey struct{}
+
+// warningsToContext hands each warning to the warningsKept of its
+// request's context.
+type warningsToContext struct{}
+
+func (warningsToContext) HandleWarningHeaderWithContext(ctx context.Context, _ int, _ string, text string) {
+	if w, ok := ctx.Value(warningsKey{}).(*warningsKept); ok {
+		w.mu.Lock()
+		w.list = append(w.list, text)
+		w.mu.Unlock()
+	}
 }
 
-// DryRunApplyWarnings implements conflict.WarningDryRunner: the dry run
-// through a client of its own, which keeps the server's warnings instead
-// of printing them.
+// dryRunClient is the client of --verify's dry runs, made once: it keeps
+// the server's warnings for the report instead of printing them.
+func (s *Cluster) dryRunClient() (dynamic.Interface, error) {
+	s.dryRunOnce.Do(func() {
+		cfg := rest.CopyConfig(s.Cluster.Config)
+		cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, warningsToContext{}
+		s.dryRunner, s.dryRunErr = dynamic.NewForConfig(cfg)
+	})
+	return s.dryRunner, s.dryRunErr
+}
+
+// DryRunApply implements conflict.DryRunner.
+func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error) {
+	out, _, err := s.DryRunApplyWarnings(ctx, obj, body, o, subresource)
+	return out, err
+}
+
+// DryRunApplyWarnings implements conflict.WarningDryRunner.
 func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
 	_, m, err := s.Cluster.Resource(obj)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := rest.CopyConfig(s.Cluster.Config)
-	kept := &warningsKept{}
-	cfg.WarningHandler = kept
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := s.dryRunClient()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -284,7 +303,8 @@ func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructur
 	if subresource != "" {
 		subs = []string{subresource}
 	}
-	out, err := ri.Apply(ctx, obj.GetName(), body, o, subs...)
+	kept := &warningsKept{}
+	out, err := ri.Apply(context.WithValue(ctx, warningsKey{}, kept), obj.GetName(), body, o, subs...)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
 	return out, kept.list, err
