@@ -7,6 +7,9 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 )
 
+// mayDo words what a step whose effect is not known may do.
+var mayDo = map[admission.Effect]string{admission.MayDeny: "deny the apply", admission.MayMutate: "change the object", admission.MayWarn: "warn"}
+
 // admissionLines say what admission does to the apply, one line a step,
 // and whether the prediction is exact; bad tells the lines that make it
 // not exact.
@@ -27,8 +30,8 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 			}
 		}
 		var l string
-		switch s.Effect {
-		case admission.Mutates:
+		switch {
+		case s.Effect == admission.Mutates:
 			var ops []string
 			for _, op := range s.Ops {
 				path := "." + strings.Join(op.Path, ".")
@@ -39,23 +42,16 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 				}
 			}
 			l = fmt.Sprintf("admission: %s %s (owned by no one; in the prediction)", what, strings.Join(ops, ", "))
-		case admission.MayDeny:
-			l = fmt.Sprintf("admission: %s matches: it may deny the apply (not evaluated here)", what)
-		case admission.MayMutate:
-			l = fmt.Sprintf("admission: %s matches: it may change the object (not evaluated here)", what)
-		case admission.MayWarn:
-			l = fmt.Sprintf("admission: %s matches: it may warn (not evaluated here)", what)
-		}
-		if s.Kind == admission.Builtin && (s.Effect == admission.MayDeny || s.Effect == admission.MayMutate || s.Effect == admission.MayWarn) {
-			l = fmt.Sprintf("admission: %s may %s", what, map[admission.Effect]string{admission.MayDeny: "deny the apply", admission.MayMutate: "change the object", admission.MayWarn: "warn"}[s.Effect])
-		}
-		switch s.Effect {
-		case admission.Audits:
+		case s.Effect == admission.Warns || s.Effect == admission.Denies:
+			l = fmt.Sprintf("admission: %s %s: %s", what, string(s.Effect), Escape(s.Message))
+		case s.Effect == admission.Audits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
-		case admission.Warns:
-			l = fmt.Sprintf("admission: %s warns: %s", what, Escape(s.Message))
-		case admission.Denies:
-			l = fmt.Sprintf("admission: %s denies: %s", what, Escape(s.Message))
+		case s.Kind == admission.Builtin:
+			// A built-in plugin always acts; it is its effect that is not
+			// known here.
+			l = fmt.Sprintf("admission: %s may %s", what, mayDo[s.Effect])
+		default:
+			l = fmt.Sprintf("admission: %s matches: it may %s (not evaluated here)", what, mayDo[s.Effect])
 		}
 		if len(s.Caveats) > 0 {
 			l += "; " + Escape(strings.Join(s.Caveats, "; "))
