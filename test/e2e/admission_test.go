@@ -75,6 +75,26 @@ func clusterObject(t *testing.T, manifest string) {
 	t.Cleanup(func() { deleteObject(u) })
 }
 
+// configMapWebhook is a MutatingWebhookConfiguration whose webhook is
+// called for the ConfigMaps labelled webhook=on in namespace ns.
+func configMapWebhook(name, webhook, ns, failurePolicy, clientConfig string) string {
+	return `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: ` + name + `}
+webhooks:
+- name: ` + webhook + `
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: ` + failurePolicy + `
+  timeoutSeconds: 2
+  clientConfig: {` + clientConfig + `}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ` + ns + `}}
+  objectSelector: {matchLabels: {webhook: "on"}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+`
+}
+
 // waitForServer polls the server's dry run of manifest until ok says the
 // server's admission acts on it (a policy takes effect when the
 // apiserver's informers have it, not when it is created).
@@ -175,21 +195,7 @@ spec:
   matchResources:
     namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
 `)
-	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: `+hook+`}
-webhooks:
-- name: hook.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Ignore
-  timeoutSeconds: 1
-  clientConfig: {url: "https://127.0.0.1:1/mutate"}
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
-  objectSelector: {matchLabels: {webhook: "on"}}
-  rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
-`)
+	clusterObject(t, configMapWebhook(hook, "hook.example.com", ns, "Ignore", `url: "https://127.0.0.1:1/mutate"`))
 	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingAdmissionPolicy
 metadata: {name: `+mapName+`}
@@ -456,20 +462,7 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 	hook := "e2e-inject-" + rand.String(5)
-	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: `+hook+`}
-webhooks:
-- name: inject.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  clientConfig: {url: "`+srv.URL+`/mutate", caBundle: "`+ca+`"}
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
-  objectSelector: {matchLabels: {webhook: "on"}}
-  rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
-`)
+	clusterObject(t, configMapWebhook(hook, "inject.example.com", ns, "Fail", `url: "`+srv.URL+`/mutate", caBundle: "`+ca+`"`))
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  labels: {webhook: \"on\"}\ndata: {a: b}\n"
 	waitForServer(t, ns, cm, func(o *unstructured.Unstructured, err error) bool {
 		return err == nil && o.GetLabels()["injected"] == "true"
