@@ -42,8 +42,11 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 				}
 			}
 			l = fmt.Sprintf("admission: %s %s (owned by no one; in the prediction)", what, strings.Join(ops, ", "))
-		case s.Effect == admission.Warns || s.Effect == admission.Denies:
-			l = fmt.Sprintf("admission: %s %s: %s", what, string(s.Effect), Escape(s.Message))
+		case s.Effect == admission.Warns:
+			l = fmt.Sprintf("admission: %s warns: %s", what, Escape(s.Message))
+		case s.Effect == admission.Denies:
+			// The message is the denial's, said once where it is.
+			l = fmt.Sprintf("admission: %s denies the apply", what)
 		case s.Effect == admission.Audits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
 		case s.Kind == admission.Builtin:

@@ -86,17 +86,16 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 			fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
 		}
 	}
-	if r.Message != "" {
+	if r.Message != "" && len(r.Conflicts) > 0 {
+		// (A denial's answer is the header's.)
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apiserver would answer:"))
 		for _, l := range strings.Split(r.Message, "\n") {
 			fmt.Fprintf(w, "  %s\n", Escape(l))
 		}
-		if len(r.Conflicts) > 0 {
-			fmt.Fprintln(w)
-			fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
-			writeResolutions(w, r, p)
-		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
+		writeResolutions(w, r, p)
 	}
 	if r.Force && len(r.Released) > 0 {
 		fmt.Fprintln(w)
