@@ -111,12 +111,15 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	var failed []error
 	for _, m := range manifests {
 		d, rc, err := diffOne(ctx, src, m, opts, o)
+		if err != nil || d.Message != "" {
+			noteApplied(src, m.Object, nil)
+		}
 		if err != nil {
 			failed = append(failed, err)
 			continue
 		}
 		if d.Message == "" {
-			noteApplied(src, d.ResultObject)
+			noteApplied(src, m.Object, d.ResultObject)
 		}
 		reports = append(reports, d)
 		targets = append(targets, rc)

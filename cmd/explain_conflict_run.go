@@ -41,12 +41,15 @@ func (o *explainOptions) run(ctx context.Context) error {
 	var failed []error
 	for _, m := range manifests {
 		r, err := conflict.Explain(ctx, src, m.Object, opts)
+		if err != nil || r.Message != "" {
+			noteApplied(src, m.Object, nil)
+		}
 		if err != nil {
 			failed = append(failed, err)
 			continue
 		}
 		if r.Message == "" {
-			noteApplied(src, r.Result)
+			noteApplied(src, m.Object, r.Result)
 		}
 		if !o.showSecrets {
 			r.RedactSecrets()
@@ -170,13 +173,14 @@ func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 // appliedNoter is a source that reads the input in order
 // (source.Cluster).
 type appliedNoter interface {
-	NoteApplied(obj *unstructured.Unstructured)
+	NoteApplied(manifest, result *unstructured.Unstructured)
 }
 
-// noteApplied tells a cluster source that obj comes before the next
-// objects of the input (a Namespace then exists for them).
-func noteApplied(src conflict.Source, obj *unstructured.Unstructured) {
-	if s, ok := src.(appliedNoter); ok && obj != nil {
-		s.NoteApplied(obj)
+// noteApplied tells a cluster source that manifest comes before the next
+// objects of the input, and what its apply leaves (nil: it fails): a
+// Namespace then exists for them, or fails for them too.
+func noteApplied(src conflict.Source, manifest, result *unstructured.Unstructured) {
+	if s, ok := src.(appliedNoter); ok {
+		s.NoteApplied(manifest, result)
 	}
 }

@@ -41,6 +41,8 @@ type Cluster struct {
 	// inputNamespaces are the Namespaces the input applies before the
 	// object at hand (NoteApplied), with their labels.
 	inputNamespaces map[string]map[string]string
+	// failedNamespaces are the Namespaces of the input whose apply fails.
+	failedNamespaces map[string]bool
 	// admission is the cluster's admission, read once (Admission).
 	admission admissionState
 	// namespaces are the namespaces read in this run (namespace).
@@ -74,24 +76,29 @@ func (s *Cluster) namespace(ctx context.Context, ns string) (*unstructured.Unstr
 	return obj, err
 }
 
-// NoteApplied records that obj is applied before the objects asked about
-// next, as kubectl apply applies its input in order: a Namespace among
-// them exists for them, so creating one of them in it does not fail, and
-// has obj's labels (obj is the Namespace as that apply leaves it).
-func (s *Cluster) NoteApplied(obj *unstructured.Unstructured) {
-	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Namespace" || obj.GetName() == "" {
+// NoteApplied records that manifest is applied before the objects asked
+// about next, as kubectl apply applies its input in order, and what its
+// apply leaves (result; nil when it fails). A Namespace among them exists
+// for them, with the labels of that apply, so creating one of them in it
+// does not fail; one whose apply fails does not.
+func (s *Cluster) NoteApplied(manifest, result *unstructured.Unstructured) {
+	if manifest.GetAPIVersion() != "v1" || manifest.GetKind() != "Namespace" || manifest.GetName() == "" {
 		return
 	}
 	if s.inputNamespaces == nil {
-		s.inputNamespaces = map[string]map[string]string{}
+		s.inputNamespaces, s.failedNamespaces = map[string]map[string]string{}, map[string]bool{}
+	}
+	if result == nil {
+		s.failedNamespaces[manifest.GetName()] = true
+		return
 	}
 	// The apiserver labels every namespace with its name.
 	labels := map[string]string{}
-	for k, v := range obj.GetLabels() {
+	for k, v := range result.GetLabels() {
 		labels[k] = v
 	}
-	labels["kubernetes.io/metadata.name"] = obj.GetName()
-	s.inputNamespaces[obj.GetName()] = labels
+	labels["kubernetes.io/metadata.name"] = result.GetName()
+	s.inputNamespaces[result.GetName()] = labels
 }
 
 var (
@@ -150,6 +157,8 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		case apierrors.IsNotFound(err) && inInput != nil:
 			notes = append(notes, fmt.Sprintf("namespace %q does not exist yet: the input creates it before this object, as kubectl apply applies it in order", obj.GetNamespace()))
 			unverifiable = fmt.Sprintf("namespace %q does not exist yet (the input creates it): the server can't dry-run a create in it", obj.GetNamespace())
+		case apierrors.IsNotFound(err) && s.failedNamespaces[obj.GetNamespace()]:
+			return nil, fmt.Errorf("%s: namespace %q not found, and its apply earlier in the input fails (see above): this apply would fail too", kube.ObjectName(obj), obj.GetNamespace())
 		case apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first, or put it before the object in the input)", kube.ObjectName(obj), obj.GetNamespace())
 		case inInput != nil && (err != nil || !maps.Equal(nsLive.GetLabels(), inInput)):

@@ -86,6 +86,17 @@ func TestNamespaceEarlierInTheInput(t *testing.T) {
 		}
 	}
 
+	// A Namespace whose own apply fails (a name the apiserver refuses)
+	// does not exist for the objects after it either: they say why.
+	refused := filepath.Join(dir, "refused.yaml")
+	writeFile(t, refused, "apiVersion: v1\nkind: Namespace\nmetadata: {name: Bad_NS}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: Bad_NS}\n")
+	for _, c := range []string{"explain-conflict", "diff"} {
+		r = ssa(t, c, "-f", refused)
+		if r.code != 2 || !strings.Contains(r.stderr, `ConfigMap/Bad_NS/c: namespace "Bad_NS" not found, and its apply earlier in the input fails`) {
+			t.Errorf("%s of a refused Namespace and an object in it: exit %d\n%s", c, r.code, r.stderr)
+		}
+	}
+
 	// As predicted, kubectl apply --server-side of the file succeeds; the
 	// same file then predicts no change, and --verify agrees.
 	kubectlApplyServerSide(t, inOrder)
