@@ -362,7 +362,17 @@ func TestAdmissionPodSecurity(t *testing.T) {
 		return rep, r
 	}
 
-	warnings, err := server(deploy)
+	// PodSecurity reads the namespace's labels from the apiserver's
+	// informer: wait until it has the new ones.
+	var warnings []string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		warnings, err = server(deploy)
+		if err != nil || len(warnings) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `would violate PodSecurity "restricted:latest"`) {
 		t.Fatalf("the server's dry run of the Deployment: %v, warnings %q", err, warnings)
 	}
