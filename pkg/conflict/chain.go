@@ -133,25 +133,12 @@ func (objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
 // ResetFields returns the fields the apiserver resets (and so never
 // records as owned) for writes to a subresource of a kind: the main
 // resource resets status when the kind has a status subresource, and the
-// status subresource resets spec (plus, for a few built-in kinds, some
-// metadata). versions are the group-versions the filter applies to.
+// status subresource resets spec (plus, for some built-in kinds, some or
+// all of metadata). versions are the group-versions the filter applies
+// to. The table is the apiserver's strategies' GetResetFields
+// (pkg/registry/*/*/strategy.go).
 func ResetFields(gvk schema.GroupVersionKind, subresource string, hasStatus bool, versions []schema.GroupVersion) map[fieldpath.APIVersion]fieldpath.Filter {
-	var set *fieldpath.Set
-	switch subresource {
-	case "":
-		if hasStatus {
-			set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
-		}
-	case "status":
-		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
-		switch gvk.GroupKind() {
-		case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
-			set.Insert(fieldpath.MakePathOrDie("metadata", "labels"))
-		case schema.GroupKind{Kind: "Pod"}:
-			set.Insert(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"))
-			set.Insert(fieldpath.MakePathOrDie("metadata", "ownerReferences"))
-		}
-	}
+	set := resetSet(gvk.GroupKind(), subresource, hasStatus)
 	if set == nil {
 		return nil
 	}
@@ -160,6 +147,61 @@ func ResetFields(gvk schema.GroupVersionKind, subresource string, hasStatus bool
 		out[fieldpath.APIVersion(gv.String())] = fieldpath.NewExcludeSetFilter(set)
 	}
 	return out
+}
+
+// resetSet is the set ResetFields filters out.
+func resetSet(gk schema.GroupKind, subresource string, hasStatus bool) *fieldpath.Set {
+	path := fieldpath.MakePathOrDie
+	switch subresource {
+	case "":
+		if gk == csrKind {
+			// A CSR's spec is set on create only, from the request and
+			// the requesting user; applies never own it.
+			return fieldpath.NewSet(path("spec"), path("status"))
+		}
+		if hasStatus {
+			return fieldpath.NewSet(path("status"))
+		}
+	case "status":
+		set := fieldpath.NewSet(path("spec"))
+		switch {
+		case gk == schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+			set.Insert(path("metadata", "labels"))
+		case gk == schema.GroupKind{Kind: "Pod"}:
+			set.Insert(path("metadata", "deletionTimestamp"))
+			set.Insert(path("metadata", "ownerReferences"))
+		case gk == csrKind:
+			set.Insert(path("status", "conditions"))
+		case statusResetsMetadata[gk]:
+			set.Insert(path("metadata"))
+		}
+		return set
+	case "approval":
+		if gk == csrKind {
+			return fieldpath.NewSet(path("spec"), path("status", "certificate"))
+		}
+	}
+	return nil
+}
+
+var csrKind = schema.GroupKind{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}
+
+// statusResetsMetadata are the kinds whose status strategy resets all of
+// metadata, not only spec.
+var statusResetsMetadata = map[schema.GroupKind]bool{
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:  true,
+	{Group: "certificates.k8s.io", Kind: "PodCertificateRequest"}:               true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:                 true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}: true,
+	{Group: "internal.apiserver.k8s.io", Kind: "StorageVersion"}:                true,
+	{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:                           true,
+	{Group: "resource.k8s.io", Kind: "DeviceTaintRule"}:                         true,
+	{Group: "resource.k8s.io", Kind: "ResourceClaim"}:                           true,
+	{Group: "resource.k8s.io", Kind: "ResourcePoolStatusRequest"}:               true,
+	{Group: "scheduling.k8s.io", Kind: "PodGroup"}:                              true,
+	{Group: "scheduling.k8s.io", Kind: "CompositePodGroup"}:                     true,
+	{Group: "storage.k8s.io", Kind: "VolumeAttachment"}:                         true,
+	{Group: "storagemigration.k8s.io", Kind: "StorageVersionMigration"}:         true,
 }
 
 // UnconvertibleError says an apply can't be predicted: managers recorded
