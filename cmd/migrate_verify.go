@@ -52,7 +52,7 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 			return err
 		}
 		r, err := conflict.Simulate(conflict.Input{Live: obj, Applied: applied, FieldManager: o.target, Schema: tc,
-			CRD: kube.IsCustom(obj.GroupVersionKind()), Served: c.ServedKind})
+			CRD: conflict.IsCustom(obj.GroupVersionKind()), Served: c.ServedKind})
 		if err != nil {
 			// The field manager's errors can quote Go values: keep the words.
 			return fmt.Errorf("could not predict applying the last-applied configuration as %q: %s", o.target, goValues.ReplaceAllString(err.Error(), "…"))

@@ -14,7 +14,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
@@ -235,12 +234,6 @@ func (c *Cluster) servedVersions() (map[schema.GroupVersion]bool, error) {
 		}
 	}
 	return c.served, nil
-}
-
-// IsCustom tells whether a kind is served by a CustomResourceDefinition
-// (or an aggregated API): its group is not one of the built-in groups.
-func IsCustom(gvk schema.GroupVersionKind) bool {
-	return !scheme.Scheme.IsGroupRegistered(gvk.Group)
 }
 
 // ObjectName names an object as Kind/namespace/name (Kind/name when

@@ -127,7 +127,7 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		err error
 	}
 	var crdDone chan crdResult
-	if kube.IsCustom(obj.GroupVersionKind()) {
+	if conflict.IsCustom(obj.GroupVersionKind()) {
 		if m, err := s.Cluster.Mapping(obj.GroupVersionKind()); err == nil {
 			crdDone = make(chan crdResult, 1)
 			go func() {
@@ -166,7 +166,7 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		}
 	}
 	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status"), Notes: notes, Unverifiable: unverifiable}
-	if !kube.IsCustom(obj.GroupVersionKind()) && defaults.VersionDependent(obj.GroupVersionKind()) {
+	if !conflict.IsCustom(obj.GroupVersionKind()) && defaults.VersionDependent(obj.GroupVersionKind()) {
 		t.ServerMinor = s.serverMinor()
 	}
 	if crdDone != nil {

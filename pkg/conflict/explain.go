@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
@@ -184,7 +183,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		Force:          o.Force,
 		Subresource:    o.Subresource,
 		Schema:         tc,
-		CRD:            !scheme.Scheme.IsGroupRegistered(gvk.Group),
+		CRD:            IsCustom(gvk),
 		Served:         src.Served(),
 		HasStatus:      t.HasStatus,
 		KubectlUpgrade: o.KubectlUpgrade,

@@ -41,6 +41,18 @@ func (b *builtinConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, e
 // IsBuiltin tells whether client-go's scheme knows a kind.
 func IsBuiltin(gvk schema.GroupVersionKind) bool { return scheme.Scheme.Recognizes(gvk) }
 
+// IsCustom tells whether a kind is served by a CustomResourceDefinition
+// (or an aggregated API): its group is none of the kube-apiserver's own,
+// which are client-go's plus the CRD and APIService groups the
+// apiextensions and aggregator servers of the kube-apiserver serve.
+func IsCustom(gvk schema.GroupVersionKind) bool {
+	switch gvk.Group {
+	case "apiextensions.k8s.io", "apiregistration.k8s.io":
+		return false
+	}
+	return !scheme.Scheme.IsGroupRegistered(gvk.Group)
+}
+
 // CRDSchema builds a schema from a CustomResourceDefinition object (as
 // read from a file), for --local runs with --schema. The CRD's structural
 // schema is used as the apiserver uses it; metadata, which the apiserver
