@@ -107,3 +107,27 @@ func TestGeneratedNamespace(t *testing.T) {
 		t.Errorf("update: finalizers %v, want the stored ones", f)
 	}
 }
+
+// A CRD's create starts its status afresh with the storage version
+// stored; an update that moves the storage version adds it.
+func TestGeneratedStoredVersions(t *testing.T) {
+	crd := func(storage string) *unstructured.Unstructured {
+		var versions []interface{}
+		for _, v := range []string{"v1", "v2"} {
+			versions = append(versions, map[string]interface{}{"name": v, "served": true, "storage": v == storage})
+		}
+		return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]interface{}{"name": "things.example.com"}, "spec": map[string]interface{}{"versions": versions},
+			"status": map[string]interface{}{"storedVersions": []interface{}{"v0"}}}}
+	}
+	created := crd("v1")
+	Generated(nil, created)
+	if got, _, _ := unstructured.NestedStringSlice(created.Object, "status", "storedVersions"); len(got) != 1 || got[0] != "v1" {
+		t.Errorf("create: storedVersions %v, want [v1]", got)
+	}
+	updated := crd("v2")
+	unknown, _ := Generated(crd("v1"), updated)
+	if got, _, _ := unstructured.NestedStringSlice(updated.Object, "status", "storedVersions"); len(got) != 2 || got[1] != "v2" || len(unknown) != 0 {
+		t.Errorf("update: storedVersions %v (unknown %v), want [v0 v2]", got, unknown)
+	}
+}

@@ -24,6 +24,12 @@ func Generated(live, result *unstructured.Unstructured) (unknown, known []fieldp
 	case gv.Group == "" && kind == "PersistentVolume" && live == nil:
 		// The strategy stamps the phase's transition with the time.
 		return []fieldpath.Path{fieldpath.MakePathOrDie("status", "lastPhaseTransitionTime")}, nil
+	case gv.Group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition":
+		storedVersions(live, result)
+		return nil, nil
+	case gv.Group == "certificates.k8s.io" && kind == "CertificateSigningRequest" && live == nil:
+		// The strategy writes the requesting user's identity.
+		return csrIdentity, nil
 	case gv.Group == "apps" && gv.Version == "v1" && kind == "DaemonSet":
 		templateGeneration(live, result)
 		// The generation annotation is why the table's annotations
@@ -157,4 +163,44 @@ func namespaceGenerated(live, result *unstructured.Unstructured) {
 		}
 	}
 	spec["finalizers"] = append(finalizers, "kubernetes")
+}
+
+// csrIdentity are the fields of a CSR the strategy fills from the user
+// who creates it (the ones a user has: a uid and extra only some).
+var csrIdentity = []fieldpath.Path{
+	fieldpath.MakePathOrDie("spec", "extra"),
+	fieldpath.MakePathOrDie("spec", "groups"),
+	fieldpath.MakePathOrDie("spec", "uid"),
+	fieldpath.MakePathOrDie("spec", "username"),
+}
+
+// storedVersions: the CRD strategy starts a new CRD's status afresh and
+// records the storage version among status.storedVersions, on create
+// and on every update.
+func storedVersions(live, result *unstructured.Unstructured) {
+	status, _ := result.Object["status"].(map[string]interface{})
+	if live == nil || status == nil {
+		status = map[string]interface{}{"acceptedNames": map[string]interface{}{"kind": "", "plural": ""}, "conditions": nil}
+		if old, ok := result.Object["status"].(map[string]interface{}); ok && live == nil {
+			if names, ok := old["acceptedNames"]; ok {
+				status["acceptedNames"] = names
+			}
+		}
+		result.Object["status"] = status
+	}
+	versions, _, _ := unstructured.NestedSlice(result.Object, "spec", "versions")
+	for _, v := range versions {
+		m, _ := v.(map[string]interface{})
+		if storage, _ := m["storage"].(bool); !storage {
+			continue
+		}
+		stored, _ := status["storedVersions"].([]interface{})
+		for _, s := range stored {
+			if s == m["name"] {
+				return
+			}
+		}
+		status["storedVersions"] = append(stored, m["name"])
+		return
+	}
 }
