@@ -180,6 +180,30 @@ var Rules = []Rule{
 		},
 	},
 	{
+		Name:    "nodePodCIDR",
+		Paths:   []string{".spec.podCIDR"},
+		Depends: "podCIDRs (podCIDR defaults to the first)",
+		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+			cidrs, _ := parent(anc)["podCIDRs"].([]interface{})
+			if len(cidrs) == 0 {
+				return nil, false, true
+			}
+			return cidrs[0], true, true
+		},
+	},
+	{
+		Name:    "nodeAllocatable",
+		Paths:   []string{".status.allocatable"},
+		Depends: "the capacity (allocatable defaults to it)",
+		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+			capacity, _ := parent(anc)["capacity"].(map[string]interface{})
+			if len(capacity) == 0 {
+				return nil, false, true
+			}
+			return copyValue(capacity), true, true
+		},
+	},
+	{
 		Name:    "crdSingular",
 		Paths:   []string{".spec.names.singular"},
 		Depends: "the kind (lower-cased)",
