@@ -1,7 +1,7 @@
 // Package admission predicts what the apiserver's admission does to an
 // apply after its field manager: the built-in plugins that change common
 // objects (DefaultStorageClass, StorageObjectInUseProtection,
-// DefaultIngressClass) are modelled from the apiserver's code; admission
+// DefaultIngressClass, TaintNodesByCondition) are modelled from the apiserver's code; admission
 // policies and webhooks are matched as the apiserver matches them (rules,
 // scope, namespace and object selectors), and their effect, which only
 // they know, makes the prediction not exact.
@@ -282,6 +282,13 @@ func builtins(c *Config, req Request) []Step {
 		// namespace's LimitRanges).
 		steps = append(steps, Step{Kind: Builtin, Name: "ServiceAccount+Priority+DefaultTolerationSeconds+LimitRanger", Effect: MayMutate,
 			Caveats: []string{"these plugins complete a Pod's create (its service account and token volume, priority, tolerations, resource defaults), and the Pod's own create sets its status: not modelled here"}})
+	case schema.GroupResource{Resource: "nodes"}:
+		// TaintNodesByCondition: a new node is not ready until the node
+		// controller says so.
+		if !hasTaint(obj, notReadyTaint, "NoSchedule") {
+			steps = append(steps, Step{Kind: Builtin, Name: "TaintNodesByCondition", Effect: Mutates,
+				Ops: []Op{{Op: OpAppend, Path: []string{"spec", "taints"}, Value: map[string]interface{}{"key": notReadyTaint, "effect": "NoSchedule"}}}})
+		}
 	case schema.GroupResource{Resource: "persistentvolumes"}:
 		steps = append(steps, finalizer("kubernetes.io/pv-protection", obj)...)
 	case schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:
@@ -297,6 +304,20 @@ func builtins(c *Config, req Request) []Step {
 		}
 	}
 	return steps
+}
+
+const notReadyTaint = "node.kubernetes.io/not-ready"
+
+// hasTaint tells whether a node has a taint of key and effect.
+func hasTaint(node *unstructured.Unstructured, key, effect string) bool {
+	taints, _, _ := unstructured.NestedSlice(node.Object, "spec", "taints")
+	for _, t := range taints {
+		m, _ := t.(map[string]interface{})
+		if m["key"] == key && m["effect"] == effect {
+			return true
+		}
+	}
+	return false
 }
 
 // finalizer is StorageObjectInUseProtection adding its finalizer.

@@ -222,3 +222,24 @@ func TestPodSecurityNamespace(t *testing.T) {
 		t.Errorf("unreadable namespace: %s, exact %v", steps(r), r.Exact)
 	}
 }
+
+// A new Node gets the not-ready taint, unless it has it; updates don't.
+func TestTaintNodesByCondition(t *testing.T) {
+	nodes := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	node := obj(t, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {taints: [{key: example.com/t, effect: NoSchedule}]}\n")
+	r := Evaluate(&Config{}, Request{Object: node, Resource: nodes})
+	if !r.Exact || steps(r) != "BuiltinPlugin TaintNodesByCondition mutates" {
+		t.Fatalf("%s", steps(r))
+	}
+	out := node.DeepCopy()
+	r.Apply(out)
+	if taints, _, _ := unstructured.NestedSlice(out.Object, "spec", "taints"); len(taints) != 2 || taints[1].(map[string]interface{})["key"] != "node.kubernetes.io/not-ready" {
+		t.Errorf("taints %v", taints)
+	}
+	if r := Evaluate(&Config{}, Request{Object: out, Resource: nodes}); len(r.Steps) != 0 {
+		t.Errorf("tainted already: %s", steps(r))
+	}
+	if r := Evaluate(&Config{}, Request{Object: node, Old: node, Resource: nodes}); len(r.Steps) != 0 {
+		t.Errorf("update: %s", steps(r))
+	}
+}
