@@ -188,3 +188,35 @@ func TestStaysOfThePodTemplate(t *testing.T) {
 		t.Errorf("kubectl set's stay: %+v", s)
 	}
 }
+
+// An owned "" that the built-in type leaves out of the object (omitempty)
+// is in the extract: applied, it keeps its owner's ownership.
+func TestExtractOwnedZeroValue(t *testing.T) {
+	live := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`apiVersion: networking.k8s.io/v1
+kind: IPAddress
+metadata:
+  name: 10.0.0.5
+  managedFields:
+  - manager: platform
+    operation: Apply
+    apiVersion: networking.k8s.io/v1
+    fieldsType: FieldsV1
+    fieldsV1: {"f:spec":{"f:parentRef":{"f:group":{},"f:name":{},"f:namespace":{},"f:resource":{}}}}
+spec:
+  parentRef: {resource: services, namespace: default, name: web}
+`), &live.Object); err != nil {
+		t.Fatal(err)
+	}
+	e, err := diff.FindEntry(live, diff.Selector{Manager: "platform"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := diff.Extract(live, conflict.BuiltinSchema(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok, _ := unstructured.NestedFieldNoCopy(out.Object, "spec", "parentRef", "group"); !ok || g != "" {
+		t.Errorf("group %v (%v): %v", g, ok, out.Object)
+	}
+}

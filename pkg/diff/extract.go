@@ -11,7 +11,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Selector picks one managedFields entry: a manager name, its
@@ -168,5 +170,37 @@ func (x *Extractor) Extract(e metav1.ManagedFieldsEntry) (*unstructured.Unstruct
 	if ns := obj.GetNamespace(); ns != "" {
 		out.SetNamespace(ns)
 	}
+	if conflict.IsBuiltin(obj.GroupVersionKind()) {
+		ownedZeroes(out, tc, set)
+	}
 	return out, nil
+}
+
+// ownedZeroes: a built-in object's Go type leaves out a scalar's zero
+// value (omitempty), so the owner of a field it set to "" (or 0, or
+// false) has no value in the object. The extract sets the zero value the
+// schema takes back, as the owner sent it: applied, it keeps the
+// ownership.
+func ownedZeroes(out *unstructured.Unstructured, tc managedfields.TypeConverter, set *fieldpath.Set) {
+	set.Leaves().Iterate(func(p fieldpath.Path) {
+		last := p[len(p)-1]
+		if last.FieldName == nil {
+			return
+		}
+		if _, ok := pathlang.Lookup(out.Object, p); ok {
+			return
+		}
+		v, _ := pathlang.Lookup(out.Object, p[:len(p)-1])
+		parent, ok := v.(map[string]interface{})
+		if !ok {
+			return
+		}
+		for _, zero := range []interface{}{"", int64(0), false} {
+			parent[*last.FieldName] = zero
+			if _, err := tc.ObjectToTyped(out, typed.AllowDuplicates); err == nil {
+				return
+			}
+		}
+		delete(parent, *last.FieldName)
+	})
 }
