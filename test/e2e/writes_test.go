@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -29,6 +30,10 @@ func restMapper() *restmapper.DeferredDiscoveryRESTMapper {
 	})
 	return mapper
 }
+
+// nsPlaceholder in a manifest is the namespace of the test (an Event's
+// involvedObject.namespace must be its own).
+const nsPlaceholder = "@NS@"
 
 // parse reads one YAML object.
 func parse(t *testing.T, manifest string) *unstructured.Unstructured {
@@ -76,7 +81,7 @@ func setNamespace(t *testing.T, u *unstructured.Unstructured, ns string) {
 // apply server-side applies manifest in ns as manager.
 func apply(t *testing.T, ns, manager, manifest string, force bool) *unstructured.Unstructured {
 	t.Helper()
-	u := parse(t, manifest)
+	u := parse(t, strings.ReplaceAll(manifest, nsPlaceholder, ns))
 	setNamespace(t, u, ns)
 	out, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: force})
 	if err != nil {
