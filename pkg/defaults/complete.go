@@ -38,13 +38,18 @@ func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
 				if c.field == nil {
 					continue
 				}
-				if _, ok := val[name]; ok {
+				present, ok := val[name]
+				if ok && !isEmpty(present) {
 					continue
 				}
-				switch a := c.field.Answer(name, anc); a.Outcome {
-				case Reset:
+				switch a := c.field.Answer(name, anc); {
+				case ok && (a.Outcome != Reset || isEmpty(a.Value)):
+					// An empty list or map stays, unless the
+					// defaulting gives it items (it tests the length:
+					// an HPA's metrics, a selector from the template).
+				case a.Outcome == Reset:
 					val[name] = a.Value
-				case Depends:
+				case a.Outcome == Depends:
 					unknown = append(unknown, append(p.Copy(), fieldpath.PathElement{FieldName: &name}))
 				}
 			}
@@ -95,4 +100,15 @@ func sortedKeys(m map[string]interface{}) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// isEmpty tells whether v is an empty list or map.
+func isEmpty(v interface{}) bool {
+	switch t := v.(type) {
+	case []interface{}:
+		return len(t) == 0
+	case map[string]interface{}:
+		return len(t) == 0
+	}
+	return false
 }
