@@ -183,24 +183,53 @@ func (x *Extractor) Extract(e metav1.ManagedFieldsEntry) (*unstructured.Unstruct
 // ownership.
 func ownedZeroes(out *unstructured.Unstructured, tc managedfields.TypeConverter, set *fieldpath.Set) {
 	set.Leaves().Iterate(func(p fieldpath.Path) {
-		last := p[len(p)-1]
-		if last.FieldName == nil {
-			return
-		}
 		if _, ok := pathlang.Lookup(out.Object, p); ok {
 			return
 		}
-		v, _ := pathlang.Lookup(out.Object, p[:len(p)-1])
-		parent, ok := v.(map[string]interface{})
+		// The maps on the way may be missing too (an owner of the
+		// zero value alone): built on a copy, kept when it types.
+		try := out.DeepCopy()
+		var cur interface{} = try.Object
+		for _, pe := range p[:len(p)-1] {
+			if pe.FieldName == nil {
+				// A list item the entry owns is in the extract.
+				next, ok := pathlang.LookupElement(cur, pe)
+				if !ok {
+					return
+				}
+				cur = next
+				continue
+			}
+			m, ok := cur.(map[string]interface{})
+			if !ok {
+				return
+			}
+			if m[*pe.FieldName] == nil {
+				m[*pe.FieldName] = map[string]interface{}{}
+			}
+			cur = m[*pe.FieldName]
+		}
+		parent, ok := cur.(map[string]interface{})
 		if !ok {
 			return
 		}
+		name := p[len(p)-1].FieldName
+		if name == nil {
+			return
+		}
+		// Only a struct's field is left out when zero: a map (labels)
+		// keeps its "" values, so an owned key it lacks is stale.
+		parent["kubectl-ssa.probe/not-a-field"] = ""
+		if _, err := tc.ObjectToTyped(try, typed.AllowDuplicates); err == nil {
+			return
+		}
+		delete(parent, "kubectl-ssa.probe/not-a-field")
 		for _, zero := range []interface{}{"", int64(0), false} {
-			parent[*last.FieldName] = zero
-			if _, err := tc.ObjectToTyped(out, typed.AllowDuplicates); err == nil {
+			parent[*name] = zero
+			if _, err := tc.ObjectToTyped(try, typed.AllowDuplicates); err == nil {
+				out.Object = try.Object
 				return
 			}
 		}
-		delete(parent, *last.FieldName)
 	})
 }
