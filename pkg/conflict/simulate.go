@@ -188,6 +188,12 @@ func Simulate(in Input) (*Report, error) {
 	if err == nil && r != nil && r.Result != nil && in.Subresource == "" && in.HasStatus {
 		resetStatus(r.Result, in.Live)
 	}
+	if err == nil && r != nil && r.Result != nil && in.Subresource == "" && in.Live != nil && in.Applied.GroupVersionKind().GroupKind() == csrKind {
+		// A CSR's spec is set on create: updates keep it.
+		if spec, ok := in.Live.Object["spec"]; ok {
+			r.Result.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+		}
+	}
 	return r, err
 }
 
