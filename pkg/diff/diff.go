@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/base64"
 	"fmt"
+	"reflect"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -287,6 +288,7 @@ func serverForm(u *unstructured.Unstructured) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
 		return fmt.Errorf("the result does not fit %s: %w", gvk, err)
 	}
+	nilEmpty(reflect.ValueOf(obj))
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return err
@@ -646,6 +648,40 @@ func (r *Report) RedactSecrets() {
 			if c.AppliedValue != nil {
 				c.AppliedValue = ownership.Redacted
 			}
+		}
+	}
+}
+
+// nilEmpty does what storing a built-in object as protobuf does (the
+// server returns what etcd's codec decodes, dry runs too): an empty list
+// or map comes back nil, so a field without omitempty reads null. Byte
+// strings and what maps hold are left as they are.
+func nilEmpty(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Ptr, reflect.Interface:
+		if !v.IsNil() {
+			nilEmpty(v.Elem())
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Field(i); f.CanSet() {
+				nilEmpty(f)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		if !v.IsNil() && v.Len() == 0 && v.CanSet() {
+			v.Set(reflect.Zero(v.Type()))
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			nilEmpty(v.Index(i))
+		}
+	case reflect.Map:
+		if !v.IsNil() && v.Len() == 0 && v.CanSet() {
+			v.Set(reflect.Zero(v.Type()))
 		}
 	}
 }
