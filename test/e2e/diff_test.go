@@ -241,8 +241,8 @@ type diffCase struct {
 	args    []string
 	// sub is the subresource the apply goes to.
 	sub string
-	// want: the exit code, conflicts, change kinds that must appear,
-	// managers that must stay.
+	// want: the exit code (anyChange: 0 or 1, as the changes say),
+	// conflicts, change kinds that must appear, managers that must stay.
 	code      int
 	conflicts int
 	kinds     []string
@@ -442,6 +442,10 @@ func diffCases() []diffCase {
 	}
 }
 
+// anyChange as a diffCase's code: the exit code must be what the
+// report's changes say (1 when a value changes, else 0).
+const anyChange = -1
+
 func applyAs(manifest, manager string) func(t *testing.T, ns string) {
 	return func(t *testing.T, ns string) { apply(t, ns, manager, manifest, false) }
 }
@@ -467,6 +471,12 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	t.Helper()
 	ns := namespace(t)
 	c.setup(t, ns)
+	checkDiffIn(t, c, ns)
+}
+
+// checkDiffIn is checkDiffCase in namespace ns, once c's setup ran.
+func checkDiffIn(t *testing.T, c diffCase, ns string) {
+	t.Helper()
 	c.applied = strings.ReplaceAll(c.applied, nsPlaceholder, ns)
 	obj := parse(t, c.applied)
 	setNamespace(t, obj, ns)
@@ -477,10 +487,25 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	file := filepath.Join(t.TempDir(), "m.yaml")
 	writeFile(t, file, c.applied)
 	args := append([]string{"diff", "-n", ns, "-f", file, "--field-manager", c.manager, "-o", "json", "--show-secret-values"}, c.args...)
-	r := mustSSA(t, c.code, args...)
+	var r result
+	if c.code == anyChange {
+		r = ssa(t, args...)
+	} else {
+		r = mustSSA(t, c.code, args...)
+	}
 	var rep diffReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if c.code == anyChange {
+		// Exit 1 exactly when the apply changes a value (or conflicts).
+		changes := len(rep.Conflicts) > 0
+		for _, ch := range rep.Changes {
+			changes = changes || ch.Change != "ownership"
+		}
+		if want := map[bool]int{false: 0, true: 1}[changes]; r.code != want {
+			t.Fatalf("diff exits %d, want %d for %d changes, %d conflicts\nstdout:\n%s\nstderr:\n%s", r.code, want, len(rep.Changes), len(rep.Conflicts), r.stdout, r.stderr)
+		}
 	}
 	if len(rep.Conflicts) != c.conflicts {
 		t.Errorf("conflicts: %d, want %d: %+v", len(rep.Conflicts), c.conflicts, rep.Conflicts)
@@ -568,6 +593,11 @@ func checkDiffCase(t *testing.T, c diffCase) {
 		for _, side := range []map[string]interface{}{live, result} {
 			if tk, ok := tokens(normalJSON(t, side), p); ok {
 				covers = append(covers, tk)
+				if n := len(tk); n >= 2 && tk[n-1] == "name" && strings.HasPrefix(tk[n-2], "name=") {
+					// A changed name changes the token that names
+					// the item here (its real keys may be others).
+					covers = append(covers, tk[:n-1])
+				}
 			}
 		}
 	}
@@ -588,7 +618,7 @@ func checkDiffCase(t *testing.T, c diffCase) {
 	var stays []string
 	for _, s := range rep.Stays {
 		stays = append(stays, s.Manager.Manager)
-		if s.Command == "" || !strings.Contains(s.Command, "-n "+ns) {
+		if s.Command == "" || obj.GetNamespace() != "" && !strings.Contains(s.Command, "-n "+ns) {
 			t.Errorf("stay of %s: command %q must name the namespace", s.Manager.Manager, s.Command)
 		}
 	}
