@@ -658,7 +658,7 @@ func (r *Report) RedactSecrets() {
 // strings and what maps hold are left as they are.
 func nilEmpty(v reflect.Value) {
 	switch v.Kind() {
-	case reflect.Ptr, reflect.Interface:
+	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
 			nilEmpty(v.Elem())
 		}

@@ -117,6 +117,10 @@ func TestDiffEveryKind(t *testing.T) {
 	for _, kind := range kinds {
 		m := kindManifests[kind]
 		first, second := fmt.Sprintf(m, "1"), fmt.Sprintf(m, "2")
+		if !served(t, first) {
+			t.Logf("%s: not served by this apiserver at the manifest's version", kind)
+			continue
+		}
 		name := strings.SplitN(kind, "/", 2)[0]
 		cases := []diffCase{
 			{name: name + ": no change", kind: kind, setup: applyAs(first, "platform"), applied: first, manager: "platform", code: 0},
@@ -144,6 +148,10 @@ func TestDiffEveryKind(t *testing.T) {
 			name := fmt.Sprintf("diff-%s-%s-%d", kind, run, i)
 			m := strings.NewReplacer("@IP@", fmt.Sprintf("10.250.%d.%d", len(run)+i, 10+i), "@CIDR@", fmt.Sprintf("10.%d.%d.0/24", 200+i, len(run)), "NAME", name).Replace(clusterManifests[kind])
 			first, second := fmt.Sprintf(m, "1"), fmt.Sprintf(m, "2")
+			if !served(t, first) {
+				t.Logf("%s: not served by this apiserver at the manifest's version", kind)
+				break
+			}
 			t.Cleanup(func() { deleteObject(parse(t, first)) })
 			c := diffCase{name: kind + ": " + step, kind: kind + "/" + parse(t, first).GetName(), setup: applyAs(first, "platform"), applied: first, manager: "platform"}
 			switch step {
@@ -159,6 +167,14 @@ func TestDiffEveryKind(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) { checkDiffCase(t, c) })
 		}
 	}
+}
+
+// served tells whether the apiserver serves manifest's kind at its
+// version (older minors serve some kinds at beta versions only).
+func served(t *testing.T, manifest string) bool {
+	gvk := parse(t, strings.ReplaceAll(manifest, "@IP@", "10.0.0.1")).GroupVersionKind()
+	_, err := restMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil
 }
 
 // deleteObject deletes u, whatever happened to it.

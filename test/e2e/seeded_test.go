@@ -231,7 +231,7 @@ func TestDiffSeeded(t *testing.T) {
 	run := strings.ToLower(krand.String(5))
 	var compared, refused, unserved int
 	for _, kind := range kinds {
-		if _, err := restMapper().RESTMapping(parse(t, fmt.Sprintf(manifests[kind], "1")).GroupVersionKind().GroupKind()); err != nil {
+		if !served(t, fmt.Sprintf(manifests[kind], "1")) {
 			t.Logf("%s: not served by this apiserver", kind)
 			unserved++
 			continue
@@ -628,9 +628,11 @@ func TestDiffCoversEveryKind(t *testing.T) {
 	for _, set := range []map[string]string{kindManifests, fullManifests, clusterManifests} {
 		for _, m := range set {
 			u := parse(t, strings.ReplaceAll(fmt.Sprintf(m, "1"), "@IP@", "10.0.0.1"))
-			m, err := restMapper().RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+			// Any version: an older minor serves some kinds at a beta
+			// version only (the tests say so, kind by kind).
+			m, err := restMapper().RESTMapping(u.GroupVersionKind().GroupKind())
 			if err != nil {
-				continue // not served by this apiserver
+				continue
 			}
 			covered[m.Resource.GroupResource().String()] = true
 		}
