@@ -185,31 +185,33 @@ type Report struct {
 // dropped from the manifest are removed.
 func Simulate(in Input) (*Report, error) {
 	r, err := simulate(in)
-	if err == nil && r != nil && r.Result != nil && in.Subresource == "" && in.HasStatus {
-		resetStatus(r.Result, in.Live)
-	}
-	if err == nil && r != nil && r.Result != nil && in.Subresource == "" && in.Live != nil && in.Applied.GroupVersionKind().GroupKind() == csrKind {
-		// A CSR's spec is set on create: updates keep it.
-		if spec, ok := in.Live.Object["spec"]; ok {
-			r.Result.Object["spec"] = runtime.DeepCopyJSONValue(spec)
-		}
+	if err == nil && r != nil && r.Result != nil && in.Subresource == "" {
+		resetToLive(r.Result, in.Live, resetSet(in.Applied.GroupVersionKind().GroupKind(), "", in.HasStatus))
 	}
 	return r, err
 }
 
-// resetStatus does what the storage strategy of a kind with a status
-// subresource does to a write of the main resource: status stays as it
-// was (PrepareForUpdate), or starts empty (PrepareForCreate).
-func resetStatus(result, live *unstructured.Unstructured) {
-	if live == nil {
-		delete(result.Object, "status")
+// resetToLive does what the storage strategy does to the fields a write
+// of the main resource resets (resetSet: status, and a CSR's spec): on
+// update they stay as they were (PrepareForUpdate); on create status
+// starts empty (PrepareForCreate) and the rest is the applied value.
+func resetToLive(result, live *unstructured.Unstructured, reset *fieldpath.Set) {
+	if reset == nil {
 		return
 	}
-	if st, ok := live.Object["status"]; ok {
-		result.Object["status"] = runtime.DeepCopyJSONValue(st)
-	} else {
-		delete(result.Object, "status")
-	}
+	reset.Iterate(func(p fieldpath.Path) {
+		name := p[0].FieldName
+		if len(p) != 1 || name == nil {
+			return
+		}
+		switch {
+		case live == nil && *name != "status":
+		case live != nil && live.Object[*name] != nil:
+			result.Object[*name] = runtime.DeepCopyJSONValue(live.Object[*name])
+		default:
+			delete(result.Object, *name)
+		}
+	})
 }
 
 func simulate(in Input) (*Report, error) {
