@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -171,37 +172,43 @@ func (x *Extractor) Extract(e metav1.ManagedFieldsEntry) (*unstructured.Unstruct
 		out.SetNamespace(ns)
 	}
 	if conflict.IsBuiltin(obj.GroupVersionKind()) {
-		ownedZeroes(out, tc, set)
+		ownedZeroes(out, tv, set)
 	}
 	return out, nil
 }
 
-// ownedZeroes: a built-in object's Go type leaves out a scalar's zero
-// value (omitempty), so the owner of a field it set to "" (or 0, or
+// ownedZeroes: a built-in object's Go type leaves out a scalar field's
+// zero value (omitempty), so the owner of a field it set to "" (or 0, or
 // false) has no value in the object. The extract sets the zero value the
-// schema takes back, as the owner sent it: applied, it keeps the
-// ownership.
-func ownedZeroes(out *unstructured.Unstructured, tc managedfields.TypeConverter, set *fieldpath.Set) {
+// schema declares back, as the owner sent it: applied, it keeps the
+// ownership. A map's key is not a field: a map keeps its "" values, so
+// an owned key it lacks is stale and stays out.
+func ownedZeroes(out *unstructured.Unstructured, tv *typed.TypedValue, set *fieldpath.Set) {
 	set.Leaves().Iterate(func(p fieldpath.Path) {
 		if _, ok := pathlang.Lookup(out.Object, p); ok {
 			return
 		}
-		// The maps on the way may be missing too (an owner of the
-		// zero value alone): built on a copy, kept when it types.
-		try := out.DeepCopy()
-		var cur interface{} = try.Object
+		zero, ok := zeroOf(tv.Schema(), tv.TypeRef(), p)
+		if !ok {
+			return
+		}
+		// The structs on the way may be missing too (an owner of the
+		// zero value alone); the list items it owns are in the extract.
+		for i := 1; i < len(p); i++ {
+			if p[i].FieldName == nil {
+				if _, ok := pathlang.Lookup(out.Object, p[:i+1]); !ok {
+					return // a stale item
+				}
+			}
+		}
+		var cur interface{} = out.Object
 		for _, pe := range p[:len(p)-1] {
 			if pe.FieldName == nil {
-				// A list item the entry owns is in the extract.
-				next, ok := pathlang.LookupElement(cur, pe)
-				if !ok {
-					return
-				}
-				cur = next
+				cur, _ = pathlang.LookupElement(cur, pe)
 				continue
 			}
-			m, ok := cur.(map[string]interface{})
-			if !ok {
+			m, _ := cur.(map[string]interface{})
+			if m == nil {
 				return
 			}
 			if m[*pe.FieldName] == nil {
@@ -209,27 +216,43 @@ func ownedZeroes(out *unstructured.Unstructured, tc managedfields.TypeConverter,
 			}
 			cur = m[*pe.FieldName]
 		}
-		parent, ok := cur.(map[string]interface{})
-		if !ok {
-			return
-		}
-		name := p[len(p)-1].FieldName
-		if name == nil {
-			return
-		}
-		// Only a struct's field is left out when zero: a map (labels)
-		// keeps its "" values, so an owned key it lacks is stale.
-		parent["kubectl-ssa.probe/not-a-field"] = ""
-		if _, err := tc.ObjectToTyped(try, typed.AllowDuplicates); err == nil {
-			return
-		}
-		delete(parent, "kubectl-ssa.probe/not-a-field")
-		for _, zero := range []interface{}{"", int64(0), false} {
-			parent[*name] = zero
-			if _, err := tc.ObjectToTyped(try, typed.AllowDuplicates); err == nil {
-				out.Object = try.Object
-				return
-			}
+		if m, _ := cur.(map[string]interface{}); m != nil {
+			m[*p[len(p)-1].FieldName] = zero
 		}
 	})
+}
+
+// zeroOf is the zero value of the scalar struct field p names in the
+// schema, false when p names no such field (a map's key, a list item).
+func zeroOf(s *schema.Schema, tr schema.TypeRef, p fieldpath.Path) (interface{}, bool) {
+	for _, pe := range p {
+		atom, ok := s.Resolve(tr)
+		switch {
+		case !ok:
+			return nil, false
+		case pe.FieldName != nil && atom.Map != nil:
+			f, ok := atom.Map.FindField(*pe.FieldName)
+			if !ok {
+				return nil, false
+			}
+			tr = f.Type
+		case pe.FieldName == nil && atom.List != nil:
+			tr = atom.List.ElementType
+		default:
+			return nil, false
+		}
+	}
+	atom, ok := s.Resolve(tr)
+	if !ok || atom.Scalar == nil || p[len(p)-1].FieldName == nil {
+		return nil, false
+	}
+	switch *atom.Scalar {
+	case schema.String:
+		return "", true
+	case schema.Numeric:
+		return int64(0), true
+	case schema.Boolean:
+		return false, true
+	}
+	return nil, false
 }
