@@ -1,10 +1,10 @@
 // Package admission predicts what the apiserver's admission does to an
 // apply after its field manager: the built-in plugins that change common
 // objects (DefaultStorageClass, StorageObjectInUseProtection,
-// DefaultIngressClass, TaintNodesByCondition) are modelled from the apiserver's code; admission
-// policies and webhooks are matched as the apiserver matches them (rules,
-// scope, namespace and object selectors), and their effect, which only
-// they know, makes the prediction not exact.
+// DefaultIngressClass, TaintNodesByCondition) are modelled from the
+// apiserver's code; admission policies and webhooks are matched as the
+// apiserver matches them (rules, scope, namespace and object selectors),
+// and their effect, which only they know, makes the prediction not exact.
 //
 // It reads no cluster: a Config is what the caller listed.
 package admission
@@ -56,7 +56,7 @@ const (
 )
 
 // Op is one change a modelled plugin makes: set a field that is absent,
-// or append a value to a list of strings (a finalizer).
+// or append a value to a list (a finalizer, a taint).
 type Op struct {
 	Op    string      `json:"op"`
 	Path  []string    `json:"path"`

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -36,7 +37,7 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 			for _, op := range s.Ops {
 				path := "." + strings.Join(op.Path, ".")
 				if op.Op == admission.OpAppend {
-					ops = append(ops, fmt.Sprintf("adds %s to %s", Escape(fmt.Sprint(op.Value)), Escape(path)))
+					ops = append(ops, fmt.Sprintf("adds %s to %s", Escape(opValue(op.Value)), Escape(path)))
 				} else {
 					ops = append(ops, fmt.Sprintf("sets %s to %s", Escape(path), Escape(fmt.Sprintf("%q", op.Value))))
 				}
@@ -70,4 +71,17 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 		add("admission: the prediction is not exact: --verify has the server's dry run check it", true)
 	}
 	return lines, bad
+}
+
+// opValue is an appended value as written: a string as it is (a
+// finalizer), anything else as JSON (a taint).
+func opValue(v interface{}) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -82,3 +82,4 @@ func TestAdmissionViews(t *testing.T) {
 		})
 	}
 }
+
