@@ -38,18 +38,14 @@ func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
 				if c.field == nil {
 					continue
 				}
-				present, ok := val[name]
-				if ok && !isEmpty(present) {
+				if present, ok := val[name]; ok && !(c.field.Empty && isEmpty(present)) {
+					// Set; or empty, where the defaulting tests nil.
 					continue
 				}
-				switch a := c.field.Answer(name, anc); {
-				case ok && (a.Outcome != Reset || isEmpty(a.Value)):
-					// An empty list or map stays, unless the
-					// defaulting gives it items (it tests the length:
-					// an HPA's metrics, a selector from the template).
-				case a.Outcome == Reset:
+				switch a := c.field.Answer(name, anc); a.Outcome {
+				case Reset:
 					val[name] = a.Value
-				case a.Outcome == Depends:
+				case Depends:
 					unknown = append(unknown, append(p.Copy(), fieldpath.PathElement{FieldName: &name}))
 				}
 			}

@@ -78,6 +78,9 @@ type Field struct {
 	When *When `json:"when,omitempty"`
 	// Observed is how many probe objects lacked the field (evidence).
 	Observed int `json:"observed"`
+	// Empty: an empty list or map gets the default too (the defaulting
+	// tests its length, not nil).
+	Empty bool `json:"empty,omitempty"`
 }
 
 // When chooses a default by the value of another field: one of the

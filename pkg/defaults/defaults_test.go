@@ -271,3 +271,26 @@ func TestStructural(t *testing.T) {
 		})
 	}
 }
+
+// An applied empty list gets the default where the defaulting tests its
+// length (an HPA's metrics, generated "empty"); elsewhere it stays.
+func TestCompleteEmpty(t *testing.T) {
+	hpa, ok := defaults.Builtin(schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"})
+	if !ok {
+		t.Fatal("no HPA table")
+	}
+	obj := map[string]interface{}{"spec": map[string]interface{}{"metrics": []interface{}{}, "maxReplicas": int64(3),
+		"scaleTargetRef": map[string]interface{}{"kind": "Deployment", "name": "web"}}}
+	hpa.Complete(obj)
+	if m, _ := obj["spec"].(map[string]interface{})["metrics"].([]interface{}); len(m) != 1 {
+		t.Errorf("metrics: %v, want the default cpu metric", m)
+	}
+	deploy, _ := defaults.Builtin(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	obj = map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
+		"containers": []interface{}{}, "tolerations": []interface{}{}}}}}
+	deploy.Complete(obj)
+	spec := obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})
+	if l, _ := spec["tolerations"].([]interface{}); l == nil || len(l) != 0 {
+		t.Errorf("tolerations: %v, want [] left as it is", spec["tolerations"])
+	}
+}

@@ -270,10 +270,11 @@ type pathStats struct {
 
 func (g *generator) run() ([]defaults.Field, []string, error) {
 	stats := map[string]*pathStats{}
+	absentOut := map[string]string{} // probe and path -> what came back
 	failed := 0
 	// Pass 1: what comes back of each path left out.
 	for i := 0; i < g.probes; i++ {
-		if err := g.probe(i, func(h hole, got string, v interface{}, _ map[string]interface{}) {
+		if err := g.probe(i, false, func(h hole, got string, v interface{}, _ map[string]interface{}) {
 			st := stats[h.pattern]
 			if st == nil {
 				st = &pathStats{outcomes: map[string]int{}, value: map[string]interface{}{}}
@@ -282,6 +283,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 			st.total++
 			st.outcomes[got]++
 			st.value[got] = v
+			absentOut[fmt.Sprint(i, h.path)] = got
 		}); err != nil {
 			failed++
 		}
@@ -306,7 +308,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 	// check the rules and collect the fields that could decide it.
 	if len(conditional) > 0 {
 		for i := 0; i < g.probes; i++ {
-			_ = g.probe(i, func(h hole, got string, _ interface{}, before map[string]interface{}) {
+			_ = g.probe(i, false, func(h hole, got string, _ interface{}, before map[string]interface{}) {
 				if !conditional[h.pattern] {
 					return
 				}
@@ -363,6 +365,30 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 		}
 	}
 
+	// Pass 3, over the same probes with every list and map left out set
+	// empty instead: a default that comes back for an empty one too (the
+	// defaulting tests the length, not nil) fills an applied [] or {}.
+	type emptyStats struct{ same, differ int }
+	empties := map[string]*emptyStats{}
+	for i := 0; i < g.probes; i++ {
+		_ = g.probe(i, true, func(h hole, got string, _ interface{}, _ map[string]interface{}) {
+			was, ok := absentOut[fmt.Sprint(i, h.path)]
+			if !h.empty || !ok || was == absent {
+				return
+			}
+			e := empties[h.pattern]
+			if e == nil {
+				e = &emptyStats{}
+				empties[h.pattern] = e
+			}
+			if got == was {
+				e.same++
+			} else {
+				e.differ++
+			}
+		})
+	}
+
 	var fields []defaults.Field
 	var notes []string
 	patterns := make([]string, 0, len(stats))
@@ -370,6 +396,12 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 		patterns = append(patterns, p)
 	}
 	sort.Strings(patterns)
+	emptyToo := func(f defaults.Field) defaults.Field {
+		if e := empties[f.Path]; e != nil && e.same > 0 && e.differ == 0 && f.Default != defaults.KindDepends {
+			f.Empty = true
+		}
+		return f
+	}
 	for _, p := range patterns {
 		st := stats[p]
 		if clock[p] {
@@ -390,7 +422,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 			for o := range st.outcomes {
 				only = o
 			}
-			fields = append(fields, defaults.Field{Path: p, Default: defaults.KindConstant, Value: st.value[only], Observed: st.total})
+			fields = append(fields, emptyToo(defaults.Field{Path: p, Default: defaults.KindConstant, Value: st.value[only], Observed: st.total}))
 			continue
 		}
 		f := defaults.Field{Path: p, Default: defaults.KindDepends, Observed: st.total}
@@ -407,7 +439,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 		} else {
 			notes = append(notes, fmt.Sprintf("%s depends on other fields (%d observations: %s)", p, st.total, summary(st.outcomes)))
 		}
-		fields = append(fields, f)
+		fields = append(fields, emptyToo(f))
 	}
 	return fields, notes, nil
 }
@@ -559,7 +591,7 @@ func jsonOf(v interface{}) string {
 
 // probe builds probe object i, defaults it as the apiserver does, and
 // reports every path it left out with what came back.
-func (g *generator) probe(i int, observe func(h hole, got string, v interface{}, before map[string]interface{})) (err error) {
+func (g *generator) probe(i int, emptyHoles bool, observe func(h hole, got string, v interface{}, before map[string]interface{})) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
@@ -567,7 +599,7 @@ func (g *generator) probe(i int, observe func(h hole, got string, v interface{},
 	}()
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(defaults.KindKey(g.kind.gvk)))
-	f := &filler{rnd: rand.New(rand.NewSource(int64(h.Sum64()) + int64(i))), enums: g.enums, stack: map[reflect.Type]int{}}
+	f := &filler{rnd: rand.New(rand.NewSource(int64(h.Sum64()) + int64(i))), enums: g.enums, stack: map[reflect.Type]int{}, emptyHoles: emptyHoles}
 	obj := reflect.New(g.kind.typ)
 	f.fillStruct(obj.Elem(), nil, "")
 	o := obj.Interface().(runtime.Object)
@@ -654,6 +686,8 @@ func ancestors(obj map[string]interface{}, path []interface{}) []interface{} {
 type hole struct {
 	path    []interface{}
 	pattern string
+	// empty: the list or map was set empty, not left out.
+	empty bool
 }
 
 // filler builds random probe objects.
@@ -662,6 +696,9 @@ type filler struct {
 	enums map[string]map[string][]string
 	stack map[reflect.Type]int
 	holes []hole
+	// emptyHoles sets the lists and maps it leaves out empty instead
+	// (the same object otherwise: it draws the same numbers).
+	emptyHoles bool
 }
 
 var (
@@ -794,7 +831,17 @@ func (f *filler) field(v reflect.Value, path []interface{}, pattern string, enum
 		pZero = 0.45
 	}
 	if f.rnd.Float64() < pZero {
-		f.holes = append(f.holes, hole{path: path, pattern: pattern})
+		h := hole{path: path, pattern: pattern}
+		switch k := v.Type(); {
+		case !f.emptyHoles:
+		case k.Kind() == reflect.Slice && k.Elem().Kind() != reflect.Uint8:
+			v.Set(reflect.MakeSlice(k, 0, 0))
+			h.empty = true
+		case k.Kind() == reflect.Map:
+			v.Set(reflect.MakeMap(k))
+			h.empty = true
+		}
+		f.holes = append(f.holes, h)
 		return
 	}
 	f.set(v, path, pattern, enum)
