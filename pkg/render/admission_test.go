@@ -82,4 +82,3 @@ func TestAdmissionViews(t *testing.T) {
 		})
 	}
 }
-
