@@ -22,7 +22,6 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
 // Cluster reads live objects, schemas and served versions from a
@@ -166,7 +165,7 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		}
 	}
 	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status"), Notes: notes, Unverifiable: unverifiable}
-	if !conflict.IsCustom(obj.GroupVersionKind()) && defaults.VersionDependent(obj.GroupVersionKind()) {
+	if !conflict.IsCustom(obj.GroupVersionKind()) && conflict.NeedsServerMinor(obj.GroupVersionKind()) {
 		t.ServerMinor = s.serverMinor()
 	}
 	if crdDone != nil {

@@ -32,7 +32,7 @@ type Target struct {
 	// prune).
 	Storage *defaults.Structural
 	// ServerMinor is the apiserver's Kubernetes minor where the kind's
-	// defaults depend on it (defaults.VersionDependent); 0: the tables'.
+	// prediction depends on it (NeedsServerMinor); 0: the newest known.
 	ServerMinor int
 	// Unverifiable says why the server can't dry-run the apply now (its
 	// namespace is created earlier in the same input); "" when it can.

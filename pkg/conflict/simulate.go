@@ -365,7 +365,7 @@ func simulateApply(in Input) (*Report, error) {
 	}
 	live := in.Live
 	if live == nil {
-		if err := checkName(gvk, in.CRD, in.Applied.GetNamespace(), in.Applied.GetName()); err != nil {
+		if err := checkName(gvk, in.CRD, in.ServerMinor, in.Applied.GetNamespace(), in.Applied.GetName()); err != nil {
 			return nil, err
 		}
 		r.Action = ActionCreate
