@@ -61,6 +61,10 @@ type Op struct {
 	Op    string      `json:"op"`
 	Path  []string    `json:"path"`
 	Value interface{} `json:"value"`
+	// Atomic: the list is atomic, so the value is owned with the rest
+	// of it by the applier, whose next apply without it removes it
+	// (otherwise what a plugin sets is owned by no one).
+	Atomic bool `json:"atomic,omitempty"`
 }
 
 // The ops.
@@ -287,7 +291,7 @@ func builtins(c *Config, req Request) []Step {
 		// controller says so.
 		if !hasTaint(obj, notReadyTaint, "NoSchedule") {
 			steps = append(steps, Step{Kind: Builtin, Name: "TaintNodesByCondition", Effect: Mutates,
-				Ops: []Op{{Op: OpAppend, Path: []string{"spec", "taints"}, Value: map[string]interface{}{"key": notReadyTaint, "effect": "NoSchedule"}}}})
+				Ops: []Op{{Op: OpAppend, Path: []string{"spec", "taints"}, Value: map[string]interface{}{"key": notReadyTaint, "effect": "NoSchedule"}, Atomic: true}}})
 		}
 	case schema.GroupResource{Resource: "persistentvolumes"}:
 		steps = append(steps, finalizer("kubernetes.io/pv-protection", obj)...)

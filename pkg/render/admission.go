@@ -34,6 +34,7 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 		switch {
 		case s.Effect == admission.Mutates:
 			var ops []string
+			owner := "owned by no one"
 			for _, op := range s.Ops {
 				path := "." + strings.Join(op.Path, ".")
 				if op.Op == admission.OpAppend {
@@ -41,8 +42,11 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 				} else {
 					ops = append(ops, fmt.Sprintf("sets %s to %s", Escape(path), Escape(fmt.Sprintf("%q", op.Value))))
 				}
+				if op.Atomic {
+					owner = "owned by the applier with the rest of the atomic list: its next apply without it removes it"
+				}
 			}
-			l = fmt.Sprintf("admission: %s %s (owned by no one; in the prediction)", what, strings.Join(ops, ", "))
+			l = fmt.Sprintf("admission: %s %s (%s; in the prediction)", what, strings.Join(ops, ", "), owner)
 		case s.Effect == admission.Warns:
 			l = fmt.Sprintf("admission: %s warns: %s", what, Escape(s.Message))
 		case s.Effect == admission.Denies:
