@@ -226,7 +226,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		return nil, err
 	}
 	if admissionDone == nil {
-		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check with --verify against one")
+		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check against one with kubectl ssa explain-conflict --verify")
 	}
 	if (o.AlsoForced || adm.config != nil && admissionActs(adm.config, adm.req, sent, t.Live)) && !o.Force && len(r.Conflicts) > 0 {
 		// The forced apply is what a user who takes the fields sends:

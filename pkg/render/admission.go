@@ -13,8 +13,9 @@ var mayDo = map[admission.Effect]string{admission.MayDeny: "deny the apply", adm
 
 // admissionLines say what admission does to the apply, one line a step,
 // and whether the prediction is exact; bad tells the lines that make it
-// not exact.
-func admissionLines(a *admission.Report, verified bool) (lines []string, bad []bool) {
+// not exact. check is how the user has the server's dry run check it
+// ("": it was checked).
+func admissionLines(a *admission.Report, check string) (lines []string, bad []bool) {
 	if a == nil {
 		return nil, nil
 	}
@@ -71,8 +72,8 @@ func admissionLines(a *admission.Report, verified bool) (lines []string, bad []b
 			add(Escape(r), true)
 		}
 	}
-	if !a.Exact && !verified {
-		add("admission: the prediction is not exact: --verify has the server's dry run check it", true)
+	if !a.Exact && check != "" {
+		add("admission: the prediction is not exact: "+check+" has the server's dry run check it", true)
 	}
 	return lines, bad
 }
@@ -88,4 +89,12 @@ func opValue(v interface{}) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// verifyHint is how to check with the server, "" when it was checked.
+func verifyHint(verified bool, how string) string {
+	if verified {
+		return ""
+	}
+	return how
 }

@@ -45,7 +45,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
-	lines, bad := admissionLines(r.Admission, r.Verify != nil)
+	lines, bad := admissionLines(r.Admission, verifyHint(r.Verify != nil, "--verify"))
 	for i, l := range lines {
 		if bad[i] {
 			fmt.Fprintf(w, "  %s\n", p.Yellow(l))

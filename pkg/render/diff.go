@@ -214,7 +214,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 			}
 		}
 	}
-	lines, bad := admissionLines(r.Admission, false)
+	lines, bad := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
 	for i, l := range lines {
 		if bad[i] {
 			line(p.Yellow("# " + l))
