@@ -1,8 +1,10 @@
 package conflict
 
 import (
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -40,5 +42,25 @@ func TestResetSet(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// A CSR's spec is set on create: an update that would change it is
+// warned of; the same values and the fields the server set are not.
+func TestResetWarnings(t *testing.T) {
+	csr := func(spec map[string]interface{}) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+			"metadata": map[string]interface{}{"name": "c"}, "spec": spec}}
+	}
+	live := csr(map[string]interface{}{"expirationSeconds": int64(86400), "username": "admin"})
+	if w := resetWarnings(Input{Live: live, Applied: csr(map[string]interface{}{"expirationSeconds": int64(86400)}), HasStatus: true}); len(w) != 0 {
+		t.Errorf("same spec: %q", w)
+	}
+	w := resetWarnings(Input{Live: live, Applied: csr(map[string]interface{}{"expirationSeconds": int64(3600)}), HasStatus: true})
+	if len(w) != 1 || !strings.Contains(w[0], "CertificateSigningRequest's spec is set on create only") {
+		t.Errorf("changed spec: %q", w)
+	}
+	if w := resetWarnings(Input{Applied: csr(map[string]interface{}{"expirationSeconds": int64(3600)}), HasStatus: true}); len(w) != 0 {
+		t.Errorf("create: %q", w)
 	}
 }

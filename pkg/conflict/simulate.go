@@ -214,12 +214,51 @@ func resetToLive(result, live *unstructured.Unstructured, reset *fieldpath.Set) 
 	})
 }
 
+// resetWarnings say which fields of the manifest the main resource's
+// strategy resets (resetSet): status always; the rest (a CSR's spec,
+// set on create) when an update would change it.
+func resetWarnings(in Input) []string {
+	var out []string
+	reset := resetSet(in.Applied.GroupVersionKind().GroupKind(), "", in.HasStatus)
+	if reset == nil {
+		return nil
+	}
+	reset.Iterate(func(p fieldpath.Path) {
+		name := p[0].FieldName
+		if len(p) != 1 || name == nil {
+			return
+		}
+		applied, ok := in.Applied.Object[*name]
+		switch {
+		case !ok:
+		case *name == "status":
+			out = append(out, "the manifest sets status, which an apply to the main resource ignores (status is reset there): apply it with --subresource status")
+		case in.Live != nil && !contained(applied, in.Live.Object[*name]):
+			out = append(out, fmt.Sprintf("the manifest's %s differs from the live one, which the apiserver keeps: a %s's %s is set on create only (delete and create the object to change it)", *name, in.Applied.GetKind(), *name))
+		}
+	})
+	return out
+}
+
+// contained tells whether every field a sets has the same value in b.
+func contained(a, b interface{}) bool {
+	am, ok := a.(map[string]interface{})
+	if !ok {
+		return defaults.SameJSON(a, b)
+	}
+	bm, _ := b.(map[string]interface{})
+	for k, v := range am {
+		if !contained(v, bm[k]) {
+			return false
+		}
+	}
+	return true
+}
+
 func simulate(in Input) (*Report, error) {
 	r, err := simulateApply(in)
-	if err == nil && in.Subresource == "" && in.HasStatus {
-		if _, ok := in.Applied.Object["status"]; ok {
-			r.Warnings = append(r.Warnings, "the manifest sets status, which an apply to the main resource ignores (status is reset there): apply it with --subresource status")
-		}
+	if err == nil && in.Subresource == "" {
+		r.Warnings = append(r.Warnings, resetWarnings(in)...)
 	}
 	if err != nil || !in.KubectlUpgrade || in.Live == nil || in.Subresource != "" || r.Message != "" {
 		return r, err
