@@ -18,7 +18,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
@@ -168,11 +167,11 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	var names []string
 	for _, r := range reports {
 		if r.Admission != nil && !r.Admission.Exact {
-			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+			names = append(names, notExact(r.Object, r.Admission))
 		}
 	}
 	if len(names) > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission not evaluated here (a matching policy or webhook, or one that could not be read) may change or refuse the apply; check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission not evaluated here may change or refuse the apply; check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -130,13 +131,28 @@ func inexact(reports []*conflict.Report) error {
 	var names []string
 	for _, r := range reports {
 		if r.Admission != nil && !r.Admission.Exact && (r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees) {
-			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+			names = append(names, notExact(r.Object, r.Admission))
 		}
 	}
 	if len(names) == 0 {
 		return nil
 	}
-	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission not evaluated here (a matching policy or webhook, or one that could not be read) may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
+	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission not evaluated here may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
+}
+
+// notExact names an object and the first reason its admission is not
+// known here (a matching policy or webhook, a built-in plugin, a list
+// that could not be read).
+func notExact(o ownership.ObjectRef, a *admission.Report) string {
+	name := ownership.ObjectName(o.Kind, o.Namespace, o.Name)
+	if len(a.Reasons) == 0 {
+		return name
+	}
+	more := ""
+	if len(a.Reasons) > 1 {
+		more = fmt.Sprintf(", and %d more", len(a.Reasons)-1)
+	}
+	return fmt.Sprintf("%s (%s%s)", name, a.Reasons[0], more)
 }
 
 // source is the cluster, or with --local the saved files.
