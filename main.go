@@ -88,7 +88,12 @@ func exitCode(stderr io.Writer, err error, sig os.Signal) int {
 	}
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
-		if exit.Err != nil {
+		switch {
+		case exit.Err == nil:
+		case exit.Code == cmd.CodeNotVerified:
+			// Not a failure: the answer stands, unchecked.
+			render.Warning(stderr, exit.Err.Error())
+		default:
 			render.Error(stderr, exit.Err)
 		}
 		return int(exit.Code)
