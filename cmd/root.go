@@ -30,8 +30,10 @@ const (
 	// write over many failed or were skipped.
 	CodeVerifyDiffers Code = 3
 	CodePartial       Code = 3
-	// CodeNotVerified: --verify was asked for and the server refused the
-	// dry run, or could not run it yet, so nothing was verified.
+	// CodeNotVerified: the answer stands unchecked: --verify was asked
+	// for and the server refused the dry run, or could not run it yet;
+	// or admission not evaluated here matches the apply. main says it as
+	// a warning.
 	CodeNotVerified Code = 4
 )
 
