@@ -82,8 +82,12 @@ func TestCaveats(t *testing.T) {
 		"  namespaceSelector: {matchLabels: {env: prod}}\n  matchConditions: [{name: c, expression: 'true'}]\n")}}
 	r := Evaluate(cfg, Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceUnknown: true})
 	hook := r.Steps[len(r.Steps)-1]
-	if hook.Kind != ValidatingWebhook || hook.Effect != MayDeny || len(hook.Caveats) != 2 || r.Exact {
+	if hook.Kind != ValidatingWebhook || hook.Effect != MayDeny || len(hook.Caveats) != 3 || r.Exact {
 		t.Fatalf("%+v", r)
+	}
+	// failurePolicy defaults to Fail: an unreachable webhook refuses.
+	if !strings.HasPrefix(hook.Caveats[2], "failurePolicy Fail") {
+		t.Errorf("caveats %q", hook.Caveats)
 	}
 }
 

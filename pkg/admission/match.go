@@ -157,7 +157,15 @@ func webhooks(configs []*unstructured.Unstructured, kind StepKind, req Request) 
 				continue
 			}
 			if ok, caveats := m.matches(req); ok {
-				name, _ := h.(map[string]interface{})["name"].(string)
+				hook, _ := h.(map[string]interface{})
+				name, _ := hook["name"].(string)
+				if kind == MutatingWebhook {
+					caveats = append(caveats, "a mutating webhook may refuse the apply too")
+				}
+				if fp, _ := hook["failurePolicy"].(string); fp != "Ignore" {
+					// admissionregistration/v1's default is Fail.
+					caveats = append(caveats, "failurePolicy Fail: the apply is refused when the webhook can't be called")
+				}
 				steps = append(steps, Step{Kind: kind, Name: c.GetName() + "/" + name, Effect: effect, Caveats: caveats})
 			}
 		}
