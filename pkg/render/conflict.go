@@ -53,9 +53,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 			fmt.Fprintf(w, "  %s\n", p.Dim(l))
 		}
 	}
-	for _, a := range r.Autoscalers {
-		writeAutoscalerNote(w, p, a, r)
-	}
+	writeAutoscalerNote(w, p, r)
 
 	if len(r.Conflicts) > 0 {
 		fmt.Fprintln(w)
@@ -160,8 +158,18 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 // to an autoscaler: one from each manager that holds it, computed from the
 // live object (a client-side apply manager holds it in its last-applied
 // annotation even once the autoscaler's writes took its managedFields).
-func writeAutoscalerNote(w io.Writer, p *Palette, a conflict.Autoscaler, r *conflict.Report) {
-	head := fmt.Sprintf("  note: HorizontalPodAutoscaler %s (min %d, max %d) scales this object: its controller sets .spec.replicas, and your manifest sets it too.", Escape(a.Name), a.MinReplicas, a.MaxReplicas)
+func writeAutoscalerNote(w io.Writer, p *Palette, r *conflict.Report) {
+	if len(r.Autoscalers) == 0 {
+		return
+	}
+	var each []string
+	for _, a := range r.Autoscalers {
+		each = append(each, fmt.Sprintf("%s (min %d, max %d)", Escape(a.Name), a.MinReplicas, a.MaxReplicas))
+	}
+	head := fmt.Sprintf("  note: HorizontalPodAutoscaler %s scales this object: its controller sets .spec.replicas, and your manifest sets it too.", each[0])
+	if len(each) > 1 {
+		head = fmt.Sprintf("  note: HorizontalPodAutoscalers %s all scale this object: they fight over .spec.replicas (delete all but one), and your manifest sets it too.", strings.Join(each, ", "))
+	}
 	handovers := resolutions(r, remedy.HandoverToAutoscaler)
 	if len(handovers) == 0 {
 		fmt.Fprintln(w, p.Yellow(head+" It is the autoscaler's already (nothing else holds it): leave replicas out of your manifest."))

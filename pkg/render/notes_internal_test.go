@@ -1,9 +1,11 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
 // An appended value that is not a string (a taint) reads as JSON.
@@ -14,5 +16,16 @@ func TestAdmissionLineOfAnAppendedObject(t *testing.T) {
 	want := `admission: plugin TaintNodesByCondition adds {"effect":"NoSchedule","key":"node.kubernetes.io/not-ready"} to .spec.taints (owned by the applier with the rest of the atomic list: its next apply without it removes it; in the prediction)`
 	if len(lines) != 1 || lines[0] != want {
 		t.Errorf("%q\nwant %q", lines, want)
+	}
+}
+
+// Two autoscalers of one object: one note, naming both, and the fight.
+func TestAutoscalerNoteOfTwo(t *testing.T) {
+	var b strings.Builder
+	r := &conflict.Report{Autoscalers: []conflict.Autoscaler{{Name: "h1", MinReplicas: 1, MaxReplicas: 3}, {Name: "h2", MinReplicas: 2, MaxReplicas: 5}}}
+	writeAutoscalerNote(&b, NewPalette(false), r)
+	out := b.String()
+	if strings.Count(out, "note:") != 1 || !strings.Contains(out, "h1 (min 1, max 3), h2 (min 2, max 5) all scale this object: they fight") {
+		t.Errorf("%s", out)
 	}
 }
