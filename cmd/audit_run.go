@@ -27,7 +27,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	o.sel.In = o.streams.In
 	clusters := make([]audit.Cluster, len(targets))
 	for i, t := range targets {
-		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, args) }}
+		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, args) }}
 	}
 	var progress audit.Progress
 	done := make(chan struct{})
@@ -106,8 +106,8 @@ type clusterLister struct {
 }
 
 // lister connects to the cluster flags reach.
-func (o *auditOptions) lister(flags *genericclioptions.ConfigFlags, args []string) (audit.Lister, error) {
-	c, err := kube.New(flags, kube.Options{QuietWarnings: true})
+func (o *auditOptions) lister(flags *genericclioptions.ConfigFlags, commandFlags, args []string) (audit.Lister, error) {
+	c, err := kube.New(flags, kube.Options{QuietWarnings: true, CommandFlags: commandFlags})
 	if err != nil {
 		return nil, err
 	}

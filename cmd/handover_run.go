@@ -62,7 +62,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		}
 		targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
 		hopts := handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets, ControllerTargets: targets,
-			NoControllerWarning: hpaWarning, CommandFlags: o.clusterFlags, Friendly: kube.Friendly}
+			NoControllerWarning: hpaWarning, CommandFlags: o.clusterFlags, Friendly: c.Friendly}
 		rep, err := handover.Run(ctx, ri, obj.GetName(), req, hopts)
 		if err != nil {
 			failed++

@@ -155,7 +155,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		} else {
 			_ = o.finish(rep)
 		}
-		return &ExitError{Code: code, Err: kube.Friendly(err)}
+		return &ExitError{Code: code, Err: c.Friendly(err)}
 	}
 	return o.finish(rep)
 }

@@ -64,6 +64,9 @@ type globalOptions struct {
 	// quietWarnings drops the apiserver's deprecation warnings (a walk
 	// over every kind would print one per deprecated kind).
 	quietWarnings bool
+	// commandFlags are the connection flags given, for the commands
+	// errors suggest (clusterFlags).
+	commandFlags []string
 }
 
 func (g *globalOptions) palette() (*render.Palette, error) {
@@ -78,7 +81,7 @@ func (g *globalOptions) palette() (*render.Palette, error) {
 
 // cluster makes the clients, once per run.
 func (g *globalOptions) cluster() (*kube.Cluster, error) {
-	return kube.New(g.configFlags, kube.Options{QuietWarnings: g.quietWarnings})
+	return kube.New(g.configFlags, kube.Options{QuietWarnings: g.quietWarnings, CommandFlags: g.commandFlags})
 }
 
 // cacheDir is kubectl's --cache-dir.
@@ -129,6 +132,7 @@ namespaces and clusters (audit), and reports managers fighting over fields
 	g.configFlags.WrapConfigFn = redactSecrets
 	// --show-secret-values, where a command has it, turns the filter off.
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		g.commandFlags = clusterFlags(c)
 		if f := c.Flags().Lookup("show-secret-values"); f != nil && f.Value.String() == "true" {
 			redact.Seen.Disable()
 		}

@@ -23,6 +23,9 @@ type Options struct {
 	// QuietWarnings drops the apiserver's deprecation warnings (a walk
 	// over every kind would print one per deprecated kind).
 	QuietWarnings bool
+	// CommandFlags are the connection flags the user gave (--context,
+	// --as, ...), as words: the commands errors suggest carry them.
+	CommandFlags []string
 }
 
 // Cluster bundles the clients a command uses, created once per run. Its
@@ -38,6 +41,8 @@ type Cluster struct {
 	// when -n was given (a manifest's other namespace is then an error).
 	Namespace string
 	Enforce   bool
+	// CommandFlags: see Options.
+	CommandFlags []string
 
 	mu     sync.Mutex
 	served map[schema.GroupVersion]bool
@@ -47,7 +52,7 @@ type Cluster struct {
 
 // New makes the clients from kubectl's flags.
 func New(getter genericclioptions.RESTClientGetter, o Options) (*Cluster, error) {
-	c := &Cluster{Getter: getter}
+	c := &Cluster{Getter: getter, CommandFlags: o.CommandFlags}
 	var err error
 	if c.Namespace, c.Enforce, err = getter.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return nil, err
@@ -162,7 +167,7 @@ func (c *Cluster) Live(ctx context.Context, obj *unstructured.Unstructured) (*un
 		return nil, m, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", ObjectName(obj), Friendly(err))
+		return nil, nil, fmt.Errorf("reading %s: %w", ObjectName(obj), c.Friendly(err))
 	}
 	return u, m, nil
 }
@@ -225,7 +230,7 @@ func (c *Cluster) servedVersions() (map[schema.GroupVersion]bool, error) {
 	}
 	groups, err := c.Discovery.ServerGroups()
 	if err != nil {
-		return nil, fmt.Errorf("reading the server's API groups: %w", Friendly(err))
+		return nil, fmt.Errorf("reading the server's API groups: %w", c.Friendly(err))
 	}
 	c.served = map[schema.GroupVersion]bool{}
 	for _, g := range groups.Groups {

@@ -8,6 +8,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 )
 
 // PartialError says that some selected objects were found and others were
@@ -18,11 +21,37 @@ func (e *PartialError) Error() string { return e.Err.Error() }
 
 func (e *PartialError) Unwrap() error { return e.Err }
 
-var refusedVerb = regexp.MustCompile(`cannot (\w+) resource`)
+// rbacRefusal is the apiserver's RBAC refusal: `User "u" cannot VERB
+// resource "R" in API group "G"` and, when namespaced, `in the
+// namespace "NS"`.
+var rbacRefusal = regexp.MustCompile(`cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)")?`)
 
 // Friendly rewrites the errors people hit most into one line that says
-// what to do next.
-func Friendly(err error) error {
+// what to do next. The commands it suggests carry no connection flags:
+// Cluster.Friendly's do.
+func Friendly(err error) error { return friendly(err, nil, nil) }
+
+// Friendly is Friendly with the user's connection flags in the commands
+// it suggests, and a not-found error of a cluster-scoped kind that does
+// not ask for a namespace.
+func (c *Cluster) Friendly(err error) error {
+	return friendly(err, c.CommandFlags, func(gr schema.GroupResource) (bool, bool) {
+		if c.Mapper == nil {
+			return false, false
+		}
+		gvk, err := c.Mapper.KindFor(gr.WithVersion(""))
+		if err != nil {
+			return false, false
+		}
+		m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return false, false
+		}
+		return m.Scope.Name() == meta.RESTScopeNameNamespace, true
+	})
+}
+
+func friendly(err error, flags []string, namespaced func(schema.GroupResource) (bool, bool)) error {
 	if err == nil {
 		return nil
 	}
@@ -30,23 +59,44 @@ func Friendly(err error) error {
 	if errors.As(err, &agg) && len(agg.Errors()) > 0 {
 		msgs := make([]string, 0, len(agg.Errors()))
 		for _, e := range agg.Errors() {
-			msgs = append(msgs, Friendly(e).Error())
+			msgs = append(msgs, friendly(e, flags, namespaced).Error())
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}
+	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsNotFound(err):
+		if errors.As(err, &status) && status.Status().Details != nil && namespaced != nil {
+			d := status.Status().Details
+			if ns, known := namespaced(schema.GroupResource{Group: d.Group, Resource: d.Kind}); known && !ns {
+				return fmt.Errorf("%w: check the name", err)
+			}
+		}
 		return fmt.Errorf("%w: check the name and the namespace (-n)", err)
 	case apierrors.IsForbidden(err):
-		verb := "get"
-		if m := refusedVerb.FindStringSubmatch(err.Error()); m != nil {
-			verb = m[1]
+		if m := rbacRefusal.FindStringSubmatch(err.Error()); m != nil {
+			return fmt.Errorf("%w: this needs %s permission (check with %s), or use another --context/--as", err, m[1], CanI(m[1], schema.GroupResource{Group: m[3], Resource: m[2]}, m[4], flags))
 		}
-		return fmt.Errorf("%w: this needs %s permission (check with kubectl auth can-i %s ...), or use another --context/--as", err, verb, verb)
+		return fmt.Errorf("%w: check your permissions with kubectl auth can-i --list, or use another --context/--as", err)
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%w: the credentials were refused; check --kubeconfig/--context", err)
+		return fmt.Errorf("%w: the credentials were rbacRefusal; check --kubeconfig/--context", err)
 	case meta.IsNoMatchError(err) || strings.Contains(err.Error(), "doesn't have a resource type"):
 		return fmt.Errorf("%w: list the known types with kubectl api-resources", err)
 	}
 	return err
+}
+
+// CanI is the kubectl command that tells whether the user may verb the
+// resource (in namespace ns, "" cluster-wide), with the user's
+// connection flags, quoted for a shell.
+func CanI(verb string, gr schema.GroupResource, ns string, flags []string) string {
+	words := []string{"kubectl", "auth", "can-i", verb, gr.String()}
+	if ns != "" {
+		words = append(words, "-n", ns)
+	}
+	words = append(words, flags...)
+	for i, w := range words {
+		words[i] = shell.Quote(w)
+	}
+	return strings.Join(words, " ")
 }

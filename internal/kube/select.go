@@ -455,7 +455,7 @@ func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns str
 		// the run is then partial.
 		*unlisted = append(*unlisted, fmt.Sprintf("%s: %s", k.GVR.GroupResource(), api.Status().Message))
 	case errors.As(err, &api):
-		return fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), Friendly(err))
+		return fmt.Errorf("listing %s: %w", k.GVR.GroupResource(), c.Friendly(err))
 	default:
 		return err
 	}
@@ -484,7 +484,7 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 	}
 	infos := r.infos
 	if r.err != nil {
-		return Friendly(r.err)
+		return c.Friendly(r.err)
 	}
 	if len(infos) == 0 {
 		return ErrNoObjects
@@ -499,7 +499,7 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 			m, err = ri.Get(ctx, info.Name, metav1.GetOptions{})
 		}
 		if err != nil {
-			return fmt.Errorf("%s/%s: %w", strings.ToLower(res.Kind), info.Name, Friendly(err))
+			return fmt.Errorf("%s/%s: %w", strings.ToLower(res.Kind), info.Name, c.Friendly(err))
 		}
 		if err := yield(Item{Resource: res, Meta: m}); err != nil {
 			return err
@@ -553,7 +553,7 @@ func mappingFor(mapper meta.RESTMapper, arg string) (*meta.RESTMapping, error) {
 func (c *Cluster) listableKinds(verbs []string, allNamespaces bool) ([]Resource, error) {
 	lists, err := c.Discovery.ServerPreferredResources()
 	if err != nil && len(lists) == 0 {
-		return nil, fmt.Errorf("discovering the server's resources: %w", Friendly(err))
+		return nil, fmt.Errorf("discovering the server's resources: %w", c.Friendly(err))
 	}
 	var out []Resource
 	for _, l := range lists {

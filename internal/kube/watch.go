@@ -99,7 +99,7 @@ func (c *Cluster) Watch(ctx context.Context, o WatchOptions, fn func(obj *unstru
 		if rv == "" {
 			list, err := ri.List(ctx, opts)
 			if err != nil {
-				if err := out.failed(ctx, heard, fmt.Errorf("listing %s: %w", gr, Friendly(err)), err); err != nil {
+				if err := out.failed(ctx, heard, fmt.Errorf("listing %s: %w", gr, c.Friendly(err)), err); err != nil {
 					return err
 				}
 				continue
@@ -119,7 +119,7 @@ func (c *Cluster) Watch(ctx context.Context, o WatchOptions, fn func(obj *unstru
 				rv = ""
 				continue
 			}
-			if err := out.failed(ctx, heard, fmt.Errorf("watching %s: %w", gr, Friendly(err)), err); err != nil {
+			if err := out.failed(ctx, heard, fmt.Errorf("watching %s: %w", gr, c.Friendly(err)), err); err != nil {
 				return err
 			}
 			continue
@@ -264,7 +264,7 @@ func (c *Cluster) CheckWatchTarget(ctx context.Context, wo WatchOptions) error {
 		_, err = ri.Get(ctx, wo.Name, metav1.GetOptions{})
 	}
 	if err != nil {
-		return Friendly(err)
+		return c.Friendly(err)
 	}
 	return nil
 }

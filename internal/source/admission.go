@@ -111,7 +111,7 @@ func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 				case apierrors.IsForbidden(err):
 					forbidden = append(forbidden, at.resource)
 				case err != nil:
-					c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s.%s (%v)", at.resource, admissionGroup, kube.Friendly(err)))
+					c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s.%s (%v)", at.resource, admissionGroup, s.Cluster.Friendly(err)))
 				}
 				mu.Unlock()
 				if len(items) == 0 && err == nil {
@@ -123,8 +123,8 @@ func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 	wg.Wait()
 	if len(forbidden) > 0 {
 		sort.Strings(forbidden)
-		c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s of %s (forbidden: check with kubectl auth can-i list %s.%s)",
-			strings.Join(forbidden, ", "), admissionGroup, forbidden[0], admissionGroup))
+		c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s of %s (forbidden: check with %s)",
+			strings.Join(forbidden, ", "), admissionGroup, kube.CanI("list", schema.GroupResource{Group: admissionGroup, Resource: forbidden[0]}, "", s.Cluster.CommandFlags)))
 	}
 	sort.Strings(c.Unreadable)
 	return c
@@ -167,7 +167,7 @@ func (s *Cluster) classes(ctx context.Context, gvr schema.GroupVersionResource, 
 		if cl.items, err = s.list(ctx, gvr); err != nil && !apierrors.IsNotFound(err) {
 			cl.why = fmt.Sprintf("could not list %s to know the default class (%v)", gvr.GroupResource(), err)
 			if apierrors.IsForbidden(err) {
-				cl.why = fmt.Sprintf("could not list %s to know the default class (forbidden: check with kubectl auth can-i list %s)", gvr.GroupResource(), gvr.GroupResource())
+				cl.why = fmt.Sprintf("could not list %s to know the default class (forbidden: check with %s)", gvr.GroupResource(), kube.CanI("list", gvr.GroupResource(), "", s.Cluster.CommandFlags))
 			}
 		}
 	})

@@ -172,7 +172,7 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 		res := <-crdDone
 		switch {
 		case res.err != nil && otherVersions(obj, live):
-			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), kube.Friendly(res.err)))
+			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), s.Cluster.Friendly(res.err)))
 		case res.err == nil:
 			strategy, _, _ := unstructured.NestedString(res.crd.Object, "spec", "conversion", "strategy")
 			t.ConversionWebhook = strategy == "Webhook" && otherVersions(obj, live)
@@ -315,6 +315,10 @@ func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructur
 	out, err := ri.Apply(context.WithValue(ctx, warningsKey{}, kept), obj.GetName(), body, o, subs...)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
+	if apierrors.IsForbidden(err) {
+		// RBAC's refusal with the command that checks it.
+		err = s.Cluster.Friendly(err)
+	}
 	return out, kept.list, err
 }
 

@@ -1,0 +1,32 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// A refusal names the command that checks it, whole, with the user's
+// connection flags; a cluster-scoped not-found asks for no namespace.
+func TestFriendly(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web",
+		errString(`User "reader" cannot patch resource "deployments" in API group "apps" in the namespace "shop"`))
+	got := friendly(forbidden, []string{"--as=reader", "--context=prod"}, nil).Error()
+	if !strings.Contains(got, "check with kubectl auth can-i patch deployments.apps -n shop --as=reader --context=prod)") {
+		t.Errorf("%s", got)
+	}
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "networking.k8s.io", Resource: "ipaddresses"}, "10.0.0.9")
+	clusterScoped := func(schema.GroupResource) (bool, bool) { return false, true }
+	if got := friendly(notFound, nil, clusterScoped).Error(); !strings.HasSuffix(got, "not found: check the name") {
+		t.Errorf("%s", got)
+	}
+	if got := Friendly(notFound).Error(); !strings.HasSuffix(got, "check the name and the namespace (-n)") {
+		t.Errorf("%s", got)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
