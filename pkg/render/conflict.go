@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -131,26 +132,42 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 		}
 		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(t.ResourceArg)+nsFlag(t)+" --field PATH --from MANAGER"))
 	}
-	if r.Verify != nil {
-		fmt.Fprintln(w)
-		switch r.Verify.Status {
-		case conflict.VerifyAgrees:
-			line := "--verify: the server's dry run agrees with the prediction"
-			if r.FirstApply != nil {
-				line += " of " + r.Verify.Compared
-			}
-			fmt.Fprintln(w, p.Green(line))
-		case conflict.VerifyRefused, conflict.VerifyNotRun:
-			fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
-		default:
-			fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))
-			for _, d := range r.Verify.Differences {
-				fmt.Fprintf(w, "  %s\n", Escape(d))
-			}
+	writeVerification(w, p, r)
+}
+
+// writeVerification says what --verify found, and the server's warnings
+// that the prediction did not say already.
+func writeVerification(w io.Writer, p *Palette, r *conflict.Report) {
+	if r.Verify == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	switch r.Verify.Status {
+	case conflict.VerifyAgrees:
+		line := "--verify: the server's dry run agrees with the prediction"
+		if r.FirstApply != nil {
+			line += " of " + r.Verify.Compared
 		}
-		for _, sw := range r.Verify.ServerWarnings {
-			fmt.Fprintf(w, "  %s\n", p.Yellow("the server's dry run warns: "+Escape(sw)))
+		fmt.Fprintln(w, p.Green(line))
+	case conflict.VerifyRefused, conflict.VerifyNotRun:
+		fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
+	default:
+		fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))
+		for _, d := range r.Verify.Differences {
+			fmt.Fprintf(w, "  %s\n", Escape(d))
 		}
+	}
+	predicted := 0
+	for _, sw := range r.Verify.ServerWarnings {
+		if r.Admission != nil && slices.Contains(r.Admission.Warnings, sw) {
+			// Said above, as predicted: said once.
+			predicted++
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", p.Yellow("the server's dry run warns: "+Escape(sw)))
+	}
+	if predicted > 0 {
+		fmt.Fprintf(w, "  %s\n", p.Dim(fmt.Sprintf("the server's dry run returns the %d predicted warning(s) above", predicted)))
 	}
 }
 

@@ -29,3 +29,16 @@ func TestAutoscalerNoteOfTwo(t *testing.T) {
 		t.Errorf("%s", out)
 	}
 }
+
+// A warning the server returns as predicted is said once, not twice.
+func TestPredictedServerWarningSaidOnce(t *testing.T) {
+	var b strings.Builder
+	warn := "would violate PodSecurity \"restricted:latest\": privileged"
+	r := &conflict.Report{Admission: &admission.Report{Exact: true, Warnings: []string{warn}},
+		Verify: &conflict.Verification{Status: conflict.VerifyAgrees, ServerWarnings: []string{warn, "other"}}}
+	writeVerification(&b, NewPalette(false), r)
+	out := b.String()
+	if strings.Contains(out, "dry run warns: "+warn) || !strings.Contains(out, "dry run warns: other") || !strings.Contains(out, "the 1 predicted warning(s)") {
+		t.Errorf("%s", out)
+	}
+}
