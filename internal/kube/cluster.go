@@ -116,11 +116,18 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	}
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return nil, fmt.Errorf("the server doesn't serve kind %s in %s: check apiVersion and kind, or list the known types with kubectl api-resources", gvk.Kind, gvk.GroupVersion())
+			return nil, &NotServedError{GVK: gvk}
 		}
 		return nil, err
 	}
 	return m, nil
+}
+
+// NotServedError: the server serves no such kind (at that version).
+type NotServedError struct{ GVK schema.GroupVersionKind }
+
+func (e *NotServedError) Error() string {
+	return fmt.Sprintf("the server doesn't serve kind %s in %s: check apiVersion and kind, or list the known types with kubectl api-resources", e.GVK.Kind, e.GVK.GroupVersion())
 }
 
 // Refresh forgets what discovery said: which kinds are served decides
@@ -141,7 +148,7 @@ func (c *Cluster) Refresh() {
 func (c *Cluster) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
 	m, err := c.Mapping(obj.GroupVersionKind())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", ObjectName(obj), err)
 	}
 	if m.Scope.Name() != meta.RESTScopeNameNamespace {
 		obj.SetNamespace("")

@@ -5,6 +5,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -42,6 +43,9 @@ type Cluster struct {
 	inputNamespaces map[string]map[string]string
 	// failedNamespaces are the Namespaces of the input whose apply fails.
 	failedNamespaces map[string]bool
+	// inputKinds are the kinds the CRDs of the input, earlier than the
+	// object at hand, serve once applied (the CRD's name).
+	inputKinds map[schema.GroupKind]string
 	// admission is the cluster's admission, read once (Admission).
 	admission admissionState
 	// namespaces are the namespaces read in this run (namespace).
@@ -81,6 +85,16 @@ func (s *Cluster) namespace(ctx context.Context, ns string) (*unstructured.Unstr
 // for them, with the labels of that apply, so creating one of them in it
 // does not fail; one whose apply fails does not.
 func (s *Cluster) NoteApplied(manifest, result *unstructured.Unstructured) {
+	if manifest.GroupVersionKind().GroupKind() == crdKind {
+		// Its kind is served once it is applied (not yet).
+		group, _, _ := unstructured.NestedString(manifest.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(manifest.Object, "spec", "names", "kind")
+		if s.inputKinds == nil {
+			s.inputKinds = map[schema.GroupKind]string{}
+		}
+		s.inputKinds[schema.GroupKind{Group: group, Kind: kind}] = manifest.GetName()
+		return
+	}
 	if manifest.GetAPIVersion() != "v1" || manifest.GetKind() != "Namespace" || manifest.GetName() == "" {
 		return
 	}
@@ -139,6 +153,10 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 	if err != nil {
 		if crdDone != nil {
 			<-crdDone
+		}
+		var notServed *kube.NotServedError
+		if crd := s.inputKinds[obj.GroupVersionKind().GroupKind()]; crd != "" && errors.As(err, &notServed) {
+			return nil, fmt.Errorf("%s: its kind is served by CustomResourceDefinition %s, earlier in the input and not applied yet: apply the CRD first (its kind can't be predicted before it exists), then ask again", kube.ObjectName(obj), crd)
 		}
 		return nil, err
 	}
@@ -212,6 +230,8 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 }
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+var crdKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
