@@ -32,16 +32,16 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	who := fmt.Sprintf("%q", r.FieldManager)
 	switch {
 	case r.Admission != nil && r.Admission.Denied != "":
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, Escape(who), Escape(r.Admission.Denied))))
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, Escape(who), Escape(r.Admission.Denied))))
 	case r.Action == conflict.ActionCreate:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, Escape(who))))
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, Escape(who))))
 	case r.Message != "":
 		n := len(r.Conflicts)
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, Escape(who), n, plural(n))))
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, Escape(who), n, plural(n))))
 	case r.Force && len(r.Conflicts) > 0:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, Escape(who), len(r.Conflicts), plural(len(r.Conflicts)))))
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, Escape(who), len(r.Conflicts), plural(len(r.Conflicts)))))
 	default:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj), p.Green(fmt.Sprintf("the %s as %s succeeds without conflicts", verb, Escape(who))))
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Green(fmt.Sprintf("the %s as %s succeeds without conflicts", verb, Escape(who))))
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
