@@ -26,7 +26,8 @@ func Generated(live, result *unstructured.Unstructured) (unknown, known []fieldp
 		return []fieldpath.Path{fieldpath.MakePathOrDie("status", "lastPhaseTransitionTime")}, nil
 	case gv.Group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition":
 		storedVersions(live, result)
-		return nil, nil
+		// The status the tables call "depends" (its storedVersions).
+		return nil, []fieldpath.Path{fieldpath.MakePathOrDie("status"), fieldpath.MakePathOrDie("status", "storedVersions")}
 	case gv.Group == "certificates.k8s.io" && kind == "CertificateSigningRequest" && live == nil:
 		// The strategy writes the requesting user's identity.
 		return csrIdentity, nil
