@@ -35,20 +35,26 @@ func Friendly(err error) error { return friendly(err, nil, nil) }
 // it suggests, and a not-found error of a cluster-scoped kind that does
 // not ask for a namespace.
 func (c *Cluster) Friendly(err error) error {
-	return friendly(err, c.CommandFlags, func(gr schema.GroupResource) (bool, bool) {
-		if c.Mapper == nil {
+	return friendly(err, c.CommandFlags, scopeOf(c.Mapper))
+}
+
+// scopeOf tells, through mapper, whether a resource is namespaced (and
+// whether that is known).
+func scopeOf(mapper meta.RESTMapper) func(schema.GroupResource) (bool, bool) {
+	return func(gr schema.GroupResource) (bool, bool) {
+		if mapper == nil {
 			return false, false
 		}
-		gvk, err := c.Mapper.KindFor(gr.WithVersion(""))
+		gvk, err := mapper.KindFor(gr.WithVersion(""))
 		if err != nil {
 			return false, false
 		}
-		m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
 			return false, false
 		}
 		return m.Scope.Name() == meta.RESTScopeNameNamespace, true
-	})
+	}
 }
 
 func friendly(err error, flags []string, namespaced func(schema.GroupResource) (bool, bool)) error {

@@ -160,8 +160,14 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 		single bool
 		err    error
 	}
+	var scope func(schema.GroupResource) (bool, bool)
+	if !s.Local {
+		if m, err := getter.ToRESTMapper(); err == nil {
+			scope = scopeOf(m)
+		}
+	}
 	r, err := untilDone(ctx, func() resolved {
-		objs, single, err := resolve(b)
+		objs, single, err := resolve(b, func(err error) error { return friendly(err, nil, scope) })
 		return resolved{objs, single, err}
 	})
 	if err != nil {
@@ -190,11 +196,11 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 }
 
 // resolve reads the objects b selects, as Resolve returns them.
-func resolve(b *resource.Builder) ([]*unstructured.Unstructured, bool, error) {
+func resolve(b *resource.Builder, friendly func(error) error) ([]*unstructured.Unstructured, bool, error) {
 	single := false
 	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
-		return nil, false, Friendly(err)
+		return nil, false, friendly(err)
 	}
 	var out []*unstructured.Unstructured
 	var missing []error
@@ -226,16 +232,16 @@ func resolve(b *resource.Builder) ([]*unstructured.Unstructured, bool, error) {
 		}
 		for _, e := range errs {
 			if !apierrors.IsNotFound(e) {
-				return nil, false, Friendly(err)
+				return nil, false, friendly(err)
 			}
 			missing = append(missing, e)
 		}
 	}
 	if len(missing) > 0 {
 		if len(out) == 0 {
-			return nil, false, Friendly(utilerrors.NewAggregate(missing))
+			return nil, false, friendly(utilerrors.NewAggregate(missing))
 		}
-		return out, single, &PartialError{Err: Friendly(utilerrors.NewAggregate(missing))}
+		return out, single, &PartialError{Err: friendly(utilerrors.NewAggregate(missing))}
 	}
 	if len(out) == 0 {
 		return nil, false, errNoMatch

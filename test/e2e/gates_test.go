@@ -58,7 +58,7 @@ func TestGatesFailClosed(t *testing.T) {
 		gate{"diff of a create that sets only the name", []string{"diff", "-n", ns, "-f", sa}, 1, ""},
 		gate{"diff of an empty ConfigMap's create", []string{"diff", "-n", ns, "-f", cm, "-o", "json"}, 1, ""},
 		gate{"diff of a name the apiserver refuses", []string{"diff", "-n", ns, "-f", bad}, 2, `ConfigMap/` + ns + `/Bad_Name: the apiserver refuses the name`},
-		gate{"explain-conflict of a name the apiserver refuses", []string{"explain-conflict", "-n", ns, "-f", badSvc}, 2, "DNS-1035"},
+		gate{"explain-conflict of a name the apiserver refuses", []string{"explain-conflict", "-n", ns, "-f", badSvc}, 2, "must not contain dots"},
 		gate{"version against an unreachable server", []string{"version", "--server", "https://127.0.0.1:1"}, 2, "server version unknown"},
 		gate{"who-owns against an unreachable server", []string{"who-owns", "cm", "--server", "https://127.0.0.1:1"}, 2, "127.0.0.1:1"},
 	)
