@@ -137,12 +137,12 @@ func inexact(reports []*conflict.Report) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission not evaluated here may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
+	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: add --verify to have the server's dry run check it", strings.Join(names, ", "))}
 }
 
 // notExact names an object and the first reason its admission is not
-// known here (a matching policy or webhook, a built-in plugin, a list
-// that could not be read).
+// known here (a matching policy or webhook that may deny or change it, a
+// built-in plugin, a list that could not be read).
 func notExact(o ownership.ObjectRef, a *admission.Report) string {
 	name := ownership.ObjectName(o.Kind, o.Namespace, o.Name)
 	if len(a.Reasons) == 0 {
