@@ -116,6 +116,7 @@ func (o *extractOptions) validate(args []string) error {
 
 func (o *extractOptions) run(ctx context.Context, args []string) error {
 	o.sel.In = o.streams.In
+	o.sel.CommandFlags = o.commandFlags
 	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {

@@ -29,6 +29,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	}
 	// A handover over a selection with missing objects changes none.
 	o.sel.In = o.streams.In
+	o.sel.CommandFlags = o.commandFlags
 	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
 	if err != nil {
 		return err

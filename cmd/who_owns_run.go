@@ -17,6 +17,7 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	o.sel.In = o.streams.In
+	o.sel.CommandFlags = o.commandFlags
 	objs, single, err := o.sel.Resolve(ctx, o.configFlags, args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {

@@ -36,6 +36,9 @@ type Selection struct {
 	AllKinds      bool
 	// In is what -f - reads (nil: the process's standard input).
 	In io.Reader
+	// CommandFlags are the connection flags given, for the commands its
+	// errors suggest (Options.CommandFlags).
+	CommandFlags []string
 
 	allowLocal    bool
 	allowAllKinds bool
@@ -167,7 +170,7 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 		}
 	}
 	r, err := untilDone(ctx, func() resolved {
-		objs, single, err := resolve(b, func(err error) error { return friendly(err, nil, scope) })
+		objs, single, err := resolve(b, func(err error) error { return friendly(err, s.CommandFlags, scope) })
 		return resolved{objs, single, err}
 	})
 	if err != nil {

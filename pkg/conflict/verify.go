@@ -118,7 +118,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		}
 	case apierrors.IsForbidden(err) && unauthorized(err):
 		v.Status = VerifyRefused
-		v.Reason = "the server refused the dry run, which needs patch permission (" + err.Error() + "): nothing was compared"
+		v.Reason = "the server refused the dry run (" + err.Error() + "): nothing was compared"
 	case err != nil && strings.Contains(err.Error(), "does not support dry run"):
 		// A webhook with side effects: the server can't dry-run the apply.
 		v.Status = VerifyNotRun
