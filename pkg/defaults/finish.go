@@ -19,6 +19,43 @@ func Finish(u *unstructured.Unstructured) {
 	case gv.Group == "" && gv.Version == "v1" && kind == "LimitRange":
 		limitRangeDefaults(u.Object)
 	}
+	if spec := podSpecOf(u.Object, gv.Group, kind); spec != nil {
+		serviceAccountAlias(spec)
+	}
+}
+
+// podSpecOf is the pod spec a built-in kind holds (nil: none).
+func podSpecOf(obj map[string]interface{}, group, kind string) map[string]interface{} {
+	var path []string
+	switch {
+	case group == "" && kind == "Pod":
+		path = []string{"spec"}
+	case group == "" && kind == "PodTemplate":
+		path = []string{"template", "spec"}
+	case group == "" && kind == "ReplicationController", group == "apps", group == "batch" && kind == "Job":
+		path = []string{"spec", "template", "spec"}
+	case group == "batch" && kind == "CronJob":
+		path = []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	default:
+		return nil
+	}
+	m, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	spec, _ := m.(map[string]interface{})
+	return spec
+}
+
+// serviceAccountAlias: SetDefaults_PodSpec keeps serviceAccount, the
+// deprecated alias, equal to serviceAccountName, which wins when both are
+// set (an apply that changes one changes both).
+func serviceAccountAlias(spec map[string]interface{}) {
+	name, _ := spec["serviceAccountName"].(string)
+	if name == "" {
+		name, _ = spec["serviceAccount"].(string)
+	}
+	if name == "" {
+		return
+	}
+	spec["serviceAccountName"], spec["serviceAccount"] = name, name
 }
 
 // dropAffinityConfig: SetDefaults_Service clears sessionAffinityConfig

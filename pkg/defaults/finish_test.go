@@ -131,3 +131,15 @@ func TestGeneratedStoredVersions(t *testing.T) {
 		t.Errorf("update: storedVersions %v (unknown %v), want [v0 v2]", got, unknown)
 	}
 }
+
+// serviceAccount follows serviceAccountName, which wins, in every pod
+// spec (an apply that changes the name changes the alias).
+func TestFinishServiceAccountAlias(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "batch/v1", "kind": "CronJob",
+		"spec": map[string]interface{}{"jobTemplate": map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{
+			"spec": map[string]interface{}{"serviceAccountName": "robot", "serviceAccount": "default"}}}}}}}
+	Finish(u)
+	if sa, _, _ := unstructured.NestedString(u.Object, "spec", "jobTemplate", "spec", "template", "spec", "serviceAccount"); sa != "robot" {
+		t.Errorf("serviceAccount %q, want robot", sa)
+	}
+}
