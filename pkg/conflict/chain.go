@@ -3,6 +3,8 @@ package conflict
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,10 +116,12 @@ func (nopDefaulter) Default(runtime.Object) {}
 // objectCreator makes the empty object the field manager starts from (for
 // before-first-apply). The apiserver uses the typed zero value of a
 // built-in kind, whose empty structs (spec, spec.template, ...) are then
-// not counted as set; custom resources start from an empty map.
-type objectCreator struct{}
+// not counted as set; custom resources start from an empty map. The zero
+// value is client-go's: a field the server's schema lacks (an older
+// server's kind, without a status this version added) is left out.
+type objectCreator struct{ tc managedfields.TypeConverter }
 
-func (objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
+func (c objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
 	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
 	if scheme.Scheme.Recognizes(kind) {
 		if typed, err := scheme.Scheme.New(kind); err == nil {
@@ -127,7 +131,28 @@ func (objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
 		}
 	}
 	u.SetGroupVersionKind(kind)
+	if c.tc != nil {
+		c.declaredOnly(u)
+	}
 	return u, nil
+}
+
+// declaredOnly drops the top-level fields of u the schema does not
+// declare (typing u fails on them); one typing when all are declared.
+func (c objectCreator) declaredOnly(u *unstructured.Unstructured) {
+	if _, err := c.tc.ObjectToTyped(u); err == nil {
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(u.Object)) {
+		switch k {
+		case "apiVersion", "kind", "metadata":
+			continue
+		}
+		probe := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], k: u.Object[k]}}
+		if _, err := c.tc.ObjectToTyped(probe); err != nil {
+			delete(u.Object, k)
+		}
+	}
 }
 
 // ResetFields returns the fields the apiserver resets (and so never

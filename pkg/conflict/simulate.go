@@ -513,9 +513,9 @@ func newFieldManager(in Input, live *unstructured.Unstructured, failed failedCon
 		conv.types = in.Schema
 	}
 	if in.CRD {
-		return managedfields.NewDefaultCRDFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{}, gvk, gv, in.Subresource, reset)
+		return managedfields.NewDefaultCRDFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{tc: in.Schema}, gvk, gv, in.Subresource, reset)
 	}
-	return managedfields.NewDefaultFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{}, gvk, gv, in.Subresource, reset)
+	return managedfields.NewDefaultFieldManager(in.Schema, conv, nopDefaulter{}, objectCreator{tc: in.Schema}, gvk, gv, in.Subresource, reset)
 }
 
 // conflictCause parses the apiserver's cause message, which names the
