@@ -294,3 +294,15 @@ func TestCompleteEmpty(t *testing.T) {
 		t.Errorf("tolerations: %v, want [] left as it is", spec["tolerations"])
 	}
 }
+
+// A null field is absent to the defaulting (it decodes to nil): an
+// applied clientIP: {} the field manager leaves null gets its default.
+func TestCompleteNull(t *testing.T) {
+	svc, _ := defaults.Builtin(schema.GroupVersionKind{Version: "v1", Kind: "Service"})
+	obj := map[string]interface{}{"spec": map[string]interface{}{"sessionAffinity": "ClientIP", "sessionAffinityConfig": map[string]interface{}{"clientIP": nil}}}
+	svc.Complete(obj)
+	cfg := obj["spec"].(map[string]interface{})["sessionAffinityConfig"].(map[string]interface{})
+	if ip, _ := cfg["clientIP"].(map[string]interface{}); ip == nil || ip["timeoutSeconds"] == nil {
+		t.Errorf("sessionAffinityConfig %v, want clientIP.timeoutSeconds defaulted", cfg)
+	}
+}
