@@ -132,24 +132,23 @@ func (c objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error)
 	}
 	u.SetGroupVersionKind(kind)
 	if c.tc != nil {
-		c.declaredOnly(u)
+		DeclaredOnly(c.tc, u, slices.Sorted(maps.Keys(u.Object)))
 	}
 	return u, nil
 }
 
-// declaredOnly drops the top-level fields of u the schema does not
-// declare (typing u fails on them); one typing when all are declared.
-func (c objectCreator) declaredOnly(u *unstructured.Unstructured) {
-	if _, err := c.tc.ObjectToTyped(u); err == nil {
-		return
-	}
-	for _, k := range slices.Sorted(maps.Keys(u.Object)) {
+// DeclaredOnly drops those of the top-level fields keys of u that tc's
+// schema does not declare: what client-go's Go type, newer than an older
+// server's, adds to an object (a status the server's version lacks). Each
+// is typed alone, in an object of its own.
+func DeclaredOnly(tc managedfields.TypeConverter, u *unstructured.Unstructured, keys []string) {
+	for _, k := range keys {
 		switch k {
 		case "apiVersion", "kind", "metadata":
 			continue
 		}
 		probe := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], k: u.Object[k]}}
-		if _, err := c.tc.ObjectToTyped(probe); err != nil {
+		if _, err := tc.ObjectToTyped(probe); err != nil {
 			delete(u.Object, k)
 		}
 	}

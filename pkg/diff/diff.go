@@ -245,6 +245,18 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 	if err := serverForm(res); err != nil {
 		return nil, nil, err
 	}
+	if r.Schema != nil {
+		// The defaults tables and the Go types are of the newest minor: a
+		// top-level field they added (a status) may be one an older
+		// server's kind lacks.
+		var added []string
+		for k := range res.Object {
+			if _, ok := r.Result.Object[k]; !ok {
+				added = append(added, k)
+			}
+		}
+		conflict.DeclaredOnly(r.Schema, res, added)
+	}
 	var generated, known []fieldpath.Path
 	if r.Action == conflict.ActionCreate {
 		unknown = append(unknown, defaults.Allocated(res)...)
