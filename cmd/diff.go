@@ -171,7 +171,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 		}
 	}
 	if len(names) > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but that is not exact: check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission may change or refuse the apply: check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func inexact(reports []*conflict.Report) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: add --verify to have the server's dry run check it", strings.Join(names, ", "))}
+	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
 }
 
 // notExact names an object and the first reason its admission is not

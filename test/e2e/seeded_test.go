@@ -294,13 +294,14 @@ func runVariant(t *testing.T, kind, base string, p plan) bool {
 				break
 			}
 			co := identityOf(baseObj)
-			v, _ := lookupNode(baseObj.Object, leaf)
+			part := along(baseObj.Object, leaf).(map[string]interface{})
 			if p.coOwner == "takes" {
-				v = changedScalar(rng, v)
+				v, _ := lookupNode(baseObj.Object, leaf)
+				if err := setIn(part, inPart(leaf), changedScalar(rng, v)); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if !setNode(co.Object, baseObj.Object, leaf, v) {
-				continue
-			}
+			merge(co.Object, part)
 			if _, err := resourceFor(t, co).Apply(context.Background(), co.GetName(), co, metav1.ApplyOptions{FieldManager: "other", Force: true}); err != nil {
 				// Refused (invalid, or not even decoded): draw again.
 				t.Logf("apply by other refused: %v", err)
@@ -443,41 +444,40 @@ func lookupNode(v interface{}, path []interface{}) (interface{}, bool) {
 	return v, true
 }
 
-// setNode sets path in dst to v, building what is missing from src's
-// shape (a list item's other fields, its keys among them, come along).
-func setNode(dst, src map[string]interface{}, path []interface{}, v interface{}) bool {
-	var cur interface{} = dst
-	for i, s := range path {
-		last := i == len(path)-1
-		switch k := s.(type) {
-		case string:
-			m := cur.(map[string]interface{})
-			if last {
-				m[k] = v
-				return true
-			}
-			if _, ok := m[k]; !ok {
-				if isIndex(path[i+1]) {
-					m[k] = []interface{}{}
-				} else {
-					m[k] = map[string]interface{}{}
-				}
-			}
-			cur = m[k]
-		case int:
-			// A list item: the whole item of src, then the leaf set.
-			item, ok := lookupNode(src, path[:i+1])
-			if !ok {
-				return false
-			}
-			item = runtime.DeepCopyJSONValue(item)
-			if err := setIn(item, path[i+1:], v); err != nil {
-				return false
-			}
-			return setList(dst, path[:i], item)
+// along is the part of v on the way to path: each map with only the key
+// on the path, and the list item on it whole (its keys identify it).
+func along(v interface{}, path []interface{}) interface{} {
+	if len(path) == 0 {
+		return runtime.DeepCopyJSONValue(v)
+	}
+	if k, ok := path[0].(string); ok {
+		return map[string]interface{}{k: along(v.(map[string]interface{})[k], path[1:])}
+	}
+	return []interface{}{runtime.DeepCopyJSONValue(v.([]interface{})[path[0].(int)])}
+}
+
+// inPart is path in along's part: its first list item is the only one.
+func inPart(path []interface{}) []interface{} {
+	out := append([]interface{}{}, path...)
+	for i, s := range out {
+		if isIndex(s) {
+			out[i] = 0
+			break
 		}
 	}
-	return false
+	return out
+}
+
+// merge puts src's fields into dst, map by map.
+func merge(dst, src map[string]interface{}) {
+	for k, v := range src {
+		sm, isMap := v.(map[string]interface{})
+		if dm, ok := dst[k].(map[string]interface{}); ok && isMap {
+			merge(dm, sm)
+			continue
+		}
+		dst[k] = v
+	}
 }
 
 func isIndex(s interface{}) bool { _, ok := s.(int); return ok }
@@ -506,17 +506,6 @@ func setIn(v interface{}, path []interface{}, to interface{}) error {
 		l[k] = to
 	}
 	return nil
-}
-
-// setList puts item into the list at path of dst (one item).
-func setList(dst map[string]interface{}, path []interface{}, item interface{}) bool {
-	parent, ok := lookupNode(dst, path[:len(path)-1])
-	m, isMap := parent.(map[string]interface{})
-	if !ok || !isMap {
-		return false
-	}
-	m[path[len(path)-1].(string)] = []interface{}{item}
-	return true
 }
 
 // mutate makes one change to obj: drop a node, change a scalar, add a
