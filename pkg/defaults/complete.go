@@ -38,7 +38,7 @@ func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
 				if c.field == nil {
 					continue
 				}
-				if present, ok := val[name]; ok && present != nil && !(c.field.Empty && isEmpty(present)) {
+				if present, ok := val[name]; ok && present != nil && (!c.field.Empty || !isEmpty(present)) {
 					// Set; or empty, where the defaulting tests nil.
 					// (null is absent: it decodes to nil.)
 					continue

@@ -231,7 +231,7 @@ func zeroOf(s *schema.Schema, tr schema.TypeRef, p fieldpath.Path) (interface{},
 		case !ok:
 			return nil, false
 		case pe.FieldName != nil && atom.Map != nil:
-			f, ok := atom.Map.FindField(*pe.FieldName)
+			f, ok := atom.FindField(*pe.FieldName)
 			if !ok {
 				return nil, false
 			}
