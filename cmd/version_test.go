@@ -83,11 +83,10 @@ func TestVersionServer(t *testing.T) {
 			wantHits:   1,
 		},
 		{
-			name:       "a verified minor with a known difference names it",
-			server:     "v1.34.4",
-			wantOut:    []string{"\nserver v1.34.4 (differs)\n"},
-			wantErrOut: "warning: 1.34 accepts list items that omit some of their key fields",
-			wantHits:   1,
+			name:     "the oldest verified minor is exact",
+			server:   "v1.34.4",
+			wantOut:  []string{"\nserver v1.34.4 (exact: verified against a real apiserver of this minor)\n"},
+			wantHits: 1,
 		},
 		{
 			name:       "a minor no test bed runs warns",
