@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,7 @@ type globalOptions struct {
 	// commandFlags are the connection flags given, for the commands
 	// errors suggest (clusterFlags).
 	commandFlags []string
+	profile      profileOptions
 }
 
 func (g *globalOptions) palette() (*render.Palette, error) {
@@ -98,8 +100,23 @@ func redactSecrets(c *rest.Config) *rest.Config {
 	return c
 }
 
+// Execute runs "kubectl ssa" with the arguments of the process.
+func Execute(ctx context.Context, streams genericiooptions.IOStreams) error {
+	root, g := newRoot(streams)
+	err := root.ExecuteContext(ctx)
+	if perr := g.profile.stop(); err == nil && perr != nil {
+		err = perr
+	}
+	return err
+}
+
 // NewRootCmd builds "kubectl ssa".
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	root, _ := newRoot(streams)
+	return root
+}
+
+func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *globalOptions) {
 	g := &globalOptions{
 		configFlags: genericclioptions.NewConfigFlags(true),
 		color:       string(render.ColorAuto),
@@ -131,12 +148,14 @@ namespaces and clusters (audit), and reports managers fighting over fields
 	// output filter knows their values (see internal/redact).
 	g.configFlags.WrapConfigFn = redactSecrets
 	// --show-secret-values, where a command has it, turns the filter off.
-	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		g.commandFlags = clusterFlags(c)
 		if f := c.Flags().Lookup("show-secret-values"); f != nil && f.Value.String() == "true" {
 			redact.Seen.Disable()
 		}
+		return g.profile.start()
 	}
+	g.profile.addFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&g.color, "color", g.color, "Colour the text output: auto (a terminal without NO_COLOR or TERM=dumb), always, never. JSON and YAML are never coloured.")
 
 	root.AddCommand(
@@ -152,5 +171,5 @@ namespaces and clusters (audit), and reports managers fighting over fields
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)
-	return root
+	return root, g
 }
