@@ -15,8 +15,14 @@ import (
 type OwnerIndex struct {
 	entries []metav1.ManagedFieldsEntry
 	sets    []*fieldpath.Set // nil for the entries not indexed
-	byPath  map[string][]int
+	// byPath maps each path to the entries that own it when there are
+	// more than directLookup sets; with fewer, asking each set (a walk
+	// down its tree, no allocation) is cheaper than building the map.
+	byPath map[string][]int
 }
+
+// directLookup is how many sets Owners asks one by one.
+const directLookup = 32
 
 // NewOwnerIndex indexes entries; sel, when not nil, picks the entries
 // to index.
@@ -38,7 +44,17 @@ func NewOwnerIndex(entries []metav1.ManagedFieldsEntry, sel func(metav1.ManagedF
 // IndexSets indexes entries whose sets are already decoded: sets[i] is
 // entries[i]'s, nil for an entry not to index.
 func IndexSets(entries []metav1.ManagedFieldsEntry, sets []*fieldpath.Set) *OwnerIndex {
-	x := &OwnerIndex{entries: entries, sets: sets, byPath: map[string][]int{}}
+	x := &OwnerIndex{entries: entries, sets: sets}
+	n := 0
+	for _, s := range sets {
+		if s != nil {
+			n++
+		}
+	}
+	if n <= directLookup {
+		return x
+	}
+	x.byPath = map[string][]int{}
 	for i, s := range sets {
 		if s == nil {
 			continue
@@ -53,6 +69,15 @@ func IndexSets(entries []metav1.ManagedFieldsEntry, sets []*fieldpath.Set) *Owne
 
 // Owners returns the indexed entries whose sets hold p, in their order.
 func (x *OwnerIndex) Owners(p fieldpath.Path) []metav1.ManagedFieldsEntry {
+	if x.byPath == nil {
+		var out []metav1.ManagedFieldsEntry
+		for i, s := range x.sets {
+			if s != nil && s.Has(p) {
+				out = append(out, x.entries[i])
+			}
+		}
+		return out
+	}
 	idx := x.byPath[pathKey(p)]
 	if len(idx) == 0 {
 		return nil
@@ -67,6 +92,16 @@ func (x *OwnerIndex) Owners(p fieldpath.Path) []metav1.ManagedFieldsEntry {
 // EachLeaf calls f once with every path that is a leaf of an indexed
 // entry's set, in no particular order; f must copy a path it keeps.
 func (x *OwnerIndex) EachLeaf(f func(fieldpath.Path)) {
+	if x.byPath == nil {
+		leaves := &fieldpath.Set{}
+		for _, s := range x.sets {
+			if s != nil {
+				leaves = leaves.Union(s.Leaves())
+			}
+		}
+		leaves.Iterate(f)
+		return
+	}
 	seen := map[string]bool{}
 	for _, s := range x.sets {
 		if s == nil {

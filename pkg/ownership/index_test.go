@@ -22,7 +22,9 @@ func TestOwnerIndexAnswersAsOwners(t *testing.T) {
 		"deployment": benchdata.Deployment(3).GetManagedFields(),
 		"configmap":  benchdata.ConfigMap(20).GetManagedFields(),
 		"many":       benchdata.ManyManagers(30).GetManagedFields(),
-		"dotted":     {dotted, nested},
+		// past the sets asked one by one: a map of every path
+		"many-mapped": benchdata.ManyManagers(40).GetManagedFields(),
+		"dotted":      {dotted, nested},
 	}
 	for name, entries := range objs {
 		t.Run(name, func(t *testing.T) {
@@ -30,14 +32,26 @@ func TestOwnerIndexAnswersAsOwners(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all := &fieldpath.Set{}
+			all, leaves := &fieldpath.Set{}, &fieldpath.Set{}
 			for _, e := range entries {
 				s, err := ownership.DecodeEntry(e)
 				if err != nil {
 					t.Fatal(err)
 				}
-				all = all.Union(s)
+				all, leaves = all.Union(s), leaves.Union(s.Leaves())
 			}
+			seen := map[string]int{}
+			index.EachLeaf(func(p fieldpath.Path) {
+				if !leaves.Has(p) {
+					t.Errorf("EachLeaf gave %s, no entry's leaf", p)
+				}
+				seen[pathID(t, p)]++
+			})
+			leaves.Iterate(func(p fieldpath.Path) {
+				if n := seen[pathID(t, p)]; n != 1 {
+					t.Errorf("EachLeaf gave %s %d times, want once", p, n)
+				}
+			})
 			all.Insert(fieldpath.MakePathOrDie("spec", "nobody"))
 			n := 0
 			all.Iterate(func(p fieldpath.Path) {
@@ -55,6 +69,17 @@ func TestOwnerIndexAnswersAsOwners(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pathID tells paths apart where their text does not (.a.b is a field
+// "a.b" or the field b of a).
+func pathID(t *testing.T, p fieldpath.Path) string {
+	t.Helper()
+	b, err := fieldpath.NewSet(p).ToJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func managers(entries []metav1.ManagedFieldsEntry) []string {
