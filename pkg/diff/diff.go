@@ -502,15 +502,13 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 
 	// Values that stay while their owners change.
 	ownerChange := func(p fieldpath.Path) {
-		if changed.Has(p) || IsBookkeeping(p) {
+		if changed.Has(p) || IsBookkeeping(p) || SameOwners(ownersAt(before, p), ownersAt(after, p)) {
 			return
 		}
 		if _, ok := pathlang.Lookup(result.Object, p); !ok {
 			return // owned but absent (stale managedFields): no value to show
 		}
-		if !SameOwners(ownersAt(before, p), ownersAt(after, p)) {
-			add(p.Copy(), Ownership) // add puts p in changed: seen once
-		}
+		add(p.Copy(), Ownership) // add puts p in changed: seen once
 	}
 	before.EachLeaf(ownerChange)
 	after.EachLeaf(ownerChange)
