@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -450,12 +451,37 @@ func yamlScalar(v interface{}) string {
 	case nil:
 		return "null"
 	}
+	str, isString := v.(string)
+	if isString {
+		scalarMemo.Lock()
+		out, ok := scalarMemo.m[str]
+		scalarMemo.Unlock()
+		if ok {
+			return out
+		}
+	}
 	b, err := yamlv3.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	out := strings.TrimSuffix(string(b), "\n")
+	if isString && len(str) <= 256 {
+		scalarMemo.Lock()
+		if len(scalarMemo.m) < 4096 {
+			scalarMemo.m[str] = out
+		}
+		scalarMemo.Unlock()
+	}
+	return out
 }
+
+// scalarMemo keeps what yaml.Marshal wrote of the strings plainString
+// refuses: an object repeats them ("0", "nginx:1.27", "500m" in every
+// container), and each call costs a new encoder.
+var scalarMemo = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
 
 // plainString tells, conservatively, whether YAML writes s as it is: a
 // letter, then letters, digits, ._/- and inner spaces only (so no ": " or
