@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -128,7 +130,23 @@ func NewCluster(c *kube.Cluster, cacheBase string) *Cluster {
 		// ETag, so an HTTP cache asks again.
 		return c.Discovery.RESTClient().Get().AbsPath("/openapi/v3/" + path).Do(ctx).Raw()
 	}
-	return &Cluster{Cluster: c, Loader: &conflict.Loader{Client: c.Discovery.OpenAPIV3(), CacheDir: conflict.CacheDirFor(cacheBase, c.Config.Host), Fetch: fetch}}
+	loader := &conflict.Loader{Client: c.Discovery.OpenAPIV3(), CacheDir: conflict.CacheDirFor(cacheBase, c.Config.Host), Fetch: fetch}
+	if plain, err := discovery.NewDiscoveryClientForConfig(c.Config); err == nil {
+		loader.Get = func(ctx context.Context, serverRelativeURL string) ([]byte, error) {
+			u, err := url.Parse(serverRelativeURL)
+			if err != nil {
+				return nil, err
+			}
+			req := plain.RESTClient().Get().AbsPath(u.Path).SetHeader("Accept", "application/json")
+			for k, vs := range u.Query() {
+				for _, v := range vs {
+					req = req.Param(k, v)
+				}
+			}
+			return req.Do(ctx).Raw()
+		}
+	}
+	return &Cluster{Cluster: c, Loader: loader}
 }
 
 // Target implements conflict.Source.

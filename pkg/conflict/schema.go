@@ -180,6 +180,12 @@ type Loader struct {
 	// Fetch reads a document ("apis/G/V") from the server as it is now,
 	// past the index and every cache; nil: Refresh does nothing.
 	Fetch func(ctx context.Context, path string) ([]byte, error)
+	// Get reads a document by the server-relative URL the index names
+	// (with its hash), past the HTTP cache: the converted schema is what
+	// is cached, and an HTTP cache would copy and write every
+	// document, about 1 MB for the core group, on a first run. nil: the
+	// Client reads it.
+	Get func(ctx context.Context, serverRelativeURL string) ([]byte, error)
 
 	paths map[string]openapi.GroupVersion
 	// parts and built memoize the run: many objects of one kind read and
@@ -227,7 +233,7 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 		if !ok {
 			continue
 		}
-		p, cached, err := l.loadOne(gv, doc)
+		p, cached, err := l.loadOne(ctx, gv, doc)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +289,7 @@ func parseDocument(gv schema.GroupVersion, raw []byte) (*gvSchema, error) {
 	return p, nil
 }
 
-func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvSchema, bool, error) {
+func (l *Loader) loadOne(ctx context.Context, gv schema.GroupVersion, doc openapi.GroupVersion) (*gvSchema, bool, error) {
 	file := ""
 	if l.CacheDir != "" {
 		file = filepath.Join(l.CacheDir, cacheName(gv, doc.ServerRelativeURL()))
@@ -293,7 +299,13 @@ func (l *Loader) loadOne(gv schema.GroupVersion, doc openapi.GroupVersion) (*gvS
 			}
 		}
 	}
-	raw, err := doc.Schema("application/json")
+	var raw []byte
+	var err error
+	if l.Get != nil {
+		raw, err = l.Get(ctx, doc.ServerRelativeURL())
+	} else {
+		raw, err = doc.Schema("application/json")
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("fetching the OpenAPI v3 schema of %s: %w", gv, err)
 	}
