@@ -26,7 +26,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	manifests, err := kube.ReadManifests(ctx, o.streams.In, &o.files)
+	manifests, err := o.manifests(ctx)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, Verify: o.verify, Result: diff.Result}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade, Verify: o.verify, Result: diff.Result}
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
 	var reports []*conflict.Report
@@ -71,6 +71,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	} else if len(reports) > 0 {
 		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
+		o.printHelmHeader(o.streams.Out)
 		for i, r := range reports {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
@@ -158,7 +159,7 @@ func notExact(o ownership.ObjectRef, a *admission.Report) string {
 // source is the cluster, or with --local the saved files.
 func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 	if !o.local {
-		c, err := o.cluster()
+		c, err := o.kubeCluster()
 		if err != nil {
 			return nil, err
 		}
