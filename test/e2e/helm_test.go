@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -356,9 +357,14 @@ func TestHelmPreflight(t *testing.T) {
 			}
 		}
 	}
-	text := ssaIn(t, next, "explain-conflict", "-n", ns, "-f", "-", "--helm-release", "web")
+	// Commands over the file itself would drop what Helm adds: they name
+	// a placeholder.
+	file := filepath.Join(t.TempDir(), "next.yaml")
+	writeFile(t, file, next)
+	text := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--helm-release", "web")
 	if text.code != 1 || !strings.Contains(text.stdout, `owner:      "kubectl" (Update with subresource "scale", apps/v1)`) ||
-		!strings.Contains(text.stdout, "applied server-side: helm upgrade applies server-side next") {
+		!strings.Contains(text.stdout, "applied server-side: helm upgrade applies server-side next") ||
+		!strings.Contains(text.stdout, "--field-manager=helm -n "+ns+" -f MANIFEST") || strings.Contains(text.stdout, file) {
 		t.Errorf("exit %d:\n%s%s", text.code, text.stdout, text.stderr)
 	}
 
