@@ -117,7 +117,7 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to "+what+": files, directories or URLs (- for standard input).")
 	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
 	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and "+what+".")
-	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager.")
+	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager (with --helm-release: helm).")
 	f.BoolVar(&o.force, "force-conflicts", false, force)
 	f.StringVar(&o.subresource, "subresource", "", "Predict an apply to a subresource: status or scale.")
 	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: predict against --live-file objects with the built-in schema.")
@@ -126,7 +126,7 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	o.output.add(cmd, "text", "text")
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
-	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go).")
+	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go; the default with --helm-release).")
 	o.helm.addFlags(cmd, o)
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
 }

@@ -38,6 +38,13 @@ type helmInput struct {
 func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
 	f := cmd.Flags()
 	f.StringVar(&h.release, "helm-release", "", "The Helm release the manifests belong to, in the namespace of -n, read from Helm's storage (Secrets, or ConfigMaps with HELM_DRIVER=configmap) without the helm binary. Alone, the manifests are its last deployed revision's; with -f/-k, they are its next render (helm template's output). Either way they are predicted as Helm applies them: as field manager helm, with the label and annotations Helm adds, objects without a namespace in the release's.")
+	_ = cmd.RegisterFlagCompletionFunc("helm-release", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return withPrefix(helmReleaseNames(ctx, o), toComplete), cobra.ShellCompDirectiveNoFileComp
+	})
 	f.IntVar(&h.revision, "helm-revision", 0, "With --helm-release and no -f/-k: read this revision instead of the last deployed one.")
 	f.StringSliceVar(&o.csaUpgrade, "csa-upgrade", nil, "Before the apply, move the ownership these managers hold through Update (client-side writes) to --field-manager's apply, as client-go's csaupgrade does: Helm 4 does so with helm when it upgrades a release recorded as client-side apply with --server-side=true (the default with --helm-release for such a release).")
 }
@@ -164,4 +171,23 @@ func (o *explainOptions) kubeCluster() (*kube.Cluster, error) {
 	}
 	o.kc = c
 	return c, nil
+}
+
+// helmReleaseNames completes --helm-release: the releases of the
+// namespace, none when they can't be listed.
+func helmReleaseNames(ctx context.Context, o *explainOptions) []string {
+	storage, err := kube.HelmStorageFor(os.Getenv("HELM_DRIVER"))
+	if err != nil {
+		return nil
+	}
+	c, err := o.kubeCluster()
+	if err != nil {
+		return nil
+	}
+	names, err := c.HelmReleaseNames(ctx, storage, c.Namespace)
+	if err != nil {
+		cobra.CompDebugln("listing helm releases: "+err.Error(), true)
+		return nil
+	}
+	return names
 }

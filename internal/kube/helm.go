@@ -206,3 +206,25 @@ func (c *Cluster) AsHelmApplies(ms []Manifest, r *HelmRelease, ns string) {
 		}
 	}
 }
+
+// HelmReleaseNames lists the releases Helm keeps in namespace ns, from
+// the labels of its storage objects (their metadata alone).
+func (c *Cluster) HelmReleaseNames(ctx context.Context, storage HelmStorage, ns string) ([]string, error) {
+	sel := labels.Set{helm.LabelOwner: helm.Owner}
+	list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, it := range list.Items {
+		if n := it.Labels[helm.LabelName]; n != "" {
+			names[n] = true
+		}
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}

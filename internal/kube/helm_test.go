@@ -210,3 +210,16 @@ metadata:
 		t.Errorf("an empty manifest: %v", err)
 	}
 }
+
+func TestHelmReleaseNames(t *testing.T) {
+	c := helmCluster(t,
+		storageObject("Secret", "web", 1, "superseded", "x"), storageObject("Secret", "web", 2, "deployed", "x"),
+		storageObject("Secret", "api", 1, "deployed", "x"))
+	got, err := c.HelmReleaseNames(context.Background(), HelmSecrets, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"api", "web"}, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}

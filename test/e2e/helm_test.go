@@ -415,6 +415,11 @@ func TestHelmReleaseErrors(t *testing.T) {
 		})
 	}
 
+	// --helm-release completes with the namespace's releases.
+	if r := mustSSA(t, 0, "__complete", "diff", "-n", ns, "--helm-release", ""); !strings.HasPrefix(r.stdout, "broken\nfailed\n:4\n") {
+		t.Errorf("completion: %q", r.stdout)
+	}
+
 	// HELM_DRIVER=configmap reads ConfigMaps; no drift exits 0.
 	helmWrite(t, ns, "cm", helmChart(2, "nginx:1.27"), true)
 	rel, _ := json.Marshal(map[string]interface{}{"name": "cm", "namespace": ns, "version": 1, "info": map[string]interface{}{"status": "deployed"},
