@@ -77,7 +77,7 @@ func TestValidationErrors(t *testing.T) {
 		{"who-owns: local without files", []string{"who-owns", "--local"}, "--local needs the objects in -f or -k"},
 		{"who-owns: bad color", []string{"who-owns", "--local", "-f", configMapFixture, "--color", "pink"}, "--color must be auto, always or never"},
 		{"audit: bad fix", []string{"audit", "--fix", "revert"}, `--fix must be adopt or forget, not "revert"`},
-		{"explain-conflict: no manifests", []string{"explain-conflict"}, "give the manifests to simulate with -f or -k"},
+		{"explain-conflict: no manifests", []string{"explain-conflict"}, "give the manifests to simulate with -f or -k, or a Helm release with --helm-release"},
 		{"explain-conflict: a live object", []string{"explain-conflict", "deploy/web"}, "explain-conflict reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa explain-conflict -f web.yaml; to see the live deploy/web's owners, run kubectl ssa who-owns deploy/web"},
 		{"diff: a live object", []string{"diff", "deploy", "-n", "shop"}, "diff reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa diff -f deploy.yaml"},
 		{"explain-conflict: bad subresource", []string{"explain-conflict", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
@@ -106,6 +106,15 @@ func TestValidationErrors(t *testing.T) {
 		{"diff: bad output", []string{"diff", "-f", "x.yaml", "-o", "table"}, "--output must be one of text, json"},
 		{"diff: bad subresource", []string{"diff", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
 		{"diff: local without live file", []string{"diff", "-f", "x.yaml", "--local"}, "--local needs the saved live objects"},
+		{"diff: helm revision without release", []string{"diff", "-f", "x.yaml", "--helm-revision", "2"}, "--helm-revision goes with --helm-release"},
+		{"diff: helm revision with files", []string{"diff", "-f", "x.yaml", "--helm-release", "web", "--helm-revision", "2"}, "--helm-revision picks the manifests of a revision: with -f/-k the manifests are yours"},
+		{"diff: negative helm revision", []string{"diff", "--helm-release", "web", "--helm-revision", "-1"}, "--helm-revision must be a revision number, 1 or above, not -1"},
+		{"diff: helm release and local", []string{"diff", "--helm-release", "web", "--local", "--live-file", "l.yaml"}, "--helm-release reads the release from the cluster, --local never contacts one"},
+		{"diff: bad helm release name", []string{"diff", "--helm-release", "Web App"}, `--helm-release "Web App" is not a Helm release name`},
+		{"diff: helm release and subresource", []string{"diff", "--helm-release", "web", "--subresource", "scale"}, "--subresource predicts an apply to one object's subresource: it does not go with --helm-release"},
+		{"explain-conflict: csa-upgrade and verify", []string{"explain-conflict", "-f", "x.yaml", "--csa-upgrade", "helm", "--verify"}, "--verify can't check a prediction with --csa-upgrade"},
+		{"explain-conflict: csa-upgrade and subresource", []string{"explain-conflict", "-f", "x.yaml", "--csa-upgrade", "helm", "--subresource", "scale"}, "--csa-upgrade moves ownership of the main resource"},
+		{"explain-conflict: bad csa-upgrade manager", []string{"explain-conflict", "-f", "x.yaml", "--csa-upgrade", "a\tb"}, "--csa-upgrade: "},
 		{"extract: no manager", []string{"extract", "deploy/web"}, "name the field manager with --manager, or give --all-managers"},
 		{"extract: all and manager", []string{"extract", "deploy/web", "--all-managers", "--manager", "a"}, "--all-managers extracts every entry"},
 		{"extract: bad operation", []string{"extract", "deploy/web", "--manager", "a", "--operation", "Patch"}, "--operation must be Apply or Update"},
@@ -347,5 +356,16 @@ func TestContradictoryFlags(t *testing.T) {
 				t.Errorf("the backup directory was made (%v)", err)
 			}
 		})
+	}
+}
+
+// TestHelmDriver: a HELM_DRIVER that keeps nothing in the cluster is
+// refused in one line before any request.
+func TestHelmDriver(t *testing.T) {
+	t.Setenv("HELM_DRIVER", "sql")
+	r := run(t, "diff", "--helm-release", "web")
+	want := "error: HELM_DRIVER=sql: kubectl-ssa reads the releases Helm keeps in Secrets (HELM_DRIVER=secret, the default) or ConfigMaps (configmap) only\n"
+	if r.code != CodeError || r.err != want || r.out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", r.code, r.out, r.err, want)
 	}
 }

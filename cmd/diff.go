@@ -2,18 +2,12 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -60,6 +54,16 @@ would fail), 4 no value changes predicted but admission that is not
 evaluated here (a matching policy or webhook) may change or refuse the
 apply.
 
+--helm-release NAME diffs a Helm release's last deployed revision (or
+--helm-revision N) against the cluster, without the helm binary: what the
+cluster has drifted from, as Helm would apply it (field manager helm,
+Helm 4's; with the label and annotations Helm adds; objects without a
+namespace in the release's). The release is read from its Secrets
+(sh.helm.release.v1.NAME.vN; ConfigMaps with HELM_DRIVER=configmap), which
+needs permission to list Secrets in the namespace; hooks are not part of
+it. A revision applied client-side (Helm 3) is compared as Helm 4 would
+switch it to server-side apply (--csa-upgrade helm).
+
 --subresource scale takes the object's own manifest (its kind, name and
 .spec.replicas) and predicts the apply of a Scale with those replicas to
 /scale, which is what a client sends there.`,
@@ -68,6 +72,9 @@ apply.
 
   # As Argo CD would apply it
   kubectl ssa diff -k overlays/prod --field-manager argocd-controller
+
+  # What the cluster has drifted from since Helm deployed release "web"
+  kubectl ssa diff --helm-release web -n shop
 
   # Gate CI on "no change"
   kubectl ssa diff -f manifests/ -R --field-manager ci-deploy >/dev/null && echo "in sync"
@@ -80,6 +87,7 @@ apply.
   kubectl ssa diff --local --live-file live.yaml -f deploy.yaml`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.helm.bind(cmd, o)
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -96,7 +104,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	if err != nil {
 		return err
 	}
-	manifests, err := kube.ReadManifests(ctx, o.streams.In, &o.files)
+	manifests, err := o.manifests(ctx)
 	if err != nil {
 		return err
 	}
@@ -104,7 +112,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade}
 	var reports []*diff.Report
 	var targets []remedy.Target
 	var failed []error
@@ -141,6 +149,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	default:
 		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
+		o.printHelmHeader(o.streams.Out)
 		for i, r := range reports {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
@@ -197,69 +206,4 @@ func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts con
 		d.RedactSecrets()
 	}
 	return d, rc, nil
-}
-
-// externalArg is what kubectl accepts as an argument of
-// KUBECTL_EXTERNAL_DIFF.
-var externalArg = regexp.MustCompile(`^[a-zA-Z0-9-=]+$`)
-
-// runExternalDiff does what kubectl diff does with KUBECTL_EXTERNAL_DIFF:
-// the objects before and after go to two directories, one file each
-// named group.version.kind.namespace.name, and the program compares the
-// directories. Its exit status 0 or 1 is ours; above 1 is an error.
-func runExternalDiff(spec string, reports []*diff.Report, o *explainOptions) error {
-	words := strings.Fields(spec)
-	for _, a := range words[1:] {
-		if !externalArg.MatchString(a) {
-			return fmt.Errorf("KUBECTL_EXTERNAL_DIFF: the argument %q is not allowed: arguments may hold letters, digits, '-' and '=' only, as kubectl requires", a)
-		}
-	}
-	dir, err := os.MkdirTemp("", "kubectl-ssa-diff-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	liveDir, mergedDir := filepath.Join(dir, "LIVE"), filepath.Join(dir, "MERGED")
-	for _, d := range []string{liveDir, mergedDir} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return err
-		}
-	}
-	for _, r := range reports {
-		gv, _ := schema.ParseGroupVersion(r.Object.APIVersion)
-		name := strings.Join([]string{gv.Group, gv.Version, r.Object.Kind, r.Object.Namespace, r.Object.Name}, ".")
-		name = strings.TrimPrefix(strings.ReplaceAll(name, "/", "_"), ".")
-		if err := writeObject(filepath.Join(liveDir, name), r.Live); err != nil {
-			return err
-		}
-		if err := writeObject(filepath.Join(mergedDir, name), r.Result); err != nil {
-			return err
-		}
-	}
-	c := exec.Command(words[0], append(words[1:], liveDir, mergedDir)...) //nolint:gosec // the user's own diff program, as kubectl runs it
-	c.Stdout, c.Stderr = o.streams.Out, o.streams.ErrOut
-	err = c.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return exit(CodeFound)
-	}
-	return fmt.Errorf("KUBECTL_EXTERNAL_DIFF %s: %w", words[0], err)
-}
-
-// writeObject writes an object as YAML without its managedFields, as
-// kubectl diff does; nothing for a nil object (the apply creates it).
-func writeObject(file string, obj map[string]interface{}) error {
-	if obj == nil {
-		return nil
-	}
-	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
-	u.SetManagedFields(nil)
-	b, err := render.MarshalYAML(u.Object)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, b, 0o600)
 }

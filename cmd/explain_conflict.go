@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/resource"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -25,6 +26,10 @@ type explainOptions struct {
 	showSecrets  bool
 	upgrade      bool
 	clusterFlags []string
+	helm         helmInput
+	csaUpgrade   []string
+	// kc is the run's cluster (kubeCluster).
+	kc *kube.Cluster
 	// what the command does with the manifests: "simulate" or "diff".
 	what string
 }
@@ -51,6 +56,11 @@ objects (kubectl get -o yaml --show-managed-fields) with the built-in schema
 compiled into kubectl-ssa; custom resources then need --schema CRD.yaml, or
 are typed by deduction (all lists atomic), which the report says.
 
+Before a Helm 4 upgrade, pipe the chart's next render in with the release's
+name: --helm-release NAME predicts it as Helm applies it (field manager
+helm, the label and annotations Helm adds; for a release still recorded as
+client-side apply, Helm 4's switch to server-side apply, --csa-upgrade helm).
+
 Admission is read from the cluster: built-in plugins (default StorageClass
 and IngressClass, storage protection finalizers, PodSecurity) are
 modelled; admission policies and webhooks are matched and named, not run.
@@ -75,6 +85,9 @@ verified.`,
   # Gate a CI pipeline on conflicts, with a machine-readable report
   kubectl ssa explain-conflict -k overlays/prod -o json > report.json || echo "conflicts"
 
+  # Would the next helm upgrade of release "web" conflict (Helm 4 preflight)?
+  helm template web ./chart -n shop -f values.yaml --no-hooks | kubectl ssa explain-conflict -n shop --helm-release web -f -
+
   # Check the prediction against the server's own dry run
   kubectl ssa explain-conflict -f deploy.yaml --verify
 
@@ -83,6 +96,7 @@ verified.`,
   kubectl ssa explain-conflict --local --live-file live.yaml -f deploy.yaml`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.helm.bind(cmd, o)
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -103,7 +117,7 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to "+what+": files, directories or URLs (- for standard input).")
 	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
 	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and "+what+".")
-	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager.")
+	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager (with --helm-release: helm).")
 	f.BoolVar(&o.force, "force-conflicts", false, force)
 	f.StringVar(&o.subresource, "subresource", "", "Predict an apply to a subresource: status or scale.")
 	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: predict against --live-file objects with the built-in schema.")
@@ -112,13 +126,17 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	o.output.add(cmd, "text", "text")
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
-	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go).")
+	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go; the default with --helm-release).")
+	o.helm.addFlags(cmd, o)
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 func (o *explainOptions) validate() error {
-	if len(o.files.Filenames) == 0 && o.files.Kustomize == "" {
-		return fmt.Errorf("give the manifests to %s with -f or -k", o.what)
+	if err := o.helm.validate(o); err != nil {
+		return err
+	}
+	if len(o.files.Filenames) == 0 && o.files.Kustomize == "" && o.helm.release == "" {
+		return fmt.Errorf("give the manifests to %s with -f or -k, or a Helm release with --helm-release", o.what)
 	}
 	if len(o.files.Filenames) > 0 && o.files.Kustomize != "" {
 		return errors.New("only one of -f and -k can be given")

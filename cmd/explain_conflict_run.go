@@ -26,7 +26,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	manifests, err := kube.ReadManifests(ctx, o.streams.In, &o.files)
+	manifests, err := o.manifests(ctx)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, Verify: o.verify, Result: diff.Result}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade, Verify: o.verify, Result: diff.Result}
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
 	var reports []*conflict.Report
@@ -71,6 +71,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	} else if len(reports) > 0 {
 		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
+		o.printHelmHeader(o.streams.Out)
 		for i, r := range reports {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
@@ -84,7 +85,14 @@ func (o *explainOptions) run(ctx context.Context) error {
 // target is what makes the suggested commands about r pasteable: the
 // object, the connection and input flags, the field manager.
 func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
-	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
+	kustomize := o.files.Kustomize
+	if o.helm.release != "" {
+		// Helm adds a label and annotations to what it applies: a kubectl
+		// command over the file itself would remove them. The placeholder
+		// says the manifest is not that file as it is.
+		source, kustomize = "", ""
+	}
+	return remedy.Target{File: source, Kustomize: kustomize, ClusterFlags: o.clusterFlags,
 		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource}
 }
 
@@ -158,7 +166,7 @@ func notExact(o ownership.ObjectRef, a *admission.Report) string {
 // source is the cluster, or with --local the saved files.
 func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 	if !o.local {
-		c, err := o.cluster()
+		c, err := o.kubeCluster()
 		if err != nil {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func friendly(err error, flags []string, namespaced func(schema.GroupResource) (
 		}
 		return fmt.Errorf("%w: check your permissions with kubectl auth can-i --list, or use another --context/--as", err)
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%w: the credentials were rbacRefusal; check --kubeconfig/--context", err)
+		return fmt.Errorf("%w: the credentials were rejected; check --kubeconfig/--context", err)
 	case meta.IsNoMatchError(err) || strings.Contains(err.Error(), "doesn't have a resource type"):
 		return fmt.Errorf("%w: list the known types with kubectl api-resources", err)
 	}

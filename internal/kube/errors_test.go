@@ -25,6 +25,9 @@ func TestFriendly(t *testing.T) {
 	if got := Friendly(notFound).Error(); !strings.HasSuffix(got, "check the name and the namespace (-n)") {
 		t.Errorf("%s", got)
 	}
+	if got := Friendly(apierrors.NewUnauthorized("Unauthorized")).Error(); got != "Unauthorized: the credentials were rejected; check --kubeconfig/--context" {
+		t.Errorf("%s", got)
+	}
 }
 
 type errString string

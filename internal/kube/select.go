@@ -271,7 +271,12 @@ func ReadManifests(ctx context.Context, in io.Reader, files *resource.FilenameOp
 	if err != nil {
 		return nil, err
 	}
-	r := b.Flatten().ContinueOnError().Do()
+	return manifestsOf(b.Flatten().ContinueOnError().Do())
+}
+
+// manifestsOf is the objects of a local builder's result, each Secret
+// among them remembered by the process's Secret filter.
+func manifestsOf(r *resource.Result) ([]Manifest, error) {
 	if err := r.Err(); err != nil {
 		return nil, Friendly(err)
 	}

@@ -85,6 +85,8 @@ type Options struct {
 	Force          bool
 	Subresource    string
 	KubectlUpgrade bool
+	// CSAUpgrade: see Input.CSAUpgrade.
+	CSAUpgrade []string
 	// Verify also sends the apply as a server dry run (the Source must be
 	// a DryRunner) and compares.
 	Verify bool
@@ -187,6 +189,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		Served:         src.Served(),
 		HasStatus:      t.HasStatus,
 		KubectlUpgrade: o.KubectlUpgrade,
+		CSAUpgrade:     o.CSAUpgrade,
 
 		ConversionWebhook: t.ConversionWebhook,
 		ServerMinor:       t.ServerMinor,

@@ -1,7 +1,10 @@
 package conflict_test
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -28,5 +31,75 @@ func TestKubectlSequenceRetainsNoAnnotation(t *testing.T) {
 		if ret.Path.APIServerString() == pathlang.Path(ownership.LastAppliedPath).APIServerString() {
 			t.Errorf("the last-applied annotation is listed as retained by %+v", ret.Owners)
 		}
+	}
+}
+
+// TestCSAUpgradeFirst: Helm 4, upgrading a release recorded as
+// client-side apply with --server-side=true, first moves the ownership
+// "helm" holds through Update (Helm 3's writes) to its apply entry
+// (csaupgrade), then applies: a changed value then conflicts with no one,
+// while without the move the apply conflicts with "helm" itself.
+func TestCSAUpgradeFirst(t *testing.T) {
+	// What a create records: the labels map as well as its key.
+	createdFields := []string{
+		".spec.selector",
+		".spec.template.metadata.labels",
+		".spec.template.metadata.labels.app",
+		`.spec.template.spec.containers[name="web"]`,
+		`.spec.template.spec.containers[name="web"].image`,
+		`.spec.template.spec.containers[name="web"].name`,
+	}
+	conflicted := want{
+		Action:    conflict.ActionApply,
+		Conflicts: []conflictView{{Manager: "helm", Operation: "Update", Path: `.spec.template.spec.containers[name="web"].image`}},
+		Message:   `Apply failed with 1 conflict: conflict with "helm" using apps/v1: .spec.template.spec.containers[name="web"].image`,
+		Removed:   []string{},
+		// The apply fails: the object stays as Helm 3 left it.
+		Managed: []entryView{{Manager: "helm", Operation: "Update", APIVersion: "apps/v1", Fields: createdFields}},
+	}
+	tests := []struct {
+		name       string
+		csaUpgrade []string
+		want       want
+	}{
+		{
+			name: "without the move, helm's apply conflicts with helm's Update",
+			want: conflicted,
+		},
+		{
+			name:       "moved first, the apply succeeds and helm's Update entry is gone",
+			csaUpgrade: []string{"helm"},
+			want: want{
+				Action:  conflict.ActionApply,
+				Removed: []string{},
+				Managed: []entryView{{Manager: "helm", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields}},
+			},
+		},
+		{
+			name:       "a manager without Update ownership moves nothing",
+			csaUpgrade: []string{"kubectl-client-side-apply"},
+			want:       conflicted,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &state{}
+			update{Manager: "helm", Create: webWith("nginx:1")}.Run(t, s)
+			r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: manifest(t, webWith("nginx:2")), FieldManager: "helm",
+				Schema: conflict.BuiltinSchema(), HasStatus: true, CSAUpgrade: tt.csaUpgrade})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, reportView(t, r)); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+			warned := false
+			for _, w := range r.Warnings {
+				warned = warned || strings.Contains(w, "csaupgrade")
+			}
+			if moved := len(tt.csaUpgrade) > 0 && tt.csaUpgrade[0] == "helm"; warned != moved {
+				t.Errorf("warned of the move: %v, moved: %v (%q)", warned, moved, r.Warnings)
+			}
+		})
 	}
 }

@@ -74,6 +74,11 @@ type Input struct {
 	// annotation to the field manager (client-go's csaupgrade, in a
 	// separate patch the server's dry run never sees).
 	KubectlUpgrade bool
+	// CSAUpgrade names managers whose Update ownership moves to
+	// FieldManager's apply before the apply (client-go's csaupgrade, in a
+	// patch of its own), as Helm 4 moves "helm" when it upgrades a release
+	// recorded as client-side apply with --server-side=true.
+	CSAUpgrade []string
 	// ScaleSchema types autoscaling/v1 Scale, for applies to /scale.
 	ScaleSchema managedfields.TypeConverter
 }
@@ -256,7 +261,14 @@ func contained(a, b interface{}) bool {
 }
 
 func simulate(in Input) (*Report, error) {
+	moved, err := csaUpgradeFirst(&in)
+	if err != nil {
+		return nil, err
+	}
 	r, err := simulateApply(in)
+	if err == nil && moved != "" {
+		r.Warnings = append(r.Warnings, moved)
+	}
 	if err == nil && in.Subresource == "" {
 		r.Warnings = append(r.Warnings, resetWarnings(in)...)
 	}
@@ -321,6 +333,31 @@ func simulate(in Input) (*Report, error) {
 	r3.Warnings = append(r3.Warnings, fmt.Sprintf("kubectl apply --server-side applies, then moves client-side apply's ownership (%s) to %q and applies again: the prediction follows all of it (--kubectl-upgrade=false predicts one plain API apply)", strings.Join(sets.List(names), ", "), in.FieldManager))
 	r3.FirstApply = &first
 	return r3, nil
+}
+
+// csaUpgradeFirst moves the Update ownership of in.CSAUpgrade's managers
+// to the applier's apply entry in in.Live, as csaupgrade does before the
+// apply, and says so (empty when nothing moved).
+func csaUpgradeFirst(in *Input) (string, error) {
+	if len(in.CSAUpgrade) == 0 || in.Live == nil || in.Subresource != "" {
+		return "", nil
+	}
+	names := sets.New(in.CSAUpgrade...)
+	var moved []string
+	for _, e := range in.Live.GetManagedFields() {
+		if names.Has(e.Manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+			moved = append(moved, e.Manager)
+		}
+	}
+	if len(moved) == 0 {
+		return "", nil
+	}
+	upgraded := in.Live.DeepCopy()
+	if err := csaupgrade.UpgradeManagedFields(upgraded, names, in.FieldManager); err != nil {
+		return "", fmt.Errorf("moving the Update ownership of %s to %q: %w", strings.Join(sets.List(names), ", "), in.FieldManager, err)
+	}
+	in.Live = upgraded
+	return fmt.Sprintf("the ownership %s holds through Update moves to %q's apply first (client-go's csaupgrade, as Helm 4 does when a release recorded as client-side apply is upgraded server-side): the owners before are shown after that move", strings.Join(sets.List(sets.New(moved...)), ", "), in.FieldManager), nil
 }
 
 // lastAppliedManager is the manager kubectl apply --server-side keeps the

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+)
+
+// helmFieldManager is the field manager of the helm binary: Helm 4 sets
+// kube.ManagedFieldsManager to "helm" (cmd/helm/helm.go), for its
+// client-side writes and its server-side applies alike. Programs built
+// on the Helm SDK write as their binary's name unless they set it.
+const helmFieldManager = "helm"
+
+// helmInput is the input of explain-conflict and diff that is a Helm
+// release read from the cluster, and the flags whose defaults follow
+// from it.
+type helmInput struct {
+	release  string
+	revision int
+	// changed tells whether the user gave a flag (its default then
+	// stands).
+	changed func(name string) bool
+	// read is the revision read, once the input is.
+	read *kube.HelmRelease
+}
+
+func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
+	f := cmd.Flags()
+	f.StringVar(&h.release, "helm-release", "", "The Helm release the manifests belong to, in the namespace of -n, read from Helm's storage (Secrets, or ConfigMaps with HELM_DRIVER=configmap) without the helm binary. Alone, the manifests are its last deployed revision's; with -f/-k, they are its next render (helm template's output). Either way they are predicted as Helm applies them: as field manager helm, with the label and annotations Helm adds, objects without a namespace in the release's.")
+	_ = cmd.RegisterFlagCompletionFunc("helm-release", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return withPrefix(helmReleaseNames(ctx, o), toComplete), cobra.ShellCompDirectiveNoFileComp
+	})
+	f.IntVar(&h.revision, "helm-revision", 0, "With --helm-release and no -f/-k: read this revision instead of the last deployed one.")
+	f.StringSliceVar(&o.csaUpgrade, "csa-upgrade", nil, "Before the apply, move the ownership these managers hold through Update (client-side writes) to --field-manager's apply, as client-go's csaupgrade does: Helm 4 does so with helm when it upgrades a release recorded as client-side apply with --server-side=true (the default with --helm-release for such a release).")
+}
+
+// bind remembers which flags the user gave; the defaults that follow from
+// --helm-release are set here.
+func (h *helmInput) bind(cmd *cobra.Command, o *explainOptions) {
+	h.changed = cmd.Flags().Changed
+	if h.release == "" {
+		return
+	}
+	if !h.changed("field-manager") {
+		o.fieldManager = helmFieldManager
+	}
+	if !h.changed("kubectl-upgrade") {
+		// Helm does not do kubectl's steps.
+		o.upgrade = false
+	}
+}
+
+func (h *helmInput) validate(o *explainOptions) error {
+	for _, m := range o.csaUpgrade {
+		if err := ownership.ValidateManager(m); err != nil {
+			return fmt.Errorf("--csa-upgrade: %w", err)
+		}
+	}
+	switch {
+	case len(o.csaUpgrade) > 0 && o.verify:
+		return errors.New("--verify can't check a prediction with --csa-upgrade: the server's dry run does not see the ownership moved first, which is a patch of its own")
+	case len(o.csaUpgrade) > 0 && o.subresource != "":
+		return errors.New("--csa-upgrade moves ownership of the main resource: it does not go with --subresource")
+	case h.revision != 0 && h.release == "":
+		return errors.New("--helm-revision goes with --helm-release")
+	case h.release == "":
+		return nil
+	case h.revision < 0:
+		return fmt.Errorf("--helm-revision must be a revision number, 1 or above, not %d", h.revision)
+	case h.revision != 0 && (len(o.files.Filenames) > 0 || o.files.Kustomize != ""):
+		return errors.New("--helm-revision picks the manifests of a revision: with -f/-k the manifests are yours, give one or the other")
+	case o.local:
+		return errors.New("--helm-release reads the release from the cluster, --local never contacts one: give one of them")
+	case o.subresource != "":
+		return errors.New("--subresource predicts an apply to one object's subresource: it does not go with --helm-release")
+	}
+	if errs := validation.IsValidLabelValue(h.release); len(errs) > 0 {
+		return fmt.Errorf("--helm-release %q is not a Helm release name: %s", h.release, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// manifests reads the input: -f/-k, the Helm release's revision, or -f/-k
+// as the Helm release's next revision.
+func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error) {
+	h := &o.helm
+	files := len(o.files.Filenames) > 0 || o.files.Kustomize != ""
+	var ms []kube.Manifest
+	if files {
+		var err error
+		if ms, err = kube.ReadManifests(ctx, o.streams.In, &o.files); err != nil || h.release == "" {
+			return ms, err
+		}
+	}
+	storage, err := kube.HelmStorageFor(os.Getenv("HELM_DRIVER"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := o.kubeCluster()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckServer(); err != nil {
+		return nil, err
+	}
+	// A chart may put objects in other namespaces than the release's:
+	// Helm applies them there, -n or not.
+	c.Enforce = false
+	if h.read, err = c.ReadHelmRelease(ctx, storage, c.Namespace, h.release, h.revision); err != nil {
+		return nil, err
+	}
+	if !h.read.ServerSide() && !h.changed("csa-upgrade") {
+		if o.verify {
+			return nil, fmt.Errorf("%s: the revision was applied client-side, so Helm 4 moves helm's client-side ownership before it applies server-side, and --verify's dry run can't see that move: run without --verify, or with --csa-upgrade= to predict the apply without the move", h.read.Object)
+		}
+		o.csaUpgrade = []string{o.fieldManager}
+	}
+	if !files {
+		if ms, err = kube.HelmManifests(h.read); err != nil {
+			return nil, err
+		}
+	}
+	c.AsHelmApplies(ms, h.read, c.Namespace)
+	return ms, nil
+}
+
+// printHelmHeader says, in the text views, which revision the manifests
+// came from and how Helm applied it.
+func (o *explainOptions) printHelmHeader(w io.Writer) {
+	r := o.helm.read
+	if r == nil {
+		return
+	}
+	how := "applied server-side: helm upgrade applies server-side next (--server-side=auto)"
+	if !r.ServerSide() {
+		how = "applied client-side (Helm 3, or --server-side=false): helm upgrade stays client-side (--server-side=auto) unless given --server-side=true, which first moves helm's client-side ownership to its apply; the prediction below makes that move"
+		if len(o.csaUpgrade) == 0 {
+			how = "applied client-side (Helm 3, or --server-side=false): helm upgrade stays client-side (--server-side=auto) unless given --server-side=true"
+		}
+	}
+	status := string(r.Status())
+	if status == "" {
+		status = "no status"
+	}
+	fmt.Fprintf(w, "# helm release %s, revision %d (%s), from %s: %s\n\n", render.Escape(r.Name), r.Version, render.Escape(status), render.Escape(r.Object), how)
+}
+
+// kubeCluster is the run's cluster clients, made once.
+func (o *explainOptions) kubeCluster() (*kube.Cluster, error) {
+	if o.kc != nil {
+		return o.kc, nil
+	}
+	c, err := o.cluster()
+	if err != nil {
+		return nil, err
+	}
+	o.kc = c
+	return c, nil
+}
+
+// helmReleaseNames completes --helm-release: the releases of the
+// namespace, none when they can't be listed.
+func helmReleaseNames(ctx context.Context, o *explainOptions) []string {
+	storage, err := kube.HelmStorageFor(os.Getenv("HELM_DRIVER"))
+	if err != nil {
+		return nil
+	}
+	c, err := o.kubeCluster()
+	if err != nil {
+		return nil
+	}
+	names, err := c.HelmReleaseNames(ctx, storage, c.Namespace)
+	if err != nil {
+		cobra.CompDebugln("listing helm releases: "+err.Error(), true)
+		return nil
+	}
+	return names
+}

@@ -1,0 +1,230 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
+)
+
+// HelmStorage is the kind of object Helm keeps releases in, chosen by
+// HELM_DRIVER as Helm chooses it.
+type HelmStorage string
+
+// The storages kubectl-ssa reads.
+const (
+	HelmSecrets    HelmStorage = "Secret"
+	HelmConfigMaps HelmStorage = "ConfigMap"
+)
+
+// HelmStorageFor is the storage HELM_DRIVER names: secret (the default)
+// or configmap. Helm's memory and sql drivers keep nothing in the cluster.
+func HelmStorageFor(driver string) (HelmStorage, error) {
+	switch driver {
+	case "secret", "secrets", "":
+		return HelmSecrets, nil
+	case "configmap", "configmaps":
+		return HelmConfigMaps, nil
+	}
+	return "", fmt.Errorf("HELM_DRIVER=%s: kubectl-ssa reads the releases Helm keeps in Secrets (HELM_DRIVER=secret, the default) or ConfigMaps (configmap) only", driver)
+}
+
+func (s HelmStorage) resource() schema.GroupVersionResource {
+	if s == HelmConfigMaps {
+		return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	}
+	return schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+}
+
+// HelmRelease is one revision of a release, read from the cluster.
+type HelmRelease struct {
+	*helm.Release
+	// Object is the Secret or ConfigMap it was read from, as
+	// Kind/namespace/name.
+	Object string
+}
+
+// ReadHelmRelease reads revision of release name in namespace ns from
+// Helm's storage, as helm does: revision 0 is the last deployed one (the
+// highest revision labelled status=deployed), any other the object named
+// sh.helm.release.v1.NAME.vREVISION. Its errors are one line that says
+// what to do.
+func (c *Cluster) ReadHelmRelease(ctx context.Context, storage HelmStorage, ns, name string, revision int) (*HelmRelease, error) {
+	ri := c.Dynamic.Resource(storage.resource()).Namespace(ns)
+	if revision > 0 {
+		key := helm.ObjectName(name, revision)
+		obj, err := ri.Get(ctx, key, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, c.noRelease(ctx, storage, ns, name, revision)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
+		}
+		return decodeHelm(storage, obj)
+	}
+	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name, helm.LabelStatus: string(helm.Deployed)}
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
+	}
+	if len(list.Items) == 0 {
+		return nil, c.noRelease(ctx, storage, ns, name, 0)
+	}
+	// Helm skips what it can't decode and takes the highest revision:
+	// concurrent upgrades can leave several deployed.
+	var found []*HelmRelease
+	var first error
+	for i := range list.Items {
+		r, err := decodeHelm(storage, &list.Items[i])
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		found = append(found, r)
+	}
+	if len(found) == 0 {
+		return nil, first
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Version > found[j].Version })
+	return found[0], nil
+}
+
+// decodeHelm decodes the release in a storage object.
+func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured) (*HelmRelease, error) {
+	where := ObjectName(obj)
+	data, _, _ := unstructured.NestedString(obj.Object, "data", helm.DataKey)
+	if storage == HelmSecrets {
+		// The Secret's own base64, under Helm's.
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot decode the helm release it holds: its data is not base64: %w", where, err)
+		}
+		data = string(b)
+	}
+	if data == "" {
+		return nil, fmt.Errorf("%s: holds no helm release (no data.%s): is it Helm's?", where, helm.DataKey)
+	}
+	r, err := helm.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot decode the helm release it holds: %w", where, err)
+	}
+	return &HelmRelease{Release: r, Object: where}, nil
+}
+
+// noRelease explains why the release or its revision was not found, from
+// the labels of the release's storage objects.
+func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name string, revision int) error {
+	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name}
+	list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
+	}
+	if len(list.Items) == 0 {
+		words := append([]string{"kubectl", "get", strings.ToLower(string(storage)) + "s", "-A", "-l", helm.LabelOwner + "=" + helm.Owner}, c.CommandFlags...)
+		return fmt.Errorf("helm release %q not found in namespace %q (no %s labelled %s): check the release name and -n; %s lists the releases", name, ns, storage, sel, shell.Join(words))
+	}
+	type rev struct {
+		n      int
+		status string
+	}
+	var revs []rev
+	for _, it := range list.Items {
+		n, err := strconv.Atoi(it.Labels[helm.LabelVersion])
+		if err != nil {
+			continue
+		}
+		revs = append(revs, rev{n, it.Labels[helm.LabelStatus]})
+	}
+	sort.Slice(revs, func(i, j int) bool { return revs[i].n > revs[j].n })
+	var have []string
+	for i, r := range revs {
+		if i == 5 {
+			have = append(have, fmt.Sprintf("and %d more", len(revs)-i))
+			break
+		}
+		have = append(have, fmt.Sprintf("%d %s", r.n, r.status))
+	}
+	if revision > 0 {
+		return fmt.Errorf("helm release %q in namespace %q has no revision %d (its revisions: %s): give one of them with --helm-revision", name, ns, revision, strings.Join(have, ", "))
+	}
+	return fmt.Errorf("helm release %q in namespace %q has no deployed revision (its revisions: %s): give one with --helm-revision", name, ns, strings.Join(have, ", "))
+}
+
+// HelmManifests are the objects of a release's manifest. Secrets among
+// them are remembered by the process's Secret filter, as ReadManifests
+// remembers them. Their Source is empty: they come from no file.
+func HelmManifests(r *HelmRelease) ([]Manifest, error) {
+	name := fmt.Sprintf("helm release %s revision %d", r.Name, r.Version)
+	res := resource.NewLocalBuilder().Unstructured().Local().Stream(bytes.NewReader([]byte(r.Manifest)), name).Flatten().ContinueOnError().Do()
+	out, err := manifestsOf(res)
+	if errors.Is(err, ErrNoObjects) {
+		return nil, fmt.Errorf("%s has an empty manifest (a chart of hooks only?): nothing to compare", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Source = ""
+	}
+	return out, nil
+}
+
+// AsHelmApplies makes ms what Helm sends when it applies them as release
+// r: an object without a namespace is in the release's namespace (ns when
+// the release names none) if its kind is namespaced, and every object
+// carries the label and annotations Helm adds.
+func (c *Cluster) AsHelmApplies(ms []Manifest, r *HelmRelease, ns string) {
+	if r.Namespace != "" {
+		ns = r.Namespace
+	}
+	for _, m := range ms {
+		obj := m.Object
+		helm.SetMetadata(obj, r.Name, ns)
+		if obj.GetNamespace() != "" {
+			continue
+		}
+		// A kind not served is left as it is: predicting it says so.
+		if mp, err := c.Mapping(obj.GroupVersionKind()); err == nil && mp.Scope.Name() == meta.RESTScopeNameNamespace {
+			obj.SetNamespace(ns)
+		}
+	}
+}
+
+// HelmReleaseNames lists the releases Helm keeps in namespace ns, from
+// the labels of its storage objects (their metadata alone).
+func (c *Cluster) HelmReleaseNames(ctx context.Context, storage HelmStorage, ns string) ([]string, error) {
+	sel := labels.Set{helm.LabelOwner: helm.Owner}
+	list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, it := range list.Items {
+		if n := it.Labels[helm.LabelName]; n != "" {
+			names[n] = true
+		}
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
