@@ -93,6 +93,7 @@ demo: build testbed ## Start a local API server, create example objects, run eve
 
 bench: build testbed ## Go benchmarks and the bench/ scripts against the local server
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/floor.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/who-owns.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/explain-conflict.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/diff.sh

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The one-round-trip floor: explain-conflict and diff against the least a
+# server-side prediction costs, and against kubectl's own diff.
+#
+# Builds bench/floor (one client-go dry-run apply PATCH of the manifest,
+# printing the conflicts) and bench/paired (paired runs, wall and CPU
+# from the kernel's accounting, peak RSS), starts the test bed apiserver,
+# and measures $RUNS paired runs (default 15) of, on a Deployment with
+# $CONTAINERS containers (default 50) and on a ConfigMap:
+#   floor                                     the server's dry run, nothing more
+#   kubectl-ssa explain-conflict              warm: schema and discovery caches filled
+#   kubectl-ssa explain-conflict              cold: an empty --cache-dir each run
+#   kubectl-ssa who-owns                      one object
+# and on the Deployment:
+#   kubectl-ssa diff / kubectl diff --server-side   one image changed
+#   kubectl-ssa diff / kubectl diff --server-side   49 images changed
+#
+#   make build testbed && bench/floor.sh
+#   RUNS=21 bench/floor.sh
+set -euo pipefail
+RUNS=${RUNS:-15}
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "$0")/lib.sh"
+CONTAINERS=${CONTAINERS:-50}
+[[ "$CONTAINERS" =~ ^[1-9][0-9]*$ ]] && [ "$CONTAINERS" -ge 50 ] || { echo "error: CONTAINERS must be a number of at least 50, not '$CONTAINERS'" >&2; exit 2; }
+
+go build -o "$WORK/floor.built" ./bench/floor
+go build -o "$WORK/paired" ./bench/paired
+# Every measured binary is a copy made the same way: how the page cache
+# holds an executable changes its peak RSS by up to 15 MiB (a file the
+# linker just wrote is held in large folios, mapped whole on first touch).
+cp "$WORK/floor.built" "$WORK/floor"
+cp "$PLUGIN" "$WORK/kubectl-ssa" && PLUGIN=$WORK/kubectl-ssa
+cp "$KUBECTL" "$WORK/kubectl" && KUBECTL=$WORK/kubectl
+start_testbed
+
+# The Deployment: applied by "platform", then scaled and one image set by
+# hand, so platform's next apply (4 replicas, every image new) conflicts.
+manifest 2 nginx:1.27 >"$WORK/live.yaml"
+manifest 4 nginx:1.28 >"$WORK/m.yaml"
+run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/live.yaml"
+run_ok "$KUBECTL" scale deployment web --replicas=3
+run_ok "$KUBECTL" set image deployment/web c0=nginx:1.27-hotfix
+# diff's inputs: the live object with one image changed, and with 49.
+sed 's/^  replicas: 2$/  replicas: 3/; 0,/image: nginx:1.27/s//image: nginx:1.27-hotfix/' "$WORK/live.yaml" >"$WORK/base.yaml"
+awk '/image: nginx:1.27$/ && !done { sub(/nginx:1.27/, "nginx:1.29"); done = 1 } { print }' "$WORK/base.yaml" >"$WORK/one.yaml"
+awk '/image: nginx:1.27$/ && n < 49 { sub(/nginx:1.27/, "nginx:1.29"); n++ } { print }' "$WORK/base.yaml" >"$WORK/many.yaml"
+[ "$(grep -c 'nginx:1.29' "$WORK/one.yaml")" = 1 ] && [ "$(grep -c 'nginx:1.29' "$WORK/many.yaml")" = 49 ] || { echo "error: the diff manifests are not as meant" >&2; exit 1; }
+
+# The ConfigMap: applied by "platform", one key then patched by hand.
+configmap() { # configmap VALUE
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata:\n'
+	local i
+	for i in $(seq 0 19); do printf '  key%02d: "%s-%d"\n' "$i" "$1" "$i"; done
+}
+configmap a >"$WORK/cm-live.yaml"
+configmap b >"$WORK/cm.yaml"
+run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/cm-live.yaml"
+run_ok "$KUBECTL" patch configmap settings --field-manager=kubectl-edit -p '{"data":{"key00":"by-hand"}}'
+
+# Fill the caches, and check each command says what it should.
+OK_CODES="1"
+run_ok "$WORK/floor" "$WORK/m.yaml" deployments platform
+grep -q 'replicas' "$WORK/last.out" || { echo "error: the floor did not conflict on .spec.replicas:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+run_ok "$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache"
+grep -q 'replicas' "$WORK/last.out" || { echo "error: explain-conflict did not predict the conflict on .spec.replicas:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+run_ok "$WORK/floor" "$WORK/cm.yaml" configmaps platform
+run_ok "$PLUGIN" explain-conflict -f "$WORK/cm.yaml" --field-manager platform --cache-dir "$WORK/cache"
+grep -q 'key00' "$WORK/last.out" || { echo "error: explain-conflict did not predict the conflict on key00:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+for f in one many; do
+	run_ok "$PLUGIN" diff -f "$WORK/$f.yaml" --field-manager platform --cache-dir "$WORK/cache"
+	grep -q 'nginx:1.29' "$WORK/last.out" || { echo "error: kubectl-ssa diff does not show the new image:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+	run_ok "$KUBECTL" diff --server-side --field-manager platform -f "$WORK/$f.yaml"
+	grep -q 'nginx:1.29' "$WORK/last.out" || { echo "error: kubectl diff does not show the new image:" >&2; cat "$WORK/last.out" >&2; exit 1; }
+done
+OK_CODES="0"
+run_ok "$PLUGIN" who-owns deployment/web --cache-dir "$WORK/cache"
+
+# spec NAME PREPARE OK_CODES ARGS...: one line of paired's input.
+spec() {
+	local IFS=$'\t'
+	echo "$*"
+}
+cold="rm -rf $WORK/cold"
+{
+	spec floor "" 1 "$WORK/floor" "$WORK/m.yaml" deployments platform
+	spec "explain-conflict warm" "" 1 "$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cache"
+	spec "explain-conflict cold" "$cold" 1 "$PLUGIN" explain-conflict -f "$WORK/m.yaml" --field-manager platform --cache-dir "$WORK/cold"
+	spec "who-owns" "" 0 "$PLUGIN" who-owns deployment/web --cache-dir "$WORK/cache"
+} >"$WORK/deployment.spec"
+{
+	spec floor "" 1 "$WORK/floor" "$WORK/cm.yaml" configmaps platform
+	spec "explain-conflict warm" "" 1 "$PLUGIN" explain-conflict -f "$WORK/cm.yaml" --field-manager platform --cache-dir "$WORK/cache"
+	spec "explain-conflict cold" "$cold" 1 "$PLUGIN" explain-conflict -f "$WORK/cm.yaml" --field-manager platform --cache-dir "$WORK/cold"
+	spec "who-owns" "" 0 "$PLUGIN" who-owns configmap/settings --cache-dir "$WORK/cache"
+} >"$WORK/configmap.spec"
+{
+	spec "kubectl diff --server-side, 1 change" "" 1 "$KUBECTL" diff --server-side --field-manager platform -f "$WORK/one.yaml"
+	spec "kubectl-ssa diff, 1 change" "" 1 "$PLUGIN" diff -f "$WORK/one.yaml" --field-manager platform --cache-dir "$WORK/cache"
+} >"$WORK/diff-one.spec"
+{
+	spec "kubectl diff --server-side, 49 changes" "" 1 "$KUBECTL" diff --server-side --field-manager platform -f "$WORK/many.yaml"
+	spec "kubectl-ssa diff, 49 changes" "" 1 "$PLUGIN" diff -f "$WORK/many.yaml" --field-manager platform --cache-dir "$WORK/cache"
+} >"$WORK/diff-many.spec"
+
+echo "on $(nproc) cores; $(go version | cut -d' ' -f3); server $("$KUBECTL" version -o json 2>/dev/null | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1)"
+for s in deployment configmap diff-one diff-many; do
+	echo
+	case $s in
+	deployment) echo "Deployment with $CONTAINERS containers, a conflicting apply" ;;
+	configmap) echo "ConfigMap with 20 keys, a conflicting apply" ;;
+	diff-one) echo "diff: Deployment with $CONTAINERS containers, one image changed" ;;
+	diff-many) echo "diff: Deployment with $CONTAINERS containers, 49 images changed" ;;
+	esac
+	"$WORK/paired" -runs "$RUNS" "$WORK/$s.spec"
+done
