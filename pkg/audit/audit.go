@@ -218,28 +218,28 @@ func Check(obj Object, o Options) []Finding {
 		}
 		switch {
 		case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
-			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.cmd("migrate", obj.Ref.ResourceArg()))
+			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.ssa([]string{"migrate"}))
 		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
-			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
+			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
 		case e.Manager == ownership.AncientChanges && !set.Empty():
-			c.add(CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
+			c.add(CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
 		}
 		if o.Served != nil {
 			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && e.APIVersion != "" && !o.Served(gv.WithKind(obj.Ref.Kind)) {
-				c.add(CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.cmd("migrate", "apiversions", obj.Ref.ResourceArg()))
+				c.add(CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.ssa([]string{"migrate", "apiversions"}))
 			}
 		}
 		if ownership.IsGenericManager(e.Manager) {
-			c.add(CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.cmd("migrate", "rename", obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", "NEW-NAME"))
+			c.add(CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", "NEW-NAME"))
 		}
 		if set.Empty() {
-			c.add(CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.cmd("migrate", "release", obj.Ref.ResourceArg(), "--from", e.Manager))
+			c.add(CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.ssa([]string{"migrate", "release"}, "--from", e.Manager))
 		}
 	}
 	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && o.LastAppliedThreshold > 0 && len(s) > o.LastAppliedThreshold {
 		c.add(CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []pathlang.Path{pathlang.Path(ownership.LastAppliedPath)},
 			fmt.Sprintf("the last-applied annotation is %d bytes, %d%% of the %d-byte limit on all annotations", len(s), len(s)*100/ownership.AnnotationLimit, ownership.AnnotationLimit),
-			c.cmd("migrate", obj.Ref.ResourceArg(), "--remove-last-applied"))
+			c.ssa([]string{"migrate"}, "--remove-last-applied"))
 	}
 	c.shared(sets)
 	return c.out
@@ -265,14 +265,11 @@ func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.P
 	})
 }
 
-// cmd is a kubectl-ssa command on the object, with the cluster's flags.
-func (c *checker) cmd(args ...string) remedy.Command {
-	out := append(remedy.Command{"kubectl", "ssa"}, args...)
-	out = append(out, c.o.ClusterFlags...)
-	if c.obj.Ref.Namespace != "" {
-		out = append(out, "-n", c.obj.Ref.Namespace)
-	}
-	return out
+// ssa is kubectl ssa SUB on the object with the cluster's flags, then
+// rest: the shape of every command kubectl-ssa suggests.
+func (c *checker) ssa(sub []string, rest ...string) remedy.Command {
+	t := remedy.Target{ResourceArg: c.obj.Ref.ResourceArg(), Namespace: c.obj.Ref.Namespace, ClusterFlags: c.o.ClusterFlags}
+	return t.SSA(sub, rest...)
 }
 
 var restartedAtPath = ownership.RestartedAtPath
@@ -297,7 +294,7 @@ func withoutRestart(set *fieldpath.Set) []pathlang.Path {
 // has one applier, which it may pick among the expected managers; and
 // forget (release; the values stay, and nothing reverts them).
 func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string) {
-	forget := Fix{Mode: FixForget, Command: c.release(e),
+	forget := Fix{Mode: FixForget, Command: c.release(e, nil),
 		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, and no apply reverts them", describe(e))}
 	var fixes []Fix
 	if applier := c.adopter(); applier != "" {
@@ -360,30 +357,45 @@ func matchesAny(globs []string, name string) bool {
 // handed over field by field.
 func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) remedy.Command {
 	if s, err := ownership.DecodeEntry(e); e.Subresource == "" && err == nil && !s.Has(restartedAtPath) {
-		return c.cmd("migrate", "rename", c.obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", applier)
+		return c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", applier)
 	}
-	args := []string{"handover", c.obj.Ref.ResourceArg()}
-	for _, p := range paths {
-		args = append(args, "--field", p.String())
-	}
-	args = append(args, "--from", e.Manager)
-	if e.Subresource != "" {
-		args = append(args, "--from-subresource", e.Subresource)
-	} else if c.hasSubresourceEntry(e.Manager) {
-		args = append(args, "--from-subresource", "none")
-	}
-	return c.cmd(append(args, "--to", applier, "--mode", "applier")...)
+	return c.handTo(e, applier, paths)
 }
 
-// release is the command that takes an entry's fields away from it.
-func (c *checker) release(e metav1.ManagedFieldsEntry) remedy.Command {
-	args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", e.Manager}
+// handTo hands the paths of an entry over to the applier.
+func (c *checker) handTo(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) remedy.Command {
+	args := append(fieldFlags(paths), c.fromFlags(e)...)
+	return c.ssa([]string{"handover"}, append(args, "--to", applier, "--mode", "applier")...)
+}
+
+// release is the command that takes an entry's fields away from it: the
+// paths, or all of them when paths is nil.
+func (c *checker) release(e metav1.ManagedFieldsEntry, paths []pathlang.Path) remedy.Command {
+	args := c.fromFlags(e)
+	if paths == nil {
+		args = append(args, "--all")
+	}
+	return c.ssa([]string{"handover", "release"}, append(args, fieldFlags(paths)...)...)
+}
+
+// fromFlags name an entry as a handover's source: its manager, and its
+// subresource when the manager writes through several.
+func (c *checker) fromFlags(e metav1.ManagedFieldsEntry) []string {
+	args := []string{"--from", e.Manager}
 	if e.Subresource != "" {
 		args = append(args, "--from-subresource", e.Subresource)
 	} else if c.hasSubresourceEntry(e.Manager) {
 		args = append(args, "--from-subresource", "none")
 	}
-	return c.cmd(append(args, "--all")...)
+	return args
+}
+
+func fieldFlags(paths []pathlang.Path) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, "--field", p.String())
+	}
+	return out
 }
 
 func (c *checker) hasSubresourceEntry(manager string) bool {
@@ -478,13 +490,9 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 		paths := groups[key]
 		sort.Slice(paths, func(i, j int) bool { return fieldpath.Path(paths[i]).Compare(fieldpath.Path(paths[j])) < 0 })
 		last := owners[len(owners)-1]
-		args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", last}
-		for _, p := range paths {
-			args = append(args, "--field", p.String())
-		}
 		c.add(CodeSharedAppliers, metav1.ManagedFieldsEntry{Manager: owners[0], Operation: metav1.ManagedFieldsOperationApply}, paths,
 			fmt.Sprintf("%d fields are applied by %s: each apply of one can change what the other declared, and removing a field takes all of them", len(paths), strings.Join(owners, " and ")),
-			c.cmd(args...))
+			c.release(metav1.ManagedFieldsEntry{Manager: last, Operation: metav1.ManagedFieldsOperationApply}, paths))
 		c.out[len(c.out)-1].SharedWith = owners[1:]
 	}
 }
