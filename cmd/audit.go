@@ -27,6 +27,9 @@ type auditOptions struct {
 	allContexts  bool
 	concurrency  int
 	clusterFlags []string
+	rules        []string
+	// ruleSet is rules, parsed.
+	ruleSet map[audit.Code]bool
 }
 
 func newAuditCmd(g *globalOptions) *cobra.Command {
@@ -39,26 +42,44 @@ kinds and objects named), through chunked metadata-only lists: memory stays
 flat however many objects there are, and no object content is read.
 
 Findings (code: severity):
-  drift                error    with --expect-manager, fields of the main resource owned by
-                                another manager (status and scale writers, the managers of
-                                --allow-manager and Kubernetes' own components are not drift)
-  manual-edit          warning  without --expect-manager, fields owned by kubectl's imperative
-                                commands: kubectl-edit, -patch, -label, -annotate, -set,
-                                -replace, -rollout, -scale, and "kubectl" Update
-  csa-leftover         warning  an entry of client-side kubectl apply
-  before-first-apply   info     fields owned by before-first-apply
-  ancient-changes      info     fields owned by ancient-changes (merged old Update managers)
-  unserved-apiversion  warning  an entry at an apiVersion the server no longer serves: the
-                                apiserver drops it, and its ownership, on the next write
-  generic-manager      warning  a manager named after a user agent (Go-http-client, unknown,
-                                node-fetch, python-requests, ...)
-  empty-manager        info     an entry that owns nothing
-  last-applied-size    error    a last-applied annotation over --last-applied-threshold bytes
-                                (all annotations together may hold 262144)
-  shared-appliers      warning  fields applied by two or more Apply managers
-  rollout-restart      info     kubectl rollout restart's stamp on the pod template: history;
-                                an applier made to own it would remove it, restarting every pod
-  handover-held        info     fields kubectl ssa handover holds until the controller writes them
+  drift                 error    with --expect-manager, fields of the main resource owned by
+                                 another manager (status and scale writers, the managers of
+                                 --allow-manager and Kubernetes' own components are not drift)
+  manual-edit           warning  without --expect-manager, fields owned by kubectl's imperative
+                                 commands: kubectl-edit, -patch, -label, -annotate, -set,
+                                 -replace, -rollout, -scale, "kubectl" Update, and Argo CD's UI
+                                 (argocd-server)
+  csa-leftover          warning  an entry of client-side kubectl apply
+  before-first-apply    info     fields owned by before-first-apply
+  ancient-changes       info     fields owned by ancient-changes (merged old Update managers)
+  unserved-apiversion   warning  an entry at an apiVersion the server no longer serves: the
+                                 apiserver drops it, and its ownership, on the next write
+  generic-manager       warning  a manager named after a user agent (Go-http-client, unknown,
+                                 node-fetch, python-requests, ...)
+  empty-manager         info     an entry that owns nothing
+  last-applied-size     error    a last-applied annotation over --last-applied-threshold bytes
+                                 (all annotations together may hold 262144)
+  shared-appliers       warning  fields applied by two or more Apply managers
+  rollout-restart       info     kubectl rollout restart's stamp on the pod template: history;
+                                 an applier made to own it would remove it, restarting every pod
+  handover-held         info     fields kubectl ssa handover holds until the controller writes them
+  managed-fields-wiped  warning  no managedFields at all on an object a GitOps tool, Helm or kubectl
+                                 apply applied (its tracking label or annotation says so): wiped
+                                 by a write while a conversion webhook failed (kubernetes#136919)
+  update-and-apply      warning  one manager recorded as Update and as Apply (Helm 3 and Helm 4 as
+                                 "helm", helm#31516): fields only the Update holds are never
+                                 removed, and changing shared ones conflicts with itself
+  shared-list-items     warning  items of a list (ports, containers, env) a hand edit made or changed
+                                 (kubectl edit, patch, set, Argo CD's UI) in a list an applier
+                                 applies: its next apply merges rather than replaces (argo-cd#25474)
+  controller-scope      warning  kube-controller-manager, kube-scheduler or the kubelet owning spec
+                                 fields of an applied object that they never write
+
+Optional findings, off unless --rules turns them on:
+  imperative            warning  an object made by kubectl create, run, expose or autoscale that
+                                 nobody applies: it is in no manifest
+  adopted-edit          info     a hand edit whose every field the applier applies since, with the
+                                 same values (no drift nor manual-edit any more)
 
 Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
 in -o json/yaml), with the same cluster flags. Drift and manual edits have
@@ -68,6 +89,12 @@ it, so that its next apply keeps or reverts them as its manifest says (the
 declared state; reverting the pod template rolls the pods); forget
 (--fix forget) makes the editor let go: the edited values stay, owned by
 nobody, and no apply reverts them.
+
+A hand edit's fields that an applier applies since are no drift nor
+manual edit: the applier holds them at the same values.
+
+--rules turns findings on (+CODE) and off (-CODE): --rules=+imperative,+adopted-edit
+adds the optional ones, --rules=-rollout-restart leaves one out.
 
 Several clusters: --context a,b or --all-contexts audits them side by side;
 each row names its cluster.
@@ -87,6 +114,9 @@ Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
 
   # Findings as JSON for a dashboard
   kubectl ssa audit -A -o json
+
+  # Also objects made with kubectl create and never applied, and hand edits the applier adopted
+  kubectl ssa audit -A --rules=+imperative,+adopted-edit
 
   # Only the codes, with a JSONPath template
   kubectl ssa audit -A -o jsonpath='{range .findings[*]}{.code}{"\n"}{end}'`,
@@ -110,11 +140,22 @@ Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
 	f.BoolVar(&o.allContexts, "all-contexts", false, "Audit every context of the kubeconfig, side by side.")
 	f.StringVar(&o.fix, "fix", string(audit.FixAdopt), "The fix named for drift and manual edits: adopt (the applier takes the fields; its next apply returns them to its manifest) or forget (released; the edited values stay).")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "How many kinds are listed at once, per cluster.")
+	f.StringSliceVar(&o.rules, "rules", nil, "Findings to turn on (+CODE: the optional imperative and adopted-edit) or off (-CODE), separated by commas.")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(severityNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fix", cobra.FixedCompletions([]string{string(audit.FixAdopt), string(audit.FixForget)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("rules", cobra.FixedCompletions(ruleNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("expect-manager", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("allow-manager", completeManagers(g, &o.sel))
 	return cmd
+}
+
+// ruleNames are --rules' values: each code turned on or off.
+func ruleNames() []string {
+	var out []string
+	for _, c := range audit.Codes {
+		out = append(out, "+"+string(c), "-"+string(c))
+	}
+	return out
 }
 
 func severityNames() []string {
@@ -135,6 +176,11 @@ func (o *auditOptions) validate(args []string) error {
 	if m := audit.FixMode(o.fix); !slices.Contains(audit.FixModes, m) {
 		return fmt.Errorf("--fix must be adopt or forget, not %q", o.fix)
 	}
+	rules, err := audit.ParseRules(o.rules)
+	if err != nil {
+		return fmt.Errorf("--rules %w", err)
+	}
+	o.ruleSet = rules
 	if o.concurrency < 1 {
 		return errors.New("--concurrency must be at least 1")
 	}

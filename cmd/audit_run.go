@@ -46,7 +46,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 			}
 		}()
 	}
-	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: audit.FixMode(o.fix)}, &progress)
+	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: audit.FixMode(o.fix), Rules: o.ruleSet}, &progress)
 	close(done)
 	if showProgress {
 		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", progress.Scanned.Load(), progress.Found.Load())
@@ -127,7 +127,7 @@ func (l clusterLister) List(ctx context.Context, each func(audit.Object)) ([]str
 		each(audit.Object{
 			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
 				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
-			ManagedFields: m.ManagedFields, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
+			ManagedFields: m.ManagedFields, Annotations: m.Annotations, Labels: m.Labels, OwnerReferences: m.OwnerReferences,
 		})
 		return nil
 	})

@@ -52,10 +52,35 @@ const (
 	// CodeHandoverHeld: kubectl ssa handover's temporary manager holds
 	// fields until the controller they were handed to writes them.
 	CodeHandoverHeld Code = "handover-held"
+	// CodeManagedFieldsWiped: an object with no managedFields at all,
+	// although an applier's bookkeeping says it was applied
+	// (kubernetes/kubernetes#136919).
+	CodeManagedFieldsWiped Code = "managed-fields-wiped"
+	// CodeUpdateAndApply: one manager recorded both as Update and as
+	// Apply of the main resource: two identities (helm/helm#31516).
+	CodeUpdateAndApply Code = "update-and-apply"
+	// CodeSharedListItems: fields of an associative list's items owned
+	// by a hand edit (kubectl, Argo CD's UI) in an object an applier
+	// applies (argoproj/argo-cd#25474).
+	CodeSharedListItems Code = "shared-list-items"
+	// CodeControllerScope: a Kubernetes component owning fields of an
+	// applied object's spec that it never writes.
+	CodeControllerScope Code = "controller-scope"
+	// CodeImperative (optional): an object made by kubectl create, run,
+	// expose or autoscale, and applied by nobody.
+	CodeImperative Code = "imperative"
+	// CodeAdoptedEdit (optional): a hand edit whose every field the
+	// applier applies since, with the same values: history.
+	CodeAdoptedEdit Code = "adopted-edit"
 )
 
 // Codes lists every code, in the order the README documents them.
-var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart, CodeHandoverHeld}
+var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart, CodeHandoverHeld,
+	CodeManagedFieldsWiped, CodeUpdateAndApply, CodeSharedListItems, CodeControllerScope, CodeImperative, CodeAdoptedEdit}
+
+// Optional are the codes an audit leaves out unless Options.Rules turns
+// them on (--rules=+imperative).
+var Optional = []Code{CodeImperative, CodeAdoptedEdit}
 
 // Severity orders findings for --fail-on.
 type Severity string
@@ -82,7 +107,8 @@ func SeverityOf(c Code) Severity {
 	switch c {
 	case CodeDrift, CodeLastAppliedSize:
 		return SeverityError
-	case CodeManualEdit, CodeCSALeftover, CodeUnservedAPIVersion, CodeGenericManager, CodeSharedAppliers:
+	case CodeManualEdit, CodeCSALeftover, CodeUnservedAPIVersion, CodeGenericManager, CodeSharedAppliers,
+		CodeManagedFieldsWiped, CodeUpdateAndApply, CodeSharedListItems, CodeControllerScope, CodeImperative:
 		return SeverityWarning
 	}
 	return SeverityInfo
@@ -98,11 +124,18 @@ type Finding struct {
 	Manager     string              `json:"manager"`
 	Operation   string              `json:"operation"`
 	Subresource string              `json:"subresource"`
-	// SharedWith names the other appliers of shared-appliers.
+	// SharedWith names the other appliers of shared-appliers, and the
+	// appliers whose list a hand edit shares (shared-list-items).
 	SharedWith []string        `json:"sharedWith,omitempty"`
 	Paths      []pathlang.Path `json:"paths"`
 	// Message says what is wrong in a sentence.
 	Message string `json:"message"`
+	// Reference is the public report of the incident a finding is the
+	// signature of, when there is one.
+	Reference string `json:"reference,omitempty"`
+	// Evidence is what the finding was read from, beyond the manager and
+	// paths (the findings of this year's incidents).
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// Fix is the kubectl-ssa command that fixes it: that of the first of
 	// Fixes when there are several ways; empty when nothing is to be done.
 	Fix remedy.Command `json:"fix"`
@@ -153,6 +186,47 @@ type Options struct {
 	// (the others stay in Fixes): FixAdopt (default) when the object has
 	// an applier to adopt the fields, or FixForget.
 	Fix FixMode
+	// Rules turn codes on (true: the Optional ones) or off (false)
+	// against the default set.
+	Rules map[Code]bool
+}
+
+// ParseRules reads --rules: +CODE turns a code on (an Optional one), -CODE
+// off; several are separated by commas or given again.
+func ParseRules(items []string) (map[Code]bool, error) {
+	out := map[Code]bool{}
+	for _, item := range items {
+		item = strings.TrimSpace(item)
+		on := strings.HasPrefix(item, "+")
+		name := strings.TrimLeft(item, "+-")
+		if !on && !strings.HasPrefix(item, "-") {
+			return nil, fmt.Errorf("%q: start each rule with + (turn it on) or - (turn it off): --rules=+%s", item, name)
+		}
+		if !slices.Contains(Codes, Code(name)) {
+			return nil, fmt.Errorf("%q: no finding is called %q; the rules are the findings' codes: %s", item, name, codeList())
+		}
+		if prev, ok := out[Code(name)]; ok && prev != on {
+			return nil, fmt.Errorf("%q: %s is turned both on and off", item, name)
+		}
+		out[Code(name)] = on
+	}
+	return out, nil
+}
+
+func codeList() string {
+	names := make([]string, len(Codes))
+	for i, c := range Codes {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Enabled tells whether an audit with these options reports a code.
+func (o Options) Enabled(c Code) bool {
+	if on, ok := o.Rules[c]; ok {
+		return on
+	}
+	return !slices.Contains(Optional, c)
 }
 
 // FixModes are the values Options.Fix takes.
@@ -162,12 +236,14 @@ var FixModes = []FixMode{FixAdopt, FixForget}
 // the object's other annotations and a few more applies.
 const DefaultLastAppliedThreshold = 200000
 
-// manualManagers are kubectl's imperative commands: their fields were set
-// by a person, outside any manifest. "kubectl" (Update) is kubectl before
-// 1.22, which named every write so.
-var manualManagers = []string{"kubectl-edit", "kubectl-patch", "kubectl-label", "kubectl-annotate", "kubectl-set", "kubectl-replace", "kubectl-rollout", "kubectl-scale"}
+// manualManagers are kubectl's imperative commands and Argo CD's UI
+// (argocd-server writes what a person edits or patches there): their
+// fields were set by a person, outside any manifest. "kubectl" (Update)
+// is kubectl before 1.22, which named every write so.
+var manualManagers = []string{"kubectl-edit", "kubectl-patch", "kubectl-label", "kubectl-annotate", "kubectl-set", "kubectl-replace", "kubectl-rollout", "kubectl-scale", "argocd-server"}
 
-// IsManual tells whether an entry was written by hand with kubectl.
+// IsManual tells whether an entry was written by hand: with kubectl, or
+// in Argo CD's UI.
 func IsManual(e metav1.ManagedFieldsEntry) bool {
 	return slices.Contains(manualManagers, e.Manager) || e.Manager == "kubectl" && e.Operation == metav1.ManagedFieldsOperationUpdate
 }
@@ -180,21 +256,29 @@ type Object struct {
 	// OwnerReferences tell a controller's copy of its owner's
 	// last-applied annotation from client-side apply's own.
 	OwnerReferences []metav1.OwnerReference
+	// Labels carry the GitOps tools' tracking labels.
+	Labels map[string]string
 }
 
 // Check finds the problems of one object, in a stable order.
 func Check(obj Object, o Options) []Finding {
 	c := checker{obj: obj, o: o}
-	sets := make([]*fieldpath.Set, len(obj.ManagedFields))
+	if len(obj.ManagedFields) == 0 {
+		c.wiped()
+		return c.out
+	}
+	c.sets = make([]*fieldpath.Set, len(obj.ManagedFields))
 	for i, e := range obj.ManagedFields {
 		set, err := ownership.DecodeEntry(e)
 		if err != nil {
 			set = &fieldpath.Set{}
 		}
-		sets[i] = set
+		c.sets[i] = set
 	}
+	c.under = map[string][]int{}
+	lists := c.sharedLists()
 	for i, e := range obj.ManagedFields {
-		set := sets[i]
+		set := c.sets[i]
 		edited := withoutRestart(set)
 		if set.Has(restartedAtPath) && e.Subresource == "" {
 			c.add(CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
@@ -205,43 +289,61 @@ func Check(obj Object, o Options) []Finding {
 			// Not drift: adopting these would undo the handover.
 			c.add(CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
 		}
+		update := e.Operation == metav1.ManagedFieldsOperationUpdate
+		edit := false // an Update the checks below would report but for adoption
 		switch {
 		case held:
 		case len(o.Expect) > 0:
-			if e.Subresource == "" && !c.allowed(e.Manager) && len(edited) > 0 {
-				c.addFixes(CodeDrift, e, edited, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(edited)))
+			own := edited
+			if update {
+				own = without(edited, c.adoptedBy())
 			}
-		case IsManual(e) && len(edited) > 0 && !ownership.IsCSAEntry(e):
+			edit = update && e.Subresource == "" && !c.allowed(e.Manager)
+			if e.Subresource == "" && !c.allowed(e.Manager) && len(own) > 0 {
+				c.addFixes(CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
+			}
+		case IsManual(e) && !ownership.IsCSAEntry(e):
 			// (old kubectl's client-side apply wrote as "kubectl" Update:
 			// that is csa-leftover below, whose fix is a migration)
-			c.addFixes(CodeManualEdit, e, edited, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(edited)))
+			edit = e.Subresource == ""
+			// The fields of shared list items are their own finding.
+			if own := without(without(edited, c.appliedFields()), lists.covered(i)); len(own) > 0 {
+				c.addFixes(CodeManualEdit, e, own, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(own)), scopeEntry)
+			}
+		}
+		if edit && len(edited) > 0 && len(without(edited, c.adoptedBy())) == 0 {
+			c.add(CodeAdoptedEdit, e, edited, fmt.Sprintf("%s owns %s, and the applier applies every one of them since, with the same values: history, not an edit; releasing the entry changes no value", describe(e), countPaths(edited)), c.release(e, nil))
 		}
 		switch {
 		case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
-			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.cmd("migrate", obj.Ref.ResourceArg()))
+			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.ssa([]string{"migrate"}))
 		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
-			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
+			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
 		case e.Manager == ownership.AncientChanges && !set.Empty():
-			c.add(CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.cmd("migrate", "fold", obj.Ref.ResourceArg(), "--field-manager", c.applier()))
+			c.add(CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
 		}
 		if o.Served != nil {
 			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && e.APIVersion != "" && !o.Served(gv.WithKind(obj.Ref.Kind)) {
-				c.add(CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.cmd("migrate", "apiversions", obj.Ref.ResourceArg()))
+				c.add(CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.ssa([]string{"migrate", "apiversions"}))
 			}
 		}
 		if ownership.IsGenericManager(e.Manager) {
-			c.add(CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.cmd("migrate", "rename", obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", "NEW-NAME"))
+			c.add(CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", "NEW-NAME"))
 		}
 		if set.Empty() {
-			c.add(CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.cmd("migrate", "release", obj.Ref.ResourceArg(), "--from", e.Manager))
+			c.add(CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.ssa([]string{"migrate", "release"}, "--from", e.Manager))
 		}
 	}
 	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && o.LastAppliedThreshold > 0 && len(s) > o.LastAppliedThreshold {
 		c.add(CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []pathlang.Path{pathlang.Path(ownership.LastAppliedPath)},
 			fmt.Sprintf("the last-applied annotation is %d bytes, %d%% of the %d-byte limit on all annotations", len(s), len(s)*100/ownership.AnnotationLimit, ownership.AnnotationLimit),
-			c.cmd("migrate", obj.Ref.ResourceArg(), "--remove-last-applied"))
+			c.ssa([]string{"migrate"}, "--remove-last-applied"))
 	}
-	c.shared(sets)
+	c.addLists(lists)
+	c.updateAndApply()
+	c.controllerScope()
+	c.imperative()
+	c.shared()
 	return c.out
 }
 
@@ -249,12 +351,51 @@ type checker struct {
 	obj Object
 	o   Options
 	out []Finding
+	// sets are the entries' fields, decoded once.
+	sets []*fieldpath.Set
+	// applied and expected are the fields of the appliers (isApplier)
+	// and of the expected ones, when first needed.
+	applied, expected *fieldpath.Set
+	// under caches appliersUnder by parent path.
+	under map[string][]int
 	// subresourceWriters are the managers with an entry of a
 	// subresource, read once.
 	subresourceWriters map[string]bool
 }
 
-func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix remedy.Command) {
+// appliedFields is what the appliers apply: a field an Update entry
+// shares with one holds the value the applier declares (an Update that
+// changed it would have taken it from the applier), so a hand edit the
+// applier applied since is no edit any more.
+func (c *checker) appliedFields() *fieldpath.Set {
+	if c.applied == nil {
+		c.applied = c.union(isApplier)
+	}
+	return c.applied
+}
+
+// adoptedBy is the fields whose edits are adopted: those the appliers
+// apply, the expected ones with --expect-manager (another applier's
+// fields are drift too).
+func (c *checker) adoptedBy() *fieldpath.Set {
+	if len(c.o.Expect) == 0 {
+		return c.appliedFields()
+	}
+	if c.expected == nil {
+		c.expected = c.union(func(e metav1.ManagedFieldsEntry) bool { return isApplier(e) && matchesAny(c.o.Expect, e.Manager) })
+	}
+	return c.expected
+}
+
+// hasApplier tells whether anyone applies the object.
+func (c *checker) hasApplier() bool { return slices.ContainsFunc(c.obj.ManagedFields, isApplier) }
+
+// add adds a finding when its code is enabled, and returns it for more
+// (nil when it is not).
+func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix remedy.Command) *Finding {
+	if !c.o.Enabled(code) {
+		return nil
+	}
 	if paths == nil {
 		paths = []pathlang.Path{}
 	}
@@ -263,16 +404,14 @@ func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.P
 		Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource,
 		Paths: paths, Message: msg, Fix: fix,
 	})
+	return &c.out[len(c.out)-1]
 }
 
-// cmd is a kubectl-ssa command on the object, with the cluster's flags.
-func (c *checker) cmd(args ...string) remedy.Command {
-	out := append(remedy.Command{"kubectl", "ssa"}, args...)
-	out = append(out, c.o.ClusterFlags...)
-	if c.obj.Ref.Namespace != "" {
-		out = append(out, "-n", c.obj.Ref.Namespace)
-	}
-	return out
+// ssa is kubectl ssa SUB on the object with the cluster's flags, then
+// rest: the shape of every command kubectl-ssa suggests.
+func (c *checker) ssa(sub []string, rest ...string) remedy.Command {
+	t := remedy.Target{ResourceArg: c.obj.Ref.ResourceArg(), Namespace: c.obj.Ref.Namespace, ClusterFlags: c.o.ClusterFlags}
+	return t.SSA(sub, rest...)
 }
 
 var restartedAtPath = ownership.RestartedAtPath
@@ -291,16 +430,40 @@ func withoutRestart(set *fieldpath.Set) []pathlang.Path {
 	return out
 }
 
+// fixScope says what the fixes of a finding move: the whole entry, or
+// the finding's fields only.
+type fixScope int
+
+const (
+	// scopeEntry: the entry's fields, all of them (migrate rename, or
+	// handover release --all).
+	scopeEntry fixScope = iota
+	// scopeFields: the finding's fields, one by one (handover --field).
+	scopeFields
+	// scopeItems: the finding's list items and fields, to the applier
+	// only: released, an item a hand edit made would stay next to the
+	// applier's own at its next apply.
+	scopeItems
+)
+
 // addFixes adds a finding on fields someone set outside the declared
 // manifests, with its fixes: adopt (the applier takes them; its next
 // apply returns them to the declared state), the default when the object
 // has one applier, which it may pick among the expected managers; and
 // forget (release; the values stay, and nothing reverts them).
-func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string) {
-	forget := Fix{Mode: FixForget, Command: c.release(e),
+func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, scope fixScope) *Finding {
+	release := c.release(e, nil)
+	if scope != scopeEntry {
+		release = c.release(e, paths)
+	}
+	forget := Fix{Mode: FixForget, Command: release,
 		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, and no apply reverts them", describe(e))}
 	var fixes []Fix
-	if applier := c.adopter(); applier != "" {
+	applier := c.adopter()
+	if applier == "" && scope == scopeItems {
+		applier = "APPLIER" // (for the user to name: several apply the object)
+	}
+	if applier != "" {
 		rolls := ""
 		for _, p := range paths {
 			if ownership.InPodTemplate(fieldpath.Path(p)) {
@@ -308,15 +471,24 @@ func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathl
 				break
 			}
 		}
-		fixes = append(fixes, Fix{Mode: FixAdopt, Command: c.adopt(e, applier, paths),
+		cmd := c.adopt(e, applier, paths)
+		if scope != scopeEntry {
+			cmd = c.handTo(e, applier, paths)
+		}
+		fixes = append(fixes, Fix{Mode: FixAdopt, Command: cmd,
 			Summary: fmt.Sprintf("%q takes the fields at their current values; its next apply keeps or reverts them as its manifest says (the declared state)%s", applier, rolls)})
 	}
-	fixes = append(fixes, forget)
-	if c.o.Fix == FixForget {
-		fixes = append([]Fix{forget}, fixes[:len(fixes)-1]...)
+	if scope != scopeItems {
+		fixes = append(fixes, forget)
+		if c.o.Fix == FixForget {
+			fixes = append([]Fix{forget}, fixes[:len(fixes)-1]...)
+		}
 	}
-	c.add(code, e, paths, msg, fixes[0].Command)
-	c.out[len(c.out)-1].Fixes = fixes
+	f := c.add(code, e, paths, msg, fixes[0].Command)
+	if f != nil {
+		f.Fixes = fixes
+	}
+	return f
 }
 
 // adopter is the applier that should take edited fields: the object's
@@ -360,30 +532,45 @@ func matchesAny(globs []string, name string) bool {
 // handed over field by field.
 func (c *checker) adopt(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) remedy.Command {
 	if s, err := ownership.DecodeEntry(e); e.Subresource == "" && err == nil && !s.Has(restartedAtPath) {
-		return c.cmd("migrate", "rename", c.obj.Ref.ResourceArg(), "--from", e.Manager, "--field-manager", applier)
+		return c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", applier)
 	}
-	args := []string{"handover", c.obj.Ref.ResourceArg()}
-	for _, p := range paths {
-		args = append(args, "--field", p.String())
-	}
-	args = append(args, "--from", e.Manager)
-	if e.Subresource != "" {
-		args = append(args, "--from-subresource", e.Subresource)
-	} else if c.hasSubresourceEntry(e.Manager) {
-		args = append(args, "--from-subresource", "none")
-	}
-	return c.cmd(append(args, "--to", applier, "--mode", "applier")...)
+	return c.handTo(e, applier, paths)
 }
 
-// release is the command that takes an entry's fields away from it.
-func (c *checker) release(e metav1.ManagedFieldsEntry) remedy.Command {
-	args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", e.Manager}
+// handTo hands the paths of an entry over to the applier.
+func (c *checker) handTo(e metav1.ManagedFieldsEntry, applier string, paths []pathlang.Path) remedy.Command {
+	args := append(fieldFlags(paths), c.fromFlags(e)...)
+	return c.ssa([]string{"handover"}, append(args, "--to", applier, "--mode", "applier")...)
+}
+
+// release is the command that takes an entry's fields away from it: the
+// paths, or all of them when paths is nil.
+func (c *checker) release(e metav1.ManagedFieldsEntry, paths []pathlang.Path) remedy.Command {
+	args := c.fromFlags(e)
+	if paths == nil {
+		args = append(args, "--all")
+	}
+	return c.ssa([]string{"handover", "release"}, append(args, fieldFlags(paths)...)...)
+}
+
+// fromFlags name an entry as a handover's source: its manager, and its
+// subresource when the manager writes through several.
+func (c *checker) fromFlags(e metav1.ManagedFieldsEntry) []string {
+	args := []string{"--from", e.Manager}
 	if e.Subresource != "" {
 		args = append(args, "--from-subresource", e.Subresource)
 	} else if c.hasSubresourceEntry(e.Manager) {
 		args = append(args, "--from-subresource", "none")
 	}
-	return c.cmd(append(args, "--all")...)
+	return args
+}
+
+func fieldFlags(paths []pathlang.Path) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, "--field", p.String())
+	}
+	return out
 }
 
 func (c *checker) hasSubresourceEntry(manager string) bool {
@@ -433,7 +620,8 @@ func (c *checker) applier() string {
 
 // shared reports the fields two or more Apply entries of the main
 // resource own, once per group of co-owners.
-func (c *checker) shared(sets []*fieldpath.Set) {
+func (c *checker) shared() {
+	sets := c.sets
 	var appliers []int
 	for i, e := range c.obj.ManagedFields {
 		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
@@ -478,14 +666,12 @@ func (c *checker) shared(sets []*fieldpath.Set) {
 		paths := groups[key]
 		sort.Slice(paths, func(i, j int) bool { return fieldpath.Path(paths[i]).Compare(fieldpath.Path(paths[j])) < 0 })
 		last := owners[len(owners)-1]
-		args := []string{"handover", "release", c.obj.Ref.ResourceArg(), "--from", last}
-		for _, p := range paths {
-			args = append(args, "--field", p.String())
-		}
-		c.add(CodeSharedAppliers, metav1.ManagedFieldsEntry{Manager: owners[0], Operation: metav1.ManagedFieldsOperationApply}, paths,
+		f := c.add(CodeSharedAppliers, metav1.ManagedFieldsEntry{Manager: owners[0], Operation: metav1.ManagedFieldsOperationApply}, paths,
 			fmt.Sprintf("%d fields are applied by %s: each apply of one can change what the other declared, and removing a field takes all of them", len(paths), strings.Join(owners, " and ")),
-			c.cmd(args...))
-		c.out[len(c.out)-1].SharedWith = owners[1:]
+			c.release(metav1.ManagedFieldsEntry{Manager: last, Operation: metav1.ManagedFieldsOperationApply}, paths))
+		if f != nil {
+			f.SharedWith = owners[1:]
+		}
 	}
 }
 

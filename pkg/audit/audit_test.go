@@ -52,13 +52,13 @@ func TestCheck(t *testing.T) {
 		{
 			name:    "an entry that owns nothing",
 			entries: []metav1.ManagedFieldsEntry{entry("old-tool", update, "", `{}`)},
-			want:    []string{"empty-manager old-tool | kubectl ssa migrate release configmap/web --from old-tool -n shop"},
+			want:    []string{"empty-manager old-tool | kubectl ssa migrate release configmap/web -n shop --from old-tool"},
 		},
 		{
 			name:    "a manual edit, with the connection flags in the fix",
 			entries: []metav1.ManagedFieldsEntry{entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`)},
 			opts:    Options{ClusterFlags: []string{"--context=prod"}},
-			want:    []string{"manual-edit kubectl-edit .data.x | kubectl ssa handover release configmap/web --from kubectl-edit --all --context=prod -n shop"},
+			want:    []string{"manual-edit kubectl-edit .data.x | kubectl ssa handover release configmap/web --context=prod -n shop --from kubectl-edit --all"},
 		},
 		{
 			name: "drift: others' fields of the main resource, not subresources, system managers or allowed ones",
@@ -72,7 +72,7 @@ func TestCheck(t *testing.T) {
 			opts: Options{Expect: []string{"argocd-*"}, Allow: []string{"ist?o"}},
 			// The default fix returns the object to its declared state:
 			// the expected applier adopts the fields.
-			want: []string{"drift kubectl-edit .data.y | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
+			want: []string{"drift kubectl-edit .data.y | kubectl ssa migrate rename configmap/web -n shop --from kubectl-edit --field-manager argocd-controller"},
 		},
 		{
 			name: "drift with no expected applier on the object: forget is the only fix",
@@ -82,8 +82,8 @@ func TestCheck(t *testing.T) {
 			},
 			opts: Options{Expect: []string{"argocd-*"}},
 			want: []string{
-				"drift helm .data.x | kubectl ssa handover release configmap/web --from helm --all -n shop",
-				"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web --from kubectl-edit --all -n shop",
+				"drift helm .data.x | kubectl ssa handover release configmap/web -n shop --from helm --all",
+				"drift kubectl-edit .data.y | kubectl ssa handover release configmap/web -n shop --from kubectl-edit --all",
 			},
 		},
 		{
@@ -92,7 +92,7 @@ func TestCheck(t *testing.T) {
 				entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`),
 			},
 			opts: Options{Expect: []string{"argocd-controller"}},
-			want: []string{"drift kubectl-edit .data.x | kubectl ssa migrate rename configmap/web --from kubectl-edit --field-manager argocd-controller -n shop"},
+			want: []string{"drift kubectl-edit .data.x | kubectl ssa migrate rename configmap/web -n shop --from kubectl-edit --field-manager argocd-controller"},
 		},
 		{
 			// Adopting them would give replicas back to gitops, undoing
@@ -111,7 +111,7 @@ func TestCheck(t *testing.T) {
 				entry("gitops", apply, "", `{"f:data":{"f:x":{}}}`),
 				entry("kubectl-patch", update, "", `{"f:data":{"f:y":{}}}`),
 			},
-			want: []string{"manual-edit kubectl-patch .data.y | kubectl ssa migrate rename configmap/web --from kubectl-patch --field-manager gitops -n shop"},
+			want: []string{"manual-edit kubectl-patch .data.y | kubectl ssa migrate rename configmap/web -n shop --from kubectl-patch --field-manager gitops"},
 		},
 		{
 			name: "kubectl rollout restart's stamp is history, not an edit nor drift",
@@ -131,13 +131,13 @@ func TestCheck(t *testing.T) {
 			want: []string{
 				`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `,
 				// (Not migrate rename: that would give gitops the stamp too.)
-				"manual-edit kubectl-rollout .spec.template.spec.y | kubectl ssa handover configmap/web --field .spec.template.spec.y --from kubectl-rollout --to gitops --mode applier -n shop",
+				"manual-edit kubectl-rollout .spec.template.spec.y | kubectl ssa handover configmap/web -n shop --field .spec.template.spec.y --from kubectl-rollout --to gitops --mode applier",
 			},
 		},
 		{
 			name:    "generic manager",
 			entries: []metav1.ManagedFieldsEntry{entry("Go-http-client", update, "", `{"f:data":{"f:x":{}}}`)},
-			want:    []string{"generic-manager Go-http-client | kubectl ssa migrate rename configmap/web --from Go-http-client --field-manager NEW-NAME -n shop"},
+			want:    []string{"generic-manager Go-http-client | kubectl ssa migrate rename configmap/web -n shop --from Go-http-client --field-manager NEW-NAME"},
 		},
 		{
 			name:    "unserved apiVersion",
@@ -150,7 +150,7 @@ func TestCheck(t *testing.T) {
 			entries: []metav1.ManagedFieldsEntry{entry("a", apply, "", `{"f:data":{"f:x":{}}}`)},
 			ann:     map[string]string{ownership.LastAppliedAnnotation: "0123456789"},
 			opts:    Options{LastAppliedThreshold: 9},
-			want:    []string{"last-applied-size  .metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"] | kubectl ssa migrate configmap/web --remove-last-applied -n shop"},
+			want:    []string{"last-applied-size  .metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"] | kubectl ssa migrate configmap/web -n shop --remove-last-applied"},
 		},
 		{
 			name: "shared appliers, named in order, the fix releasing the last",
@@ -158,7 +158,7 @@ func TestCheck(t *testing.T) {
 				entry("helm", apply, "", `{"f:data":{"f:x":{},"f:z":{}}}`),
 				entry("flux", apply, "", `{"f:data":{"f:x":{},"f:y":{}}}`),
 			},
-			want: []string{"shared-appliers flux .data.x | kubectl ssa handover release configmap/web --from helm --field .data.x -n shop"},
+			want: []string{"shared-appliers flux .data.x | kubectl ssa handover release configmap/web -n shop --from helm --field .data.x"},
 		},
 		{
 			name: "key fields of shared list items are not listed",
@@ -166,7 +166,7 @@ func TestCheck(t *testing.T) {
 				entry("ci", apply, "", `{"f:spec":{"f:endpoints":{"k:{\"host\":\"a\",\"port\":80}":{".":{},"f:host":{},"f:port":{},"f:weight":{}}}}}`),
 				entry("ops", apply, "", `{"f:spec":{"f:endpoints":{"k:{\"host\":\"a\",\"port\":80}":{".":{},"f:host":{},"f:port":{},"f:weight":{}}}}}`),
 			},
-			want: []string{`shared-appliers ci .spec.endpoints[host="a",port=80].weight | kubectl ssa handover release configmap/web --from ops --field '.spec.endpoints[host="a",port=80].weight' -n shop`},
+			want: []string{`shared-appliers ci .spec.endpoints[host="a",port=80].weight | kubectl ssa handover release configmap/web -n shop --from ops --field '.spec.endpoints[host="a",port=80].weight'`},
 		},
 		{
 			name: "history managers fold into the one applier",
@@ -176,14 +176,14 @@ func TestCheck(t *testing.T) {
 				entry("flux", apply, "", `{"f:data":{"f:z":{}}}`),
 			},
 			want: []string{
-				"before-first-apply before-first-apply .data.x | kubectl ssa migrate fold configmap/web --field-manager flux -n shop",
-				"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web --field-manager flux -n shop",
+				"before-first-apply before-first-apply .data.x | kubectl ssa migrate fold configmap/web -n shop --field-manager flux",
+				"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web -n shop --field-manager flux",
 			},
 		},
 		{
 			name:    "no applier to fold into: the user names it",
 			entries: []metav1.ManagedFieldsEntry{entry("ancient-changes", update, "", `{"f:data":{"f:y":{}}}`)},
-			want:    []string{"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web --field-manager APPLIER -n shop"},
+			want:    []string{"ancient-changes ancient-changes .data.y | kubectl ssa migrate fold configmap/web -n shop --field-manager APPLIER"},
 		},
 		{
 			name:    "old kubectl's client-side apply (kubectl, Update, owning the annotation) is a leftover, not a manual edit",
@@ -236,7 +236,7 @@ func TestFixesSayWhatTheyDo(t *testing.T) {
 	if adopt.Mode != FixAdopt || fs[0].Fix.String() != adopt.Command.String() || !strings.Contains(adopt.Summary, "keeps or reverts them as its manifest says") || !strings.Contains(adopt.Summary, "rolls the pods") {
 		t.Errorf("adopt %+v (fix %s)", adopt, fs[0].Fix)
 	}
-	if forget.Mode != FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web --from kubectl-set --all -n shop" || !strings.Contains(forget.Summary, "values stay") {
+	if forget.Mode != FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web -n shop --from kubectl-set --all" || !strings.Contains(forget.Summary, "values stay") {
 		t.Errorf("forget %+v", forget)
 	}
 	// --fix forget names forget first; adopt stays an alternative.

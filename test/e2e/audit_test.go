@@ -242,7 +242,7 @@ func TestAuditExpectManager(t *testing.T) {
 	if diff := cmp.Diff([]string{"ConfigMap/edited drift kubectl-edit (Update) .data.x"}, shorts(rep)); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
-	if f := rep.Findings[0]; f.Severity != "error" || !strings.Contains(f.Fix, "handover release configmap/edited --from kubectl-edit") {
+	if f := rep.Findings[0]; f.Severity != "error" || f.Fix != "kubectl ssa handover release configmap/edited -n "+ns+" --from kubectl-edit --all" {
 		t.Errorf("%+v", f)
 	}
 	// --allow-manager lets a manager's fields be.
@@ -366,7 +366,7 @@ func TestAuditDefaultFixRestoresDeclaredState(t *testing.T) {
 	}
 	// --fix forget names the release instead (values stay).
 	for _, f := range auditJSON(t, 1, "-n", ns, "configmaps", "--expect-manager", "gitops", "--fix", "forget").Findings {
-		if !strings.Contains(f.Fix, "handover release configmap/settings --from "+f.Manager+" --all") {
+		if f.Fix != "kubectl ssa handover release configmap/settings -n "+ns+" --from "+f.Manager+" --all" {
 			t.Errorf("--fix forget: %s: fix %q", f.short(), f.Fix)
 		}
 	}

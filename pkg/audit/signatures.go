@@ -1,0 +1,538 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+)
+
+// The signatures of this year's field-ownership incidents, read from
+// managedFields as the apiserver writes them.
+
+// Evidence is what a finding was read from, beyond its manager and paths.
+type Evidence struct {
+	// Entries are the managedFields entries involved: update-and-apply's
+	// Update and Apply entries of one manager; shared-list-items' hand
+	// edit and the appliers of its list.
+	Entries []EntryRef `json:"entries,omitempty"`
+	// Bookkeeping are the labels and annotations that say an applier
+	// applied the object (managed-fields-wiped).
+	Bookkeeping []Mark `json:"bookkeeping,omitempty"`
+	// Applier is the field manager of the tool the bookkeeping names
+	// (managed-fields-wiped).
+	Applier string `json:"applier,omitempty"`
+	// List is the associative list whose items a hand edit holds in an
+	// applied object (shared-list-items).
+	List pathlang.Path `json:"list,omitempty"`
+	// Shared are the fields both entries of update-and-apply hold: a
+	// changed value conflicts with the manager itself.
+	Shared []pathlang.Path `json:"shared,omitempty"`
+	// Rule is the rule a finding applies, in a sentence (controller-scope:
+	// what the component writes).
+	Rule string `json:"rule,omitempty"`
+}
+
+// EntryRef names one managedFields entry, with how many fields it owns.
+type EntryRef struct {
+	Manager     string       `json:"manager"`
+	Operation   string       `json:"operation"`
+	Subresource string       `json:"subresource,omitempty"`
+	APIVersion  string       `json:"apiVersion"`
+	Time        *metav1.Time `json:"time,omitempty"`
+	Fields      int          `json:"fields"`
+}
+
+// MarkKind says where a bookkeeping mark is.
+type MarkKind string
+
+// The places of marks.
+const (
+	MarkLabel      MarkKind = "label"
+	MarkAnnotation MarkKind = "annotation"
+)
+
+// Mark is one label or annotation an applier leaves on what it applies.
+type Mark struct {
+	Kind MarkKind `json:"kind"`
+	Key  string   `json:"key"`
+	// Value is the mark's value: a name (a release, an application, a
+	// Kustomization); never the last-applied annotation's, which holds
+	// the object (a Secret's data too).
+	Value string `json:"value,omitempty"`
+	// Tool is who leaves it: Argo CD, Flux, Helm, kubectl apply.
+	Tool string `json:"tool"`
+}
+
+// marker is a label or annotation that says who applies an object. A
+// small table of audit's own: the explanations' catalogue of managers
+// (pkg/conflict) is another engine's.
+type marker struct {
+	kind MarkKind
+	key  string
+	// value is the value the mark must have; "" any.
+	value string
+	// secret: the value is the object itself, never shown.
+	secret  bool
+	tool    string
+	applier string
+}
+
+// markers in the order they name the applier: a GitOps tool's tracking
+// before Helm's release annotations (Argo CD and Flux render charts),
+// before kubectl apply's annotation (any of them may have kept one).
+var markers = []marker{
+	{kind: MarkAnnotation, key: "argocd.argoproj.io/tracking-id", tool: "Argo CD", applier: "argocd-controller"},
+	{kind: MarkLabel, key: "kustomize.toolkit.fluxcd.io/name", tool: "Flux", applier: "kustomize-controller"},
+	{kind: MarkLabel, key: "helm.toolkit.fluxcd.io/name", tool: "Flux", applier: "helm-controller"},
+	{kind: MarkAnnotation, key: "meta.helm.sh/release-name", tool: "Helm", applier: "helm"},
+	{kind: MarkLabel, key: "app.kubernetes.io/managed-by", value: "Helm", tool: "Helm"},
+	{kind: MarkAnnotation, key: ownership.LastAppliedAnnotation, secret: true, tool: "kubectl apply", applier: "kubectl"},
+}
+
+// bookkeeping is the marks an object carries, and the applier the first
+// that names one says applies it ("" when none does: a chart's
+// managed-by label alone is also rendered by Argo CD and Flux).
+func (c *checker) bookkeeping() ([]Mark, marker) {
+	var out []Mark
+	var by marker
+	for _, m := range markers {
+		values := c.obj.Annotations
+		if m.kind == MarkLabel {
+			values = c.obj.Labels
+		}
+		v, ok := values[m.key]
+		if !ok || m.value != "" && v != m.value {
+			continue
+		}
+		if m.key == ownership.LastAppliedAnnotation && isCopy(c.obj) {
+			continue
+		}
+		mark := Mark{Kind: m.kind, Key: m.key, Value: v, Tool: m.tool}
+		if m.secret {
+			mark.Value = ""
+		}
+		out = append(out, mark)
+		if by.applier == "" {
+			by = m
+		}
+	}
+	return out, by
+}
+
+// isCopy tells an object whose last-applied annotation a controller copied
+// from its owner (a StatefulSet's ControllerRevisions): the controller
+// writes it, nobody applies it.
+func isCopy(obj Object) bool {
+	for _, r := range obj.OwnerReferences {
+		if r.Controller != nil && *r.Controller {
+			return true
+		}
+	}
+	return false
+}
+
+// wiped reports an object without managedFields that an applier applied.
+func (c *checker) wiped() {
+	marks, by := c.bookkeeping()
+	if by.applier == "" {
+		return
+	}
+	msg := fmt.Sprintf("no managedFields, although %s applies it (%s): wiped by a write while a conversion webhook failed (before Kubernetes 1.37) or by a reset. "+
+		"The next server-side apply gives every field to before-first-apply, which then keeps what the manifest drops and conflicts with a non-forced change; "+
+		"serve the webhook, let %s apply once, then run the fix: before-first-apply lets go, no value changes",
+		by.tool, markerText(marks[0]), by.applier)
+	f := c.add(CodeManagedFieldsWiped, metav1.ManagedFieldsEntry{}, nil, msg, c.ssa([]string{"migrate", "release"}, "--from", ownership.BeforeFirstApply))
+	if f != nil {
+		f.Reference = "https://github.com/kubernetes/kubernetes/issues/136919"
+		f.Evidence = &Evidence{Bookkeeping: marks, Applier: by.applier}
+	}
+}
+
+func markerText(m Mark) string {
+	if m.Value == "" {
+		return "its " + m.Key + " " + string(m.Kind)
+	}
+	return fmt.Sprintf("%s %s=%s", m.Kind, m.Key, m.Value)
+}
+
+// isApplier tells an Apply entry of the main resource, but handover's
+// temporary manager (it holds what it is handing to a controller).
+func isApplier(e metav1.ManagedFieldsEntry) bool {
+	return e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" && e.Manager != ownership.HandoverManager
+}
+
+// union is the fields of the entries sel picks.
+func (c *checker) union(sel func(metav1.ManagedFieldsEntry) bool) *fieldpath.Set {
+	var sets []*fieldpath.Set
+	for i, e := range c.obj.ManagedFields {
+		if sel(e) {
+			sets = append(sets, c.sets[i])
+		}
+	}
+	return ownership.UnionAll(sets)
+}
+
+// without is paths but those in set.
+func without(paths []pathlang.Path, set *fieldpath.Set) []pathlang.Path {
+	out := []pathlang.Path{}
+	for _, p := range paths {
+		if !set.Has(fieldpath.Path(p)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c *checker) ref(i int) EntryRef {
+	e := c.obj.ManagedFields[i]
+	return EntryRef{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Time: e.Time, Fields: len(leaves(c.sets[i]))}
+}
+
+// listEdit is what one hand edit holds of the items of one associative
+// list in an applied object.
+type listEdit struct {
+	entry int
+	list  fieldpath.Path
+	// paths are the items the edit made (it owns the item itself) and
+	// the fields it set in others' items.
+	paths []pathlang.Path
+	// made counts the items it made.
+	made int
+	// covered are the fields those stand for.
+	covered *fieldpath.Set
+	// appliers are the entries that apply the field the list lies in.
+	appliers []int
+}
+
+type listEdits []listEdit
+
+// covered is the fields of entry i that its list findings report.
+func (l listEdits) covered(i int) *fieldpath.Set {
+	out := fieldpath.NewSet()
+	for _, e := range l {
+		if e.entry == i {
+			out = out.Union(e.covered)
+		}
+	}
+	return out
+}
+
+// sharedLists finds, for every hand edit (an Update of the main resource
+// by kubectl's imperative commands or Argo CD's UI), the fields it holds
+// in the items of an associative list (containers, ports, env) of an
+// object whose field the list lies in (.spec) an applier applies; fields
+// the applier applies too are adopted, not the edit's any more.
+func (c *checker) sharedLists() listEdits {
+	var out listEdits
+	for i, e := range c.obj.ManagedFields {
+		if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" || !IsManual(e) || ownership.IsCSAEntry(e) {
+			continue
+		}
+		byList := map[string]*listEdit{}
+		var order []string
+		// (Raw leaves: an item made with its key fields alone is one.)
+		c.sets[i].Leaves().Iterate(func(p fieldpath.Path) {
+			item := innermostItem(p)
+			if item == nil || c.appliedFields().Has(p) || p.Equals(restartedAtPath) {
+				return
+			}
+			list := item[:len(item)-1]
+			// Whether the applier declares the list can't be read once
+			// the edit removed its items (a port's key edited): that it
+			// applies the field the list lies in (.spec) stands for it.
+			appliers := c.appliersUnder(list[:min(len(list)-1, 1)])
+			if len(appliers) == 0 {
+				return
+			}
+			key := list.String()
+			le := byList[key]
+			if le == nil {
+				le = &listEdit{entry: i, list: list.Copy(), covered: fieldpath.NewSet(), appliers: appliers}
+				byList[key] = le
+				order = append(order, key)
+			}
+			le.covered.Insert(p.Copy())
+			switch {
+			case c.sets[i].Has(item):
+				// The edit made the item: it goes whole.
+				if !slices.ContainsFunc(le.paths, func(q pathlang.Path) bool { return fieldpath.Path(q).Equals(item) }) {
+					le.paths = append(le.paths, pathlang.Path(item.Copy()))
+					le.made++
+				}
+			case !isKeyField(p):
+				le.paths = append(le.paths, pathlang.Path(p.Copy()))
+			}
+		})
+		sort.Strings(order)
+		for _, k := range order {
+			out = append(out, *byList[k])
+		}
+	}
+	return out
+}
+
+// innermostItem is the path of the innermost item of an associative list
+// that p lies in (p itself when it is one); nil when none.
+func innermostItem(p fieldpath.Path) fieldpath.Path {
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i].Key != nil {
+			return p[:i+1]
+		}
+	}
+	return nil
+}
+
+// appliersUnder are the appliers that own fields under a path (anywhere
+// in the object for an empty path).
+func (c *checker) appliersUnder(parent fieldpath.Path) []int {
+	key := parent.String()
+	if out, ok := c.under[key]; ok {
+		return out
+	}
+	out := []int{}
+	for i, e := range c.obj.ManagedFields {
+		if !isApplier(e) {
+			continue
+		}
+		s := c.sets[i]
+		for _, pe := range parent {
+			s = s.WithPrefix(pe)
+		}
+		if !s.Empty() {
+			out = append(out, i)
+		}
+	}
+	c.under[key] = out
+	return out
+}
+
+// addLists reports the list items hand edits hold in applied objects.
+func (c *checker) addLists(lists listEdits) {
+	for _, l := range lists {
+		e := c.obj.ManagedFields[l.entry]
+		var names []string
+		entries := []EntryRef{c.ref(l.entry)}
+		for _, a := range l.appliers {
+			names = append(names, c.obj.ManagedFields[a].Manager)
+			entries = append(entries, c.ref(a))
+		}
+		list := pathlang.Path(l.list)
+		var holds []string
+		if l.made > 0 {
+			holds = append(holds, fmt.Sprintf("%d item%s of %s it made", l.made, plural(l.made), list))
+		}
+		if changed := len(l.paths) - l.made; changed > 0 {
+			holds = append(holds, fmt.Sprintf("%d field%s it set in items of %s", changed, plural(changed), list))
+		}
+		msg := fmt.Sprintf("%s, %s, holds %s, in an object %s applies: "+
+			"an apply merges its items with these rather than replacing them, so an item whose key was edited stays next to the declared one (two ports or containers of one name, which the apiserver refuses) and the applier can't remove it",
+			describe(e), editorName(e.Manager), strings.Join(holds, " and "), strings.Join(names, " and "))
+		f := c.addFixes(CodeSharedListItems, e, l.paths, msg, scopeItems)
+		if f != nil {
+			f.SharedWith = names
+			f.Reference = "https://github.com/argoproj/argo-cd/issues/25474"
+			f.Evidence = &Evidence{Entries: entries, List: list}
+		}
+	}
+}
+
+// editorName says who wrote a hand edit.
+func editorName(manager string) string {
+	switch {
+	case manager == "argocd-server":
+		return "an edit in Argo CD's UI"
+	case strings.HasPrefix(manager, "kubectl-"):
+		return "a `kubectl " + strings.TrimPrefix(manager, "kubectl-") + "`"
+	}
+	return "an old kubectl's write"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// updateAndApply reports managers recorded both as Update and as Apply of
+// the main resource: to the apiserver they are two managers, so fields
+// only the Update entry holds stay when the manifest drops them, and an
+// apply that changes a field both hold conflicts with the manager itself
+// (Helm 3's Update and Helm 4's Apply by "helm": helm/helm#31516).
+// kubectl's hand edits are manual-edit's, and client-side apply's entry
+// csa-leftover's.
+func (c *checker) updateAndApply() {
+	type entries struct{ updates, applies []int }
+	by := map[string]*entries{}
+	for i, e := range c.obj.ManagedFields {
+		var list *[]int
+		switch {
+		case isApplier(e):
+			if by[e.Manager] == nil {
+				by[e.Manager] = &entries{}
+			}
+			list = &by[e.Manager].applies
+		case e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" && !IsManual(e) && !ownership.IsCSAEntry(e) && !c.sets[i].Empty():
+			if by[e.Manager] == nil {
+				by[e.Manager] = &entries{}
+			}
+			list = &by[e.Manager].updates
+		default:
+			continue
+		}
+		*list = append(*list, i)
+	}
+	var names []string
+	for name, es := range by {
+		if len(es.updates) > 0 && len(es.applies) > 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		es := by[name]
+		var refs []EntryRef
+		var updated, applies []*fieldpath.Set
+		for _, i := range es.updates {
+			refs = append(refs, c.ref(i))
+			updated = append(updated, c.sets[i])
+		}
+		for _, i := range es.applies {
+			refs = append(refs, c.ref(i))
+			applies = append(applies, c.sets[i])
+		}
+		applied := ownership.UnionAll(applies)
+		all := leaves(ownership.UnionAll(updated))
+		only := without(all, applied)
+		shared := []pathlang.Path{}
+		for _, p := range all {
+			if applied.Has(fieldpath.Path(p)) {
+				shared = append(shared, p)
+			}
+		}
+		msg := fmt.Sprintf("%q writes both as Update and as Apply, two managers to the apiserver: no apply of %q removes the %s only its Update entry holds, and one that changes any of the %d both hold conflicts with %q itself (Helm 3's writes under Helm 4). "+
+			"The fix folds the Update entry into the Apply one, whose next apply then removes what the manifest no longer has",
+			name, name, countPaths(only), len(shared), name)
+		cmd := c.ssa([]string{"migrate", "rename"}, "--from", name, "--field-manager", name)
+		f := c.add(CodeUpdateAndApply, c.obj.ManagedFields[es.updates[0]], only, msg, cmd)
+		if f != nil {
+			f.Reference = "https://github.com/helm/helm/issues/31516"
+			f.Evidence = &Evidence{Entries: refs, Shared: shared}
+			f.Fixes = []Fix{{Mode: FixAdopt, Command: cmd,
+				Summary: fmt.Sprintf("%q (Apply) takes the Update entry's fields at their current values; its next apply keeps those its manifest has and removes the others (the declared state)", name)}}
+		}
+	}
+}
+
+// componentScope is what a Kubernetes component writes of the spec of an
+// object someone applies, through the main resource: the rule of
+// controller-scope. Their metadata (finalizers, annotations, owner
+// references) and status are theirs to write; of the spec, only these.
+func componentScope(manager, kind string, p fieldpath.Path) bool {
+	under := func(fields ...string) bool {
+		if len(p) < len(fields) {
+			return false
+		}
+		for i, f := range fields {
+			if p[i].FieldName == nil || *p[i].FieldName != f {
+				return false
+			}
+		}
+		return true
+	}
+	switch manager {
+	case "kube-controller-manager":
+		// The HPA (through /scale, recorded as the main resource by
+		// servers before 1.22), volume binding, node IPAM and lifecycle,
+		// namespace deletion.
+		return under("spec", "replicas") ||
+			kind == "PersistentVolumeClaim" && under("spec", "volumeName") ||
+			kind == "PersistentVolume" && under("spec", "claimRef") ||
+			kind == "Node" && (under("spec", "podCIDR") || under("spec", "podCIDRs") || under("spec", "taints")) ||
+			kind == "Namespace" && under("spec", "finalizers")
+	case "kube-scheduler":
+		return kind == "Pod" && under("spec", "nodeName")
+	case "kubelet":
+		return kind == "Node"
+	}
+	return false
+}
+
+var componentRules = map[string]string{
+	"kube-controller-manager": "kube-controller-manager's controllers write an applied object's metadata and status, and of its spec only .spec.replicas (the horizontal pod autoscaler), a claim's volumeName, a volume's claimRef, a node's podCIDRs and taints, and a namespace's finalizers",
+	"kube-scheduler":          "the scheduler writes a pod's status, and of its spec only .spec.nodeName",
+	"kubelet":                 "the kubelet writes status, and the spec of its own Node only",
+}
+
+// controllerScope reports Kubernetes components that own fields of an
+// applied object's spec beyond what they write: someone else wrote them
+// under the component's name (a script's --field-manager, a tool
+// borrowing it to dodge conflicts), which drift never reports, as
+// Kubernetes' own components are not drift. Objects a controller owns
+// (an ownerReference with controller: true) are its to write, and objects
+// nobody applies are left alone.
+func (c *checker) controllerScope() {
+	if isCopy(c.obj) || !c.hasApplier() {
+		return
+	}
+	for i, e := range c.obj.ManagedFields {
+		rule, ok := componentRules[e.Manager]
+		if !ok || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" {
+			continue
+		}
+		out := []pathlang.Path{}
+		for _, p := range leaves(c.sets[i]) {
+			fp := fieldpath.Path(p)
+			if len(fp) > 0 && fp[0].FieldName != nil && *fp[0].FieldName == "spec" && !componentScope(e.Manager, c.obj.Ref.Kind, fp) {
+				out = append(out, p)
+			}
+		}
+		if len(out) == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s owns %s of the spec that it never writes (%s): %s. A tool or a person wrote them under its name, and drift never reports it, as Kubernetes' own components are not drift",
+			describe(e), countPaths(out), out[0], rule)
+		f := c.addFixes(CodeControllerScope, e, out, msg, scopeFields)
+		if f != nil {
+			f.Evidence = &Evidence{Rule: rule, Entries: []EntryRef{c.ref(i)}}
+		}
+	}
+}
+
+// imperativeCreators are kubectl's commands that make objects: what they
+// set is in no manifest.
+var imperativeCreators = []string{"kubectl-create", "kubectl-run", "kubectl-expose", "kubectl-autoscale"}
+
+// imperative reports an object kubectl create, run, expose or autoscale
+// made, that nobody applies (no Apply entry, no client-side apply, no
+// last-applied annotation) and no controller owns.
+func (c *checker) imperative() {
+	if !c.o.Enabled(CodeImperative) || isCopy(c.obj) || c.hasApplier() {
+		return
+	}
+	if _, ok := c.obj.Annotations[ownership.LastAppliedAnnotation]; ok {
+		return
+	}
+	for _, e := range c.obj.ManagedFields {
+		if ownership.IsCSAEntry(e) {
+			return
+		}
+	}
+	for i, e := range c.obj.ManagedFields {
+		if !slices.Contains(imperativeCreators, e.Manager) || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" {
+			continue
+		}
+		verb := "kubectl " + strings.TrimPrefix(e.Manager, "kubectl-")
+		c.add(CodeImperative, e, leaves(c.sets[i]),
+			fmt.Sprintf("made by `%s` (%s) and applied by nobody: it is in no manifest, so a cluster rebuilt from git lacks it; the fix prints what %s set as a manifest to commit, for your applier to apply", verb, describe(e), verb),
+			c.ssa([]string{"extract"}, "--manager", e.Manager))
+		return
+	}
+}
