@@ -6,7 +6,10 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -106,6 +109,8 @@ var gvrs = map[string]schema.GroupVersionResource{
 	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
 	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 	"StorageClass":                     {Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
+	"Secret":                           {Version: "v1", Resource: "secrets"},
+	"Service":                          {Version: "v1", Resource: "services"},
 }
 
 func obj(manifest string) *unstructured.Unstructured {
@@ -364,5 +369,73 @@ provisioner: example.com/none
 	ssa("explain-conflict", "-f", big, "--verify")
 	caption("Built-in admission is modelled: a PVC gets the default StorageClass and its protection finalizer")
 	ssa("diff", "-f", write("pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"))
+	return helmStory(write)
+}
+
+// catalog is a chart's render: what helm template prints.
+const catalog = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: catalog}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: catalog}}
+  template:
+    metadata: {labels: {app: catalog}}
+    spec:
+      containers: [{name: catalog, image: "nginx:1.27"}]
+`
+
+// helmStory installs a release as Helm 4 does (server-side apply as
+// "helm", Helm's label and annotations, the release stored in a Secret
+// the way Helm's Secrets driver writes it), then someone scales it.
+func helmStory(write func(name, content string) string) error {
+	caption("Helm 4: release catalog applied server-side by helm, then scaled by hand with kubectl scale")
+	u := obj(catalog)
+	u.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "Helm"})
+	u.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "catalog", "meta.helm.sh/release-namespace": "default"})
+	if _, err := res(u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: "helm", Force: true}); err != nil {
+		return err
+	}
+	if err := helmRelease("catalog", 1, catalog); err != nil {
+		return err
+	}
+	if err := patch("Deployment", "catalog", "kubectl", `{"spec":{"replicas":5}}`, "scale"); err != nil {
+		return err
+	}
+	caption("diff --helm-release: what the cluster drifted from, read from the release's Secret (no helm binary)")
+	ssa("diff", "--helm-release", "catalog", "--time", "none")
+	caption("Upgrade preflight: helm template ... | kubectl ssa explain-conflict --helm-release catalog -f - (the next render, a new image)")
+	ssa("explain-conflict", "--helm-release", "catalog", "-f", write("catalog-next.yaml", strings.Replace(catalog, "nginx:1.27", "nginx:1.28", 1)))
 	return nil
+}
+
+// helmRelease stores revision 1 of a release as Helm 4's Secrets driver
+// does: the release as JSON, gzipped, base64-encoded, in the Secret's
+// "release" key.
+func helmRelease(name string, revision int, manifest string) error {
+	js, err := json.Marshal(map[string]interface{}{
+		"name": name, "namespace": "default", "version": revision, "apply_method": "ssa",
+		"info":     map[string]interface{}{"status": "deployed", "description": "Install complete"},
+		"chart":    map[string]interface{}{"metadata": map[string]interface{}{"name": name, "version": "1.0.0", "apiVersion": "v2"}},
+		"manifest": "---\n# Source: " + name + "/templates/deployment.yaml\n" + manifest,
+	})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, _ = w.Write(js)
+	if err := w.Close(); err != nil {
+		return err
+	}
+	secret := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+		"metadata": map[string]interface{}{
+			"name":   fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, revision),
+			"labels": map[string]interface{}{"owner": "helm", "name": name, "status": "deployed", "version": fmt.Sprint(revision)},
+		},
+		"data": map[string]interface{}{"release": base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(buf.Bytes())))},
+	}}
+	_, err = res(secret).Create(context.Background(), secret, metav1.CreateOptions{FieldManager: "helm"})
+	return err
 }
