@@ -8,7 +8,17 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
+
+// toolNames are --for's values.
+func toolNames() []string {
+	out := make([]string, len(remedy.Tools))
+	for i, t := range remedy.Tools {
+		out[i] = string(t)
+	}
+	return out
+}
 
 type explainOptions struct {
 	*globalOptions
@@ -24,6 +34,8 @@ type explainOptions struct {
 	time         timeFlag
 	showSecrets  bool
 	upgrade      bool
+	forRaw       string
+	tool         remedy.Tool
 	clusterFlags []string
 	// what the command does with the manifests: "simulate" or "diff".
 	what string
@@ -112,6 +124,8 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	o.output.add(cmd, "text", "text")
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
+	f.StringVar(&o.forRaw, "for", "", "Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm).")
+	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(toolNames(), cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go).")
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -136,6 +150,13 @@ func (o *explainOptions) validate() error {
 	}
 	if err := o.time.parse(); err != nil {
 		return err
+	}
+	if o.forRaw != "" {
+		t, err := remedy.ParseTool(o.forRaw)
+		if err != nil {
+			return err
+		}
+		o.tool = t
 	}
 	if o.local && o.verify {
 		return errors.New("--verify asks the server, --local never does: give one of them")

@@ -85,7 +85,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 // object, the connection and input flags, the field manager.
 func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
 	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
-		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource}
+		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool}
 }
 
 // exitCode says how the run ends: errors first, then what --verify found,
