@@ -3,9 +3,11 @@ package conflict_test
 import (
 	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -136,6 +138,15 @@ func deploymentWith(replicas string) string {
 	return strings.Replace(helmDeployment, "%d", replicas, 1)
 }
 
+// hpaIncident: Helm 4 installs with 2 replicas, the HPA scales to 5, the
+// upgrade renders 3.
+func hpaIncident() incident {
+	return incident{manager: "helm", applied: deploymentWith("3"), ops: []operation{
+		apply{Manager: "helm", Manifest: deploymentWith("2")},
+		update{Manager: "kube-controller-manager", Subresource: "scale", Mutate: set(int64(5), "spec", "replicas")},
+	}}
+}
+
 const webhook = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata:
@@ -166,10 +177,7 @@ spec:
 // snippets name the object, the paths and the owners, and leave the
 // fields to their owners.
 func TestToolFixes(t *testing.T) {
-	hpa := incident{manager: "helm", applied: deploymentWith("3"), ops: []operation{
-		apply{Manager: "helm", Manifest: deploymentWith("2")},
-		update{Manager: "kube-controller-manager", Subresource: "scale", Mutate: set(int64(5), "spec", "replicas")},
-	}}
+	hpa := hpaIncident()
 	caBundle := incident{manager: "helm", applied: webhookWith("b2xk"), ops: []operation{
 		apply{Manager: "helm", Manifest: webhookWith("b2xk")},
 		apply{Manager: "cert-manager-cainjector", Force: true, Manifest: `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "shop-hooks"},
@@ -361,5 +369,38 @@ func TestToolFixes(t *testing.T) {
 				t.Errorf("snippets (-want +got)\n%s", d)
 			}
 		})
+	}
+}
+
+// The chart change renders as Helm renders it (Go templates): without
+// autoscaling, the chart's replicas; with it, none.
+func TestHelmReplicasTemplate(t *testing.T) {
+	r := hpaIncident().report(t)
+	var snippet string
+	for _, rm := range conflict.Resolutions(r, remedy.Target{FieldManager: "helm"}) {
+		if rm.Kind == remedy.HelmChart {
+			snippet = rm.Snippet
+		}
+	}
+	tmpl, err := template.New("deployment").Parse(snippet)
+	if err != nil {
+		t.Fatalf("the snippet is not a template: %v\n%s", err, snippet)
+	}
+	for _, enabled := range []bool{false, true} {
+		var b strings.Builder
+		if err := tmpl.Execute(&b, map[string]interface{}{"Values": map[string]interface{}{"replicaCount": 3, "autoscaling": map[string]interface{}{"enabled": enabled}}}); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]interface{}
+		if err := yaml.Unmarshal([]byte(b.String()), &got); err != nil {
+			t.Fatalf("autoscaling %v renders no YAML: %v\n%s", enabled, err, b.String())
+		}
+		want := map[string]interface{}{"spec": map[string]interface{}{"replicas": float64(3)}}
+		if enabled {
+			want = map[string]interface{}{"spec": nil}
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("autoscaling %v (-want +got)\n%s", enabled, d)
+		}
 	}
 }
