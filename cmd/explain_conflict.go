@@ -53,6 +53,17 @@ they hold against yours, what that manager most likely is, and the commands
 that resolve it), the fields the apply would remove, and the fields it would
 NOT remove because another manager still owns them.
 
+The ways out are also written as settings of the tool that applies, chosen
+with --for argocd|flux|helm, or from --field-manager (argocd-controller is
+Argo CD's sync; kustomize-controller and helm-controller are Flux's;
+helm is Helm 4): an Application's ignoreDifferences with the sync options
+that honour it, a Kustomization's or HelmRelease's drift ignore rules, the
+chart change, Helm 4's flags. Each leaves the fields to their owners at
+their live values, except --force-conflicts, which says what it takes. The
+explanation names the tool behind each owner too (Argo CD's UI, an HPA,
+cert-manager's CA injector, ...). With -o json they are resolutions with a
+tool, a snippet and where it goes (into).
+
 Nothing is written and no patch permission is needed: the live objects and
 the schema are read, the apply is computed here. --verify also sends the same
 apply to the server as a dry run (which needs patch permission and runs
@@ -83,6 +94,15 @@ verified.`,
 
   # What a forced apply would take from whom
   kubectl ssa explain-conflict -f deploy.yaml --force-conflicts
+
+  # As Argo CD's sync would apply it: the fixes as an Application's ignoreDifferences
+  kubectl ssa explain-conflict -f deploy.yaml --field-manager argocd-controller
+
+  # A chart's upgrade as Helm 4 applies it, with the chart change and Helm's flags
+  helm template shop ./chart -n shop | kubectl ssa explain-conflict -n shop -f - --field-manager helm
+
+  # The fixes as Flux settings, whatever the field manager
+  kubectl ssa explain-conflict -k overlays/prod --field-manager flux-prod --for flux
 
   # Gate a CI pipeline on conflicts, with a machine-readable report
   kubectl ssa explain-conflict -k overlays/prod -o json > report.json || echo "conflicts"
