@@ -453,7 +453,7 @@ func (f fixer) helmForce() remedy.Remedy {
 	}
 	summary := fmt.Sprintf("With Helm 4's flags, take them: --force-conflicts (default false) makes the upgrade set the chart's values over the live ones of %s", f.owners())
 	if controllers {
-		summary += ", which write them back: a fight; prefer the chart change"
+		summary += "; a controller writes them back (a fight): prefer the chart change"
 	}
 	summary += ". --server-side=true keeps the upgrade server-side (--server-side=auto, the default, keeps a release installed client-side so)."
 	return remedy.Remedy{Kind: remedy.HelmForce, Tool: remedy.Helm, Summary: summary, Paths: f.uniquePaths(),

@@ -306,7 +306,7 @@ func writeSnippet(w io.Writer, rm remedy.Remedy, p *Palette) {
 	case remedy.Merge:
 		fmt.Fprintf(w, "     Merge into %s (%s %s):\n", Escape(where), Escape(rm.Into.APIVersion), Escape(rm.Into.Kind))
 	case remedy.Replace:
-		fmt.Fprintf(w, "     In %s, render them so:\n", Escape(where))
+		fmt.Fprintf(w, "     In %s, replace the lines that render them with:\n", Escape(where))
 	case remedy.Remove:
 		fmt.Fprintf(w, "     In %s, remove the last line here:\n", Escape(where))
 	case remedy.Append:
