@@ -2,8 +2,9 @@
 // (a summary and the command as words), built from one Target (the object,
 // how the user reached the cluster, where the manifests came from, the
 // field manager), so that every command kubectl-ssa suggests pastes as is
-// with the same context, namespace and input flags. Views only quote and
-// colour them.
+// with the same context, namespace and input flags; a fix written as a
+// tool's setting (Argo CD, Flux, Helm) carries its snippet and where it
+// goes. Views only quote and colour them.
 package remedy
 
 import (
