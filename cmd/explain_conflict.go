@@ -144,7 +144,11 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	o.output.add(cmd, "text", "text")
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
-	f.StringVar(&o.forRaw, "for", "", "Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm).")
+	forUsage := "Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm)."
+	if what == "diff" {
+		forUsage = "The tool whose settings the fixes are written in (argocd, flux or helm), repeated in the explain-conflict command the diff points to."
+	}
+	f.StringVar(&o.forRaw, "for", "", forUsage)
 	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(toolNames(), cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go).")
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
