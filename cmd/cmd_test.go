@@ -81,6 +81,7 @@ func TestValidationErrors(t *testing.T) {
 		{"explain-conflict: a live object", []string{"explain-conflict", "deploy/web"}, "explain-conflict reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa explain-conflict -f web.yaml; to see the live deploy/web's owners, run kubectl ssa who-owns deploy/web"},
 		{"diff: a live object", []string{"diff", "deploy", "-n", "shop"}, "diff reads the manifest you would apply, not a live object: give it with -f FILE (or -k DIR), e.g. kubectl ssa diff -f deploy.yaml"},
 		{"explain-conflict: bad subresource", []string{"explain-conflict", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
+		{"explain-conflict: bad --for", []string{"explain-conflict", "-f", "x.yaml", "--for", "argo"}, `--for must be argocd, flux or helm, not "argo"`},
 		{"explain-conflict: empty manager", []string{"explain-conflict", "-f", "x.yaml", "--field-manager="}, "--field-manager: the manager name is empty"},
 		{"explain-conflict: local and verify", []string{"explain-conflict", "-f", "x.yaml", "--local", "--live-file", "l.yaml", "--verify"}, "--verify asks the server, --local never does"},
 		{"explain-conflict: live file without local", []string{"explain-conflict", "-f", "x.yaml", "--live-file", "l.yaml"}, "--live-file and --schema go with --local"},
@@ -105,6 +106,7 @@ func TestValidationErrors(t *testing.T) {
 		{"diff: no manifests", []string{"diff"}, "give the manifests to diff with -f or -k"},
 		{"diff: bad output", []string{"diff", "-f", "x.yaml", "-o", "table"}, "--output must be one of text, json"},
 		{"diff: bad subresource", []string{"diff", "-f", "x.yaml", "--subresource", "spec"}, "--subresource must be status or scale"},
+		{"diff: bad --for", []string{"diff", "-f", "x.yaml", "--for", "kustomize"}, `--for must be argocd, flux or helm, not "kustomize"`},
 		{"diff: local without live file", []string{"diff", "-f", "x.yaml", "--local"}, "--local needs the saved live objects"},
 		{"diff: helm revision without release", []string{"diff", "-f", "x.yaml", "--helm-revision", "2"}, "--helm-revision goes with --helm-release"},
 		{"diff: helm revision with files", []string{"diff", "-f", "x.yaml", "--helm-release", "web", "--helm-revision", "2"}, "--helm-revision picks the manifests of a revision: with -f/-k the manifests are yours"},
@@ -265,6 +267,22 @@ spec:
 		if !strings.Contains(text.out, want) {
 			t.Errorf("the explanation does not mention %s:\n%s", want, text.out)
 		}
+	}
+
+	// --for writes the fix as the tool's setting, as data too; without
+	// it, an applier's field manager names its tool.
+	for _, args := range [][]string{{"--field-manager", "ci", "--for", "argocd"}, {"--field-manager", "argocd-controller"}} {
+		r := run(t, append([]string{"explain-conflict", "--local", "--live-file", deploymentFixture, "-f", conflicting, "-o", `jsonpath={.resolutions[?(@.tool=="argocd")].snippet}`}, args...)...)
+		want := "spec:\n  ignoreDifferences:\n  - group: apps\n    jqPathExpressions:\n    - .spec.replicas\n    kind: Deployment\n    name: web\n    namespace: shop\n" +
+			"  syncPolicy:\n    syncOptions:\n    - ServerSideApply=true\n    - RespectIgnoreDifferences=true\n"
+		if r.code != CodeFound || r.out != want {
+			t.Errorf("%v: exit %d, snippet\n%s\nwant\n%s", args, r.code, r.out, want)
+		}
+	}
+	// diff points to the explanation with the same --for.
+	d := run(t, "diff", "--local", "--live-file", deploymentFixture, "-f", conflicting, "--for", "flux")
+	if want := "kubectl ssa explain-conflict -n shop --for=flux -f " + conflicting; !strings.Contains(d.out, want) {
+		t.Errorf("diff does not point to %q:\n%s", want, d.out)
 	}
 }
 

@@ -9,7 +9,17 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
+
+// toolNames are --for's values.
+func toolNames() []string {
+	out := make([]string, len(remedy.Tools))
+	for i, t := range remedy.Tools {
+		out[i] = string(t)
+	}
+	return out
+}
 
 type explainOptions struct {
 	*globalOptions
@@ -25,6 +35,8 @@ type explainOptions struct {
 	time         timeFlag
 	showSecrets  bool
 	upgrade      bool
+	forRaw       string
+	tool         remedy.Tool
 	clusterFlags []string
 	helm         helmInput
 	csaUpgrade   []string
@@ -45,6 +57,17 @@ explain the result: every conflict (who owns the field, since when, the value
 they hold against yours, what that manager most likely is, and the commands
 that resolve it), the fields the apply would remove, and the fields it would
 NOT remove because another manager still owns them.
+
+The ways out are also written as settings of the tool that applies, chosen
+with --for argocd|flux|helm, or from --field-manager (argocd-controller is
+Argo CD's sync; kustomize-controller and helm-controller are Flux's;
+helm is Helm 4): an Application's ignoreDifferences with the sync options
+that honour it, a Kustomization's or HelmRelease's drift ignore rules, the
+chart change, Helm 4's flags. Each leaves the fields to their owners at
+their live values, except --force-conflicts, which says what it takes. The
+explanation names the tool behind each owner too (Argo CD's UI, an HPA,
+cert-manager's CA injector, ...). With -o json they are resolutions with a
+tool, a snippet and where it goes (into).
 
 Nothing is written and no patch permission is needed: the live objects and
 the schema are read, the apply is computed here. --verify also sends the same
@@ -81,6 +104,15 @@ verified.`,
 
   # What a forced apply would take from whom
   kubectl ssa explain-conflict -f deploy.yaml --force-conflicts
+
+  # As Argo CD's sync would apply it: the fixes as an Application's ignoreDifferences
+  kubectl ssa explain-conflict -f deploy.yaml --field-manager argocd-controller
+
+  # A chart's upgrade as Helm 4 applies it, with the chart change and Helm's flags
+  helm template shop ./chart -n shop | kubectl ssa explain-conflict -n shop -f - --field-manager helm
+
+  # The fixes as Flux settings, whatever the field manager
+  kubectl ssa explain-conflict -k overlays/prod --field-manager flux-prod --for flux
 
   # Gate a CI pipeline on conflicts, with a machine-readable report
   kubectl ssa explain-conflict -k overlays/prod -o json > report.json || echo "conflicts"
@@ -126,6 +158,12 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	o.output.add(cmd, "text", "text")
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
+	forUsage := "Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm)."
+	if what == "diff" {
+		forUsage = "The tool whose settings the fixes are written in (argocd, flux or helm), repeated in the explain-conflict command the diff points to."
+	}
+	f.StringVar(&o.forRaw, "for", "", forUsage)
+	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(toolNames(), cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go; the default with --helm-release).")
 	o.helm.addFlags(cmd, o)
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
@@ -154,6 +192,13 @@ func (o *explainOptions) validate() error {
 	}
 	if err := o.time.parse(); err != nil {
 		return err
+	}
+	if o.forRaw != "" {
+		t, err := remedy.ParseTool(o.forRaw)
+		if err != nil {
+			return err
+		}
+		o.tool = t
 	}
 	if o.local && o.verify {
 		return errors.New("--verify asks the server, --local never does: give one of them")

@@ -93,7 +93,7 @@ func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target
 		source, kustomize = "", ""
 	}
 	return remedy.Target{File: source, Kustomize: kustomize, ClusterFlags: o.clusterFlags,
-		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource}
+		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool}
 }
 
 // exitCode says how the run ends: errors first, then what --verify found,

@@ -16,7 +16,12 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+require (
+	github.com/itchyny/gojq v0.12.19
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+)
+
+require github.com/itchyny/timefmt-go v0.1.8 // indirect
 
 require (
 	cel.dev/expr v0.25.1 // indirect

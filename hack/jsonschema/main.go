@@ -72,7 +72,9 @@ var enums = map[string][]string{
 	"write.DryRun":        strs(write.DryRunNone, write.DryRunClient, write.DryRunServer),
 	"migrate.Result":      strs(migrate.ResultMigrated, migrate.ResultWouldMigrate, migrate.ResultUnchanged, migrate.ResultSkipped, migrate.ResultFailed, migrate.ResultNeedsWork),
 	"migrate.Mode":        strs(migrate.ModeCSA, migrate.ModeRename, migrate.ModeRelease, migrate.ModeAPIVersions, migrate.ModeUndo),
-	"remedy.Kind":         strs(remedy.Force, remedy.Leave, remedy.Share, remedy.Handover, remedy.HandoverToAutoscaler, remedy.WhoOwns),
+	"remedy.Kind":         strs(remedy.Kinds...),
+	"remedy.Tool":         strs(remedy.Tools...),
+	"remedy.Edit":         strs(remedy.Edits...),
 	"cmd.ServerSupport":   strs(cmd.ServerExact, cmd.ServerDiffers, cmd.ServerUntested),
 }
 

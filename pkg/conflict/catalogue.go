@@ -4,63 +4,245 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
-// Describe says what a manager most likely is, from its name, operation,
-// subresource and the path it owns; empty when nothing is known.
-func Describe(o ownership.Owner, path string) string {
-	name := o.Manager
-	switch {
-	case name == "kubectl" && o.Subresource == "scale":
-		return "`kubectl scale` (kubectl writes /scale under the manager \"kubectl\")"
-	case o.Subresource == "scale":
-		return "a write through the /scale subresource (kubectl scale, an autoscaler, or a scaling controller)"
-	case name == "kube-controller-manager" && strings.HasSuffix(path, ".spec.replicas"):
-		return "the horizontal-pod-autoscaler controller (it writes .spec.replicas of the scale target) or another kube-controller-manager controller"
-	case name == "kube-controller-manager":
-		return "a controller in kube-controller-manager (deployment, replicaset, HPA, garbage collector, ...)"
-	case name == ownership.ClientSideApplyManager:
-		return "a leftover of client-side `kubectl apply` (before the object was server-side applied); `kubectl ssa migrate` converts it"
-	case name == "kubectl" && o.Operation == "Apply":
-		return "`kubectl apply --server-side` with the default field manager"
-	case name == "kubectl" && o.Operation == "Update":
-		return "an older kubectl write (kubectl before 1.22 named every write \"kubectl\")"
-	case name == "kubectl-edit":
-		return "a manual `kubectl edit`"
-	case name == "kubectl-patch":
-		return "a manual `kubectl patch`"
-	case name == "kubectl-label":
-		return "a manual `kubectl label`"
-	case name == "kubectl-annotate":
-		return "a manual `kubectl annotate`"
-	case name == "kubectl-set":
-		return "a manual `kubectl set` (image, env, resources, ...)"
-	case name == "kubectl-rollout":
-		return "`kubectl rollout` (restart, undo, pause, resume)"
-	case name == "kubectl-create", name == "kubectl-run", name == "kubectl-expose":
-		return "an imperative `" + strings.Replace(name, "-", " ", 1) + "`"
-	case name == "kubectl-ssa-handover":
-		return "kubectl ssa handover's temporary manager: it holds fields handed to a controller until the controller writes them"
-	case name == "before-first-apply":
-		return "the fields that existed before the first server-side apply (the apiserver creates this manager when an object without managedFields is applied)"
-	case name == "ancient-changes":
-		return "older Update managers merged by the apiserver (it keeps at most 10 Update managers)"
-	case name == "helm" || strings.HasPrefix(name, "helm"):
-		return "Helm (helm install/upgrade)"
-	case name == "argocd-controller" || strings.HasPrefix(name, "argocd"):
-		return "Argo CD (server-side apply sync)"
-	case name == "kustomize-controller" || name == "helm-controller" || strings.HasPrefix(name, "flux"):
-		return "Flux (" + name + ")"
-	case name == "kube-scheduler":
-		return "the scheduler (it binds pods)"
-	case name == "kubelet":
-		return "the kubelet (node and pod status)"
-	case name == "kube-apiserver":
-		return "the apiserver itself (defaults, status or metadata it maintains)"
-	case ownership.IsGenericManager(name):
-		return "a client that did not set a field manager; the name is its HTTP user agent"
-	case strings.HasSuffix(name, "-controller") || strings.HasSuffix(name, "-operator") || strings.Contains(name, "manager"):
-		return "a controller or operator (by its name)"
+// Known is what the catalogue knows of a field manager.
+type Known struct {
+	// Product is the project it belongs to, for people: "Argo CD",
+	// "Flux", "Helm", "cert-manager", "Kubernetes", "kubectl", ...
+	Product string
+	// Says what the manager is and how it writes.
+	Says string
+	// Controller: it writes its fields again by itself (a controller, an
+	// autoscaler, a CA injector): taken from it, they come back.
+	Controller bool
+	// Tool is the applier whose own settings fix the conflicts of its
+	// applies (--for is inferred from --field-manager with it).
+	Tool remedy.Tool
+	// Forces: its applies force conflicts, so they never fail on one:
+	// they take the fields and set the manifest's values.
+	Forces bool
+}
+
+// anySub and noSub match an entry's subresource: any, or the main
+// resource only; any other value is that subresource.
+const (
+	anySub = ""
+	noSub  = "-"
+)
+
+// entry is one row of the catalogue: a manager name (a prefix when it
+// ends in "*"), the operation ("" either), the subresource and the end
+// of the owned path ("" any) it matches.
+type entry struct {
+	name, op, sub, pathSuffix string
+	known                     Known
+}
+
+func (e entry) matches(o ownership.Owner, path string) bool {
+	if prefix, ok := strings.CutSuffix(e.name, "*"); ok {
+		if !strings.HasPrefix(o.Manager, prefix) {
+			return false
+		}
+	} else if o.Manager != e.name {
+		return false
 	}
-	return ""
+	switch {
+	case e.op != "" && o.Operation != e.op,
+		e.sub == noSub && o.Subresource != "",
+		e.sub != anySub && e.sub != noSub && o.Subresource != e.sub,
+		e.pathSuffix != "" && !strings.HasSuffix(path, e.pathSuffix):
+		return false
+	}
+	return true
+}
+
+const (
+	kubectl    = "kubectl"
+	kubernetes = "Kubernetes"
+	argoCD     = "Argo CD"
+	flux       = "Flux"
+	helm       = "Helm"
+	certMgr    = "cert-manager"
+	crossplane = "Crossplane"
+)
+
+// catalogue is read top down: the first row that matches says. The names
+// and operations were read in each project's source, cited per group.
+var catalogue = []entry{
+	// kubectl: every command names its writes "kubectl-<verb>"
+	// (cmdutil.AddFieldManagerFlagVar in k8s.io/kubectl/pkg/cmd/...);
+	// scale sets none, so its /scale writes carry the user agent's
+	// "kubectl"; apply is "kubectl-client-side-apply", or "kubectl" with
+	// --server-side (pkg/cmd/apply/apply.go, FieldManagerClientSideApply).
+	{name: "kubectl", sub: "scale", known: Known{Product: kubectl, Says: "`kubectl scale` (kubectl writes /scale under the manager \"kubectl\")"}},
+	// The HPA controller scales through /scale as kube-controller-manager.
+	{name: "kube-controller-manager", sub: "scale", known: Known{Product: kubernetes, Controller: true,
+		Says: "the HorizontalPodAutoscaler: kube-controller-manager's horizontal-pod-autoscaler controller scales the object through /scale"}},
+	{name: "*", sub: "scale", known: Known{Says: "a write through the /scale subresource (kubectl scale, an autoscaler, or a scaling controller)"}},
+	{name: "kube-controller-manager", pathSuffix: ".spec.replicas", known: Known{Product: kubernetes, Controller: true,
+		Says: "the horizontal-pod-autoscaler controller (it writes .spec.replicas of the scale target) or another kube-controller-manager controller"}},
+	{name: "kube-controller-manager", known: Known{Product: kubernetes, Controller: true, Says: "a controller in kube-controller-manager (deployment, replicaset, HPA, garbage collector, ...)"}},
+	{name: ownership.ClientSideApplyManager, known: Known{Product: kubectl,
+		Says: "a leftover of client-side `kubectl apply` (before the object was server-side applied); `kubectl ssa migrate` converts it"}},
+	{name: "kubectl-last-applied", known: Known{Product: kubectl, Says: "`kubectl apply --server-side` keeping the last-applied annotation of an object that was client-side applied"}},
+	{name: "kubectl", op: "Apply", known: Known{Product: kubectl, Says: "`kubectl apply --server-side` with the default field manager"}},
+	{name: "kubectl", op: "Update", known: Known{Product: kubectl, Says: "an older kubectl write (kubectl before 1.22 named every write \"kubectl\")"}},
+	{name: "kubectl-edit", known: Known{Product: kubectl, Says: "a manual `kubectl edit`"}},
+	{name: "kubectl-patch", known: Known{Product: kubectl, Says: "a manual `kubectl patch`"}},
+	{name: "kubectl-label", known: Known{Product: kubectl, Says: "a manual `kubectl label`"}},
+	{name: "kubectl-annotate", known: Known{Product: kubectl, Says: "a manual `kubectl annotate`"}},
+	{name: "kubectl-set", known: Known{Product: kubectl, Says: "a manual `kubectl set` (image, env, resources, ...)"}},
+	{name: "kubectl-rollout", known: Known{Product: kubectl, Says: "`kubectl rollout` (restart, undo, pause, resume)"}},
+	{name: "kubectl-replace", known: Known{Product: kubectl, Says: "a manual `kubectl replace`"}},
+	{name: "kubectl-taint", known: Known{Product: kubectl, Says: "a manual `kubectl taint`"}},
+	{name: "kubectl-autoscale", known: Known{Product: kubectl, Says: "an imperative `kubectl autoscale` (it creates a HorizontalPodAutoscaler)"}},
+	{name: "kubectl-create", known: Known{Product: kubectl, Says: "an imperative `kubectl create`"}},
+	{name: "kubectl-run", known: Known{Product: kubectl, Says: "an imperative `kubectl run`"}},
+	{name: "kubectl-expose", known: Known{Product: kubectl, Says: "an imperative `kubectl expose`"}},
+	{name: "kubectl-ssa-handover", known: Known{Product: "kubectl-ssa",
+		Says: "kubectl ssa handover's temporary manager: it holds fields handed to a controller until the controller writes them"}},
+	{name: "before-first-apply", known: Known{Product: kubernetes,
+		Says: "the fields that existed before the first server-side apply (the apiserver creates this manager when an object without managedFields is applied)"}},
+	{name: "ancient-changes", known: Known{Product: kubernetes, Says: "older Update managers merged by the apiserver (it keeps at most 10 Update managers)"}},
+
+	// Argo CD (argoproj/argo-cd@37ee0097, v3.5): its sync applies as
+	// common.ArgoCDSSAManager "argocd-controller" (common/common.go,
+	// controller/sync.go WithServerSideApplyManager) with --force-conflicts
+	// (gitops-engine/pkg/utils/kube/resource_ops.go: ForceConflicts =
+	// serverSideApply); without ServerSideApply=true the same manager name
+	// goes to kubectl's client-side apply (sync_context.go passes it either
+	// way; kubectl's apply.go helper WithFieldManager), an Update. The UI's
+	// edits and resource actions are PatchResource in
+	// server/application/application.go: a patch with no field manager, so
+	// the apiserver names it after the user agent "argocd-server/..."
+	// (cmd/argocd-server/commands/argocd_server.go). The application
+	// controller's own other writes carry "argocd-application-controller"
+	// (kubectl auth reconcile of RBAC objects, argo-cd#20815).
+	{name: "argocd-controller", op: "Apply", known: Known{Product: argoCD, Tool: remedy.ArgoCD, Forces: true,
+		Says: "Argo CD's sync (server-side apply as \"argocd-controller\"; it forces conflicts)"}},
+	{name: "argocd-controller", op: "Update", known: Known{Product: argoCD, Tool: remedy.ArgoCD,
+		Says: "Argo CD's sync with client-side apply (ServerSideApply not set): a different manager from its server-side sync"}},
+	{name: "argocd-server", known: Known{Product: argoCD,
+		Says: "Argo CD's UI: an edit or a resource action in the Argo CD web UI or CLI (argocd app patch-resource, actions run), written by argocd-server"}},
+	{name: "argocd-application-controller", known: Known{Product: argoCD, Controller: true,
+		Says: "Argo CD's application controller writing outside its sync manager (kubectl auth reconcile of RBAC objects, its own bookkeeping)"}},
+	{name: "argocd*", known: Known{Product: argoCD, Says: "an Argo CD component"}},
+
+	// Flux: kustomize-controller applies as its controller name with
+	// ForceOwnership (fluxcd/kustomize-controller@186fb3b2 main.go
+	// controllerName; fluxcd/pkg@e2cfd1a2 ssa/manager_apply.go apply); it
+	// writes its own objects' status as "gotk-kustomize-controller".
+	// helm-controller sets the Helm SDK's kube.ManagedFieldsManager to
+	// "helm-controller" and forces conflicts on server-side apply
+	// (fluxcd/helm-controller@0f61a860 main.go,
+	// internal/action/install.go and upgrade.go). Both take
+	// --override-manager: managers whose entries they fold into their own
+	// before each apply, as they do with kubectl's and before-first-apply.
+	{name: "kustomize-controller", op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
+		Says: "Flux's kustomize-controller applying a Kustomization (server-side apply; it forces conflicts)"}},
+	{name: "kustomize-controller", op: "Update", known: Known{Product: flux,
+		Says: "Flux's kustomize-controller before it applied server-side (it folds this entry into its own at its next apply)"}},
+	{name: "helm-controller", op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
+		Says: "Flux's helm-controller installing or upgrading a HelmRelease (the Helm SDK with server-side apply; it forces conflicts)"}},
+	{name: "helm-controller", op: "Update", known: Known{Product: flux, Tool: remedy.Flux,
+		Says: "Flux's helm-controller with client-side apply (a HelmRelease with serverSideApply disabled, or Helm 3 era)"}},
+	{name: "gotk-*", known: Known{Product: flux, Controller: true, Says: "a Flux controller writing its own objects' status"}},
+
+	// Helm names its writes after its binary, "helm", unless an SDK user
+	// sets kube.ManagedFieldsManager (helm/helm@e9b85e4d
+	// pkg/kube/client.go getManagedFieldsManager). Helm 4 applies
+	// server-side without forcing (pkg/kube/client.go
+	// patchResourceServerSide; install --server-side defaults to true,
+	// upgrade and rollback to auto, --force-conflicts to false:
+	// pkg/cmd/install.go, upgrade.go); Helm 3 sends three-way merge
+	// patches, recorded as Update (v3.21.4 pkg/kube/client.go).
+	{name: "helm", op: "Apply", known: Known{Product: helm, Tool: remedy.Helm,
+		Says: "Helm 4 (helm install/upgrade with server-side apply, its default for new releases; it forces conflicts only with --force-conflicts)"}},
+	{name: "helm", op: "Update", known: Known{Product: helm, Tool: remedy.Helm,
+		Says: "Helm 3, or Helm 4 with client-side apply (--server-side=false, or a release kept client-side by --server-side=auto): a different manager from Helm 4's server-side apply"}},
+	{name: "terraform-provider-helm*", known: Known{Product: helm,
+		Says: "Terraform's Helm provider (the Helm SDK names its writes after the program)"}},
+	{name: "helm*", known: Known{Product: helm, Says: "Helm, or a program built on the Helm SDK (which names its writes after the program)"}},
+
+	// cert-manager's cainjector applies caBundle with ForceOwnership as
+	// the prefix of its user agent, "cert-manager-cainjector"
+	// (cert-manager/cert-manager@2d0d7f7f
+	// pkg/controller/cainjector/reconciler.go and setup.go,
+	// pkg/util/useragent.go); before v1.21 (or without its ServerSideApply
+	// feature gate, off by default until then) it was an Update by the same
+	// name.
+	{name: "cert-manager-cainjector", pathSuffix: ".caBundle", known: Known{Product: certMgr, Controller: true,
+		Says: "cert-manager's CA injector (cainjector) injecting the CA into caBundle (cert-manager.io/inject-ca-from); it writes it again whenever the CA changes"}},
+	{name: "cert-manager-cainjector", known: Known{Product: certMgr, Controller: true, Says: "cert-manager's CA injector (cainjector)"}},
+	{name: "cert-manager*", known: Known{Product: certMgr, Controller: true, Says: "a cert-manager component"}},
+	// kube-webhook-certgen (jet/kube-webhook-certgen@cf887ac4
+	// pkg/k8s/k8s.go, and ingress-nginx's fork) Gets the webhook
+	// configuration, sets every webhook's caBundle (and failurePolicy) and
+	// Updates it without a field manager: its user agent's
+	// "kube-webhook-certgen".
+	{name: "kube-webhook-certgen", known: Known{Product: "kube-webhook-certgen", Controller: true,
+		Says: "kube-webhook-certgen (a chart's patch Job, e.g. ingress-nginx's) writing the webhooks' caBundle and failurePolicy; it writes them again at each run"}},
+
+	// Crossplane (crossplane/crossplane@2d040d2d
+	// internal/controller/apiextensions/...): composed resources are
+	// applied by "apiextensions.crossplane.io/composed/<hash of the XR>",
+	// XRs by ".../composite", claims by ".../claim".
+	{name: "apiextensions.crossplane.io/composed/*", known: Known{Product: crossplane, Controller: true,
+		Says: "Crossplane composing this resource for a composite resource (XR)"}},
+	{name: "apiextensions.crossplane.io/*", known: Known{Product: crossplane, Controller: true, Says: "Crossplane's composite resource (XR) or claim controller"}},
+	{name: "pkg.crossplane.io/*", known: Known{Product: crossplane, Controller: true, Says: "Crossplane's package manager"}},
+	{name: "crossplane*", known: Known{Product: crossplane, Controller: true, Says: "Crossplane"}},
+	// Karpenter's user agent is "karpenter/<version>"
+	// (kubernetes-sigs/karpenter@22664681 pkg/operator/operator.go).
+	{name: "karpenter", known: Known{Product: "Karpenter", Controller: true, Says: "Karpenter (nodes, NodeClaims and its objects' status)"}},
+	// The VPA's components are the binaries updater, recommender and
+	// admission-controller (kubernetes/autoscaler@55c37cd5
+	// vertical-pod-autoscaler/pkg/*/Dockerfile); the updater resizes pods
+	// in place through pods/resize. It never writes a Deployment.
+	{name: "updater", sub: "resize", known: Known{Product: "VerticalPodAutoscaler", Controller: true,
+		Says: "the VerticalPodAutoscaler's updater resizing the pod in place"}},
+	{name: "recommender", known: Known{Product: "VerticalPodAutoscaler", Controller: true,
+		Says: "likely the VerticalPodAutoscaler's recommender (it writes VerticalPodAutoscalers' status)"}},
+
+	{name: "kube-scheduler", known: Known{Product: kubernetes, Controller: true, Says: "the scheduler (it binds pods)"}},
+	{name: "kubelet", known: Known{Product: kubernetes, Controller: true, Says: "the kubelet (node and pod status)"}},
+	{name: "kube-apiserver", known: Known{Product: kubernetes, Controller: true, Says: "the apiserver itself (defaults, status or metadata it maintains)"}},
+}
+
+// Lookup says what a manager most likely is, from its name, operation,
+// subresource and the path it owns (the apiserver's form).
+func Lookup(o ownership.Owner, path string) (Known, bool) {
+	for _, e := range catalogue {
+		if e.matches(o, path) {
+			return e.known, true
+		}
+	}
+	switch name := o.Manager; {
+	case ownership.IsGenericManager(name):
+		return Known{Says: "a client that did not set a field manager; the name is its HTTP user agent"}, true
+	case strings.HasSuffix(name, "-controller") || strings.HasSuffix(name, "-operator") || strings.Contains(name, "manager"):
+		return Known{Controller: true, Says: "a controller or operator (by its name)"}, true
+	}
+	return Known{}, false
+}
+
+// Describe says what a manager most likely is; empty when nothing is
+// known.
+func Describe(o ownership.Owner, path string) string {
+	k, _ := Lookup(o, path)
+	return k.Says
+}
+
+// ToolOf is the tool an applier's field manager is (the --for its fixes
+// are written for), as it applies: server-side.
+func ToolOf(fieldManager string) (remedy.Tool, bool) {
+	k, ok := Lookup(ownership.Owner{Manager: fieldManager, Operation: "Apply"}, "")
+	return k.Tool, ok && k.Tool != ""
+}
+
+// ApplierOf is what the catalogue knows of an applier's field manager.
+func ApplierOf(fieldManager string) (Known, bool) {
+	return Lookup(ownership.Owner{Manager: fieldManager, Operation: "Apply"}, "")
 }

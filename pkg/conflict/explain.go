@@ -228,6 +228,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	if r, err = simulate(in); err != nil {
 		return nil, err
 	}
+	r.Applied = sent
 	if admissionDone == nil {
 		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check against one with kubectl ssa explain-conflict --verify")
 	}

@@ -15,8 +15,10 @@ import (
 // Resolutions are the ways out of what the report predicts, as data: for
 // an apply that fails on conflicts, force, leave, share, a handover from
 // each owner and a look at the ownership; for an object an autoscaler
-// scales, the handovers of .spec.replicas to it. t makes their commands
-// pasteable (the object, connection, input and field manager flags).
+// scales, the handovers of .spec.replicas to it; and the same ways out
+// written as settings of the tool that applies (Argo CD, Flux, Helm: t.Tool,
+// or the tool t.FieldManager is). t makes their commands pasteable (the
+// object, connection, input and field manager flags).
 func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 	var out []remedy.Remedy
 	if len(r.Autoscalers) > 0 {
@@ -78,6 +80,7 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 		out = append(out, remedy.Remedy{Kind: remedy.Handover, Summary: fmt.Sprintf("hand the fields over from %q to %q, without the value ever changing", cf.Manager, t.FieldManager),
 			Manager: cf.Manager, Subresource: cf.Subresource, Paths: paths, Command: t.SSA([]string{"handover"}, args...)})
 	}
+	out = append(out, toolFixes(r, t)...)
 	return append(out, remedy.Remedy{Kind: remedy.WhoOwns, Summary: "see who owns what", Command: t.SSA([]string{"who-owns"})})
 }
 

@@ -164,6 +164,10 @@ type Report struct {
 	// of the same apply answers.
 	FirstApply *Report `json:"-"`
 
+	// Applied is the manifest as sent (its namespace defaulted): the
+	// tools' fixes point into it. Set by Explain.
+	Applied *unstructured.Unstructured `json:"-"`
+
 	// Live and Result are the object before and after, for rendering.
 	// Result is the field manager's: before the apiserver's defaulting.
 	Live   *unstructured.Unstructured `json:"-"`

@@ -7,7 +7,9 @@
 // path string (the one in conflict errors) and prints (String) in a form
 // that reads back; Pattern matches paths against globs in linear time;
 // Glob matches manager names. Lookup and Remove read and delete the value
-// a path names in an object.
+// a path names in an object. JQ and JSONPointer write a path in other
+// tools' languages (Argo CD's jqPathExpressions, Flux's and JSON patches'
+// pointers).
 //
 // It is pure: no cluster, no rendering, and it imports no other package of
 // kubectl-ssa.

@@ -105,15 +105,19 @@ func valueText(v value.Value) string {
 
 // simpleName tells whether a field name can be written after a dot:
 // ^[A-Za-z_$][A-Za-z0-9_$-]*$.
-func simpleName(s string) bool {
+func simpleName(s string) bool { return identifier(s, true) }
+
+// identifier tells whether s is ^[A-Za-z_][A-Za-z0-9_]*$, or with ours,
+// ^[A-Za-z_$][A-Za-z0-9_$-]*$.
+func identifier(s string, ours bool) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_', c == '$':
-		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_', ours && c == '$':
+		case i > 0 && (c >= '0' && c <= '9' || ours && c == '-'):
 		default:
 			return false
 		}

@@ -2,12 +2,14 @@
 // (a summary and the command as words), built from one Target (the object,
 // how the user reached the cluster, where the manifests came from, the
 // field manager), so that every command kubectl-ssa suggests pastes as is
-// with the same context, namespace and input flags. Views only quote and
-// colour them.
+// with the same context, namespace and input flags; a fix written as a
+// tool's setting (Argo CD, Flux, Helm) carries its snippet and where it
+// goes. Views only quote and colour them.
 package remedy
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -45,7 +47,81 @@ const (
 	HandoverToAutoscaler Kind = "handover-to-autoscaler"
 	// WhoOwns: look at the object's ownership.
 	WhoOwns Kind = "who-owns"
+
+	// The same ways out, written as settings of the tool that applies
+	// (Remedy.Tool): Snippet goes Into one of its objects or files.
+
+	// ArgoCDIgnoreDifferences: an Application's ignoreDifferences entry
+	// with the sync options that make the sync send the live values.
+	ArgoCDIgnoreDifferences Kind = "argocd-ignore-differences"
+	// FluxKustomizationIgnore: a Kustomization's drift ignore rule.
+	FluxKustomizationIgnore Kind = "flux-kustomization-ignore"
+	// FluxHelmReleaseIgnore: a HelmRelease's drift ignore rule, and the
+	// post-renderer that keeps upgrades off the fields.
+	FluxHelmReleaseIgnore Kind = "flux-helmrelease-ignore"
+	// HelmChart: the change to the chart's template that stops rendering
+	// the fields.
+	HelmChart Kind = "helm-chart"
+	// HelmForce: Helm 4's --force-conflicts (the fields take the chart's
+	// values).
+	HelmForce Kind = "helm-force-conflicts"
 )
+
+// Kinds are every Kind, in order.
+var Kinds = []Kind{Force, Leave, Share, Handover, HandoverToAutoscaler, WhoOwns,
+	ArgoCDIgnoreDifferences, FluxKustomizationIgnore, FluxHelmReleaseIgnore, HelmChart, HelmForce}
+
+// Tool is an applier whose own settings a remedy can be written in.
+type Tool string
+
+// The tools kubectl-ssa writes fixes for (--for).
+const (
+	ArgoCD Tool = "argocd"
+	Flux   Tool = "flux"
+	Helm   Tool = "helm"
+)
+
+// Tools are every Tool, in order.
+var Tools = []Tool{ArgoCD, Flux, Helm}
+
+// ParseTool reads --for.
+func ParseTool(s string) (Tool, error) {
+	for _, t := range Tools {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("--for must be argocd, flux or helm, not %q", s)
+}
+
+// Edit says what to do with a Snippet where it goes.
+type Edit string
+
+// The edits of a snippet.
+const (
+	// Merge the snippet's YAML into the object (lists: add the items).
+	Merge Edit = "merge"
+	// Replace the lines that render the fields with the snippet's.
+	Replace Edit = "replace"
+	// Remove the snippet's lines.
+	Remove Edit = "remove"
+	// Append the snippet's words to the command line.
+	Append Edit = "append"
+)
+
+// Edits are every Edit, in order.
+var Edits = []Edit{Merge, Replace, Remove, Append}
+
+// Into is where a remedy's snippet goes: an object of the tool (its
+// apiVersion and kind) or a file (a chart's template).
+type Into struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	File       string `json:"file,omitempty"`
+	// Which says which one of them: the one that deploys the object.
+	Which string `json:"which"`
+	Edit  Edit   `json:"edit"`
+}
 
 // Remedy is one suggested way out.
 type Remedy struct {
@@ -58,6 +134,13 @@ type Remedy struct {
 	Paths []pathlang.Path `json:"paths,omitempty"`
 	// Command does it; empty when the remedy is an edit of the manifest.
 	Command Command `json:"command,omitempty"`
+	// Tool is the applier whose settings the remedy is written in; empty
+	// for kubectl's.
+	Tool Tool `json:"tool,omitempty"`
+	// Into and Snippet are the edit of a Tool's object or file: the YAML
+	// (or template lines) to put where Into says.
+	Into    *Into  `json:"into,omitempty"`
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // Target is what makes a suggested command pasteable.
@@ -75,6 +158,8 @@ type Target struct {
 	Kustomize    string
 	FieldManager string
 	Subresource  string
+	// Tool is --for, as given (empty: inferred from FieldManager).
+	Tool Tool
 }
 
 // Line is head, then the connection flags and -n, then rest: the shape of
@@ -112,6 +197,14 @@ func (t Target) ManagerFlag() []string {
 		return nil
 	}
 	return []string{"--field-manager=" + t.FieldManager}
+}
+
+// ForFlag is --for when it was given.
+func (t Target) ForFlag() []string {
+	if t.Tool == "" {
+		return nil
+	}
+	return []string{"--for=" + string(t.Tool)}
 }
 
 // SubresourceFlag is --subresource when the apply is to one.

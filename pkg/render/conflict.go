@@ -46,6 +46,11 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
+	if k, ok := conflict.ApplierOf(r.FieldManager); ok && k.Forces && r.Message != "" && len(r.Conflicts) > 0 {
+		// What the prediction of a plain apply means for a tool that
+		// always forces.
+		fmt.Fprintf(w, "%s\n", p.Yellow("  note: "+Escape(fmt.Sprintf("%q is %s: it does not fail, it takes the conflicting fields and sets your values (the fixes in %s's terms are below)", r.FieldManager, k.Says, k.Product))))
+	}
 	lines, bad := admissionLines(r.Admission, verifyHint(r.Verify != nil, "--verify"))
 	for i, l := range lines {
 		if bad[i] {
@@ -276,7 +281,40 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 			}
 		}
 	}
+	n := 5
+	for _, rm := range r.Resolutions {
+		if rm.Tool == "" {
+			continue
+		}
+		fmt.Fprintf(w, "  %d. %s\n", n, Escape(rm.Summary))
+		n++
+		writeSnippet(w, rm, p)
+	}
 	fmt.Fprintln(w, "  See who owns what: "+p.Green(command(r, remedy.WhoOwns)))
+}
+
+// writeSnippet says where a tool's remedy goes and shows its snippet.
+func writeSnippet(w io.Writer, rm remedy.Remedy, p *Palette) {
+	if rm.Into == nil || rm.Snippet == "" {
+		return
+	}
+	where := rm.Into.Which
+	if rm.Into.File != "" {
+		where = rm.Into.File + " (" + where + ")"
+	}
+	switch rm.Into.Edit {
+	case remedy.Merge:
+		fmt.Fprintf(w, "     Merge into %s (%s %s):\n", Escape(where), Escape(rm.Into.APIVersion), Escape(rm.Into.Kind))
+	case remedy.Replace:
+		fmt.Fprintf(w, "     In %s, replace the lines that render them with:\n", Escape(where))
+	case remedy.Remove:
+		fmt.Fprintf(w, "     In %s, remove the last line here:\n", Escape(where))
+	case remedy.Append:
+		fmt.Fprintf(w, "     Add to %s:\n", Escape(where))
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(rm.Snippet, "\n"), "\n") {
+		fmt.Fprintln(w, p.Green("       "+Escape(l)))
+	}
 }
 
 func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }

@@ -36,6 +36,13 @@ func TestConflictExplanation(t *testing.T) {
 		return u
 	}
 	replicas := manifest(map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(7)}})
+	// Conflicts with kubectl scale, kubectl label and an applier of the
+	// sidecar's image, whose item sits first in the manifest and second
+	// in the live object.
+	gitops := manifest(map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(7),
+		"template": map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{
+			map[string]interface{}{"name": "sidecar", "image": "busybox:1.37"}}}}}})
+	gitops.SetLabels(map[string]string{"tier": "backend"})
 	tests := []struct {
 		name string
 		obj  *unstructured.Unstructured
@@ -46,6 +53,10 @@ func TestConflictExplanation(t *testing.T) {
 			ctx: remedy.Target{Kustomize: "overlays/prod", ClusterFlags: []string{"--context=prod", "--kubeconfig=/home/me/my configs/k.yaml"}}},
 		{name: "conflict-replicas", obj: replicas, opts: conflict.Options{FieldManager: "ci"}},
 		{name: "conflict-replicas-forced", obj: replicas, opts: conflict.Options{FieldManager: "ci", Force: true}},
+		// The fixes in the tool's terms: --for from the field manager.
+		{name: "conflict-argocd", obj: gitops, opts: conflict.Options{FieldManager: "argocd-controller"}},
+		{name: "conflict-flux", obj: gitops, opts: conflict.Options{FieldManager: "kustomize-controller"}},
+		{name: "conflict-helm", obj: gitops, opts: conflict.Options{FieldManager: "helm"}},
 		{name: "conflict-none", obj: manifest(map[string]interface{}{"metadata": map[string]interface{}{"name": "web", "namespace": "shop",
 			"labels": map[string]interface{}{"app.kubernetes.io/name": "web"}}}), opts: conflict.Options{FieldManager: "ci"}},
 	}
