@@ -85,15 +85,9 @@ func (o *explainOptions) run(ctx context.Context) error {
 // target is what makes the suggested commands about r pasteable: the
 // object, the connection and input flags, the field manager.
 func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
-	kustomize := o.files.Kustomize
-	if o.helm.release != "" {
-		// Helm adds a label and annotations to what it applies: a kubectl
-		// command over the file itself would remove them. The placeholder
-		// says the manifest is not that file as it is.
-		source, kustomize = "", ""
-	}
-	return remedy.Target{File: source, Kustomize: kustomize, ClusterFlags: o.clusterFlags,
-		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool}
+	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
+		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool,
+		HelmRelease: o.helm.release, HelmRevision: o.helm.revision}
 }
 
 // exitCode says how the run ends: errors first, then what --verify found,

@@ -10,6 +10,7 @@ package remedy
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -160,6 +161,13 @@ type Target struct {
 	Subresource  string
 	// Tool is --for, as given (empty: inferred from FieldManager).
 	Tool Tool
+	// HelmRelease and HelmRevision are --helm-release and --helm-revision:
+	// the manifests are a Helm release's (its own, without File or
+	// Kustomize; or its next render), which kubectl ssa applies with the
+	// label and annotations Helm adds. kubectl apply of the file would
+	// remove them, so Input names a placeholder.
+	HelmRelease  string
+	HelmRevision int
 }
 
 // Line is head, then the connection flags and -n, then rest: the shape of
@@ -180,8 +188,31 @@ func (t Target) SSA(sub []string, rest ...string) Command {
 	return t.Line(head, rest...)
 }
 
-// Input is the -f or -k flag of the manifests.
+// Input is the -f or -k flag of the manifests, for kubectl apply.
 func (t Target) Input() []string {
+	if t.HelmRelease != "" {
+		return []string{"-f", "MANIFEST"}
+	}
+	return t.fileInput()
+}
+
+// SSAInput is the input flags of the manifests for a kubectl ssa command:
+// --helm-release and -f or -k.
+func (t Target) SSAInput() []string {
+	if t.HelmRelease == "" {
+		return t.fileInput()
+	}
+	out := []string{"--helm-release", t.HelmRelease}
+	if t.HelmRevision > 0 {
+		out = append(out, "--helm-revision", strconv.Itoa(t.HelmRevision))
+	}
+	if t.File == "" && t.Kustomize == "" {
+		return out // the release's own manifests
+	}
+	return append(out, t.fileInput()...)
+}
+
+func (t Target) fileInput() []string {
 	switch {
 	case t.Kustomize != "":
 		return []string{"-k", t.Kustomize}

@@ -104,7 +104,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 		if t.Subresource == "" {
 			line(p.Red("#   " + t.ForceApply().String()))
 		}
-		rest := append(append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.ForFlag()...), t.Input()...)
+		rest := append(append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.ForFlag()...), t.SSAInput()...)
 		line(p.Dim("#   see why and the ways out: " + t.Line([]string{"kubectl", "ssa", "explain-conflict"}, rest...).String()))
 	} else if len(r.Conflicts) > 0 {
 		line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))

@@ -253,6 +253,8 @@ func TestHelmReleaseDrift(t *testing.T) {
 		"# helm release web, revision 2 (deployed), from Secret/" + ns + "/sh.helm.release.v1.web.v2: applied client-side",
 		"-  replicas: 5  # kubectl (Update /scale",
 		"+  replicas: 2  # helm (Apply",
+		// the explanation it points to reads the same release
+		"see why and the ways out: kubectl ssa explain-conflict -n " + ns + " --field-manager=helm --helm-release web\n",
 	} {
 		if !strings.Contains(text.stdout, s) {
 			t.Errorf("the text diff does not show %q:\n%s", s, text.stdout)

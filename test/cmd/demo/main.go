@@ -406,6 +406,30 @@ func helmStory(write func(name, content string) string) error {
 	ssa("diff", "--helm-release", "catalog", "--time", "none")
 	caption("Upgrade preflight: helm template ... | kubectl ssa explain-conflict --helm-release catalog -f - (the next render, a new image)")
 	ssa("explain-conflict", "--helm-release", "catalog", "-f", write("catalog-next.yaml", strings.Replace(catalog, "nginx:1.27", "nginx:1.28", 1)))
+	return argoStory(write)
+}
+
+const storefront = `apiVersion: v1
+kind: Service
+metadata: {name: storefront, labels: {app: storefront}}
+spec:
+  selector: {app: storefront}
+  ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]
+`
+
+// argoStory: Argo CD syncs a Service server-side, someone changes its
+// targetPort in Argo CD's UI, and git changes a label.
+func argoStory(write func(name, content string) string) error {
+	caption("Argo CD: a Service synced server-side (argocd-controller), then its targetPort edited in Argo CD's UI (argocd-server)")
+	if err := apply("argocd-controller", storefront); err != nil {
+		return err
+	}
+	if err := patch("Service", "storefront", "argocd-server", `{"spec":{"ports":[{"name":"http","port":80,"protocol":"TCP","targetPort":9090}]}}`); err != nil {
+		return err
+	}
+	ssa("who-owns", "svc/storefront", "--field", ".spec.ports[*].targetPort", "--time", "none")
+	caption("The next sync from git (a new label): explained as Argo CD's UI, with the Application's ignoreDifferences that keeps the edit")
+	ssa("explain-conflict", "-f", write("storefront.yaml", strings.Replace(storefront, "labels: {app: storefront}", "labels: {app: storefront, tier: web}", 1)), "--field-manager", "argocd-controller")
 	return nil
 }
 
