@@ -26,12 +26,8 @@ CONTAINERS=${CONTAINERS:-50}
 
 go build -o "$WORK/floor.built" ./bench/floor
 go build -o "$WORK/paired" ./bench/paired
-# Every measured binary is a copy made the same way: how the page cache
-# holds an executable changes its peak RSS by up to 15 MiB (a file the
-# linker just wrote is held in large folios, mapped whole on first touch).
+# A copy, as lib.sh copies the others (see there).
 cp "$WORK/floor.built" "$WORK/floor"
-cp "$PLUGIN" "$WORK/kubectl-ssa" && PLUGIN=$WORK/kubectl-ssa
-cp "$KUBECTL" "$WORK/kubectl" && KUBECTL=$WORK/kubectl
 start_testbed
 
 # The Deployment: applied by "platform", then scaled and one image set by

@@ -23,6 +23,12 @@ TESTBED=${TESTBED:-$(make -s testbed-path)}
 # exported for hyperfine's --prepare commands
 export WORK
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kubectl-ssa-bench.XXXXXX")
+# The measured binaries are copies made the same way: how the page cache
+# holds an executable changes its peak RSS by up to 15 MiB (a file the
+# linker just wrote can be held in large folios, mapped whole on first
+# touch).
+cp "$PLUGIN" "$WORK/kubectl-ssa" && PLUGIN=$WORK/kubectl-ssa
+cp "$KUBECTL" "$WORK/kubectl" && KUBECTL=$WORK/kubectl
 TESTBED_PID=""
 
 stop_testbed() {
