@@ -52,8 +52,13 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 	} else if fa != nil && !fa.Exact {
 		force += "; admission not evaluated here matches the forced apply: check it with --force-conflicts --verify"
 	}
+	if ToolFor(t) != remedy.Helm {
+		// Helm's own force (helmForce) replaces kubectl's: kubectl apply of
+		// a chart's render would remove the label and annotations Helm
+		// adds, outside the release's history.
+		out = append(out, remedy.Remedy{Kind: remedy.Force, Summary: force, Paths: unique, Command: t.ForceApply()})
+	}
 	out = append(out,
-		remedy.Remedy{Kind: remedy.Force, Summary: force, Paths: unique, Command: t.ForceApply()},
 		remedy.Remedy{Kind: remedy.Leave, Summary: "leave them to their owner: remove these fields from your manifest, then apply", Paths: unique})
 	if len(shareable) > 0 {
 		out = append(out, remedy.Remedy{Kind: remedy.Share, Summary: "share them: set them in your manifest to the live values; equal values are co-owned, not conflicts", Paths: shareable})
@@ -77,7 +82,7 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 			args = append(args, "--from-subresource", cf.Subresource)
 		}
 		args = append(args, "--to", t.FieldManager, "--mode", "applier")
-		out = append(out, remedy.Remedy{Kind: remedy.Handover, Summary: fmt.Sprintf("hand the fields over from %q to %q, without the value ever changing", cf.Manager, t.FieldManager),
+		out = append(out, remedy.Remedy{Kind: remedy.Handover, Summary: fmt.Sprintf("hand the fields over from %q to %q, without their values changing now (the next apply then sets its own, with no conflict)", cf.Manager, t.FieldManager),
 			Manager: cf.Manager, Subresource: cf.Subresource, Paths: paths, Command: t.SSA([]string{"handover"}, args...)})
 	}
 	out = append(out, toolFixes(r, t)...)

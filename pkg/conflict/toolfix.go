@@ -432,7 +432,9 @@ func yamlKey(name string) string {
 // said, with what the owners then do.
 func (f fixer) helmForce() remedy.Remedy {
 	release, ns := "RELEASE", f.r.Object.Namespace
-	if f.r.Live != nil {
+	if f.t.HelmRelease != "" {
+		release = f.t.HelmRelease
+	} else if f.r.Live != nil {
 		a := f.r.Live.GetAnnotations()
 		if n := a["meta.helm.sh/release-name"]; n != "" {
 			release = n

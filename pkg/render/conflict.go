@@ -236,14 +236,22 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	if controllers {
 		fmt.Fprintln(w, "  (The owner scales or controls the object: usually leave the field to it, option 2.)")
 	}
-	fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
+	force := command(r, remedy.Force)
+	if force == "" {
+		// Helm's input: Helm's own flags, with the tool's fixes below.
+		fmt.Fprintf(w, "  1. Take the fields: force the upgrade, with Helm's flags below. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
+	} else {
+		fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
+	}
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
 	if fa := r.ForcedAdmission; fa != nil && fa.Denied != "" {
 		fmt.Fprintln(w, p.Red("     Admission would then refuse it: "+Escape(fa.Denied)))
 	} else if fa != nil && !fa.Exact {
 		fmt.Fprintln(w, p.Yellow("     Admission not evaluated here matches the forced apply ("+Escape(strings.Join(fa.Reasons, "; "))+"): check it with --force-conflicts --verify."))
 	}
-	fmt.Fprintln(w, cmd(command(r, remedy.Force)))
+	if force != "" {
+		fmt.Fprintln(w, cmd(force))
+	}
 	// A path two managers own is one conflict per manager: list it once.
 	var unique []conflict.Conflict
 	listed := map[string]bool{}
@@ -265,7 +273,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 		}
 		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))
 	}
-	fmt.Fprintln(w, "  4. Hand them over to you, without the value ever changing:")
+	fmt.Fprintln(w, "  4. Hand them over to you, without their values changing now (your next apply then sets yours, with no conflict):")
 	handovers := resolutions(r, remedy.Handover)
 	if r.Subresource != "" {
 		fmt.Fprintf(w, "       (not to an apply to /%s: handover gives fields to an applier of the object itself; apply the object with them instead)\n", Escape(r.Subresource))

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -101,7 +102,11 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 	}
 	if len(r.Conflicts) > 0 && !r.Force {
 		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
-		if t.Subresource == "" {
+		switch {
+		case conflict.ToolFor(t) == remedy.Helm:
+			// kubectl apply of the render would drop what Helm adds.
+			line(p.Red("#   helm upgrade with --server-side=true --force-conflicts"))
+		case t.Subresource == "":
 			line(p.Red("#   " + t.ForceApply().String()))
 		}
 		rest := append(append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.ForFlag()...), t.SSAInput()...)
