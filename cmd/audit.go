@@ -88,7 +88,8 @@ default when the object has an applier to adopt them, gives the fields to
 it, so that its next apply keeps or reverts them as its manifest says (the
 declared state; reverting the pod template rolls the pods); forget
 (--fix forget) makes the editor let go: the edited values stay, owned by
-nobody, and no apply reverts them.
+nobody, until an apply whose manifest sets them, which then sets its value
+with no conflict (nothing protects the edit any more).
 
 A hand edit's fields that an applier applies since are no drift nor
 manual edit: the applier holds them at the same values.

@@ -153,7 +153,8 @@ const (
 	// reverts them as its manifest says (the declared state).
 	FixAdopt FixMode = "adopt"
 	// FixForget: the fields are released; their values stay, owned by
-	// nobody, and no apply reverts them.
+	// nobody, until an apply whose manifest sets them: it then sets its
+	// own value with no conflict (nothing protects the edit any more).
 	FixForget FixMode = "forget"
 )
 
@@ -450,14 +451,14 @@ const (
 // manifests, with its fixes: adopt (the applier takes them; its next
 // apply returns them to the declared state), the default when the object
 // has one applier, which it may pick among the expected managers; and
-// forget (release; the values stay, and nothing reverts them).
+// forget (release; the values stay until an apply that sets them).
 func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, scope fixScope) *Finding {
 	release := c.release(e, nil)
 	if scope != scopeEntry {
 		release = c.release(e, paths)
 	}
 	forget := Fix{Mode: FixForget, Command: release,
-		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, and no apply reverts them", describe(e))}
+		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, until an apply whose manifest sets them: it then sets its value with no conflict (adopt, into the manifest, keeps an edit)", describe(e))}
 	var fixes []Fix
 	applier := c.adopter()
 	if applier == "" && scope == scopeItems {
