@@ -55,6 +55,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 		if !o.showSecrets {
 			r.RedactSecrets()
 		}
+		r.Refused = o.helm.refusal(m)
 		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, r))
 		reports = append(reports, r)
 		sources = append(sources, m.Source)
@@ -120,7 +121,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before the input's Namespace exists: their prediction stands unverified (apply the Namespace, then verify again)", notRun, len(reports))}
 	}
 	for _, r := range reports {
-		if r.Message != "" || r.Admission != nil && r.Admission.Denied != "" {
+		if r.Message != "" || r.Admission != nil && r.Admission.Denied != "" || r.Refused != nil {
 			return exit(CodeFound)
 		}
 	}

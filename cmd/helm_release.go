@@ -9,10 +9,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -33,6 +37,9 @@ type helmInput struct {
 	changed func(name string) bool
 	// read is the revision read, once the input is.
 	read *kube.HelmRelease
+	// refusals are Helm's ownership check's errors, by object (helmKey),
+	// of the objects the next render adds to the release.
+	refusals map[string]string
 }
 
 func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
@@ -136,7 +143,63 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 		}
 	}
 	c.AsHelmApplies(ms, h.read, c.Namespace)
+	if files {
+		if h.refusals, err = helmRefusals(ctx, c, ms, h.read); err != nil {
+			return nil, err
+		}
+	}
 	return ms, nil
+}
+
+// helmRefusals is Helm's check of the objects a render adds to a release
+// (pkg/action/upgrade.go: the resources to be created, which
+// existingResourceConflict checks): one that exists already fails the
+// upgrade unless its label and annotations name the release. Objects of
+// the release's revision are not checked, as Helm does not.
+func helmRefusals(ctx context.Context, c *kube.Cluster, ms []kube.Manifest, r *kube.HelmRelease) (map[string]string, error) {
+	prev, err := kube.HelmManifests(r)
+	if err != nil {
+		return nil, err
+	}
+	c.AsHelmApplies(prev, r, c.Namespace)
+	have := map[string]bool{}
+	for _, m := range prev {
+		have[helmKey(m.Object)] = true
+	}
+	out := map[string]string{}
+	for _, m := range ms {
+		key := helmKey(m.Object)
+		if have[key] {
+			continue
+		}
+		live, _, err := c.Live(ctx, m.Object)
+		if err != nil || live == nil {
+			// Not there (created), or not readable: the prediction says
+			// which.
+			continue
+		}
+		ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
+		if msg := helm.CheckOwnership(live, r.Name, ns); msg != "" {
+			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with update: " + msg
+		}
+	}
+	return out, nil
+}
+
+// helmKey is an object as Helm tells its resources apart: group, kind,
+// namespace and name.
+func helmKey(u *unstructured.Unstructured) string {
+	gk := u.GroupVersionKind().GroupKind()
+	return gk.String() + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+// helmRefusal is the refusal of the object of m, if Helm refuses it.
+func (h *helmInput) refusal(m kube.Manifest) *conflict.Refusal {
+	msg, ok := h.refusals[helmKey(m.Object)]
+	if !ok {
+		return nil
+	}
+	return &conflict.Refusal{Tool: remedy.Helm, Release: h.read.Name, Namespace: m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation], Message: msg}
 }
 
 // printHelmHeader says, in the text views, which revision the manifests

@@ -1,6 +1,11 @@
 package helm
 
-import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
 
 // What Helm adds to every object of a release when it applies it
 // (pkg/action/validate.go, setMetadataVisitor): none of it is in the
@@ -29,4 +34,39 @@ func SetMetadata(obj *unstructured.Unstructured, release, namespace string) {
 	annotations[ReleaseNameAnnotation] = release
 	annotations[ReleaseNamespaceAnnotation] = namespace
 	obj.SetAnnotations(annotations)
+}
+
+// CheckOwnership is Helm's check of an object a release is about to
+// create that exists already (pkg/action/validate.go, checkOwnership):
+// Helm adopts it only when its label and annotations name the release,
+// and otherwise fails the install or upgrade with this message (unless
+// given --take-ownership). "" when Helm adopts it.
+func CheckOwnership(live *unstructured.Unstructured, release, namespace string) string {
+	var errs []string
+	if err := requireValue(live.GetLabels(), ManagedByLabel, ManagedBy); err != "" {
+		errs = append(errs, "label validation error: "+err)
+	}
+	annotations := live.GetAnnotations()
+	if err := requireValue(annotations, ReleaseNameAnnotation, release); err != "" {
+		errs = append(errs, "annotation validation error: "+err)
+	}
+	if err := requireValue(annotations, ReleaseNamespaceAnnotation, namespace); err != "" {
+		errs = append(errs, "annotation validation error: "+err)
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %q in namespace %q exists and cannot be imported into the current release: invalid ownership metadata; %s",
+		live.GetKind(), live.GetName(), live.GetNamespace(), strings.Join(errs, "; "))
+}
+
+func requireValue(meta map[string]string, k, v string) string {
+	actual, ok := meta[k]
+	if !ok {
+		return fmt.Sprintf("missing key %q: must be set to %q", k, v)
+	}
+	if actual != v {
+		return fmt.Sprintf("key %q must equal %q: current value is %q", k, v, actual)
+	}
+	return ""
 }

@@ -43,3 +43,43 @@ func TestSetMetadata(t *testing.T) {
 		})
 	}
 }
+
+// Helm's words, as its users paste them from failed upgrades
+// (pkg/action/validate.go, checkOwnership and requireValue).
+func TestCheckOwnership(t *testing.T) {
+	tests := []struct {
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		want        string
+	}{
+		{
+			name: "made by hand: nothing names the release",
+			want: `ConfigMap "extra" in namespace "shop" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "web"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "shop"`,
+		},
+		{
+			name:        "another release's",
+			labels:      map[string]string{ManagedByLabel: "Helm"},
+			annotations: map[string]string{ReleaseNameAnnotation: "other", ReleaseNamespaceAnnotation: "shop"},
+			want:        `ConfigMap "extra" in namespace "shop" exists and cannot be imported into the current release: invalid ownership metadata; annotation validation error: key "meta.helm.sh/release-name" must equal "web": current value is "other"`,
+		},
+		{
+			name:        "the release's: adopted",
+			labels:      map[string]string{ManagedByLabel: "Helm", "app": "x"},
+			annotations: map[string]string{ReleaseNameAnnotation: "web", ReleaseNamespaceAnnotation: "shop"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			u.SetKind("ConfigMap")
+			u.SetName("extra")
+			u.SetNamespace("shop")
+			u.SetLabels(tt.labels)
+			u.SetAnnotations(tt.annotations)
+			if diff := cmp.Diff(tt.want, CheckOwnership(u, "web", "shop")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	helmmeta "github.com/kubectl-ssa/kubectl-ssa/internal/helm"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -30,6 +31,16 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 			out = append(out, remedy.Remedy{Kind: remedy.HandoverToAutoscaler, Summary: summary, Manager: h.Manager, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
 				Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", AutoscalerController)})
 		}
+	}
+	if rf := r.Refused; rf != nil && rf.Tool == remedy.Helm {
+		out = append(out, remedy.Remedy{Kind: remedy.HelmTakeOwnership, Tool: remedy.Helm,
+			Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and the upgrade then applies the chart's values to it",
+			Into:    &remedy.Into{Which: fmt.Sprintf("the helm upgrade of release %q in namespace %q", rf.Release, rf.Namespace), Edit: remedy.Append},
+			Snippet: "--take-ownership"},
+			remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "or give it the release's label, then its annotations, and Helm adopts it",
+				Command: t.Line([]string{"kubectl", "label", t.ResourceArg}, helmmeta.ManagedByLabel+"="+helmmeta.ManagedBy, "--overwrite")},
+			remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "the annotations",
+				Command: t.Line([]string{"kubectl", "annotate", t.ResourceArg}, helmmeta.ReleaseNameAnnotation+"="+rf.Release, helmmeta.ReleaseNamespaceAnnotation+"="+rf.Namespace, "--overwrite")})
 	}
 	if r.Message == "" || len(r.Conflicts) == 0 {
 		return out

@@ -108,6 +108,16 @@ type Retained struct {
 }
 
 // Report is the prediction for one object.
+// Refusal is a tool refusing an object before it applies it.
+type Refusal struct {
+	Tool remedy.Tool `json:"tool"`
+	// Release is the Helm release, Namespace its namespace.
+	Release   string `json:"release,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	// Message is the tool's error, as it words it.
+	Message string `json:"message"`
+}
+
 type Report struct {
 	APIVersion   string              `json:"apiVersion"`
 	Kind         string              `json:"kind"`
@@ -150,6 +160,10 @@ type Report struct {
 	// Admission is what the cluster's admission does to the apply, as far
 	// as known here (nil: not read, as with --local).
 	Admission *admission.Report `json:"admission,omitempty"`
+	// Refused is the applying tool refusing the object before it sends
+	// any apply (Helm's ownership check of an object that exists but is
+	// not the release's); the caller, which knows the tool, sets it.
+	Refused *Refusal `json:"refused,omitempty"`
 	// ForcedAdmission is what admission does to the forced apply, when
 	// this one conflicts (it fails before admission): what taking the
 	// fields with --force-conflicts then meets.

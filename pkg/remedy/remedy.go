@@ -66,11 +66,17 @@ const (
 	// HelmForce: Helm 4's --force-conflicts (the fields take the chart's
 	// values).
 	HelmForce Kind = "helm-force-conflicts"
+	// HelmTakeOwnership: Helm's --take-ownership, which adopts an object
+	// that exists without the release's label and annotations.
+	HelmTakeOwnership Kind = "helm-take-ownership"
+	// HelmOwnershipMetadata: give an object the label or annotations
+	// that make Helm adopt it.
+	HelmOwnershipMetadata Kind = "helm-ownership-metadata"
 )
 
 // Kinds are every Kind, in order.
 var Kinds = []Kind{Force, Leave, Share, Handover, HandoverToAutoscaler, WhoOwns,
-	ArgoCDIgnoreDifferences, FluxKustomizationIgnore, FluxHelmReleaseIgnore, HelmChart, HelmForce}
+	ArgoCDIgnoreDifferences, FluxKustomizationIgnore, FluxHelmReleaseIgnore, HelmChart, HelmForce, HelmTakeOwnership, HelmOwnershipMetadata}
 
 // Tool is an applier whose own settings a remedy can be written in.
 type Tool string

@@ -31,6 +31,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	}
 	who := fmt.Sprintf("%q", r.FieldManager)
 	switch {
+	case r.Refused != nil:
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("REFUSED: %s refuses it before it applies anything: %s", r.Refused.Tool, Escape(r.Refused.Message))))
 	case r.Admission != nil && r.Admission.Denied != "":
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, Escape(who), Escape(r.Admission.Denied))))
 	case r.Action == conflict.ActionCreate:
@@ -100,6 +102,20 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
 		writeResolutions(w, r, p)
+	}
+	if r.Refused != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("Ways to have "+string(r.Refused.Tool)+" adopt it:"))
+		for _, rm := range r.Resolutions {
+			if rm.Kind != remedy.HelmTakeOwnership && rm.Kind != remedy.HelmOwnershipMetadata {
+				continue
+			}
+			fmt.Fprintf(w, "  %s\n", Escape(rm.Summary))
+			if len(rm.Command) > 0 {
+				fmt.Fprintln(w, p.Green("     $ "+rm.Command.String()))
+			}
+			writeSnippet(w, rm, p)
+		}
 	}
 	if r.Force && len(r.Released) > 0 {
 		fmt.Fprintln(w)
@@ -291,8 +307,8 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	}
 	n := 5
 	for _, rm := range r.Resolutions {
-		if rm.Tool == "" {
-			continue
+		if rm.Tool == "" || rm.Kind == remedy.HelmTakeOwnership {
+			continue // (adoption has its own section)
 		}
 		fmt.Fprintf(w, "  %d. %s\n", n, Escape(rm.Summary))
 		n++

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -436,5 +437,79 @@ func TestHelmReleaseErrors(t *testing.T) {
 	r := ssaEnv(t, []string{"HELM_DRIVER=configmap"}, "diff", "-n", ns, "--helm-release", "cm")
 	if r.code != 0 || !strings.Contains(r.stdout, "from ConfigMap/"+ns+"/sh.helm.release.v1.cm.v1") || strings.Contains(r.stdout, "\n-") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestHelmAdoption: a render that adds an object someone made by hand
+// fails Helm's ownership check before anything is applied; the
+// preflight says so in Helm's words, and its fixes (the label and
+// annotations, pasted as kubectl commands) let the next preflight pass.
+func TestHelmAdoption(t *testing.T) {
+	ns := namespace(t)
+	helmWrite(t, ns, "web", helmChart(2, "nginx:1.27"), true)
+	helmReleaseSecret(t, ns, "web", 1, "deployed", "ssa", helmChart(2, "nginx:1.27"))
+	extra := parse(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-extra}\ndata: {mode: fast}\n")
+	extra.SetNamespace(ns)
+	if _, err := resourceFor(t, extra).Create(context.Background(), extra, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatal(err)
+	}
+	next := helmChart(2, "nginx:1.27") + "---\n# Source: web/templates/extra.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-extra\ndata:\n  mode: fast\n"
+	args := []string{"explain-conflict", "-n", ns, "-f", "-", "--helm-release", "web"}
+	want := `rendered manifests contain a resource that already exists. Unable to continue with update: ConfigMap "web-extra" in namespace "` + ns +
+		`" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "web"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "` + ns + `"`
+
+	r := ssaIn(t, next, append(args, "-o", "json")...)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (Helm refuses the upgrade)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var list struct {
+		Items []struct {
+			Object  struct{ Kind string } `json:"object"`
+			Refused *struct {
+				Tool, Release, Namespace, Message string
+			} `json:"refused"`
+			Resolutions []struct {
+				Kind, Snippet, Command string
+			} `json:"resolutions"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	var commands []string
+	for _, rep := range list.Items {
+		switch {
+		case rep.Object.Kind != "ConfigMap" && rep.Refused != nil:
+			t.Errorf("%s of the release is refused: %+v", rep.Object.Kind, rep.Refused)
+		case rep.Object.Kind == "ConfigMap" && (rep.Refused == nil || rep.Refused.Message != want || rep.Refused.Tool != "helm"):
+			t.Errorf("the ConfigMap's refusal: %+v\nwant message %s", rep.Refused, want)
+		case rep.Object.Kind == "ConfigMap":
+			for _, rm := range rep.Resolutions {
+				if rm.Kind == "helm-take-ownership" && rm.Snippet != "--take-ownership" {
+					t.Errorf("take-ownership snippet %q", rm.Snippet)
+				}
+				if rm.Kind == "helm-ownership-metadata" {
+					commands = append(commands, rm.Command)
+				}
+			}
+		}
+	}
+	wantCommands := []string{
+		"kubectl label configmap/web-extra -n " + ns + " app.kubernetes.io/managed-by=Helm --overwrite",
+		"kubectl annotate configmap/web-extra -n " + ns + " meta.helm.sh/release-name=web meta.helm.sh/release-namespace=" + ns + " --overwrite",
+	}
+	if diff := cmp.Diff(wantCommands, commands); diff != "" {
+		t.Errorf("the ownership fixes (-want +got):\n%s", diff)
+	}
+	text := ssaIn(t, next, args...)
+	if text.code != 1 || !strings.Contains(text.stdout, "REFUSED: helm refuses it before it applies anything: "+want) {
+		t.Errorf("text, exit %d:\n%s%s", text.code, text.stdout, text.stderr)
+	}
+
+	// The commands' writes (kubectl label and annotate, as their managers).
+	patch(t, objRef("v1", "ConfigMap", ns, "web-extra"), "kubectl-label", `{"metadata":{"labels":{"app.kubernetes.io/managed-by":"Helm"}}}`)
+	patch(t, objRef("v1", "ConfigMap", ns, "web-extra"), "kubectl-annotate", `{"metadata":{"annotations":{"meta.helm.sh/release-name":"web","meta.helm.sh/release-namespace":"`+ns+`"}}}`)
+	if r := ssaIn(t, next, args...); r.code != 0 {
+		t.Errorf("after the fixes: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
