@@ -216,6 +216,19 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 			how = "applied client-side (Helm 3, or --server-side=false): helm upgrade stays client-side (--server-side=auto) unless given --server-side=true"
 		}
 	}
+	if l := r.Latest; l != nil {
+		// --server-side=auto follows the last revision, whatever its
+		// status (helm's getUpgradeServerSideValue of the last release).
+		method, next := "client-side", "stays client-side"
+		if l.ServerSide() {
+			method, next = "server-side", "applies server-side"
+		}
+		how = strings.TrimSuffix(strings.SplitN(how, ":", 2)[0], " (Helm 3, or --server-side=false)") +
+			fmt.Sprintf("; revision %d after it (%s) was %s, and helm upgrade follows the last revision: it %s next (--server-side=auto)", l.Version, l.Status(), method, next)
+		if !r.ServerSide() && len(o.csaUpgrade) > 0 {
+			how += "; the prediction below first moves helm's client-side ownership to its apply, as a server-side upgrade of a client-side release does"
+		}
+	}
 	status := string(r.Status())
 	if status == "" {
 		status = "no status"

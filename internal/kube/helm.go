@@ -57,6 +57,10 @@ type HelmRelease struct {
 	// Object is the Secret or ConfigMap it was read from, as
 	// Kind/namespace/name.
 	Object string
+	// Latest is the release's highest revision when it is not this one
+	// (an upgrade that failed after the last deployed one): helm
+	// upgrade's --server-side=auto follows its apply method.
+	Latest *helm.Release
 }
 
 // ReadHelmRelease reads revision of release name in namespace ns from
@@ -103,7 +107,37 @@ func (c *Cluster) ReadHelmRelease(ctx context.Context, storage HelmStorage, ns, 
 		return nil, first
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Version > found[j].Version })
+	found[0].Latest = c.latestHelmRevision(ctx, storage, ns, name, found[0].Version)
 	return found[0], nil
+}
+
+// latestHelmRevision is the release's highest revision of any status, when
+// it is above deployed; nil when it is not, or can't be read (the
+// deployed revision stands for it then).
+func (c *Cluster) latestHelmRevision(ctx context.Context, storage HelmStorage, ns, name string, deployed int) *helm.Release {
+	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name}
+	list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil
+	}
+	latest := deployed
+	for _, item := range list.Items {
+		if v, err := strconv.Atoi(item.Labels[helm.LabelVersion]); err == nil && v > latest {
+			latest = v
+		}
+	}
+	if latest == deployed {
+		return nil
+	}
+	obj, err := c.Dynamic.Resource(storage.resource()).Namespace(ns).Get(ctx, helm.ObjectName(name, latest), metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	r, err := decodeHelm(storage, obj)
+	if err != nil {
+		return nil
+	}
+	return r.Release
 }
 
 // decodeHelm decodes the release in a storage object.

@@ -513,3 +513,18 @@ func TestHelmAdoption(t *testing.T) {
 		t.Errorf("after the fixes: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestHelmAutoFollowsLastRevision: --server-side=auto follows the last
+// revision of any status; after a failed server-side upgrade of a
+// client-side release, the next upgrade is server-side too.
+func TestHelmAutoFollowsLastRevision(t *testing.T) {
+	ns := namespace(t)
+	helmWrite(t, ns, "legacy", helmChart(2, "nginx:1.27"), false)
+	helmReleaseSecret(t, ns, "legacy", 1, "deployed", "csa", helmChart(2, "nginx:1.27"))
+	helmReleaseSecret(t, ns, "legacy", 2, "failed", "ssa", helmChart(2, "nginx:1.27"))
+	r := mustSSA(t, 0, "diff", "-n", ns, "--helm-release", "legacy")
+	want := "# helm release legacy, revision 1 (deployed), from Secret/" + ns + "/sh.helm.release.v1.legacy.v1: applied client-side; revision 2 after it (failed) was server-side, and helm upgrade follows the last revision: it applies server-side next (--server-side=auto)"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("the header does not say %q:\n%s", want, r.stdout)
+	}
+}
