@@ -93,6 +93,9 @@ type Conflict struct {
 	Time         *metav1.Time  `json:"time"`
 	LiveValue    interface{}   `json:"liveValue"`
 	AppliedValue interface{}   `json:"appliedValue"`
+	// Likely says what the owner most likely is (Describe): "Argo CD's
+	// UI", "the HorizontalPodAutoscaler"; empty when nothing is known.
+	Likely string `json:"likely,omitempty"`
 }
 
 // Owner returns the conflicting manager's identity.
@@ -107,7 +110,6 @@ type Retained struct {
 	Owners []ownership.Owner `json:"owners"`
 }
 
-// Report is the prediction for one object.
 // Refusal is a tool refusing an object before it applies it.
 type Refusal struct {
 	Tool remedy.Tool `json:"tool"`
@@ -118,6 +120,7 @@ type Refusal struct {
 	Message string `json:"message"`
 }
 
+// Report is the prediction for one object.
 type Report struct {
 	APIVersion   string              `json:"apiVersion"`
 	Kind         string              `json:"kind"`
@@ -490,6 +493,9 @@ func simulateApply(in Input) (*Report, error) {
 		conflicts, err := parseConflicts(status.Status(), live, in.Applied)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for i := range conflicts {
+			conflicts[i].Likely = Describe(conflicts[i].Owner(), conflicts[i].Path.APIServerString())
 		}
 		r.Conflicts = conflicts
 		if !in.Force {

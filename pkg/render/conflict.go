@@ -81,7 +81,12 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 				}
 			}
 			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
-			if d := conflict.Describe(ow, cf.Path.APIServerString()); d != "" {
+			d := cf.Likely
+			if d == "" {
+				// (a report not made by Explain: a test's, or older JSON)
+				d = conflict.Describe(ow, cf.Path.APIServerString())
+			}
+			if d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
 			if d, ok := r.StringDataStore(cf); ok {

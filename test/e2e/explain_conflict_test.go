@@ -37,6 +37,7 @@ type conflictReport struct {
 		Time         *string     `json:"time"`
 		LiveValue    interface{} `json:"liveValue"`
 		AppliedValue interface{} `json:"appliedValue"`
+		Likely       string      `json:"likely"`
 	} `json:"conflicts"`
 	Message    string            `json:"message"`
 	Removed    []string          `json:"removed"`

@@ -346,7 +346,7 @@ func TestHelmPreflight(t *testing.T) {
 			switch rep.Object.Kind {
 			case "Deployment":
 				if len(rep.Conflicts) != 1 || rep.Conflicts[0].Path != ".spec.replicas" || rep.Conflicts[0].Manager != "kubectl" ||
-					rep.Conflicts[0].Subresource != "scale" || rep.Message != message {
+					rep.Conflicts[0].Subresource != "scale" || rep.Message != message || !strings.HasPrefix(rep.Conflicts[0].Likely, "`kubectl scale`") {
 					t.Errorf("%v: Deployment: conflicts %+v, message %q", args, rep.Conflicts, rep.Message)
 				}
 			default:
