@@ -111,6 +111,7 @@ func TestValidationErrors(t *testing.T) {
 		{"diff: helm revision without release", []string{"diff", "-f", "x.yaml", "--helm-revision", "2"}, "--helm-revision goes with --helm-release"},
 		{"diff: helm revision with files", []string{"diff", "-f", "x.yaml", "--helm-release", "web", "--helm-revision", "2"}, "--helm-revision picks the manifests of a revision: with -f/-k the manifests are yours"},
 		{"diff: negative helm revision", []string{"diff", "--helm-release", "web", "--helm-revision", "-1"}, "--helm-revision must be a revision number, 1 or above, not -1"},
+		{"diff: helm revision 0", []string{"diff", "--helm-release", "web", "--helm-revision", "0"}, "--helm-revision must be a revision number, 1 or above, not 0 (without it: the last deployed revision)"},
 		{"diff: helm release and local", []string{"diff", "--helm-release", "web", "--local", "--live-file", "l.yaml"}, "--helm-release reads the release from the cluster, --local never contacts one"},
 		{"diff: bad helm release name", []string{"diff", "--helm-release", "Web App"}, `--helm-release "Web App" is not a Helm release name`},
 		{"diff: helm release and subresource", []string{"diff", "--helm-release", "web", "--subresource", "scale"}, "--subresource predicts an apply to one object's subresource: it does not go with --helm-release"},

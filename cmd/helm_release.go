@@ -87,8 +87,8 @@ func (h *helmInput) validate(o *explainOptions) error {
 		return errors.New("--helm-revision goes with --helm-release")
 	case h.release == "":
 		return nil
-	case h.revision < 0:
-		return fmt.Errorf("--helm-revision must be a revision number, 1 or above, not %d", h.revision)
+	case h.revision < 0, h.revision == 0 && h.changed != nil && h.changed("helm-revision"):
+		return fmt.Errorf("--helm-revision must be a revision number, 1 or above, not %d (without it: the last deployed revision)", h.revision)
 	case h.revision != 0 && (len(o.files.Filenames) > 0 || o.files.Kustomize != ""):
 		return errors.New("--helm-revision picks the manifests of a revision: with -f/-k the manifests are yours, give one or the other")
 	case o.local:

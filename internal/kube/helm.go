@@ -172,7 +172,11 @@ func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name s
 	}
 	if len(list.Items) == 0 {
 		words := append([]string{"kubectl", "get", strings.ToLower(string(storage)) + "s", "-A", "-l", helm.LabelOwner + "=" + helm.Owner}, c.CommandFlags...)
-		return fmt.Errorf("helm release %q not found in namespace %q (no %s labelled %s): check the release name and -n; %s lists the releases", name, ns, storage, sel, shell.Join(words))
+		driver := ""
+		if storage == HelmSecrets {
+			driver = " (and HELM_DRIVER=configmap for a release Helm stores in ConfigMaps)"
+		}
+		return fmt.Errorf("helm release %q not found in namespace %q (no %s labelled %s): check the release name and -n%s; %s lists the releases", name, ns, storage, sel, driver, shell.Join(words))
 	}
 	type rev struct {
 		n      int

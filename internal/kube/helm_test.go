@@ -112,7 +112,7 @@ func TestReadHelmRelease(t *testing.T) {
 		{name: "ConfigMaps with HELM_DRIVER=configmap", storage: HelmConfigMaps, revs: []rev{{1, "deployed"}}, release: "web",
 			want: "ConfigMap/shop/sh.helm.release.v1.web.v1"},
 		{name: "another release's Secrets are not it", revs: []rev{{1, "deployed"}}, release: "api",
-			wantErr: `helm release "api" not found in namespace "shop" (no Secret labelled name=api,owner=helm): check the release name and -n; kubectl get secrets -A -l owner=helm lists the releases`},
+			wantErr: `helm release "api" not found in namespace "shop" (no Secret labelled name=api,owner=helm): check the release name and -n (and HELM_DRIVER=configmap for a release Helm stores in ConfigMaps); kubectl get secrets -A -l owner=helm lists the releases`},
 		{name: "no deployed revision", revs: []rev{{1, "superseded"}, {3, "failed"}, {2, "failed"}}, release: "web",
 			wantErr: `helm release "web" in namespace "shop" has no deployed revision (its revisions: 3 failed, 2 failed, 1 superseded): give one with --helm-revision`},
 		{name: "no such revision", revs: []rev{{1, "superseded"}, {2, "deployed"}}, release: "web", revision: 7,

@@ -396,7 +396,7 @@ func TestHelmReleaseErrors(t *testing.T) {
 		want string
 	}{
 		{"no such release", []string{"--helm-release", "nope"},
-			`error: helm release "nope" not found in namespace "` + ns + `" (no Secret labelled name=nope,owner=helm): check the release name and -n; kubectl get secrets -A -l owner=helm lists the releases`},
+			`error: helm release "nope" not found in namespace "` + ns + `" (no Secret labelled name=nope,owner=helm): check the release name and -n (and HELM_DRIVER=configmap for a release Helm stores in ConfigMaps); kubectl get secrets -A -l owner=helm lists the releases`},
 		{"no deployed revision", []string{"--helm-release", "failed"},
 			`error: helm release "failed" in namespace "` + ns + `" has no deployed revision (its revisions: 1 failed): give one with --helm-revision`},
 		{"no such revision", []string{"--helm-release", "failed", "--helm-revision", "4"},
