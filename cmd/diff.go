@@ -168,6 +168,9 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	if external != "" && len(reports) > 0 && !o.output.out.IsData() {
 		return externalErr // the diff program's answer, as with kubectl diff
 	}
+	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
+		return exit(CodeFound) // said in the header
+	}
 	for _, r := range reports {
 		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
 			return exit(CodeFound)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,9 @@ type helmInput struct {
 	// refusals are Helm's ownership check's errors, by object (helmKey),
 	// of the objects the next render adds to the release.
 	refusals map[string]string
+	// deletes are the objects of the release the next render no longer
+	// has, which the upgrade deletes (Kind/namespace/name).
+	deletes []string
 }
 
 func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
@@ -144,27 +148,44 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 	}
 	c.AsHelmApplies(ms, h.read, c.Namespace)
 	if files {
-		if h.refusals, err = helmRefusals(ctx, c, ms, h.read); err != nil {
+		if h.refusals, h.deletes, err = helmPlan(ctx, c, ms, h.read); err != nil {
 			return nil, err
 		}
 	}
 	return ms, nil
 }
 
-// helmRefusals is Helm's check of the objects a render adds to a release
-// (pkg/action/upgrade.go: the resources to be created, which
-// existingResourceConflict checks): one that exists already fails the
-// upgrade unless its label and annotations name the release. Objects of
-// the release's revision are not checked, as Helm does not.
-func helmRefusals(ctx context.Context, c *kube.Cluster, ms []kube.Manifest, r *kube.HelmRelease) (map[string]string, error) {
+// helmPlan is what Helm does besides applying the render: it checks the
+// objects the render adds to the release (pkg/action/upgrade.go: the
+// resources to be created, which existingResourceConflict checks), and
+// one that exists already fails the upgrade unless its label and
+// annotations name the release (refusals; objects of the release's
+// revision are not checked, as Helm does not); and it deletes the
+// release's objects the render no longer has, but those annotated
+// helm.sh/resource-policy: keep (deletes).
+func helmPlan(ctx context.Context, c *kube.Cluster, ms []kube.Manifest, r *kube.HelmRelease) (map[string]string, []string, error) {
 	prev, err := kube.HelmManifests(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.AsHelmApplies(prev, r, c.Namespace)
-	have := map[string]bool{}
+	have, next := map[string]bool{}, map[string]bool{}
 	for _, m := range prev {
 		have[helmKey(m.Object)] = true
+	}
+	for _, m := range ms {
+		next[helmKey(m.Object)] = true
+	}
+	var deletes []string
+	for _, m := range prev {
+		if next[helmKey(m.Object)] {
+			continue
+		}
+		live, _, err := c.Live(ctx, m.Object)
+		if err != nil || live == nil || live.GetAnnotations()[helmResourcePolicy] == "keep" {
+			continue
+		}
+		deletes = append(deletes, kube.ObjectName(m.Object))
 	}
 	out := map[string]string{}
 	for _, m := range ms {
@@ -183,8 +204,12 @@ func helmRefusals(ctx context.Context, c *kube.Cluster, ms []kube.Manifest, r *k
 			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with update: " + msg
 		}
 	}
-	return out, nil
+	return out, deletes, nil
 }
+
+// helmResourcePolicy is the annotation that keeps an object Helm would
+// delete (helm.sh/resource-policy: keep).
+const helmResourcePolicy = "helm.sh/resource-policy"
 
 // helmKey is an object as Helm tells its resources apart: group, kind,
 // namespace and name.
@@ -233,7 +258,22 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 	if status == "" {
 		status = "no status"
 	}
-	fmt.Fprintf(w, "# helm release %s, revision %d (%s), from %s: %s\n\n", render.Escape(r.Name), r.Version, render.Escape(status), render.Escape(r.Object), how)
+	fmt.Fprintf(w, "# helm release %s, revision %d (%s), from %s: %s\n", render.Escape(r.Name), r.Version, render.Escape(status), render.Escape(r.Object), how)
+	if o.what == "diff" {
+		// (explain-conflict says it of each object.)
+		keys := make([]string, 0, len(o.helm.refusals))
+		for k := range o.helm.refusals {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "# helm refuses the upgrade before it applies anything: %s (kubectl ssa explain-conflict --helm-release says how to have Helm adopt it)\n", render.Escape(o.helm.refusals[k]))
+		}
+	}
+	if d := o.helm.deletes; len(d) > 0 {
+		fmt.Fprintf(w, "# helm upgrade deletes %d object(s) of the release the render no longer has (annotate one helm.sh/resource-policy=keep to keep it): %s\n", len(d), render.Escape(strings.Join(d, ", ")))
+	}
+	fmt.Fprintln(w)
 }
 
 // kubeCluster is the run's cluster clients, made once.

@@ -505,6 +505,17 @@ func TestHelmAdoption(t *testing.T) {
 	if text.code != 1 || !strings.Contains(text.stdout, "REFUSED: helm refuses it before it applies anything: "+want) {
 		t.Errorf("text, exit %d:\n%s%s", text.code, text.stdout, text.stderr)
 	}
+	// diff says it too, and that the upgrade deletes the Service the
+	// render no longer has.
+	const serviceDoc = "---\n# Source: web/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n"
+	if !strings.Contains(next, serviceDoc) {
+		t.Fatalf("the render has no Service as this test expects:\n%s", next)
+	}
+	d := ssaIn(t, strings.Replace(next, serviceDoc, "", 1), "diff", "-n", ns, "-f", "-", "--helm-release", "web")
+	if d.code != 1 || !strings.Contains(d.stdout, "# helm refuses the upgrade before it applies anything: "+want) ||
+		!strings.Contains(d.stdout, "# helm upgrade deletes 1 object(s) of the release the render no longer has (annotate one helm.sh/resource-policy=keep to keep it): Service/"+ns+"/web\n") {
+		t.Errorf("diff, exit %d:\n%s%s", d.code, d.stdout, d.stderr)
+	}
 
 	// The commands' writes (kubectl label and annotate, as their managers).
 	patch(t, objRef("v1", "ConfigMap", ns, "web-extra"), "kubectl-label", `{"metadata":{"labels":{"app.kubernetes.io/managed-by":"Helm"}}}`)
