@@ -69,7 +69,7 @@ Findings (code: severity):
   update-and-apply      warning  one manager recorded as Update and as Apply (Helm 3 and Helm 4 as
                                  "helm", helm#31516): fields only the Update holds are never
                                  removed, and changing shared ones conflicts with itself
-  shared-list-items     warning  items of a list (ports, containers, env) a hand edit made or changed
+  shared-list-items     warning  items of a list (ports, containers, env) a hand edit made
                                  (kubectl edit, patch, set, Argo CD's UI) in a list an applier
                                  applies: its next apply merges rather than replaces (argo-cd#25474)
   controller-scope      warning  kube-controller-manager, kube-scheduler or the kubelet owning spec

@@ -272,7 +272,12 @@ func (c *checker) sharedLists() listEdits {
 		})
 		sort.Strings(order)
 		for _, k := range order {
-			out = append(out, *byList[k])
+			// An edit of fields in items the applier declares (an image
+			// set by hand) is a manual edit: the items stay the applier's,
+			// and nothing is left next to them when the edit is released.
+			if byList[k].made > 0 {
+				out = append(out, *byList[k])
+			}
 		}
 	}
 	return out

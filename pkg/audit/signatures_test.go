@@ -160,13 +160,14 @@ func TestSignatures(t *testing.T) {
 			want: []string{`shared-list-items argocd-server .spec.ports[port=8081,protocol="TCP"] | kubectl ssa handover service/web -n shop --field '.spec.ports[port=8081,protocol="TCP"]' --from argocd-server --to argocd-controller --mode applier`},
 		},
 		{
-			name: "kubectl set env and image: an env item made, a container's field changed",
+			name: "kubectl set env and image: an env item made (shared), a container's field changed (manual)",
 			ops: []scenario.Op{
 				scenario.Apply{Manager: "kustomize-controller", Manifest: web},
 				scenario.Update{Manager: "kubectl-set", Mutate: setEnvAndImage},
 			},
 			want: []string{
-				`shared-list-items kubectl-set .spec.template.spec.containers[name="app"].image | kubectl ssa handover deployment.v1.apps/web -n shop --field '.spec.template.spec.containers[name="app"].image' --from kubectl-set --to kustomize-controller --mode applier`,
+				// the image of the applier's container: a manual edit
+				`manual-edit kubectl-set .spec.template.spec.containers[name="app"].image | kubectl ssa migrate rename deployment.v1.apps/web -n shop --from kubectl-set --field-manager kustomize-controller`,
 				`shared-list-items kubectl-set .spec.template.spec.containers[name="app"].env[name="DEBUG"] | kubectl ssa handover deployment.v1.apps/web -n shop --field '.spec.template.spec.containers[name="app"].env[name="DEBUG"]' --from kubectl-set --to kustomize-controller --mode applier`,
 			},
 		},
