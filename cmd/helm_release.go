@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
@@ -148,79 +147,16 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 	}
 	c.AsHelmApplies(ms, h.read, c.Namespace)
 	if files {
-		if h.refusals, h.deletes, err = helmPlan(ctx, c, ms, h.read); err != nil {
+		if h.refusals, h.deletes, err = c.HelmPlan(ctx, ms, h.read); err != nil {
 			return nil, err
 		}
 	}
 	return ms, nil
 }
 
-// helmPlan is what Helm does besides applying the render: it checks the
-// objects the render adds to the release (pkg/action/upgrade.go: the
-// resources to be created, which existingResourceConflict checks), and
-// one that exists already fails the upgrade unless its label and
-// annotations name the release (refusals; objects of the release's
-// revision are not checked, as Helm does not); and it deletes the
-// release's objects the render no longer has, but those annotated
-// helm.sh/resource-policy: keep (deletes).
-func helmPlan(ctx context.Context, c *kube.Cluster, ms []kube.Manifest, r *kube.HelmRelease) (map[string]string, []string, error) {
-	prev, err := kube.HelmManifests(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.AsHelmApplies(prev, r, c.Namespace)
-	have, next := map[string]bool{}, map[string]bool{}
-	for _, m := range prev {
-		have[helmKey(m.Object)] = true
-	}
-	for _, m := range ms {
-		next[helmKey(m.Object)] = true
-	}
-	var deletes []string
-	for _, m := range prev {
-		if next[helmKey(m.Object)] {
-			continue
-		}
-		live, _, err := c.Live(ctx, m.Object)
-		if err != nil || live == nil || live.GetAnnotations()[helmResourcePolicy] == "keep" {
-			continue
-		}
-		deletes = append(deletes, kube.ObjectName(m.Object))
-	}
-	out := map[string]string{}
-	for _, m := range ms {
-		key := helmKey(m.Object)
-		if have[key] {
-			continue
-		}
-		live, _, err := c.Live(ctx, m.Object)
-		if err != nil || live == nil {
-			// Not there (created), or not readable: the prediction says
-			// which.
-			continue
-		}
-		ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
-		if msg := helm.CheckOwnership(live, r.Name, ns); msg != "" {
-			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with update: " + msg
-		}
-	}
-	return out, deletes, nil
-}
-
-// helmResourcePolicy is the annotation that keeps an object Helm would
-// delete (helm.sh/resource-policy: keep).
-const helmResourcePolicy = "helm.sh/resource-policy"
-
-// helmKey is an object as Helm tells its resources apart: group, kind,
-// namespace and name.
-func helmKey(u *unstructured.Unstructured) string {
-	gk := u.GroupVersionKind().GroupKind()
-	return gk.String() + "/" + u.GetNamespace() + "/" + u.GetName()
-}
-
 // helmRefusal is the refusal of the object of m, if Helm refuses it.
 func (h *helmInput) refusal(m kube.Manifest) *conflict.Refusal {
-	msg, ok := h.refusals[helmKey(m.Object)]
+	msg, ok := h.refusals[kube.HelmKey(m.Object)]
 	if !ok {
 		return nil
 	}

@@ -15,6 +15,9 @@ const (
 	ManagedBy                  = "Helm"
 	ReleaseNameAnnotation      = "meta.helm.sh/release-name"
 	ReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+	// ResourcePolicyAnnotation "keep" keeps an object an upgrade or an
+	// uninstall would delete.
+	ResourcePolicyAnnotation = "helm.sh/resource-policy"
 )
 
 // SetMetadata adds to obj the label and annotations Helm adds before it

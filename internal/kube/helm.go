@@ -266,3 +266,62 @@ func (c *Cluster) HelmReleaseNames(ctx context.Context, storage HelmStorage, ns 
 	sort.Strings(out)
 	return out, nil
 }
+
+// HelmPlan is what Helm does besides applying the render: it checks the
+// objects the render adds to the release (pkg/action/upgrade.go: the
+// resources to be created, which existingResourceConflict checks), and
+// one that exists already fails the upgrade unless its label and
+// annotations name the release (refusals; objects of the release's
+// revision are not checked, as Helm does not); and it deletes the
+// release's objects the render no longer has, but those annotated
+// helm.sh/resource-policy: keep (deletes).
+func (c *Cluster) HelmPlan(ctx context.Context, ms []Manifest, r *HelmRelease) (map[string]string, []string, error) {
+	prev, err := HelmManifests(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.AsHelmApplies(prev, r, c.Namespace)
+	have, next := map[string]bool{}, map[string]bool{}
+	for _, m := range prev {
+		have[HelmKey(m.Object)] = true
+	}
+	for _, m := range ms {
+		next[HelmKey(m.Object)] = true
+	}
+	var deletes []string
+	for _, m := range prev {
+		if next[HelmKey(m.Object)] {
+			continue
+		}
+		live, _, err := c.Live(ctx, m.Object)
+		if err != nil || live == nil || live.GetAnnotations()[helm.ResourcePolicyAnnotation] == "keep" {
+			continue
+		}
+		deletes = append(deletes, ObjectName(m.Object))
+	}
+	out := map[string]string{}
+	for _, m := range ms {
+		key := HelmKey(m.Object)
+		if have[key] {
+			continue
+		}
+		live, _, err := c.Live(ctx, m.Object)
+		if err != nil || live == nil {
+			// Not there (created), or not readable: the prediction says
+			// which.
+			continue
+		}
+		ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
+		if msg := helm.CheckOwnership(live, r.Name, ns); msg != "" {
+			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with update: " + msg
+		}
+	}
+	return out, deletes, nil
+}
+
+// HelmKey is an object as Helm tells its resources apart: group, kind,
+// namespace and name.
+func HelmKey(u *unstructured.Unstructured) string {
+	gk := u.GroupVersionKind().GroupKind()
+	return gk.String() + "/" + u.GetNamespace() + "/" + u.GetName()
+}
