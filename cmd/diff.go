@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
@@ -178,12 +179,15 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	}
 	var names []string
 	for _, r := range reports {
-		if r.Admission != nil && !r.Admission.Exact {
+		switch {
+		case r.Admission != nil && !r.Admission.Exact:
 			names = append(names, notExact(r.Object, r.Admission))
+		case len(r.Unchecked) > 0:
+			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)+" ("+r.Unchecked[0]+")")
 		}
 	}
 	if len(names) > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission may change or refuse the apply: check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission or validation may change or refuse the apply: check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
 	}
 	return nil
 }

@@ -133,14 +133,18 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 func inexact(reports []*conflict.Report) error {
 	var names []string
 	for _, r := range reports {
-		if r.Admission != nil && !r.Admission.Exact && (r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees) {
+		unverified := r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees
+		switch {
+		case r.Admission != nil && !r.Admission.Exact && unverified:
 			names = append(names, notExact(r.Object, r.Admission))
+		case len(r.Unchecked) > 0 && unverified:
+			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)+" ("+r.Unchecked[0]+")")
 		}
 	}
 	if len(names) == 0 {
 		return nil
 	}
-	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
+	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission or validation may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
 }
 
 // notExact names an object and the first reason its admission is not

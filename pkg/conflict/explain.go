@@ -3,12 +3,14 @@ package conflict
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
@@ -211,6 +213,9 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			return nil, err
 		}
 		r.Warnings = append(r.Warnings, warnings...)
+		if r.Message == "" && r.Result != nil {
+			r.Unchecked = duplicatePortNames(r.Result.Object)
+		}
 		r.Schema = tc
 		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
 		r.Storage = t.Storage
@@ -358,3 +363,45 @@ func closingBrace(s string) int {
 }
 
 func (e redactedError) Unwrap() error { return e.err }
+
+// duplicatePortNames finds what the apiserver's validation refuses and
+// the field manager keeps: two items of a ports list (a container's, a
+// Service's) with one name. An apply that merges a port whose number was
+// edited by hand with the declared one makes them (argo-cd#25474).
+// Validation is not modelled here: the prediction says it is unchecked.
+func duplicatePortNames(obj map[string]interface{}) []string {
+	var out []string
+	var walk func(v interface{}, p fieldpath.Path)
+	walk = func(v interface{}, p fieldpath.Path) {
+		switch t := v.(type) {
+		case map[string]interface{}:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				child := append(p.Copy(), fieldpath.PathElement{FieldName: &k})
+				if ports, ok := t[k].([]interface{}); ok && k == "ports" {
+					seen := map[string]bool{}
+					for _, item := range ports {
+						m, _ := item.(map[string]interface{})
+						if name, _ := m["name"].(string); name != "" {
+							if seen[name] {
+								out = append(out, fmt.Sprintf("two ports named %q in %s: the apiserver's validation refuses duplicate port names, which is not modelled here", name, child))
+							}
+							seen[name] = true
+						}
+					}
+				}
+				walk(t[k], child)
+			}
+		case []interface{}:
+			for i, item := range t {
+				walk(item, append(p.Copy(), fieldpath.PathElement{Index: &i}))
+			}
+		}
+	}
+	walk(obj, nil)
+	return out
+}

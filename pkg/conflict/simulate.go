@@ -167,6 +167,10 @@ type Report struct {
 	// any apply (Helm's ownership check of an object that exists but is
 	// not the release's); the caller, which knows the tool, sets it.
 	Refused *Refusal `json:"refused,omitempty"`
+	// Unchecked are what the apiserver checks after the field manager
+	// and this prediction does not, found in the result (validation):
+	// the prediction is not exact, --verify checks it.
+	Unchecked []string `json:"unchecked,omitempty"`
 	// ForcedAdmission is what admission does to the forced apply, when
 	// this one conflicts (it fails before admission): what taking the
 	// fields with --force-conflicts then meets.

@@ -105,6 +105,10 @@ type Report struct {
 	// as known here (as in ConflictReport); its modelled changes are in
 	// Result and Changes.
 	Admission *admission.Report `json:"admission,omitempty"`
+	// Unchecked are what the apiserver checks after the field manager
+	// and this prediction does not, found in the result (as in
+	// ConflictReport).
+	Unchecked []string `json:"unchecked,omitempty"`
 	// Live is the object before the apply (null: the apply creates it);
 	// Result the object as the server would store it after the apply
 	// (the forced apply, when it conflicts), defaults included.
@@ -172,6 +176,7 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 		Unknown:      []pathlang.Path{},
 		Warnings:     append([]string{}, forced.Warnings...),
 		Admission:    forced.Admission,
+		Unchecked:    forced.Unchecked,
 	}
 	result, unknown, err := Result(forced)
 	if err != nil {

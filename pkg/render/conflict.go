@@ -48,6 +48,13 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
+	for _, u := range r.Unchecked {
+		line := "  not exact: " + Escape(u)
+		if h := verifyHint(r.Verify != nil, "--verify"); h != "" {
+			line += ": " + h + " checks it"
+		}
+		fmt.Fprintf(w, "%s\n", p.Yellow(line))
+	}
 	if k, ok := conflict.ApplierOf(r.FieldManager); ok && k.Forces && r.Message != "" && len(r.Conflicts) > 0 {
 		// What the prediction of a plain apply means for a tool that
 		// always forces.

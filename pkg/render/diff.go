@@ -219,6 +219,9 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 			}
 		}
 	}
+	for _, u := range r.Unchecked {
+		line(p.Yellow("# not exact: " + Escape(u) + ": kubectl ssa explain-conflict --verify checks it"))
+	}
 	lines, bad := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
 	for i, l := range lines {
 		if bad[i] {

@@ -614,3 +614,44 @@ func mustRead(t *testing.T, file string) string {
 	}
 	return string(b)
 }
+
+// TestArgoUIPortNumberEdit: argo-cd#25474. A port's number edited in Argo
+// CD's UI is another list item; the next sync merges the declared port
+// back next to it, two ports named http, which the apiserver's validation
+// refuses. Validation is not modelled: the prediction is not exact (exit
+// 4), never a plain success, and --verify has the server say it.
+func TestArgoUIPortNumberEdit(t *testing.T) {
+	ns := namespace(t)
+	const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: guestbook}
+spec:
+  selector: {matchLabels: {app: guestbook}}
+  template:
+    metadata: {labels: {app: guestbook}}
+    spec:
+      containers:
+      - name: ui
+        image: nginx:1.27
+        ports: [{name: http, containerPort: 80, protocol: TCP}]
+`
+	apply(t, ns, "argocd-controller", manifest, true)
+	if _, err := resourceFor(t, objRef("apps/v1", "Deployment", ns, "guestbook")).Patch(context.Background(), "guestbook", types.JSONPatchType,
+		[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/ports/0/containerPort","value":8080}]`), metav1.PatchOptions{FieldManager: "argocd-server"}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "guestbook.yaml")
+	writeFile(t, file, manifest)
+	r := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller")
+	want := `two ports named "http" in .spec.template.spec.containers[0].ports: the apiserver's validation refuses duplicate port names, which is not modelled here`
+	if r.code != 4 || !strings.Contains(r.stdout, "not exact: "+want+": --verify checks it") || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 4:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The server refuses it: --verify says the prediction differs.
+	if v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "--verify"); v.code != 3 || !strings.Contains(v.stdout+v.stderr, `Duplicate value: "http"`) {
+		t.Errorf("--verify: exit %d, want 3 with the server's refusal:\n%s%s", v.code, v.stdout, v.stderr)
+	}
+	if d := ssa(t, "diff", "-n", ns, "-f", file, "--field-manager", "argocd-controller"); d.code != 1 || !strings.Contains(d.stdout, "# not exact: "+want) {
+		t.Errorf("diff: exit %d:\n%s%s", d.code, d.stdout, d.stderr)
+	}
+}
