@@ -2,7 +2,6 @@ package helm
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"flag"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the encoded fixtures from testdata/release.json")
@@ -20,18 +21,11 @@ var update = flag.Bool("update", false, "rewrite the encoded fixtures from testd
 // gzipped at gzip.BestCompression, in standard base64.
 func encode(t *testing.T, js []byte) string {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	s, err := testkit.HelmEncode(js)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write(js); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
+	return s
 }
 
 // source is testdata/release.json as json.Marshal writes it (compact).

@@ -1,11 +1,8 @@
 package kube
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,24 +18,21 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 // helmValue is the "release" value of a storage object as Helm writes
 // it: base64 of the gzipped JSON.
 func helmValue(t *testing.T, name string, revision int, status string) string {
 	t.Helper()
-	js, err := json.Marshal(map[string]interface{}{
+	v, err := testkit.HelmRelease(map[string]interface{}{
 		"name": name, "namespace": "shop", "version": revision, "info": map[string]interface{}{"status": status},
 		"manifest": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-v%d\n", name, revision),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = w.Write(js)
-	_ = w.Close()
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
+	return v
 }
 
 // storageObject is a revision's Secret (its data base64 once more, as

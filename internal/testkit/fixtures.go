@@ -1,5 +1,8 @@
 // Package testkit holds the fixtures and helpers the unit tests of
-// several packages share.
+// several packages share, the reader of the repository's testdata/ and
+// the encoding of a Helm release. The test module (test/e2e, the demo)
+// imports it too: its import path is under this module's, so internal/
+// is open to it. Nothing of the plugin imports it.
 package testkit
 
 import (

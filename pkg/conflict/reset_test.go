@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -158,44 +159,6 @@ func TestSimulateResets(t *testing.T) {
 	}
 }
 
-const gadgetCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Gadget, plural: gadgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string, default: m}
-              note: {type: string}
-              tls:
-                type: object
-                default: {}
-                properties:
-                  enabled: {type: boolean, default: true}
-              ports:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [name]
-                items:
-                  type: object
-                  required: [name]
-                  properties:
-                    name: {type: string}
-                    protocol: {type: string, default: TCP}
-`
-
 type unstructuredCreater struct{}
 
 func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
@@ -204,14 +167,15 @@ func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, err
 	return u, nil
 }
 
+// Dials have schema defaults (testdata/crd/dials.yaml).
 func TestSimulateResetsCustomResource(t *testing.T) {
-	sch, err := conflict.CRDSchema(manifest(t, gadgetCRD))
+	sch, err := conflict.CRDSchema(manifest(t, testkit.Fixture(t, "crd/dials.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}
-	first := `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g","namespace":"shop"},"spec":{"size":"l","note":"x","tls":{"enabled":false},"ports":[{"name":"http","protocol":"UDP"}]}}`
-	applied := `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g","namespace":"shop"},"spec":{"ports":[{"name":"http"}]}}`
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Dial"}
+	first := `{"apiVersion":"example.com/v1","kind":"Dial","metadata":{"name":"g","namespace":"shop"},"spec":{"size":"l","note":"x","tls":{"enabled":false},"ports":[{"name":"http","protocol":"UDP"}]}}`
+	applied := `{"apiVersion":"example.com/v1","kind":"Dial","metadata":{"name":"g","namespace":"shop"},"spec":{"ports":[{"name":"http"}]}}`
 	tests := []struct {
 		name   string
 		schema managedfields.TypeConverter
@@ -237,7 +201,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 			want: removalView{
 				// Deduced: the list is atomic and stays the applier's.
 				Removed:  []string{".spec.note", ".spec.size", ".spec.tls"},
-				Warnings: []string{"no schema with the defaults of example.com/v1, Kind=Gadget: a removed field that has a schema default comes back with it"},
+				Warnings: []string{"no schema with the defaults of example.com/v1, Kind=Dial: a removed field that has a schema default comes back with it"},
 				Changes:  []string{".spec.note", ".spec.size", ".spec.tls"},
 			},
 		},
@@ -270,20 +234,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 // A CRD whose root preserves unknown fields types any spec: --local
 // --schema reads it as the cluster does.
 func TestCRDSchemaPreservesUnknownRoot(t *testing.T) {
-	sch, err := conflict.CRDSchema(manifest(t, `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: blobs.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: blobs, singular: blob, kind: Blob}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`))
+	sch, err := conflict.CRDSchema(manifest(t, testkit.Fixture(t, "crd/blobs.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,55 +1,23 @@
 package conflict_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
-const twoVersions = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gizmos.example.com}
-spec:
-  group: example.com
-  names: {plural: gizmos, kind: Gizmo}
-  scope: Namespaced
-  conversion: {strategy: %s}
-  versions:
-  - name: v1
-    served: true
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {size: {type: string}, extra: {type: string, default: x}, list: {type: array, items: {type: object, properties: {a: {type: string}, b: {type: string}}}}}}
-  - name: v2
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string}
-              list: {type: array, items: {type: object, properties: {a: {type: string}}}}
-              labels: {type: object, additionalProperties: {type: string}}
-              free: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // A custom resource applied at v1 is pruned by v2's schema, where it is
-// stored: unknown properties go at every depth, maps of any keys and
-// preserved subtrees stay.
+// stored (testdata/crd/gizmos.yaml): unknown properties go at every
+// depth, maps of any keys and preserved subtrees stay.
 func TestStorageSchemaPrunes(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gizmo"}
-	crd := manifest(t, fmtCRD("None"))
+	crd := manifest(t, testkit.Fixture(t, "crd/gizmos.yaml"))
 	st := conflict.StorageSchema(crd, gvk)
 	if st == nil {
 		t.Fatal("no storage schema")
@@ -64,11 +32,12 @@ func TestStorageSchemaPrunes(t *testing.T) {
 	if conflict.StorageSchema(crd, gvk.GroupKind().WithVersion("v2")) != nil {
 		t.Error("the storage version itself is pruned")
 	}
-	if conflict.StorageSchema(manifest(t, fmtCRD("Webhook")), gvk) != nil {
+	// The same CRD converted by a webhook.
+	webhook := crd.DeepCopy()
+	if err := unstructured.SetNestedField(webhook.Object, "Webhook", "spec", "conversion", "strategy"); err != nil {
+		t.Fatal(err)
+	}
+	if conflict.StorageSchema(webhook, gvk) != nil {
 		t.Error("a webhook's conversion is guessed")
 	}
-}
-
-func fmtCRD(strategy string) string {
-	return fmt.Sprintf(twoVersions, strategy)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 )
 
@@ -83,34 +84,8 @@ const target = `
   maxReplicas: 10`
 
 // otherMetrics has a metric of every source and target type but CPU
-// utilization.
-const otherMetrics = `
-  - type: Resource
-    resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}
-  - type: ContainerResource
-    containerResource: {name: cpu, container: app, target: {type: Utilization, averageUtilization: 70}}
-  - type: Pods
-    pods:
-      metric: {name: packets-per-second, selector: {matchLabels: {tier: web}}}
-      target: {type: AverageValue, averageValue: 1k}
-  - type: Object
-    object:
-      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main}
-      metric: {name: requests-per-second}
-      target: {type: Value, value: 10k}
-  - type: Object
-    object:
-      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main}
-      metric: {name: requests-per-pod}
-      target: {type: AverageValue, averageValue: "20"}
-  - type: External
-    external:
-      metric: {name: queue-messages, selector: {matchLabels: {queue: jobs}}}
-      target: {type: Value, value: "30"}
-  - type: External
-    external:
-      metric: {name: queue-latency}
-      target: {type: AverageValue, averageValue: 250m}`
+// utilization (testdata/hpa/metrics.yaml), as the items of spec.metrics.
+var otherMetrics = testkit.Nested(testkit.MustReadFixture("hpa/metrics.yaml"), "  ")
 
 const cpu60 = `
   - type: Resource

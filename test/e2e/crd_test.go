@@ -13,48 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 var crdOnce sync.Once
-
-// widgetCRD: spec.endpoints is a map list keyed by host and port; tags is
-// an atomic list (the CRD default).
-const widgetCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              replicas: {type: integer}
-              endpoints:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [host, port]
-                items:
-                  type: object
-                  required: [host, port]
-                  properties:
-                    host: {type: string}
-                    port: {type: integer}
-                    weight: {type: integer}
-              tags:
-                type: array
-                items: {type: string}
-`
 
 // waitPublished waits until the OpenAPI v3 document of each version crd
 // serves holds its kind.
@@ -169,80 +132,13 @@ func waitEstablished(t *testing.T, name string) {
 	t.Fatalf("CRD %s not established", name)
 }
 
-// gadgetCRD is served at v1 and v2 (no conversion webhook: the apiserver
-// only changes apiVersion), so managers can be recorded at either.
-const gadgetCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.example.com
-spec:
-  group: example.com
-  names: {kind: Gadget, plural: gadgets, singular: gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: &schema
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string}
-              color: {type: string}
-              items:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [name]
-                items:
-                  type: object
-                  required: [name]
-                  properties:
-                    name: {type: string}
-                    value: {type: string}
-          status:
-            type: object
-            properties:
-              phase: {type: string}
-  - name: v2
-    served: true
-    storage: false
-    subresources: {status: {}}
-    schema: *schema
-`
-
-// blobCRD has no structural schema beyond "keep everything": the
-// apiserver types it by deduction and every list is atomic.
-const blobCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: blobs.example.com
-spec:
-  group: example.com
-  names: {kind: Blob, plural: blobs, singular: blob}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
-
 var extraCRDs sync.Once
 
 func createExtraCRDs(t *testing.T) {
 	t.Helper()
 	extraCRDs.Do(func() {
-		apply(t, "", "test-setup", gadgetCRD, true)
-		apply(t, "", "test-setup", blobCRD, true)
+		apply(t, "", "test-setup", testkit.Fixture(t, "crd/gadgets.yaml"), true)
+		apply(t, "", "test-setup", testkit.Fixture(t, "crd/blobs.yaml"), true)
 		waitEstablished(t, "gadgets.example.com")
 		waitEstablished(t, "blobs.example.com")
 	})

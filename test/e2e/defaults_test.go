@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -154,50 +155,17 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 	})
 }
 
-// dialCRD has structural defaults: scalars, an object whose default is
-// completed by its own property's default, and a property of list items.
-const dialCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: dials.example.com
-spec:
-  group: example.com
-  names: {kind: Dial, plural: dials, singular: dial}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string, default: m}
-              replicas: {type: integer, default: 1}
-              note: {type: string}
-              tls:
-                type: object
-                default: {}
-                properties:
-                  enabled: {type: boolean, default: true}
-                  minVersion: {type: string}
-              ports:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [name]
-                items:
-                  type: object
-                  required: [name]
-                  properties:
-                    name: {type: string}
-                    protocol: {type: string, default: TCP}
-`
-
 var dialOnce sync.Once
+
+// applyDialCRD installs the Dial CRD (testdata/crd/dials.yaml: structural
+// defaults) once for the suite.
+func applyDialCRD(t *testing.T) {
+	t.Helper()
+	dialOnce.Do(func() {
+		apply(t, "", "test-setup", testkit.Fixture(t, "crd/dials.yaml"), true)
+		waitEstablished(t, "dials.example.com")
+	})
+}
 
 // exportedDeployment is a Deployment as kubectl get -o yaml shows it, with
 // the apiserver's defaults, applied back as a manifest.
@@ -264,10 +232,7 @@ spec:
 `
 
 func TestExplainConflictDefaults(t *testing.T) {
-	dialOnce.Do(func() {
-		apply(t, "", "test-setup", dialCRD, true)
-		waitEstablished(t, "dials.example.com")
-	})
+	applyDialCRD(t)
 	deployment := func(spec string) string {
 		return `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"},"spec":{"selector":{"matchLabels":{"app":"app"}},` + spec + `}}`
 	}

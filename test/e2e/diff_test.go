@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -304,46 +305,15 @@ func daemonSet(tag string) string {
 	return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      containers: [{name: agent, image: 'nginx:" + tag + "'}]\n"
 }
 
-// gizmoCRD serves Gizmos at v1, which declares spec.extra with a default
-// and spec.legacy, and stores them at v2, which declares neither: the
-// apiserver prunes both when it stores a Gizmo applied at v1.
+// gizmoCRD installs testdata/crd/gizmos.yaml: Gizmos served at v1, which
+// declares spec.extra with a default and spec.legacy, and stored at v2,
+// which declares neither: the apiserver prunes both when it stores a
+// Gizmo applied at v1.
 var gizmoOnce sync.Once
 
 func gizmoCRD(t *testing.T, _ string) {
 	gizmoOnce.Do(func() {
-		apply(t, "", "test-setup", `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gizmos.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
-  versions:
-  - name: v1
-    served: true
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string}
-              extra: {type: string, default: x}
-              legacy: {type: boolean}
-  - name: v2
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string}
-`, true)
+		apply(t, "", "test-setup", testkit.Fixture(t, "crd/gizmos.yaml"), true)
 		waitEstablished(t, "gizmos.example.com")
 	})
 }
@@ -465,10 +435,7 @@ func applyAs(manifest, manager string) func(t *testing.T, ns string) {
 // trips (applying a manager's extracted manifest as that manager changes
 // nothing).
 func TestDiffCorpus(t *testing.T) {
-	dialOnce.Do(func() {
-		apply(t, "", "test-setup", dialCRD, true)
-		waitEstablished(t, "dials.example.com")
-	})
+	applyDialCRD(t)
 	for _, c := range diffCases() {
 		t.Run(c.name, func(t *testing.T) { checkDiffCase(t, c) })
 	}

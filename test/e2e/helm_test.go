@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 // The Helm tests write as Helm writes, with no helm binary: Helm 3 (and
@@ -128,15 +128,11 @@ func helmReleaseSecret(t *testing.T, ns, release string, revision int, status, a
 	if applyMethod != "" {
 		rel["apply_method"] = applyMethod
 	}
-	js, err := json.Marshal(rel)
+	value, err := testkit.HelmRelease(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = w.Write(js)
-	_ = w.Close()
-	helmStorageSecret(t, ns, release, revision, status, base64.StdEncoding.EncodeToString(buf.Bytes()))
+	helmStorageSecret(t, ns, release, revision, status, value)
 }
 
 // helmStorageSecret creates the Secret of a revision with value as its

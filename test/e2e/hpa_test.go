@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 )
 
@@ -53,39 +54,17 @@ func readBoth(t *testing.T, ns, name string) (v1, v2 *unstructured.Unstructured)
 	return nil, nil
 }
 
-// The metrics of every source and target type, CPU utilization not first.
-const corpusMetrics = `
-  metrics:
-  - type: Resource
-    resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}
-  - type: Resource
-    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
-  - type: ContainerResource
-    containerResource: {name: cpu, container: app, target: {type: Utilization, averageUtilization: 70}}
-  - type: ContainerResource
-    containerResource: {name: memory, container: app, target: {type: AverageValue, averageValue: 1Gi}}
-  - type: Pods
-    pods:
-      metric: {name: packets-per-second, selector: {matchLabels: {tier: web}}}
-      target: {type: AverageValue, averageValue: 1k}
-  - type: Object
-    object:
-      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main}
-      metric: {name: requests-per-second}
-      target: {type: Value, value: 10k}
-  - type: Object
-    object:
-      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main}
-      metric: {name: requests-per-pod}
-      target: {type: AverageValue, averageValue: "20"}
-  - type: External
-    external:
-      metric: {name: queue-messages, selector: {matchLabels: {queue: jobs}}}
-      target: {type: Value, value: "30"}
-  - type: External
-    external:
-      metric: {name: queue-latency}
-      target: {type: AverageValue, averageValue: 250m}`
+// corpusMetrics: the metrics of every source and target type
+// (testdata/hpa/metrics.yaml), CPU utilization not first, and a second
+// ContainerResource metric (memory, an average value).
+var corpusMetrics = func() string {
+	metrics := testkit.Nested(testkit.MustReadFixture("hpa/metrics.yaml"), "  ")
+	first, rest, _ := strings.Cut(metrics, "\n  - type: ContainerResource")
+	cpu := "\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}"
+	memory := "\n  - type: ContainerResource\n    containerResource: {name: memory, container: app, target: {type: AverageValue, averageValue: 1Gi}}"
+	containerCPU, others, _ := strings.Cut(rest, "\n  - type: Pods")
+	return "\n  metrics:" + first + cpu + "\n  - type: ContainerResource" + containerCPU + memory + "\n  - type: Pods" + others
+}()
 
 const corpusBehavior = `
   behavior:

@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 // The report as scripts read it: the field names here are the documented,
@@ -607,12 +609,12 @@ func ssaLocal(t *testing.T, args ...string) string {
 	return r.stdout
 }
 
-// createCRD installs the Widget CRD (a map list keyed by host+port, a set
-// of tags) once for the suite.
+// createCRD installs the Widget CRD (testdata/crd/widgets.yaml: a map
+// list keyed by host+port, an atomic list of tags) once for the suite.
 func createCRD(t *testing.T) {
 	t.Helper()
 	crdOnce.Do(func() {
-		apply(t, "", "test-setup", widgetCRD, true)
+		apply(t, "", "test-setup", testkit.Fixture(t, "crd/widgets.yaml"), true)
 		waitEstablished(t, "widgets.example.com")
 	})
 }

@@ -6,8 +6,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -27,6 +25,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/test/testbed"
 )
 
@@ -187,37 +186,19 @@ func story() error {
 		_ = os.WriteFile(p, []byte(content), 0o600)
 		return p
 	}
+	// The Widget CRD of the tests: spec.endpoints a map list keyed by
+	// host and port.
+	widgetCRD, err := testkit.ReadFixture("crd/widgets.yaml")
+	if err != nil {
+		return err
+	}
 	steps := []error{
 		apply("kubectl", web),
 		patch("Deployment", "web", "kubectl", `{"spec":{"replicas":4}}`, "scale"),
 		apply("team-a", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"color":"blue","size":"large"}}`),
 		apply("team-b", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"color":"blue","owner":"b"}}`),
 		clientSideApply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"legacy"},"data":{"mode":"old","level":"3"}}`),
-		apply("demo-setup", `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              endpoints:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [host, port]
-                items: {type: object, required: [host, port], properties: {host: {type: string}, port: {type: integer}, weight: {type: integer}}}
-`),
+		apply("demo-setup", widgetCRD),
 	}
 	for _, err := range steps {
 		if err != nil {
@@ -437,7 +418,7 @@ func argoStory(write func(name, content string) string) error {
 // does: the release as JSON, gzipped, base64-encoded, in the Secret's
 // "release" key.
 func helmRelease(name string, revision int, manifest string) error {
-	js, err := json.Marshal(map[string]interface{}{
+	value, err := testkit.HelmRelease(map[string]interface{}{
 		"name": name, "namespace": "default", "version": revision, "apply_method": "ssa",
 		"info":     map[string]interface{}{"status": "deployed", "description": "Install complete"},
 		"chart":    map[string]interface{}{"metadata": map[string]interface{}{"name": name, "version": "1.0.0", "apiVersion": "v2"}},
@@ -446,19 +427,13 @@ func helmRelease(name string, revision int, manifest string) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	_, _ = w.Write(js)
-	if err := w.Close(); err != nil {
-		return err
-	}
 	secret := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
 		"metadata": map[string]interface{}{
 			"name":   fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, revision),
 			"labels": map[string]interface{}{"owner": "helm", "name": name, "status": "deployed", "version": fmt.Sprint(revision)},
 		},
-		"data": map[string]interface{}{"release": base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(buf.Bytes())))},
+		"data": map[string]interface{}{"release": base64.StdEncoding.EncodeToString([]byte(value))},
 	}}
 	_, err = res(secret).Create(context.Background(), secret, metav1.CreateOptions{FieldManager: "helm"})
 	return err
