@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"os"
 	"sort"
 	"strings"
 
@@ -224,4 +226,23 @@ func resourceNames(g *globalOptions, typ string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// helmReleaseNames completes --helm-release: the releases of the
+// namespace, none when they can't be listed.
+func helmReleaseNames(ctx context.Context, o *explainOptions) []string {
+	storage, err := kube.HelmStorageFor(os.Getenv("HELM_DRIVER"))
+	if err != nil {
+		return nil
+	}
+	c, err := o.kubeCluster()
+	if err != nil {
+		return nil
+	}
+	names, err := c.HelmReleaseNames(ctx, storage, c.Namespace)
+	if err != nil {
+		cobra.CompDebugln("listing helm releases: "+err.Error(), true)
+		return nil
+	}
+	return names
 }

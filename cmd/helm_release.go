@@ -131,7 +131,14 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 	// A chart may put objects in other namespaces than the release's:
 	// Helm applies them there, -n or not.
 	c.Enforce = false
-	if h.read, err = c.ReadHelmRelease(ctx, storage, c.Namespace, h.release, h.revision); err != nil {
+	h.read, err = c.ReadHelmRelease(ctx, storage, c.Namespace, h.release, h.revision)
+	var notFound *kube.HelmReleaseNotFoundError
+	if files && errors.As(err, &notFound) {
+		// The next render of a release not installed yet: helm install's
+		// preflight. Helm 4 installs server-side by default.
+		h.read, err = &kube.HelmRelease{Release: &helm.Release{Name: h.release, Namespace: c.Namespace, ApplyMethod: helm.ServerSideApply}}, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if !h.read.ServerSide() && !h.changed("csa-upgrade") {
@@ -170,6 +177,12 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 	if r == nil {
 		return
 	}
+	if r.Version == 0 {
+		fmt.Fprintf(w, "# helm release %s is not installed in namespace %s: the render is predicted as helm install applies it (server-side, Helm 4's default)\n", render.Escape(r.Name), render.Escape(r.Namespace))
+		o.printHelmRefusals(w)
+		fmt.Fprintln(w)
+		return
+	}
 	how := "applied server-side: helm upgrade applies server-side next (--server-side=auto)"
 	if !r.ServerSide() {
 		how = "applied client-side (Helm 3, or --server-side=false): helm upgrade stays client-side (--server-side=auto) unless given --server-side=true, which first moves helm's client-side ownership to its apply; the prediction below makes that move"
@@ -195,21 +208,30 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 		status = "no status"
 	}
 	fmt.Fprintf(w, "# helm release %s, revision %d (%s), from %s: %s\n", render.Escape(r.Name), r.Version, render.Escape(status), render.Escape(r.Object), how)
+	o.printHelmRefusals(w)
+	if d := o.helm.deletes; len(d) > 0 {
+		fmt.Fprintf(w, "# helm upgrade deletes %d object(s) of the release the render no longer has (annotate one helm.sh/resource-policy=keep to keep it): %s\n", len(d), render.Escape(strings.Join(d, ", ")))
+	}
+	fmt.Fprintln(w)
+}
+
+// printHelmRefusals says Helm's ownership refusals in diff's header
+// (explain-conflict says them of each object).
+func (o *explainOptions) printHelmRefusals(w io.Writer) {
+	verb := "upgrade"
+	if o.helm.read != nil && o.helm.read.Version == 0 {
+		verb = "install"
+	}
 	if o.what == "diff" {
-		// (explain-conflict says it of each object.)
 		keys := make([]string, 0, len(o.helm.refusals))
 		for k := range o.helm.refusals {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(w, "# helm refuses the upgrade before it applies anything: %s (kubectl ssa explain-conflict --helm-release says how to have Helm adopt it)\n", render.Escape(o.helm.refusals[k]))
+			fmt.Fprintf(w, "# helm refuses the %s before it applies anything: %s (kubectl ssa explain-conflict --helm-release says how to have Helm adopt it)\n", verb, render.Escape(o.helm.refusals[k]))
 		}
 	}
-	if d := o.helm.deletes; len(d) > 0 {
-		fmt.Fprintf(w, "# helm upgrade deletes %d object(s) of the release the render no longer has (annotate one helm.sh/resource-policy=keep to keep it): %s\n", len(d), render.Escape(strings.Join(d, ", ")))
-	}
-	fmt.Fprintln(w)
 }
 
 // kubeCluster is the run's cluster clients, made once.
@@ -223,23 +245,4 @@ func (o *explainOptions) kubeCluster() (*kube.Cluster, error) {
 	}
 	o.kc = c
 	return c, nil
-}
-
-// helmReleaseNames completes --helm-release: the releases of the
-// namespace, none when they can't be listed.
-func helmReleaseNames(ctx context.Context, o *explainOptions) []string {
-	storage, err := kube.HelmStorageFor(os.Getenv("HELM_DRIVER"))
-	if err != nil {
-		return nil
-	}
-	c, err := o.kubeCluster()
-	if err != nil {
-		return nil
-	}
-	names, err := c.HelmReleaseNames(ctx, storage, c.Namespace)
-	if err != nil {
-		cobra.CompDebugln("listing helm releases: "+err.Error(), true)
-		return nil
-	}
-	return names
 }

@@ -176,7 +176,7 @@ func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name s
 		if storage == HelmSecrets {
 			driver = " (and HELM_DRIVER=configmap for a release Helm stores in ConfigMaps)"
 		}
-		return fmt.Errorf("helm release %q not found in namespace %q (no %s labelled %s): check the release name and -n%s; %s lists the releases", name, ns, storage, sel, driver, shell.Join(words))
+		return &HelmReleaseNotFoundError{msg: fmt.Sprintf("helm release %q not found in namespace %q (no %s labelled %s): check the release name and -n%s; %s lists the releases", name, ns, storage, sel, driver, shell.Join(words))}
 	}
 	type rev struct {
 		n      int
@@ -276,9 +276,12 @@ func (c *Cluster) HelmReleaseNames(ctx context.Context, storage HelmStorage, ns 
 // release's objects the render no longer has, but those annotated
 // helm.sh/resource-policy: keep (deletes).
 func (c *Cluster) HelmPlan(ctx context.Context, ms []Manifest, r *HelmRelease) (map[string]string, []string, error) {
-	prev, err := HelmManifests(r)
-	if err != nil {
-		return nil, nil, err
+	var prev []Manifest
+	if r.Version > 0 {
+		var err error
+		if prev, err = HelmManifests(r); err != nil {
+			return nil, nil, err
+		}
 	}
 	c.AsHelmApplies(prev, r, c.Namespace)
 	have, next := map[string]bool{}, map[string]bool{}
@@ -299,6 +302,10 @@ func (c *Cluster) HelmPlan(ctx context.Context, ms []Manifest, r *HelmRelease) (
 		}
 		deletes = append(deletes, ObjectName(m.Object))
 	}
+	verb := "update"
+	if r.Version == 0 {
+		verb = "install" // a release not installed yet
+	}
 	out := map[string]string{}
 	for _, m := range ms {
 		key := HelmKey(m.Object)
@@ -313,7 +320,7 @@ func (c *Cluster) HelmPlan(ctx context.Context, ms []Manifest, r *HelmRelease) (
 		}
 		ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
 		if msg := helm.CheckOwnership(live, r.Name, ns); msg != "" {
-			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with update: " + msg
+			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with " + verb + ": " + msg
 		}
 	}
 	return out, deletes, nil
@@ -325,3 +332,9 @@ func HelmKey(u *unstructured.Unstructured) string {
 	gk := u.GroupVersionKind().GroupKind()
 	return gk.String() + "/" + u.GetNamespace() + "/" + u.GetName()
 }
+
+// HelmReleaseNotFoundError: Helm's storage holds no revision at all of
+// the release (it was never installed, or was uninstalled).
+type HelmReleaseNotFoundError struct{ msg string }
+
+func (e *HelmReleaseNotFoundError) Error() string { return e.msg }

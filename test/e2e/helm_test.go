@@ -535,3 +535,31 @@ func TestHelmAutoFollowsLastRevision(t *testing.T) {
 		t.Errorf("the header does not say %q:\n%s", want, r.stdout)
 	}
 }
+
+// TestHelmInstallPreflight: a release not installed yet, its render piped
+// in: predicted as helm install applies it, and an object that exists
+// without the release's label and annotations is refused as Helm refuses
+// it.
+func TestHelmInstallPreflight(t *testing.T) {
+	ns := namespace(t)
+	render := helmChart(2, "nginx:1.27")
+	args := []string{"explain-conflict", "-n", ns, "-f", "-", "--helm-release", "fresh"}
+	r := ssaIn(t, render, args...)
+	if r.code != 0 || !strings.Contains(r.stdout, "# helm release fresh is not installed in namespace "+ns+": the render is predicted as helm install applies it (server-side, Helm 4's default)") {
+		t.Fatalf("nothing there yet: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	svc := parse(t, "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n")
+	svc.SetNamespace(ns)
+	if _, err := resourceFor(t, svc).Create(context.Background(), svc, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatal(err)
+	}
+	want := `rendered manifests contain a resource that already exists. Unable to continue with install: Service "web" in namespace "` + ns + `" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "fresh"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "` + ns + `"`
+	r = ssaIn(t, render, args...)
+	if r.code != 1 || !strings.Contains(r.stdout, "# Service/"+ns+"/web: REFUSED: helm refuses it before it applies anything: "+want) {
+		t.Errorf("a Service made by hand: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	d := ssaIn(t, render, "diff", "-n", ns, "-f", "-", "--helm-release", "fresh")
+	if d.code != 1 || !strings.Contains(d.stdout, "# helm refuses the install before it applies anything: "+want) {
+		t.Errorf("diff: exit %d, want 1\n%s%s", d.code, d.stdout, d.stderr)
+	}
+}
