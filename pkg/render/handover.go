@@ -15,7 +15,11 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	from := fmt.Sprintf("%q", r.From)
-	if r.FromSubresource != "" {
+	switch r.FromSubresource {
+	case "":
+	case "-", "none":
+		from += " (the main resource)"
+	default:
 		from += " (/" + r.FromSubresource + ")"
 	}
 	var what string
