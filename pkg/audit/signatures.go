@@ -422,9 +422,13 @@ func (c *checker) updateAndApply() {
 				shared = append(shared, p)
 			}
 		}
-		msg := fmt.Sprintf("%q writes both as Update and as Apply, two managers to the apiserver: no apply of %q removes the %s only its Update entry holds, and one that changes any of the %d both hold conflicts with %q itself (Helm 3's writes under Helm 4). "+
+		both := ""
+		if len(shared) > 0 {
+			both = fmt.Sprintf(", and one that changes any of the %d both hold conflicts with %q itself", len(shared), name)
+		}
+		msg := fmt.Sprintf("%q writes both as Update and as Apply, two managers to the apiserver: no apply of %q removes the %s only its Update entry holds%s (Helm 3's writes under Helm 4). "+
 			"The fix folds the Update entry into the Apply one, whose next apply then removes what the manifest no longer has",
-			name, name, countPaths(only), len(shared), name)
+			name, name, countPaths(only), both)
 		cmd := c.ssa([]string{"migrate", "rename"}, "--from", name, "--field-manager", name)
 		f := c.add(CodeUpdateAndApply, c.obj.ManagedFields[es.updates[0]], only, msg, cmd)
 		if f != nil {
