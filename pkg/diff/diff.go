@@ -538,6 +538,14 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 		return // an apply to a subresource sets only its fields
 	}
 	lastApplied := fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)
+	// A value the apply changes does not stay, though the manifest does
+	// not set it itself: a Secret's data that its stringData sets anew.
+	changed := fieldpath.NewSet()
+	for _, c := range r.Changes {
+		if c.Change != Ownership {
+			changed.Insert(c.Elements)
+		}
+	}
 	for _, s := range sets {
 		// /status is not the main resource's; /scale writes .spec.replicas,
 		// which stays when the manifest drops it.
@@ -550,7 +558,7 @@ func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o
 		s.set.Leaves().Iterate(func(p fieldpath.Path) {
 			// The last-applied annotation is kubectl's bookkeeping, which
 			// kubectl keeps current itself.
-			if applier.Has(p) || IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
+			if applier.Has(p) || changed.Has(p) || IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
 				return
 			}
 			v, ok := pathlang.Lookup(result.Object, p)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +68,34 @@ func TestExplainConflictSecretStringData(t *testing.T) {
 	apply(t, ns, "vault-sync", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"}}`, false)
 	if _, ok, _ := unstructured.NestedString(get(t, s).Object, "data", "user"); !ok {
 		t.Error("the data key went: the warning is wrong")
+	}
+}
+
+// TestDiffStringDataOverAnEdit: data edited by hand, then the applier's
+// stringData sets it anew: the value changes, so it does not "stay".
+func TestDiffStringDataOverAnEdit(t *testing.T) {
+	ns := namespace(t)
+	s := apply(t, ns, "helm", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api"},"stringData":{"token":"one"}}`, false)
+	patch(t, s, "kubectl-edit", `{"data":{"token":"ZWRpdGVk"}}`)
+	file := filepath.Join(t.TempDir(), "secret.yaml")
+	writeFile(t, file, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api"},"stringData":{"token":"two"}}`)
+	r := mustSSA(t, 1, "diff", "-n", ns, "-f", file, "--field-manager", "helm", "-o", "json")
+	var rep diffReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	modified := false
+	for _, c := range rep.Changes {
+		modified = modified || c.Path == ".data.token" && c.Change == "modified"
+	}
+	for _, st := range rep.Stays {
+		for _, p := range st.Paths {
+			if p == ".data.token" {
+				t.Errorf("%s is said to stay, though the apply changes it: %+v", p, st)
+			}
+		}
+	}
+	if !modified {
+		t.Errorf("no .data.token modified: %+v", rep.Changes)
 	}
 }
