@@ -88,7 +88,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
 	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
 		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool,
-		HelmRelease: o.helm.release, HelmRevision: o.helm.revision}
+		HelmRelease: o.helm.release, HelmRevision: o.helm.revision, HelmInstall: o.helm.read != nil && o.helm.read.Version == 0}
 }
 
 // exitCode says how the run ends: errors first, then what --verify found,
@@ -106,6 +106,8 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		case r.Verify == nil:
 		case r.Verify.Status == conflict.VerifyDiffers && r.Admission != nil && !r.Admission.Exact:
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): admission not evaluated here (the report's admission section) changed or refused the apply")}
+		case r.Verify.Status == conflict.VerifyDiffers && len(r.Unchecked) > 0:
+			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): validation not modelled here (the report's unchecked) refused or changed the apply")}
 		case r.Verify.Status == conflict.VerifyDiffers:
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the local prediction differs from the server's dry run (see the report): please report this as a kubectl-ssa bug")}
 		case r.Verify.Status == conflict.VerifyRefused:

@@ -320,7 +320,7 @@ func (c *Cluster) HelmPlan(ctx context.Context, ms []Manifest, r *HelmRelease) (
 		}
 		ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
 		if msg := helm.CheckOwnership(live, r.Name, ns); msg != "" {
-			out[key] = "rendered manifests contain a resource that already exists. Unable to continue with " + verb + ": " + msg
+			out[key] = "unable to continue with " + verb + ": " + msg // Helm 4's words (helm 4.2.4)
 		}
 	}
 	return out, deletes, nil

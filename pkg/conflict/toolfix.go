@@ -443,7 +443,11 @@ func (f fixer) helmForce() remedy.Remedy {
 			ns = n
 		}
 	}
-	which := fmt.Sprintf("the helm upgrade of release %q", release)
+	verb := "upgrade"
+	if f.t.HelmInstall {
+		verb = "install"
+	}
+	which := fmt.Sprintf("the helm %s of release %q", verb, release)
 	if ns != "" {
 		which += fmt.Sprintf(" in namespace %q", ns)
 	}
@@ -453,11 +457,15 @@ func (f fixer) helmForce() remedy.Remedy {
 			controllers = controllers || f.known(cf).Controller
 		}
 	}
-	summary := fmt.Sprintf("With Helm 4's flags, take them: --force-conflicts (default false) makes the upgrade set the chart's values over the live ones of %s", f.owners())
+	summary := fmt.Sprintf("With Helm 4's flags, take them: --force-conflicts (default false) makes the %s set the chart's values over the live ones of %s", verb, f.owners())
 	if controllers {
 		summary += "; a controller writes them back (a fight): prefer the chart change"
 	}
-	summary += ". --server-side=true keeps the upgrade server-side (--server-side=auto, the default, keeps a release installed client-side so)."
+	if f.t.HelmInstall {
+		summary += " (--server-side=true is install's default)."
+	} else {
+		summary += ". --server-side=true keeps the upgrade server-side (--server-side=auto, the default, keeps a release installed client-side so)."
+	}
 	return remedy.Remedy{Kind: remedy.HelmForce, Tool: remedy.Helm, Summary: summary, Paths: f.uniquePaths(),
 		Into:    &remedy.Into{Which: which, Edit: remedy.Append},
 		Snippet: "--server-side=true --force-conflicts"}

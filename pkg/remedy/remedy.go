@@ -174,6 +174,8 @@ type Target struct {
 	// remove them, so Input names a placeholder.
 	HelmRelease  string
 	HelmRevision int
+	// HelmInstall: the release is not installed yet (helm install).
+	HelmInstall bool
 }
 
 // Line is head, then the connection flags and -n, then rest: the shape of

@@ -42,6 +42,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, Escape(who), n, plural(n))))
 	case r.Force && len(r.Conflicts) > 0:
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, Escape(who), len(r.Conflicts), plural(len(r.Conflicts)))))
+	case len(r.Unchecked) > 0:
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the %s as %s has no conflicts, but validation not modelled here may refuse it (below)", verb, Escape(who))))
 	default:
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Green(fmt.Sprintf("the %s as %s succeeds without conflicts", verb, Escape(who))))
 	}

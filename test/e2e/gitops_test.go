@@ -648,7 +648,7 @@ spec:
 		t.Errorf("exit %d, want 4:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// The server refuses it: --verify says the prediction differs.
-	if v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "--verify"); v.code != 3 || !strings.Contains(v.stdout+v.stderr, `Duplicate value: "http"`) {
+	if v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "--verify"); v.code != 3 || !strings.Contains(v.stdout+v.stderr, `Duplicate value: "http"`) || strings.Contains(v.stderr, "kubectl-ssa bug") {
 		t.Errorf("--verify: exit %d, want 3 with the server's refusal:\n%s%s", v.code, v.stdout, v.stderr)
 	}
 	if d := ssa(t, "diff", "-n", ns, "-f", file, "--field-manager", "argocd-controller"); d.code != 1 || !strings.Contains(d.stdout, "# not exact: "+want) {

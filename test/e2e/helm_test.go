@@ -451,7 +451,7 @@ func TestHelmAdoption(t *testing.T) {
 	}
 	next := helmChart(2, "nginx:1.27") + "---\n# Source: web/templates/extra.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-extra\ndata:\n  mode: fast\n"
 	args := []string{"explain-conflict", "-n", ns, "-f", "-", "--helm-release", "web"}
-	want := `rendered manifests contain a resource that already exists. Unable to continue with update: ConfigMap "web-extra" in namespace "` + ns +
+	want := `unable to continue with update: ConfigMap "web-extra" in namespace "` + ns +
 		`" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "web"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "` + ns + `"`
 
 	r := ssaIn(t, next, append(args, "-o", "json")...)
@@ -553,7 +553,7 @@ func TestHelmInstallPreflight(t *testing.T) {
 	if _, err := resourceFor(t, svc).Create(context.Background(), svc, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
 		t.Fatal(err)
 	}
-	want := `rendered manifests contain a resource that already exists. Unable to continue with install: Service "web" in namespace "` + ns + `" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "fresh"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "` + ns + `"`
+	want := `unable to continue with install: Service "web" in namespace "` + ns + `" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "fresh"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "` + ns + `"`
 	r = ssaIn(t, render, args...)
 	if r.code != 1 || !strings.Contains(r.stdout, "# Service/"+ns+"/web: REFUSED: helm refuses it before it applies anything: "+want) {
 		t.Errorf("a Service made by hand: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
