@@ -202,7 +202,7 @@ func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name s
 	if revision > 0 {
 		return fmt.Errorf("helm release %q in namespace %q has no revision %d (its revisions: %s): give one of them with --helm-revision", name, ns, revision, strings.Join(have, ", "))
 	}
-	return fmt.Errorf("helm release %q in namespace %q has no deployed revision (its revisions: %s): give one with --helm-revision", name, ns, strings.Join(have, ", "))
+	return &HelmNoDeployedError{msg: fmt.Sprintf("helm release %q in namespace %q has no deployed revision (its revisions: %s): give one with --helm-revision", name, ns, strings.Join(have, ", "))}
 }
 
 // HelmManifests are the objects of a release's manifest. Secrets among
@@ -338,3 +338,19 @@ func HelmKey(u *unstructured.Unstructured) string {
 type HelmReleaseNotFoundError struct{ msg string }
 
 func (e *HelmReleaseNotFoundError) Error() string { return e.msg }
+
+// HelmNoDeployedError: the release has revisions, none deployed.
+type HelmNoDeployedError struct{ msg string }
+
+func (e *HelmNoDeployedError) Error() string { return e.msg }
+
+// LastHelmRelease is what helm upgrade builds on when no revision is
+// deployed: the last revision, when it failed or was superseded
+// (pkg/action/upgrade.go); nil when it is neither or can't be read.
+func (c *Cluster) LastHelmRelease(ctx context.Context, storage HelmStorage, ns, name string) *HelmRelease {
+	r := c.latestHelmRevision(ctx, storage, ns, name, 0)
+	if r == nil || (r.Status() != "failed" && r.Status() != "superseded") {
+		return nil
+	}
+	return &HelmRelease{Release: r, Object: string(storage) + "/" + ns + "/" + helm.ObjectName(name, r.Version)}
+}

@@ -563,3 +563,20 @@ func TestHelmInstallPreflight(t *testing.T) {
 		t.Errorf("diff: exit %d, want 1\n%s%s", d.code, d.stdout, d.stderr)
 	}
 }
+
+// TestHelmFailedInstallPreflight: a release whose only revision failed
+// (an install that conflicted): helm upgrade builds on that revision, and
+// so does the preflight.
+func TestHelmFailedInstallPreflight(t *testing.T) {
+	ns := namespace(t)
+	helmReleaseSecret(t, ns, "new", 1, "failed", "ssa", helmChart(2, "nginx:1.27"))
+	r := ssaIn(t, helmChart(2, "nginx:1.27"), "explain-conflict", "-n", ns, "-f", "-", "--helm-release", "new")
+	if r.code != 0 || !strings.Contains(r.stdout, "# helm release new, revision 1 (failed), from Secret/"+ns+"/sh.helm.release.v1.new.v1: applied server-side") {
+		t.Errorf("exit %d, want 0 with the failed revision as the base:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Alone, with nothing to diff but the release itself, it still says
+	// there is no deployed revision.
+	if r := ssa(t, "diff", "-n", ns, "--helm-release", "new"); r.code != 2 || !strings.Contains(r.stderr, "has no deployed revision") {
+		t.Errorf("diff of the release alone: exit %d\n%s", r.code, r.stderr)
+	}
+}
