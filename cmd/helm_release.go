@@ -172,7 +172,10 @@ func (h *helmInput) refusal(m kube.Manifest) *conflict.Refusal {
 	if !ok {
 		return nil
 	}
-	return &conflict.Refusal{Tool: remedy.Helm, Release: h.read.Name, Namespace: m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation], Message: msg}
+	ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
+	return &conflict.Refusal{Tool: remedy.Helm, Release: h.read.Name, Namespace: ns, Message: msg,
+		Labels:      map[string]string{helm.ManagedByLabel: helm.ManagedBy},
+		Annotations: map[string]string{helm.ReleaseNameAnnotation: h.read.Name, helm.ReleaseNamespaceAnnotation: ns}}
 }
 
 // kubeCluster is the run's cluster clients, made once.

@@ -7,7 +7,6 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	helmmeta "github.com/kubectl-ssa/kubectl-ssa/internal/helm"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -36,11 +35,15 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 		out = append(out, remedy.Remedy{Kind: remedy.HelmTakeOwnership, Tool: remedy.Helm,
 			Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and the upgrade then applies the chart's values to it",
 			Into:    &remedy.Into{Which: fmt.Sprintf("the helm install or upgrade of release %q in namespace %q", rf.Release, rf.Namespace), Edit: remedy.Append},
-			Snippet: "--take-ownership"},
-			remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "or give it the release's label, then its annotations, and Helm adopts it",
-				Command: t.Line([]string{"kubectl", "label", t.ResourceArg}, helmmeta.ManagedByLabel+"="+helmmeta.ManagedBy, "--overwrite")},
-			remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "the annotations",
-				Command: t.Line([]string{"kubectl", "annotate", t.ResourceArg}, helmmeta.ReleaseNameAnnotation+"="+rf.Release, helmmeta.ReleaseNamespaceAnnotation+"="+rf.Namespace, "--overwrite")})
+			Snippet: "--take-ownership"})
+		if len(rf.Labels) > 0 {
+			out = append(out, remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "or give it the release's label, then its annotations, and Helm adopts it",
+				Command: t.Line([]string{"kubectl", "label", t.ResourceArg}, append(keyValues(rf.Labels), "--overwrite")...)})
+		}
+		if len(rf.Annotations) > 0 {
+			out = append(out, remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "the annotations",
+				Command: t.Line([]string{"kubectl", "annotate", t.ResourceArg}, append(keyValues(rf.Annotations), "--overwrite")...)})
+		}
 	}
 	if r.Message == "" || len(r.Conflicts) == 0 {
 		return out
@@ -157,4 +160,14 @@ func Takes(conflicts []Conflict) string {
 		out = append(out, fmt.Sprintf("%s from %s", strings.Join(byOwner[k], ", "), k))
 	}
 	return strings.Join(out, "; ")
+}
+
+// keyValues are a map's entries as KEY=VALUE words, in key order.
+func keyValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }

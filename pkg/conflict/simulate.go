@@ -118,6 +118,11 @@ type Refusal struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Message is the tool's error, as it words it.
 	Message string `json:"message"`
+	// Labels and Annotations are what the object needs for the tool to
+	// take it (Helm's ownership metadata); set by the caller, which
+	// knows the tool.
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Report is the prediction for one object.
