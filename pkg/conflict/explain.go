@@ -3,14 +3,12 @@ package conflict
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
@@ -214,7 +212,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}
 		r.Warnings = append(r.Warnings, warnings...)
 		if r.Message == "" && r.Result != nil {
-			r.Unchecked = duplicatePortNames(r.Result.Object)
+			r.Unchecked = duplicatePortNames(r.Result)
 		}
 		r.Schema = tc
 		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
@@ -369,39 +367,42 @@ func (e redactedError) Unwrap() error { return e.err }
 // Service's) with one name. An apply that merges a port whose number was
 // edited by hand with the declared one makes them (argo-cd#25474).
 // Validation is not modelled here: the prediction says it is unchecked.
-func duplicatePortNames(obj map[string]interface{}) []string {
-	var out []string
-	var walk func(v interface{}, p fieldpath.Path)
-	walk = func(v interface{}, p fieldpath.Path) {
-		switch t := v.(type) {
-		case map[string]interface{}:
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				child := append(p.Copy(), fieldpath.PathElement{FieldName: &k})
-				if ports, ok := t[k].([]interface{}); ok && k == "ports" {
-					seen := map[string]bool{}
-					for _, item := range ports {
-						m, _ := item.(map[string]interface{})
-						if name, _ := m["name"].(string); name != "" {
-							if seen[name] {
-								out = append(out, fmt.Sprintf("two ports named %q in %s: the apiserver's validation refuses duplicate port names, which is not modelled here", name, child))
-							}
-							seen[name] = true
-						}
-					}
-				}
-				walk(t[k], child)
-			}
-		case []interface{}:
-			for i, item := range t {
-				walk(item, append(p.Copy(), fieldpath.PathElement{Index: &i}))
+func duplicatePortNames(obj *unstructured.Unstructured) []string {
+	gvk := obj.GroupVersionKind()
+	type list struct {
+		path  string
+		ports interface{}
+	}
+	var lists []list
+	if gvk.Group == "" && gvk.Kind == "Service" {
+		ports, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "ports")
+		lists = append(lists, list{".spec.ports", ports})
+	}
+	if path := defaults.PodSpecPath(gvk.Group, gvk.Kind); path != nil {
+		spec, _, _ := unstructured.NestedFieldNoCopy(obj.Object, path...)
+		specMap, _ := spec.(map[string]interface{})
+		for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
+			cs, _ := specMap[field].([]interface{})
+			for _, c := range cs {
+				cm, _ := c.(map[string]interface{})
+				name, _ := cm["name"].(string)
+				lists = append(lists, list{fmt.Sprintf(".%s.%s[name=%q].ports", strings.Join(path, "."), field, name), cm["ports"]})
 			}
 		}
 	}
-	walk(obj, nil)
+	var out []string
+	for _, l := range lists {
+		items, _ := l.ports.([]interface{})
+		seen := map[string]bool{}
+		for _, item := range items {
+			m, _ := item.(map[string]interface{})
+			if name, _ := m["name"].(string); name != "" {
+				if seen[name] {
+					out = append(out, fmt.Sprintf("two ports named %q in %s: the apiserver's validation refuses duplicate port names, which is not modelled here", name, l.path))
+				}
+				seen[name] = true
+			}
+		}
+	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The apiserver refuses two ports of one name; the field manager merges a
@@ -12,14 +13,38 @@ func TestDuplicatePortNames(t *testing.T) {
 	port := func(n int64, name string) interface{} {
 		return map[string]interface{}{"containerPort": n, "name": name, "protocol": "TCP"}
 	}
-	obj := map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
-		"containers": []interface{}{
-			map[string]interface{}{"name": "a", "ports": []interface{}{port(80, "http"), port(8080, "http")}},
-			map[string]interface{}{"name": "b", "ports": []interface{}{port(80, "http"), port(81, "admin"), port(82, "")}},
+	tests := []struct {
+		name string
+		obj  map[string]interface{}
+		want []string
+	}{
+		{
+			name: "a Deployment's container",
+			obj: map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
+				"containers": []interface{}{
+					map[string]interface{}{"name": "a", "ports": []interface{}{port(80, "http"), port(8080, "http")}},
+					map[string]interface{}{"name": "b", "ports": []interface{}{port(80, "http"), port(81, "admin"), port(82, "")}},
+				},
+			}}}},
+			want: []string{`two ports named "http" in .spec.template.spec.containers[name="a"].ports: the apiserver's validation refuses duplicate port names, which is not modelled here`},
 		},
-	}}}}
-	want := []string{`two ports named "http" in .spec.template.spec.containers[0].ports: the apiserver's validation refuses duplicate port names, which is not modelled here`}
-	if diff := cmp.Diff(want, duplicatePortNames(obj)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+		{
+			name: "a Service",
+			obj: map[string]interface{}{"apiVersion": "v1", "kind": "Service", "spec": map[string]interface{}{
+				"ports": []interface{}{map[string]interface{}{"name": "http", "port": int64(80)}, map[string]interface{}{"name": "http", "port": int64(8080)}},
+			}},
+			want: []string{`two ports named "http" in .spec.ports: the apiserver's validation refuses duplicate port names, which is not modelled here`},
+		},
+		{
+			name: "a ConfigMap's data is no ports list",
+			obj:  map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]interface{}{"ports": "http"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, duplicatePortNames(&unstructured.Unstructured{Object: tt.obj})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

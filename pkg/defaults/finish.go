@@ -26,22 +26,28 @@ func Finish(u *unstructured.Unstructured) {
 
 // podSpecOf is the pod spec a built-in kind holds (nil: none).
 func podSpecOf(obj map[string]interface{}, group, kind string) map[string]interface{} {
-	var path []string
-	switch {
-	case group == "" && kind == "Pod":
-		path = []string{"spec"}
-	case group == "" && kind == "PodTemplate":
-		path = []string{"template", "spec"}
-	case group == "" && kind == "ReplicationController", group == "apps", group == "batch" && kind == "Job":
-		path = []string{"spec", "template", "spec"}
-	case group == "batch" && kind == "CronJob":
-		path = []string{"spec", "jobTemplate", "spec", "template", "spec"}
-	default:
+	path := PodSpecPath(group, kind)
+	if path == nil {
 		return nil
 	}
 	m, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
 	spec, _ := m.(map[string]interface{})
 	return spec
+}
+
+// PodSpecPath is where a built-in kind holds a pod spec (nil: none).
+func PodSpecPath(group, kind string) []string {
+	switch {
+	case group == "" && kind == "Pod":
+		return []string{"spec"}
+	case group == "" && kind == "PodTemplate":
+		return []string{"template", "spec"}
+	case group == "" && kind == "ReplicationController", group == "apps", group == "batch" && kind == "Job":
+		return []string{"spec", "template", "spec"}
+	case group == "batch" && kind == "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	}
+	return nil
 }
 
 // serviceAccountAlias: SetDefaults_PodSpec keeps serviceAccount, the

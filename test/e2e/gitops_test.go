@@ -643,7 +643,7 @@ spec:
 	file := filepath.Join(t.TempDir(), "guestbook.yaml")
 	writeFile(t, file, manifest)
 	r := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller")
-	want := `two ports named "http" in .spec.template.spec.containers[0].ports: the apiserver's validation refuses duplicate port names, which is not modelled here`
+	want := `two ports named "http" in .spec.template.spec.containers[name="ui"].ports: the apiserver's validation refuses duplicate port names, which is not modelled here`
 	if r.code != 4 || !strings.Contains(r.stdout, "not exact: "+want+": --verify checks it") || !strings.Contains(r.stderr, want) {
 		t.Errorf("exit %d, want 4:\n%s%s", r.code, r.stdout, r.stderr)
 	}
