@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -22,26 +23,7 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 		fmt.Fprintln(w)
 		return
 	}
-	how := "applied server-side: helm upgrade applies server-side next (--server-side=auto)"
-	if !r.ServerSide() {
-		how = "applied client-side (Helm 3, or --server-side=false): helm upgrade stays client-side (--server-side=auto) unless given --server-side=true, which first moves helm's client-side ownership to its apply; the prediction below makes that move"
-		if len(o.csaUpgrade) == 0 {
-			how = "applied client-side (Helm 3, or --server-side=false): helm upgrade stays client-side (--server-side=auto) unless given --server-side=true"
-		}
-	}
-	if l := r.Latest; l != nil {
-		// --server-side=auto follows the last revision, whatever its
-		// status (helm's getUpgradeServerSideValue of the last release).
-		method, next := "client-side", "stays client-side"
-		if l.ServerSide() {
-			method, next = "server-side", "applies server-side"
-		}
-		how = strings.TrimSuffix(strings.SplitN(how, ":", 2)[0], " (Helm 3, or --server-side=false)") +
-			fmt.Sprintf("; revision %d after it (%s) was %s, and helm upgrade follows the last revision: it %s next (--server-side=auto)", l.Version, l.Status(), method, next)
-		if !r.ServerSide() && len(o.csaUpgrade) > 0 {
-			how += "; the prediction below first moves helm's client-side ownership to its apply, as a server-side upgrade of a client-side release does"
-		}
-	}
+	how := helmHow(r, len(o.csaUpgrade) > 0)
 	status := string(r.Status())
 	if status == "" {
 		status = "no status"
@@ -52,6 +34,39 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 		fmt.Fprintf(w, "# helm upgrade deletes %d object(s) of the release the render no longer has (annotate one helm.sh/resource-policy=keep to keep it): %s\n", len(d), render.Escape(strings.Join(d, ", ")))
 	}
 	fmt.Fprintln(w)
+}
+
+// helmHow says how Helm applied the revision and how helm upgrade's
+// --server-side=auto applies next: as the last revision, whatever its
+// status (helm's getUpgradeServerSideValue of the last release); moves:
+// the prediction makes the client-side-to-server-side move first.
+func helmHow(r *kube.HelmRelease, moves bool) string {
+	const (
+		server = "applied server-side"
+		client = "applied client-side (Helm 3, or --server-side=false)"
+		move   = "first moves helm's client-side ownership to its apply"
+	)
+	if l := r.Latest; l != nil {
+		applied, method, next := "applied client-side", "client-side", "stays client-side"
+		if r.ServerSide() {
+			applied = server
+		}
+		if l.ServerSide() {
+			method, next = "server-side", "applies server-side"
+		}
+		how := fmt.Sprintf("%s; revision %d after it (%s) was %s, and helm upgrade follows the last revision: it %s next (--server-side=auto)", applied, l.Version, l.Status(), method, next)
+		if !r.ServerSide() && moves {
+			how += "; the prediction below " + move + ", as a server-side upgrade of a client-side release does"
+		}
+		return how
+	}
+	switch {
+	case r.ServerSide():
+		return server + ": helm upgrade applies server-side next (--server-side=auto)"
+	case moves:
+		return client + ": helm upgrade stays client-side (--server-side=auto) unless given --server-side=true, which " + move + "; the prediction below makes that move"
+	}
+	return client + ": helm upgrade stays client-side (--server-side=auto) unless given --server-side=true"
 }
 
 // printHelmRefusals says Helm's ownership refusals in diff's header
