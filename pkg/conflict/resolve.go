@@ -33,7 +33,7 @@ func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
 	}
 	if rf := r.Refused; rf != nil && rf.Tool == remedy.Helm {
 		out = append(out, remedy.Remedy{Kind: remedy.HelmTakeOwnership, Tool: remedy.Helm,
-			Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and the upgrade then applies the chart's values to it",
+			Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and Helm then applies the chart's values to it",
 			Into:    &remedy.Into{Which: fmt.Sprintf("the helm install or upgrade of release %q in namespace %q", rf.Release, rf.Namespace), Edit: remedy.Append},
 			Snippet: "--take-ownership"})
 		if len(rf.Labels) > 0 {

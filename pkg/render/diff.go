@@ -105,7 +105,11 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 		switch {
 		case conflict.ToolFor(t) == remedy.Helm:
 			// kubectl apply of the render would drop what Helm adds.
-			line(p.Red("#   helm upgrade with --server-side=true --force-conflicts"))
+			verb := "upgrade"
+			if t.HelmInstall {
+				verb = "install"
+			}
+			line(p.Red("#   helm " + verb + " with --server-side=true --force-conflicts"))
 		case t.Subresource == "":
 			line(p.Red("#   " + t.ForceApply().String()))
 		}
