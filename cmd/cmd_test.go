@@ -114,6 +114,7 @@ func TestValidationErrors(t *testing.T) {
 		{"diff: helm revision 0", []string{"diff", "--helm-release", "web", "--helm-revision", "0"}, "--helm-revision must be a revision number, 1 or above, not 0 (without it: the last deployed revision)"},
 		{"diff: helm release and local", []string{"diff", "--helm-release", "web", "--local", "--live-file", "l.yaml"}, "--helm-release reads the release from the cluster, --local never contacts one"},
 		{"diff: bad helm release name", []string{"diff", "--helm-release", "Web App"}, `--helm-release "Web App" is not a Helm release name`},
+		{"diff: helm release name with an underscore", []string{"diff", "--helm-release", "web_app"}, `--helm-release "web_app" is not a Helm release name`},
 		{"diff: helm release and subresource", []string{"diff", "--helm-release", "web", "--subresource", "scale"}, "--subresource predicts an apply to one object's subresource: it does not go with --helm-release"},
 		{"explain-conflict: csa-upgrade and verify", []string{"explain-conflict", "-f", "x.yaml", "--csa-upgrade", "helm", "--verify"}, "--verify can't check a prediction with --csa-upgrade"},
 		{"explain-conflict: csa-upgrade and subresource", []string{"explain-conflict", "-f", "x.yaml", "--csa-upgrade", "helm", "--subresource", "scale"}, "--csa-upgrade moves ownership of the main resource"},

@@ -96,7 +96,13 @@ func (h *helmInput) validate(o *explainOptions) error {
 	case o.subresource != "":
 		return errors.New("--subresource predicts an apply to one object's subresource: it does not go with --helm-release")
 	}
-	if errs := validation.IsValidLabelValue(h.release); len(errs) > 0 {
+	// Helm's own rule (chartutil.ValidateReleaseName): a DNS-1123
+	// subdomain of at most 53 characters.
+	errs := validation.IsDNS1123Subdomain(h.release)
+	if len(h.release) > 53 {
+		errs = append(errs, "must be no more than 53 characters")
+	}
+	if len(errs) > 0 {
 		return fmt.Errorf("--helm-release %q is not a Helm release name: %s", h.release, strings.Join(errs, "; "))
 	}
 	return nil
