@@ -23,11 +23,7 @@ CONTAINERS=${CONTAINERS:-10}
 
 start_testbed
 
-manifest 2 nginx:1.27 >"$WORK/live.yaml"
-manifest 4 nginx:1.28 >"$WORK/m.yaml"
-run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/live.yaml"
-run_ok "$KUBECTL" scale deployment web --replicas=3
-run_ok "$KUBECTL" set image deployment/web c0=nginx:1.27-hotfix
+conflicting_deployment
 
 # The apply conflicts (exit 1) on .spec.replicas and the image of c0, and
 # the prediction agrees with the server.

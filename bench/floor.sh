@@ -30,13 +30,7 @@ go build -o "$WORK/paired" ./bench/paired
 cp "$WORK/floor.built" "$WORK/floor"
 start_testbed
 
-# The Deployment: applied by "platform", then scaled and one image set by
-# hand, so platform's next apply (4 replicas, every image new) conflicts.
-manifest 2 nginx:1.27 >"$WORK/live.yaml"
-manifest 4 nginx:1.28 >"$WORK/m.yaml"
-run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/live.yaml"
-run_ok "$KUBECTL" scale deployment web --replicas=3
-run_ok "$KUBECTL" set image deployment/web c0=nginx:1.27-hotfix
+conflicting_deployment
 # diff's inputs: the live object with one image changed, and with 49.
 sed 's/^  replicas: 2$/  replicas: 3/; 0,/image: nginx:1.27/s//image: nginx:1.27-hotfix/' "$WORK/live.yaml" >"$WORK/base.yaml"
 awk '/image: nginx:1.27$/ && !done { sub(/nginx:1.27/, "nginx:1.29"); done = 1 } { print }' "$WORK/base.yaml" >"$WORK/one.yaml"

@@ -159,3 +159,15 @@ YAML
 YAML
 	done
 }
+
+# conflicting_deployment: Deployment "web" ($CONTAINERS containers)
+# applied by "platform" ($WORK/live.yaml), then scaled and one image set by
+# hand, so platform's next apply ($WORK/m.yaml: 4 replicas, every image
+# new) conflicts on .spec.replicas and c0's image.
+conflicting_deployment() {
+	manifest 2 nginx:1.27 >"$WORK/live.yaml"
+	manifest 4 nginx:1.28 >"$WORK/m.yaml"
+	run_ok "$KUBECTL" apply --server-side --field-manager=platform -f "$WORK/live.yaml"
+	run_ok "$KUBECTL" scale deployment web --replicas=3
+	run_ok "$KUBECTL" set image deployment/web c0=nginx:1.27-hotfix
+}
