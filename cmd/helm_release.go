@@ -44,7 +44,7 @@ type helmInput struct {
 
 func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
 	f := cmd.Flags()
-	f.StringVar(&h.release, "helm-release", "", "The Helm release the manifests belong to, in the namespace of -n, read from Helm's storage (Secrets, or ConfigMaps with HELM_DRIVER=configmap) without the helm binary. Alone, the manifests are its last deployed revision's; with -f/-k, they are its next render (helm template's output). Either way they are predicted as Helm applies them: as field manager helm, with the label and annotations Helm adds, objects without a namespace in the release's.")
+	f.StringVar(&h.release, "helm-release", "", "The Helm release the manifests belong to, in the namespace of -n, read from Helm's storage (Secrets, or ConfigMaps with HELM_DRIVER=configmap) without the helm binary. Alone, the manifests are its last deployed revision's; with -f/-k, they are its next render (helm template's output), or its first: a release not installed yet is predicted as helm install applies it. Either way they are predicted as Helm applies them: as field manager helm, with the label and annotations Helm adds, objects without a namespace in the release's.")
 	_ = cmd.RegisterFlagCompletionFunc("helm-release", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		ctx := cmd.Context()
 		if ctx == nil {
