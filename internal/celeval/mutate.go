@@ -1,0 +1,259 @@
+package celeval
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/warning"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+)
+
+// compileMutating compiles a policy as the apiserver's mutating plugin
+// does (its compilePolicy, which is not exported).
+func (e *evaluation) compileMutating(policy *admissionregistrationv1.MutatingAdmissionPolicy) mutating.PolicyEvaluator {
+	opts := plugincel.OptionalVariableDeclarations{HasParams: policy.Spec.ParamKind != nil, HasAuthorizer: true}
+	compiler, err := plugincel.NewCompositedCompiler(e.envSet())
+	if err != nil {
+		return mutating.PolicyEvaluator{Error: err}
+	}
+	variables := make([]plugincel.NamedExpressionAccessor, len(policy.Spec.Variables))
+	for i, v := range policy.Spec.Variables {
+		variables[i] = &validating.Variable{Name: v.Name, Expression: v.Expression}
+	}
+	compiler.CompileAndStoreVariables(variables, opts, environment.StoredExpressions)
+	var matcher matchconditions.Matcher
+	if conds := policy.Spec.MatchConditions; len(conds) > 0 {
+		accessors := make([]plugincel.ExpressionAccessor, len(conds))
+		for i := range conds {
+			accessors[i] = (*matchconditions.MatchCondition)(&conds[i])
+		}
+		matcher = matchconditions.NewMatcher(compiler.CompileCondition(accessors, opts, environment.StoredExpressions), policy.Spec.FailurePolicy, "policy", "validate", policy.Name)
+	}
+	var patchers []patch.Patcher
+	patchOptions := opts
+	patchOptions.HasPatchTypes = true
+	for _, m := range policy.Spec.Mutations {
+		switch m.PatchType {
+		case admissionregistrationv1.PatchTypeJSONPatch:
+			if m.JSONPatch != nil {
+				r := compiler.CompileMutatingEvaluator(&patch.JSONPatchCondition{Expression: m.JSONPatch.Expression}, patchOptions, environment.StoredExpressions)
+				patchers = append(patchers, patch.NewJSONPatcher(r))
+			}
+		case admissionregistrationv1.PatchTypeApplyConfiguration:
+			if m.ApplyConfiguration != nil {
+				r := compiler.CompileMutatingEvaluator(&patch.ApplyConfigurationCondition{Expression: m.ApplyConfiguration.Expression}, patchOptions, environment.StoredExpressions)
+				patchers = append(patchers, patch.NewApplyConfigurationPatcher(r))
+			}
+		}
+	}
+	return mutating.PolicyEvaluator{Matcher: matcher, Mutators: patchers, CompositedCompiler: compiler}
+}
+
+// staticTypes is the type converter of the request's schema.
+type staticTypes struct {
+	parser *typed.Parser
+	gvk    schema.GroupVersionKind
+	name   string
+}
+
+func (s *staticTypes) GetTypeConverter(gvk schema.GroupVersionKind) managedfields.TypeConverter {
+	if s == nil || gvk != s.gvk {
+		return nil
+	}
+	return s
+}
+
+func (s *staticTypes) Run(context.Context) {}
+
+func (s *staticTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return s.parser.Type(s.name).FromUnstructured(u, opts...)
+}
+
+func (s *staticTypes) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
+	m, ok := value.AsValue().Unstructured().(map[string]interface{})
+	if !ok {
+		return nil, fmt.Errorf("a typed value of %T is not an object", value.AsValue().Unstructured())
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+func (e *evaluation) types() patch.TypeConverterManager {
+	if e.req.Schema == nil || e.req.TypeName == "" {
+		return (*staticTypes)(nil)
+	}
+	return &staticTypes{parser: &typed.Parser{Schema: *e.req.Schema}, gvk: e.gvk, name: e.req.TypeName}
+}
+
+// mutate runs the mutating policies on obj as the admission chain does:
+// once, and once more when a policy changed the object and a policy
+// asks to be reinvoked (IfNeeded). It returns the mutated object (nil:
+// unchanged).
+func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured, res *ssaadmission.PolicyResult) (*unstructured.Unstructured, error) {
+	names, bindings := bindingsOf(e.req.MutatingPolicies, e.req.MutatingBindings)
+	policies := byName(e.req.MutatingPolicies)
+	var hooks []mutating.PolicyHook
+	for _, name := range names {
+		p, err := decodePolicy[admissionregistrationv1.MutatingAdmissionPolicy](policies[name])
+		if err != nil {
+			return nil, err
+		}
+		defaultMatch(p.Spec.MatchConstraints)
+		defaultFailurePolicy(&p.Spec.FailurePolicy)
+		if p.Spec.ReinvocationPolicy == "" {
+			p.Spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
+		}
+		var bs []*admissionregistrationv1.MutatingAdmissionPolicyBinding
+		for _, u := range bindings[name] {
+			b, err := decodePolicy[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
+			if err != nil {
+				return nil, err
+			}
+			defaultMatch(b.Spec.MatchResources)
+			bs = append(bs, b)
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		informer, scope, unreadable := e.paramsOf(p.Spec.ParamKind)
+		if unreadable != "" {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: its params could not be read: %s", p.Name, unreadable))
+			continue
+		}
+		if e.req.UserInfo == nil && usesUser(p.Spec) {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: it reads request.userInfo, and who you are could not be read (SelfSubjectReview)", p.Name))
+			continue
+		}
+		hooks = append(hooks, mutating.PolicyHook{Policy: p, Bindings: bs, ParamInformer: informer, ParamScope: scope, Evaluator: e.compileMutating(p)})
+	}
+	if len(hooks) == 0 {
+		return nil, nil
+	}
+	if e.req.Schema == nil {
+		// The dispatcher types every mutation's result.
+		for _, h := range hooks {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: the schema of %s is not known here", h.Policy.Name, e.gvk.Kind))
+		}
+		return nil, nil
+	}
+	authz := &unknowable{}
+	w := &warnings{}
+	ctx = warning.WithWarningRecorder(ctx, w)
+	d := mutating.NewDispatcher(authz, e.matcher, e.types())
+	attrs := e.attributes(obj.DeepCopy())
+	err := d.Dispatch(ctx, attrs, e.objects, hooks)
+	if err == nil {
+		// The admission chain's reinvocation (admission.reinvoker).
+		if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
+			rc.SetIsReinvoke()
+			err = d.Dispatch(ctx, attrs, e.objects, hooks)
+		}
+	}
+	res.Warnings = append(res.Warnings, w.list...)
+	if authz.wasCalled() {
+		res.NotEvaluable = append(res.NotEvaluable, "a MutatingAdmissionPolicy asks the authorizer, which only the server can answer")
+	}
+	if err != nil {
+		res.Denied, res.Code = statusOf(err)
+		return nil, nil
+	}
+	out, ok := attrs.GetObject().(*unstructured.Unstructured)
+	if !ok || reflect.DeepEqual(out.Object, obj.Object) {
+		for _, h := range hooks {
+			for _, b := range h.Bindings {
+				res.Bindings = append(res.Bindings, ssaadmission.BindingResult{Kind: ssaadmission.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged})
+			}
+		}
+		return nil, nil
+	}
+	paths := changedPaths(obj.Object, out.Object, nil)
+	sort.Slice(paths, func(i, j int) bool { return fmt.Sprint(paths[i]) < fmt.Sprint(paths[j]) })
+	res.Bindings = append(res.Bindings, e.attribute(ctx, obj, hooks)...)
+	for i := range res.Bindings {
+		if res.Bindings[i].Outcome == ssaadmission.Mutated && len(res.Bindings[i].Paths) == 0 {
+			res.Bindings[i].Paths = paths
+		}
+	}
+	return out, nil
+}
+
+// attribute says which policy binding changed the object: each runs
+// alone on the request's object.
+func (e *evaluation) attribute(ctx context.Context, obj *unstructured.Unstructured, hooks []mutating.PolicyHook) []ssaadmission.BindingResult {
+	var out []ssaadmission.BindingResult
+	for _, h := range hooks {
+		for _, b := range h.Bindings {
+			one := h
+			one.Bindings = []*admissionregistrationv1.MutatingAdmissionPolicyBinding{b}
+			attrs := e.attributes(obj.DeepCopy())
+			d := mutating.NewDispatcher(&unknowable{}, e.matcher, e.types())
+			if ok, _, _, err := generic.NewPolicyMatcher(e.matcher).DefinitionMatches(attrs, e.objects, mutating.NewMutatingAdmissionPolicyAccessor(h.Policy)); err == nil && !ok {
+				continue
+			}
+			if ok, err := generic.NewPolicyMatcher(e.matcher).BindingMatches(attrs, e.objects, mutating.NewMutatingAdmissionPolicyBindingAccessor(b)); err == nil && !ok {
+				continue
+			}
+			br := ssaadmission.BindingResult{Kind: ssaadmission.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged}
+			if err := d.Dispatch(ctx, attrs, e.objects, []mutating.PolicyHook{one}); err != nil {
+				msg, _ := statusOf(err)
+				br.Outcome, br.Messages = ssaadmission.Denied, []string{msg}
+			} else if after, ok := attrs.GetObject().(*unstructured.Unstructured); ok && !reflect.DeepEqual(after.Object, obj.Object) {
+				br.Outcome, br.Paths = ssaadmission.Mutated, changedPaths(obj.Object, after.Object, nil)
+			}
+			out = append(out, br)
+		}
+	}
+	return out
+}
+
+// changedPaths are the paths where after differs from before: the
+// deepest map keys that differ (a list that differs is one path).
+func changedPaths(before, after map[string]interface{}, prefix []string) [][]string {
+	var out [][]string
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		b, a := before[k], after[k]
+		if reflect.DeepEqual(a, b) {
+			continue
+		}
+		path := append(append([]string{}, prefix...), k)
+		bm, bok := b.(map[string]interface{})
+		am, aok := a.(map[string]interface{})
+		if bok && aok {
+			out = append(out, changedPaths(bm, am, path)...)
+			continue
+		}
+		out = append(out, path)
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package celeval
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/version"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/warning"
+
+	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+)
+
+// validationFailureAnnotation is the audit annotation the validating
+// dispatcher writes for failures under the Audit action.
+const validationFailureAnnotation = "validation.policy.admission.k8s.io/validation_failure"
+
+// envSet is the CEL environment the server compiles stored expressions
+// with: its minor's compatibility version (one minor back), or this
+// build's when the minor is not known.
+func (e *evaluation) envSet() *environment.EnvSet {
+	if m := e.req.ServerMinor; m > 1 {
+		return environment.MustBaseEnvSet(version.MajorMinor(1, uint(m-1)))
+	}
+	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+}
+
+// compileValidating compiles a policy as the apiserver's validating
+// plugin does (its compilePolicy, which is not exported).
+func (e *evaluation) compileValidating(policy *admissionregistrationv1.ValidatingAdmissionPolicy) validating.Validator {
+	hasParam := policy.Spec.ParamKind != nil
+	optionalVars := plugincel.OptionalVariableDeclarations{HasParams: hasParam, HasAuthorizer: true}
+	expressionOptionalVars := plugincel.OptionalVariableDeclarations{HasParams: hasParam, HasAuthorizer: false}
+	failurePolicy := policy.Spec.FailurePolicy
+	compiler, err := plugincel.NewCompositedCompiler(e.envSet())
+	if err != nil {
+		return validating.NewValidator(nil, nil, nil, nil, failurePolicy, err)
+	}
+	variables := make([]plugincel.NamedExpressionAccessor, len(policy.Spec.Variables))
+	for i, v := range policy.Spec.Variables {
+		variables[i] = &validating.Variable{Name: v.Name, Expression: v.Expression}
+	}
+	compiler.CompileAndStoreVariables(variables, optionalVars, environment.StoredExpressions)
+	var matcher matchconditions.Matcher
+	if conds := policy.Spec.MatchConditions; len(conds) > 0 {
+		accessors := make([]plugincel.ExpressionAccessor, len(conds))
+		for i := range conds {
+			accessors[i] = (*matchconditions.MatchCondition)(&conds[i])
+		}
+		matcher = matchconditions.NewMatcher(compiler.CompileCondition(accessors, optionalVars, environment.StoredExpressions), failurePolicy, "policy", "validate", policy.Name)
+	}
+	validations := make([]plugincel.ExpressionAccessor, len(policy.Spec.Validations))
+	messages := make([]plugincel.ExpressionAccessor, len(policy.Spec.Validations))
+	for i, v := range policy.Spec.Validations {
+		validations[i] = &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: v.Reason}
+		if v.MessageExpression != "" {
+			messages[i] = &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression}
+		}
+	}
+	audits := make([]plugincel.ExpressionAccessor, len(policy.Spec.AuditAnnotations))
+	for i, a := range policy.Spec.AuditAnnotations {
+		audits[i] = &validating.AuditAnnotationCondition{Key: a.Key, ValueExpression: a.ValueExpression}
+	}
+	return validating.NewValidator(
+		compiler.CompileCondition(validations, optionalVars, environment.StoredExpressions),
+		matcher,
+		compiler.CompileCondition(audits, optionalVars, environment.StoredExpressions),
+		compiler.CompileCondition(messages, expressionOptionalVars, environment.StoredExpressions),
+		failurePolicy,
+		nil,
+	)
+}
+
+// validatingHook is one policy with some of its bindings, compiled.
+type validatingHook struct {
+	hook    validating.PolicyHook
+	policy  *admissionregistrationv1.ValidatingAdmissionPolicy
+	binding []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// unknown says why the hook's outcome can't be known here.
+	unknown string
+}
+
+// validate runs the validating policies on obj: each binding on its
+// own, for what each did, and all of them together, for the server's
+// answer.
+func (e *evaluation) validate(ctx context.Context, obj *unstructured.Unstructured, res *ssaadmission.PolicyResult) error {
+	names, bindings := bindingsOf(e.req.ValidatingPolicies, e.req.ValidatingBindings)
+	policies := byName(e.req.ValidatingPolicies)
+	var all []validating.PolicyHook
+	for _, name := range names {
+		p, err := decodePolicy[admissionregistrationv1.ValidatingAdmissionPolicy](policies[name])
+		if err != nil {
+			return err
+		}
+		defaultMatch(p.Spec.MatchConstraints)
+		defaultFailurePolicy(&p.Spec.FailurePolicy)
+		informer, scope, unreadable := e.paramsOf(p.Spec.ParamKind)
+		evaluator := e.compileValidating(p)
+		var bs []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		for _, u := range bindings[name] {
+			b, err := decodePolicy[admissionregistrationv1.ValidatingAdmissionPolicyBinding](u)
+			if err != nil {
+				return err
+			}
+			defaultMatch(b.Spec.MatchResources)
+			bs = append(bs, b)
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		hook := validating.PolicyHook{Policy: p, Bindings: bs, ParamInformer: informer, ParamScope: scope, Evaluator: evaluator}
+		all = append(all, hook)
+		for _, b := range bs {
+			one := hook
+			one.Bindings = []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{b}
+			br, err := e.validateOne(ctx, obj, one, unreadable)
+			if err != nil {
+				return err
+			}
+			if br != nil {
+				res.Bindings = append(res.Bindings, *br)
+				if br.Outcome == ssaadmission.NotEvaluable {
+					res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("ValidatingAdmissionPolicy %s (binding %s): %s", p.Name, b.Name, br.Messages[0]))
+				}
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	w := &warnings{}
+	attrs := e.attributes(obj.DeepCopy())
+	err := e.dispatchValidating(warning.WithWarningRecorder(ctx, w), attrs, all, &unknowable{})
+	if err != nil {
+		res.Denied, res.Code = statusOf(err)
+	}
+	res.Warnings = append(res.Warnings, w.list...)
+	for k, v := range attrs.annotations {
+		if res.AuditAnnotations == nil {
+			res.AuditAnnotations = map[string]string{}
+		}
+		res.AuditAnnotations[k] = v
+	}
+	return nil
+}
+
+func (e *evaluation) dispatchValidating(ctx context.Context, attrs *recorded, hooks []validating.PolicyHook, authz *unknowable) error {
+	d := validating.NewDispatcher(authz, generic.NewPolicyMatcher(e.matcher))
+	return d.Dispatch(ctx, attrs, e.objects, hooks)
+}
+
+// validateOne is what one binding does (nil: it does not select the
+// request).
+func (e *evaluation) validateOne(ctx context.Context, obj *unstructured.Unstructured, hook validating.PolicyHook, unreadable string) (*ssaadmission.BindingResult, error) {
+	p, b := hook.Policy, hook.Bindings[0]
+	br := &ssaadmission.BindingResult{Kind: ssaadmission.ValidatingAdmissionPolicy, Policy: p.Name, Binding: b.Name}
+	pm := generic.NewPolicyMatcher(e.matcher)
+	attrs := e.attributes(obj.DeepCopy())
+	if ok, _, _, err := pm.DefinitionMatches(attrs, e.objects, validating.NewValidatingAdmissionPolicyAccessor(p)); err == nil && !ok {
+		return nil, nil
+	}
+	if ok, err := pm.BindingMatches(attrs, e.objects, validating.NewValidatingAdmissionPolicyBindingAccessor(b)); err == nil && !ok {
+		return nil, nil
+	}
+	switch {
+	case unreadable != "" && b.Spec.ParamRef != nil:
+		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"its params could not be read: " + unreadable}
+		return br, nil
+	case e.req.UserInfo == nil && usesUser(p.Spec):
+		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"it reads request.userInfo, and who you are could not be read (SelfSubjectReview)"}
+		return br, nil
+	case e.req.NamespaceUnknown && e.req.Namespaced:
+		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"the object's namespace could not be read"}
+		return br, nil
+	}
+	w := &warnings{}
+	authz := &unknowable{}
+	err := e.dispatchValidating(warning.WithWarningRecorder(ctx, w), attrs, []validating.PolicyHook{hook}, authz)
+	switch {
+	case authz.wasCalled():
+		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"it asks the authorizer, which only the server can answer"}
+	case err != nil:
+		msg, _ := statusOf(err)
+		br.Outcome, br.Messages = ssaadmission.Denied, []string{msg}
+	case len(w.list) > 0:
+		br.Outcome, br.Messages = ssaadmission.Warned, w.list
+	case attrs.annotations[validationFailureAnnotation] != "":
+		br.Outcome, br.Messages = ssaadmission.Audited, []string{attrs.annotations[validationFailureAnnotation]}
+	default:
+		br.Outcome = ssaadmission.Admitted
+	}
+	return br, nil
+}
