@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
-
 )
 
 func obj(t *testing.T, doc string) *unstructured.Unstructured {
