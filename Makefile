@@ -38,8 +38,9 @@ DEMO_ARGS ?=
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
-build: ## Build bin/kubectl-ssa
+build: ## Build bin/kubectl-ssa and its companion bin/ssa-admission-eval (admission policies' CEL)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-ssa .
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/ssa-admission-eval ./cmd/ssa-admission-eval
 
 schemas: ## Write the JSON Schema of every report into docs/schema (from the report types)
 	$(GO) run ./hack/jsonschema docs/schema

@@ -226,3 +226,18 @@ func TestGracePeriodEnds(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), s.stderr)
 	}
 }
+
+// TestNoCELInTheMainBinary keeps the apiserver's CEL stack out of
+// kubectl-ssa: it costs every command about 6 ms and 8 MiB to start, and
+// lives in the companion ssa-admission-eval.
+func TestNoCELInTheMainBinary(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/google/cel-go") || strings.HasPrefix(dep, "k8s.io/apiserver/pkg/admission/plugin") || strings.HasPrefix(dep, "k8s.io/apiserver/pkg/cel") {
+			t.Errorf("kubectl-ssa links %s: admission's CEL belongs in cmd/ssa-admission-eval", dep)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func strs[T ~string](vals ...T) []string {
 // enums are the values of the typed string fields, from their constants.
 var enums = map[string][]string{
 	"conflict.Action":  strs(conflict.ActionCreate, conflict.ActionApply),
-	"admission.Effect": strs(admission.Mutates, admission.MayMutate, admission.MayDeny, admission.MayWarn, admission.Audits, admission.Warns, admission.Denies),
+	"admission.Effect": strs(admission.Mutates, admission.MayMutate, admission.MayDeny, admission.MayWarn, admission.Audits, admission.Warns, admission.Denies, admission.Admits),
 	"admission.StepKind": strs(admission.Builtin, admission.ValidatingAdmissionPolicy, admission.MutatingAdmissionPolicy,
 		admission.ValidatingWebhook, admission.MutatingWebhook),
 	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun),

@@ -1,7 +1,9 @@
 package celeval
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"strings"
 	"testing"
 
@@ -170,7 +172,7 @@ spec:
       expression: "[JSONPatch{op: 'add', path: '/metadata/labels/audited', value: 'true'}]"
 `))
 	req.MutatingBindings = append(req.MutatingBindings, obj(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicyBinding\nmetadata: {name: label}\nspec: {policyName: label}\n"))
-	withSchema(req)
+	withSchema(t, req)
 	res, err := Evaluate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +186,11 @@ spec:
 }
 
 // withSchema types req's object by deduction (JSON patches need no more).
-func withSchema(req *admission.PolicyRequest) {
-	req.Schema, req.TypeName = typed.DeducedParseableType.Schema, *typed.DeducedParseableType.TypeRef.NamedType
+func withSchema(t *testing.T, req *admission.PolicyRequest) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(typed.DeducedParseableType.Schema); err != nil {
+		t.Fatal(err)
+	}
+	req.Schema, req.TypeName = b.Bytes(), *typed.DeducedParseableType.TypeRef.NamedType
 }

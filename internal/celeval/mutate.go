@@ -1,7 +1,9 @@
 package celeval
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"fmt"
 	"reflect"
 	"sort"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/warning"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
@@ -97,11 +100,20 @@ func (s *staticTypes) TypedToObject(value *typed.TypedValue) (runtime.Object, er
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-func (e *evaluation) types() patch.TypeConverterManager {
-	if e.req.Schema == nil || e.req.TypeName == "" {
-		return (*staticTypes)(nil)
+func init() {
+	// The JSON forms a field default can hold, besides gob's basic types
+	// (as kubectl-ssa encodes them).
+	gob.Register(map[string]interface{}{})
+	gob.Register([]interface{}{})
+}
+
+// types is the type converter of the request's schema.
+func (e *evaluation) types() (patch.TypeConverterManager, error) {
+	var s smdschema.Schema
+	if err := gob.NewDecoder(bytes.NewReader(e.req.Schema)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("decoding the schema: %w", err)
 	}
-	return &staticTypes{parser: &typed.Parser{Schema: *e.req.Schema}, gvk: e.gvk, name: e.req.TypeName}
+	return &staticTypes{parser: &typed.Parser{Schema: s}, gvk: e.gvk, name: e.req.TypeName}, nil
 }
 
 // mutate runs the mutating policies on obj as the admission chain does:
@@ -148,19 +160,23 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 	if len(hooks) == 0 {
 		return nil, nil
 	}
-	if e.req.Schema == nil {
+	if len(e.req.Schema) == 0 || e.req.TypeName == "" {
 		// The dispatcher types every mutation's result.
 		for _, h := range hooks {
 			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: the schema of %s is not known here", h.Policy.Name, e.gvk.Kind))
 		}
 		return nil, nil
 	}
+	types, err := e.types()
+	if err != nil {
+		return nil, err
+	}
 	authz := &unknowable{}
 	w := &warnings{}
 	ctx = warning.WithWarningRecorder(ctx, w)
-	d := mutating.NewDispatcher(authz, e.matcher, e.types())
+	d := mutating.NewDispatcher(authz, e.matcher, types)
 	attrs := e.attributes(obj.DeepCopy())
-	err := d.Dispatch(ctx, attrs, e.objects, hooks)
+	err = d.Dispatch(ctx, attrs, e.objects, hooks)
 	if err == nil {
 		// The admission chain's reinvocation (admission.reinvoker).
 		if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
@@ -187,7 +203,7 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 	}
 	paths := changedPaths(obj.Object, out.Object, nil)
 	sort.Slice(paths, func(i, j int) bool { return fmt.Sprint(paths[i]) < fmt.Sprint(paths[j]) })
-	res.Bindings = append(res.Bindings, e.attribute(ctx, obj, hooks)...)
+	res.Bindings = append(res.Bindings, e.attribute(ctx, obj, hooks, types)...)
 	for i := range res.Bindings {
 		if res.Bindings[i].Outcome == ssaadmission.Mutated && len(res.Bindings[i].Paths) == 0 {
 			res.Bindings[i].Paths = paths
@@ -198,14 +214,14 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 
 // attribute says which policy binding changed the object: each runs
 // alone on the request's object.
-func (e *evaluation) attribute(ctx context.Context, obj *unstructured.Unstructured, hooks []mutating.PolicyHook) []ssaadmission.BindingResult {
+func (e *evaluation) attribute(ctx context.Context, obj *unstructured.Unstructured, hooks []mutating.PolicyHook, types patch.TypeConverterManager) []ssaadmission.BindingResult {
 	var out []ssaadmission.BindingResult
 	for _, h := range hooks {
 		for _, b := range h.Bindings {
 			one := h
 			one.Bindings = []*admissionregistrationv1.MutatingAdmissionPolicyBinding{b}
 			attrs := e.attributes(obj.DeepCopy())
-			d := mutating.NewDispatcher(&unknowable{}, e.matcher, e.types())
+			d := mutating.NewDispatcher(&unknowable{}, e.matcher, types)
 			if ok, _, _, err := generic.NewPolicyMatcher(e.matcher).DefinitionMatches(attrs, e.objects, mutating.NewMutatingAdmissionPolicyAccessor(h.Policy)); err == nil && !ok {
 				continue
 			}

@@ -55,6 +55,9 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	case schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}:
 		cfg.IngressClasses = s.classes(ctx, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &cfg)
 	}
+	if len(cfg.ValidatingPolicies)+len(cfg.MutatingPolicies) > 0 {
+		cfg.Policies = &policies{s: s, ctx: ctx}
+	}
 	req := admission.Request{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
 	matchers := len(cfg.ValidatingPolicies) + len(cfg.MutatingPolicies) + len(cfg.ValidatingWebhooks) + len(cfg.MutatingWebhooks)
 	if req.Namespaced && (matchers > 0 || admission.PodSecurityChecks(m.Resource.GroupResource())) {

@@ -50,6 +50,8 @@ type Cluster struct {
 	inputKinds map[schema.GroupKind]string
 	// admission is the cluster's admission, read once (Admission).
 	admission admissionState
+	// who is the user the credentials are, for policies (user).
+	who userState
 	// namespaces are the namespaces read in this run (namespace).
 	nsMu       sync.Mutex
 	namespaces map[string]namespaceRead

@@ -15,7 +15,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 )
 
 // Effect is what an admission step does, or may do, to the apply.
@@ -39,8 +41,11 @@ const (
 	Audits Effect = "audits"
 	// Warns: a built-in plugin returns Message as a warning (modelled).
 	Warns Effect = "warns"
-	// Denies: a built-in plugin refuses the apply with Message (modelled).
+	// Denies: a built-in plugin refuses the apply with Message (modelled),
+	// or a policy does (evaluated).
 	Denies Effect = "denies"
+	// Admits: a policy matches, was evaluated and lets the apply through.
+	Admits Effect = "admits"
 )
 
 // StepKind is what kind of admission a step is.
@@ -71,6 +76,10 @@ type Op struct {
 const (
 	OpSet    = "set"
 	OpAppend = "append"
+	// OpReplace sets a path whether it is there or not, OpRemove
+	// removes it (a mutating policy's changes).
+	OpReplace = "replace"
+	OpRemove  = "remove"
 )
 
 // Step is one admission plugin, policy or webhook that acts on the apply.
@@ -114,6 +123,9 @@ type Config struct {
 	ValidatingPolicies, ValidatingBindings []*unstructured.Unstructured
 	MutatingPolicies, MutatingBindings     []*unstructured.Unstructured
 	ValidatingWebhooks, MutatingWebhooks   []*unstructured.Unstructured
+	// Policies evaluates the policies that match (nil: they are only
+	// matched).
+	Policies PolicyEvaluator
 	// Unreadable names what could not be listed (with why): admission
 	// is then not known.
 	Unreadable []string
@@ -134,6 +146,11 @@ type Request struct {
 	// ServerMinor is the apiserver's Kubernetes minor (0: not known),
 	// which PodSecurity's "latest" means.
 	ServerMinor int
+	// FieldManager is the apply's; Schema and TypeName type the object
+	// (nil: not known), for the policies' evaluation.
+	FieldManager string
+	Schema       *smdschema.Schema
+	TypeName     string
 }
 
 // Operation is the admission operation of the apply: CREATE when it
@@ -161,7 +178,21 @@ func Evaluate(c *Config, req Request) *Report {
 		// The apiserver calls no policy or webhook for these.
 		return r
 	}
-	r.Steps = append(r.Steps, mutatingPolicies(c, req)...)
+	mutating := mutatingPolicies(c, req)
+	validating := validatingPolicies(c, req)
+	var evaluated *PolicyResult
+	if c.Policies != nil && len(mutating)+len(validating) > 0 {
+		var err error
+		if evaluated, err = evaluatePolicies(c, req, r); err != nil {
+			r.notExact("admission policies could not be evaluated here: " + err.Error())
+			evaluated = nil
+		}
+	}
+	if evaluated != nil {
+		mutating = evaluatedSteps(mutating, evaluated)
+		validating = evaluatedSteps(validating, evaluated)
+	}
+	r.Steps = append(r.Steps, mutating...)
 	r.Steps = append(r.Steps, webhooks(c.MutatingWebhooks, MutatingWebhook, req)...)
 	// The validating phase, in the apiserver's order: the built-in
 	// plugins, then policies, then webhooks; the first denial ends it.
@@ -175,7 +206,13 @@ func Evaluate(c *Config, req Request) *Report {
 		}
 	}
 	if r.Denied == "" {
-		r.Steps = append(r.Steps, validatingPolicies(c, req)...)
+		r.Steps = append(r.Steps, validating...)
+		if evaluated != nil {
+			r.Warnings = append(r.Warnings, evaluated.Warnings...)
+			r.Denied = evaluated.Denied
+		}
+	}
+	if r.Denied == "" {
 		r.Steps = append(r.Steps, webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)...)
 	}
 	for _, s := range r.Steps {
@@ -231,6 +268,10 @@ func (r *Report) Apply(obj *unstructured.Unstructured) {
 			case OpAppend:
 				list, _, _ := unstructured.NestedSlice(obj.Object, op.Path...)
 				_ = unstructured.SetNestedSlice(obj.Object, append(list, op.Value), op.Path...)
+			case OpReplace:
+				_ = unstructured.SetNestedField(obj.Object, runtime.DeepCopyJSONValue(op.Value), op.Path...)
+			case OpRemove:
+				unstructured.RemoveNestedField(obj.Object, op.Path...)
 			}
 		}
 	}

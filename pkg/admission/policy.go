@@ -1,8 +1,12 @@
 package admission
 
 import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 )
 
 // PolicyEvaluator evaluates admission policies' CEL for one request, with
@@ -75,11 +79,12 @@ type PolicyRequest struct {
 	// ServerMinor is the apiserver's Kubernetes minor (0: not known): the
 	// CEL environment is the one it compiles stored expressions with.
 	ServerMinor int `json:"serverMinor,omitempty"`
-	// Schema and TypeName type the object for mutating policies'
-	// ApplyConfiguration patches (nil: not known; those mutations are
-	// then not evaluable).
-	Schema   *smdschema.Schema `json:"schema,omitempty"`
-	TypeName string            `json:"typeName,omitempty"`
+	// Schema (a structured-merge-diff schema, gob-encoded: its Atom's
+	// embedded List and Map share JSON names) and TypeName type the
+	// object for mutating policies (none: not known; they are then not
+	// evaluable).
+	Schema   []byte `json:"schema,omitempty"`
+	TypeName string `json:"typeName,omitempty"`
 
 	ValidatingPolicies []*unstructured.Unstructured `json:"validatingPolicies"`
 	ValidatingBindings []*unstructured.Unstructured `json:"validatingBindings"`
@@ -147,4 +152,104 @@ type PolicyResult struct {
 	// NotEvaluable says what could not be evaluated (the answer is then
 	// not exact).
 	NotEvaluable []string `json:"notEvaluable,omitempty"`
+}
+
+// evaluatePolicies has c.Policies evaluate the policies that match req,
+// on the object as the built-in plugins before them leave it.
+func evaluatePolicies(c *Config, req Request, r *Report) (*PolicyResult, error) {
+	obj := req.Object.DeepCopy()
+	(&Report{Steps: r.Steps}).Apply(obj)
+	pr := &PolicyRequest{
+		Kind: PolicyRequestKind, APIVersion: PolicyAPIVersion,
+		Operation: req.Operation(), Object: obj, OldObject: req.Old,
+		Resource:     GroupVersionResource{Group: req.Resource.Group, Version: req.Resource.Version, Resource: req.Resource.Resource},
+		Subresource:  req.Subresource,
+		Namespaced:   req.Namespaced,
+		FieldManager: req.FieldManager,
+		ServerMinor:  req.ServerMinor,
+		TypeName:     req.TypeName,
+	}
+	if req.Schema != nil && len(c.MutatingPolicies) > 0 {
+		var b bytes.Buffer
+		if err := gob.NewEncoder(&b).Encode(req.Schema); err != nil {
+			return nil, fmt.Errorf("encoding the schema of %s: %w", req.Object.GroupVersionKind(), err)
+		}
+		pr.Schema = b.Bytes()
+	}
+	bound(c.MutatingPolicies, c.MutatingBindings, req, func(p, b *unstructured.Unstructured, _ []string) {
+		pr.MutatingPolicies = appendOnce(pr.MutatingPolicies, p)
+		pr.MutatingBindings = append(pr.MutatingBindings, b)
+	})
+	bound(c.ValidatingPolicies, c.ValidatingBindings, req, func(p, b *unstructured.Unstructured, _ []string) {
+		pr.ValidatingPolicies = appendOnce(pr.ValidatingPolicies, p)
+		pr.ValidatingBindings = append(pr.ValidatingBindings, b)
+	})
+	return c.Policies.EvaluatePolicies(pr)
+}
+
+func appendOnce(list []*unstructured.Unstructured, u *unstructured.Unstructured) []*unstructured.Unstructured {
+	for _, have := range list {
+		if have == u {
+			return list
+		}
+	}
+	return append(list, u)
+}
+
+// evaluatedSteps replaces matched steps by what the evaluation says they
+// do; a step it could not evaluate stays matched, with why.
+func evaluatedSteps(matched []Step, res *PolicyResult) []Step {
+	out := make([]Step, 0, len(matched))
+	for _, s := range matched {
+		var br *BindingResult
+		for i := range res.Bindings {
+			b := &res.Bindings[i]
+			if b.Kind == s.Kind && fmt.Sprintf("%s (binding %s)", b.Policy, b.Binding) == s.Name {
+				br = b
+				break
+			}
+		}
+		policy, _, _ := strings.Cut(s.Name, " (binding ")
+		if br == nil {
+			// Not evaluated: why, when the evaluation says.
+			for _, why := range res.NotEvaluable {
+				if strings.HasPrefix(why, fmt.Sprintf("%s %s:", s.Kind, policy)) || strings.HasPrefix(why, fmt.Sprintf("%s %s ", s.Kind, s.Name)) || strings.HasPrefix(why, "a "+string(s.Kind)) {
+					s.Caveats = append(s.Caveats, why)
+				}
+			}
+			if s.Kind == ValidatingAdmissionPolicy && len(s.Caveats) == 0 {
+				// Its match conditions leave the request out.
+				continue
+			}
+			out = append(out, s)
+			continue
+		}
+		s.Caveats = nil
+		switch br.Outcome {
+		case Denied:
+			s.Effect, s.Message = Denies, strings.Join(br.Messages, "; ")
+		case Warned:
+			s.Effect, s.Message = Warns, strings.Join(br.Messages, "; ")
+		case Audited:
+			s.Effect, s.Message = Audits, strings.Join(br.Messages, "; ")
+		case Admitted, Unchanged:
+			s.Effect = Admits
+		case Mutated:
+			s.Effect = Mutates
+			for _, p := range br.Paths {
+				if res.Object == nil {
+					break
+				}
+				if v, found, _ := unstructured.NestedFieldNoCopy(res.Object.Object, p...); found {
+					s.Ops = append(s.Ops, Op{Op: OpReplace, Path: p, Value: v})
+				} else {
+					s.Ops = append(s.Ops, Op{Op: OpRemove, Path: p})
+				}
+			}
+		case NotEvaluable:
+			s.Caveats = br.Messages
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -220,6 +220,12 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		if adm.config != nil && r.Message == "" {
 			req := adm.req
 			req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
+			req.FieldManager = in.FieldManager
+			if s, ok := tc.(*Schema); ok {
+				if types, ref, ok := s.TypeOf(r.Result.GroupVersionKind()); ok && ref.NamedType != nil {
+					req.Schema, req.TypeName = types, *ref.NamedType
+				}
+			}
 			r.Admission = admission.Evaluate(adm.config, req)
 			if r.Admission.Denied != "" {
 				// What the apiserver would answer.
@@ -299,7 +305,9 @@ func admissionActs(c *admission.Config, req admission.Request, sent, live *unstr
 		probe.SetLabels(labels)
 	}
 	req.Object, req.Old = probe, live
-	r := admission.Evaluate(c, req)
+	matchOnly := *c
+	matchOnly.Policies = nil // whether they match is enough here
+	r := admission.Evaluate(&matchOnly, req)
 	return len(r.Steps) > 0 || !r.Exact
 }
 

@@ -38,14 +38,20 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 			owner := "owned by no one"
 			for _, op := range s.Ops {
 				path := "." + strings.Join(op.Path, ".")
-				if op.Op == admission.OpAppend {
+				switch op.Op {
+				case admission.OpAppend:
 					ops = append(ops, fmt.Sprintf("adds %s to %s", Escape(opValue(op.Value)), Escape(path)))
-				} else {
-					ops = append(ops, fmt.Sprintf("sets %s to %s", Escape(path), Escape(fmt.Sprintf("%q", op.Value))))
+				case admission.OpRemove:
+					ops = append(ops, "removes "+Escape(path))
+				default:
+					ops = append(ops, fmt.Sprintf("sets %s to %s", Escape(path), Escape(quotedValue(op.Value))))
 				}
 				if op.Atomic {
 					owner = "owned by the applier with the rest of the atomic list: its next apply without it removes it"
 				}
+			}
+			if s.Kind == admission.MutatingAdmissionPolicy {
+				owner = "evaluated here; the server records no manager for admission's changes"
 			}
 			l = fmt.Sprintf("admission: %s %s (%s; in the prediction)", what, strings.Join(ops, ", "), owner)
 		case s.Effect == admission.Warns:
@@ -53,8 +59,12 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 		case s.Effect == admission.Denies:
 			// The message is the denial's, said once where it is.
 			l = fmt.Sprintf("admission: %s denies the apply", what)
+		case s.Effect == admission.Audits && s.Message != "":
+			l = fmt.Sprintf("admission: %s audits: %s", what, Escape(s.Message))
 		case s.Effect == admission.Audits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
+		case s.Effect == admission.Admits:
+			l = fmt.Sprintf("admission: %s admits the apply (evaluated here)", what)
 		case s.Kind == admission.Builtin:
 			// A built-in plugin always acts; it is its effect that is not
 			// known here.
@@ -65,7 +75,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 		if len(s.Caveats) > 0 {
 			l += "; " + Escape(strings.Join(s.Caveats, "; "))
 		}
-		add(l, s.Effect != admission.Mutates && s.Effect != admission.Audits)
+		add(l, s.Effect != admission.Mutates && s.Effect != admission.Audits && s.Effect != admission.Admits)
 	}
 	for _, r := range a.Reasons {
 		if strings.HasPrefix(r, "admission is not fully known") {
@@ -76,6 +86,14 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 		add("admission: the prediction is not exact: "+check+" has the server's dry run check it", true)
 	}
 	return lines, bad
+}
+
+// quotedValue is a set value: a string quoted, anything else as JSON.
+func quotedValue(v interface{}) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return opValue(v)
 }
 
 // opValue is an appended value as written: a string as it is (a

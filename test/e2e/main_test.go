@@ -74,6 +74,14 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: building kubectl-ssa: "+err.Error())
 		return 1
 	}
+	// Its companion, beside it, as a release ships them.
+	build = exec.Command("go", "build", "-o", filepath.Join(env.binDir, "ssa-admission-eval"), "./cmd/ssa-admission-eval")
+	build.Dir = repoRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building ssa-admission-eval: "+err.Error())
+		return 1
+	}
 
 	srv, err := testbed.Start(bin, testbed.Options{Dir: filepath.Join(dir, "testbed")})
 	if err != nil {

@@ -1,0 +1,265 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+)
+
+// EvaluatorEnv names the companion executable when it is not beside
+// kubectl-ssa (tests, packagers).
+const EvaluatorEnv = "KUBECTL_SSA_ADMISSION_EVAL"
+
+// evaluatorName is the companion's file name.
+func evaluatorName() string {
+	if runtime.GOOS == "windows" {
+		return "ssa-admission-eval.exe"
+	}
+	return "ssa-admission-eval"
+}
+
+// evaluatorPath finds the companion: $KUBECTL_SSA_ADMISSION_EVAL, else
+// beside the running executable (a release and krew install them side by
+// side). PATH is not searched: what runs is what was shipped with it.
+func evaluatorPath() (string, error) {
+	if p := os.Getenv(EvaluatorEnv); p != "" {
+		return p, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	p := filepath.Join(filepath.Dir(self), evaluatorName())
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s is not installed beside %s (it comes with every release; `make build` builds it): admission policies are matched, not evaluated", evaluatorName(), self)
+	}
+	return p, nil
+}
+
+// userState is who the credentials are, asked once a run.
+type userState struct {
+	once sync.Once
+	info *admission.UserInfo
+}
+
+// policies evaluates the policies of one object's apply (Admission sets
+// it on the object's Config).
+type policies struct {
+	s   *Cluster
+	ctx context.Context
+}
+
+var _ admission.PolicyEvaluator = (*policies)(nil)
+
+// EvaluatePolicies completes req with what the policies read (the
+// namespace, the user, the params) and runs the companion on it.
+func (p *policies) EvaluatePolicies(req *admission.PolicyRequest) (*admission.PolicyResult, error) {
+	path, err := evaluatorPath()
+	if err != nil {
+		return nil, err
+	}
+	ctx := p.ctx
+	if req.Namespaced {
+		if ns := req.Object.GetNamespace(); ns != "" {
+			req.Namespace, req.NamespaceUnknown = p.s.namespaceObject(ctx, ns)
+		}
+	}
+	req.UserInfo = p.s.user(ctx)
+	req.Params = p.s.params(ctx, req)
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, errors.New(msg)
+		}
+		return nil, fmt.Errorf("running %s: %w", path, err)
+	}
+	var res admission.PolicyResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("reading %s's answer: %w", path, err)
+	}
+	if res.Kind != admission.PolicyResultKind || res.APIVersion != admission.PolicyAPIVersion {
+		return nil, fmt.Errorf("%s answered a %s %s: it comes from another build than kubectl-ssa", path, res.APIVersion, res.Kind)
+	}
+	return &res, nil
+}
+
+// namespaceObject is namespace ns as policies see it (namespaceObject);
+// a Namespace the input applies earlier has the labels of that apply.
+func (s *Cluster) namespaceObject(ctx context.Context, ns string) (*unstructured.Unstructured, bool) {
+	live, err := s.namespace(ctx, ns)
+	labels := s.inputNamespaces[ns]
+	switch {
+	case err == nil && labels == nil:
+		return live, false
+	case labels != nil:
+		obj := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		if err == nil {
+			obj = live.DeepCopy()
+		}
+		obj.SetAPIVersion("v1")
+		obj.SetKind("Namespace")
+		obj.SetName(ns)
+		obj.SetLabels(labels)
+		return obj, false
+	}
+	return nil, true
+}
+
+// user is who the credentials are (a SelfSubjectReview, which every
+// authenticated user may create); nil when the server does not say.
+func (s *Cluster) user(ctx context.Context) *admission.UserInfo {
+	s.who.once.Do(func() {
+		gvr := schema.GroupVersionResource{Group: "authentication.k8s.io", Version: "v1", Resource: "selfsubjectreviews"}
+		review := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}}
+		got, err := s.Cluster.Dynamic.Resource(gvr).Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return
+		}
+		ui, found, _ := unstructured.NestedMap(got.Object, "status", "userInfo")
+		if !found {
+			return
+		}
+		b, _ := json.Marshal(ui)
+		var info admission.UserInfo
+		if json.Unmarshal(b, &info) == nil && info.Username != "" {
+			s.who.info = &info
+		}
+	})
+	return s.who.info
+}
+
+// params reads the objects the bindings of req's policies refer to, per
+// paramKind: by name, or by selector.
+func (s *Cluster) params(ctx context.Context, req *admission.PolicyRequest) []admission.ParamSet {
+	kinds := map[string]schema.GroupVersionKind{}
+	for _, p := range append(append([]*unstructured.Unstructured{}, req.ValidatingPolicies...), req.MutatingPolicies...) {
+		apiVersion, _, _ := unstructured.NestedString(p.Object, "spec", "paramKind", "apiVersion")
+		kind, _, _ := unstructured.NestedString(p.Object, "spec", "paramKind", "kind")
+		if kind == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			continue
+		}
+		kinds[p.GetName()] = gv.WithKind(kind)
+	}
+	sets := map[schema.GroupVersionKind]*admission.ParamSet{}
+	for _, b := range append(append([]*unstructured.Unstructured{}, req.ValidatingBindings...), req.MutatingBindings...) {
+		policy, _, _ := unstructured.NestedString(b.Object, "spec", "policyName")
+		gvk, ok := kinds[policy]
+		ref, hasRef, _ := unstructured.NestedMap(b.Object, "spec", "paramRef")
+		if !ok || !hasRef {
+			continue
+		}
+		set := sets[gvk]
+		if set == nil {
+			set = &admission.ParamSet{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Items: []*unstructured.Unstructured{}}
+			sets[gvk] = set
+		}
+		m, err := s.Cluster.Mapping(gvk)
+		if err != nil {
+			// Not served: the server fails the binding as it is configured.
+			continue
+		}
+		set.Resource, set.Namespaced = m.Resource.Resource, m.Scope.Name() == meta.RESTScopeNameNamespace
+		ns := ""
+		if set.Namespaced {
+			ns, _ = ref["namespace"].(string)
+			if ns == "" {
+				ns = req.Object.GetNamespace()
+			}
+		}
+		items, err := s.readParams(ctx, m.Resource, ns, ref)
+		switch {
+		case apierrors.IsForbidden(err):
+			set.Unreadable = fmt.Sprintf("forbidden: check with %s", kube.CanI("get", m.Resource.GroupResource(), ns, s.Cluster.CommandFlags))
+		case err != nil:
+			set.Unreadable = s.Cluster.Friendly(err).Error()
+		}
+		set.Items = appendNew(set.Items, items)
+	}
+	out := make([]admission.ParamSet, 0, len(sets))
+	for _, set := range sets {
+		out = append(out, *set)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].APIVersion+"/"+out[i].Kind < out[j].APIVersion+"/"+out[j].Kind })
+	return out
+}
+
+// readParams reads what one paramRef names (none when it is not found:
+// the binding's parameterNotFoundAction then decides).
+func (s *Cluster) readParams(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]interface{}) ([]*unstructured.Unstructured, error) {
+	r := s.Cluster.Dynamic.Resource(gvr).Namespace(ns)
+	if name, _ := ref["name"].(string); name != "" {
+		obj, err := r.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*unstructured.Unstructured{obj}, nil
+	}
+	var sel metav1.LabelSelector
+	if raw, ok := ref["selector"]; ok {
+		b, _ := json.Marshal(raw)
+		if err := json.Unmarshal(b, &sel); err != nil {
+			return nil, err
+		}
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&sel)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out, nil
+}
+
+// appendNew appends the objects not in list yet.
+func appendNew(list, more []*unstructured.Unstructured) []*unstructured.Unstructured {
+	for _, u := range more {
+		dup := false
+		for _, have := range list {
+			dup = dup || have.GetNamespace() == u.GetNamespace() && have.GetName() == u.GetName()
+		}
+		if !dup {
+			list = append(list, u)
+		}
+	}
+	return list
+}
