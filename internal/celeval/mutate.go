@@ -265,7 +265,11 @@ func changedPaths(before, after map[string]interface{}, prefix []string) [][]str
 		path := append(append([]string{}, prefix...), k)
 		bm, bok := b.(map[string]interface{})
 		am, aok := a.(map[string]interface{})
-		if bok && aok {
+		if aok && b == nil {
+			// A new map: each of its fields is set.
+			bm, bok = map[string]interface{}{}, true
+		}
+		if bok && aok && len(am) > 0 {
 			out = append(out, changedPaths(bm, am, path)...)
 			continue
 		}

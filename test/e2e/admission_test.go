@@ -237,26 +237,32 @@ spec: {policyName: `+mapName+`}
 	big, small := file("big.yaml", deploy("8")), file("small.yaml", deploy("2"))
 	hooked, plain, sec := file("cm.yaml", cm), file("plain.yaml", plainCM), file("secret.yaml", secret)
 
-	// The policy matches in ns: named, not exact, exit 4.
+	// The policy matches in ns and is evaluated: the server's denial,
+	// word for word, exact, exit 1 (the apply would fail).
+	denial := `deployments.apps "big" is forbidden: ValidatingAdmissionPolicy '` + vap + `' with binding '` + vap + `' denied request: at most 5 replicas`
 	r := ssa(t, "explain-conflict", "-n", ns, "-f", big, "-o", "json")
 	a := admissionOf(t, r.stdout)
-	if r.code != 4 || a.Admission.Exact || a.steps() != "ValidatingAdmissionPolicy "+vap+" (binding "+vap+") may-deny" || !strings.Contains(r.stderr, "not exact") {
-		t.Errorf("a matching policy: exit %d, steps %q\n%s", r.code, a.steps(), r.stderr)
+	if r.code != 1 || !a.Admission.Exact || a.Admission.Denied != denial || a.steps() != "ValidatingAdmissionPolicy "+vap+" (binding "+vap+") denies" {
+		t.Errorf("a denying policy: exit %d, exact %v, denied %q, steps %q\n%s", r.code, a.Admission.Exact, a.Admission.Denied, a.steps(), r.stderr)
 	}
 	text := ssa(t, "explain-conflict", "-n", ns, "-f", big)
-	if text.code != 4 || !strings.Contains(text.stdout, "ValidatingAdmissionPolicy "+vap) || !strings.Contains(text.stdout, "--verify") {
-		t.Errorf("the text view:\n%s", text.stdout)
+	if text.code != 1 || !strings.Contains(text.stdout, "DENIED") || !strings.Contains(text.stdout, "ValidatingAdmissionPolicy "+vap+" (binding "+vap+") denies the apply") {
+		t.Errorf("the text view: exit %d\n%s", text.code, text.stdout)
 	}
-	// --verify: the server denies what the prediction applies: exit 3.
+	// --verify: the server denies it as predicted.
 	r = ssa(t, "explain-conflict", "-n", ns, "-f", big, "--verify", "-o", "json")
 	a = admissionOf(t, r.stdout)
-	if r.code != 3 || a.Verify == nil || a.Verify.Status != "differs" || !strings.Contains(strings.Join(a.Verify.Differences, "\n"), "at most 5 replicas") {
+	if r.code != 1 || a.Verify == nil || a.Verify.Status != "agrees" {
 		t.Errorf("--verify of a denied apply: exit %d, %+v\n%s", r.code, a.Verify, r.stderr)
 	}
-	// The server admits the small one: --verify makes it exact.
+	// The small one is admitted: exact without --verify, and the server agrees.
+	a = admissionOf(t, mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", small, "-o", "json").stdout)
+	if !a.Admission.Exact || a.steps() != "ValidatingAdmissionPolicy "+vap+" (binding "+vap+") admits" {
+		t.Errorf("an admitted apply: %+v", *a.Admission)
+	}
 	mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", small, "--verify")
-	// diff: a create is a change (exit 1), and the policy is named.
-	if d := ssa(t, "diff", "-n", ns, "-f", big); d.code != 1 || !strings.Contains(d.stdout, "may deny") {
+	// diff: the denial first, the policy named.
+	if d := ssa(t, "diff", "-n", ns, "-f", big); d.code != 1 || !strings.Contains(d.stdout, "admission refuses it: "+denial) {
 		t.Errorf("diff: exit %d\n%s", d.code, d.stdout)
 	}
 	// An apply that conflicts fails before admission; what the forced
@@ -265,7 +271,7 @@ spec: {policyName: `+mapName+`}
 		t.Fatal(err)
 	}
 	c := ssa(t, "explain-conflict", "-n", ns, "-f", big, "--field-manager", "ci")
-	if c.code != 1 || !strings.Contains(c.stdout, "Admission not evaluated here matches the forced apply (ValidatingAdmissionPolicy "+vap) {
+	if c.code != 1 || !strings.Contains(c.stdout, "at most 5 replicas") {
 		t.Errorf("a conflicting apply: exit %d\n%s", c.code, c.stdout)
 	}
 	// In the other namespace nothing matches: exact, exit 0.
@@ -293,10 +299,10 @@ spec: {policyName: `+mapName+`}
 		t.Errorf("diff with no change and a matching webhook: exit %d\n%s\n%s", d.code, d.stdout, d.stderr)
 	}
 
-	// The mutating policy sets a label on Secrets: --verify lists it, and
-	// prints no Secret value.
+	// The mutating policy sets a label on Secrets: in the prediction,
+	// the server agrees, and no Secret value is printed.
 	r = ssa(t, "explain-conflict", "-n", ns, "-f", sec, "--verify")
-	if r.code != 3 || !strings.Contains(r.stdout, ".metadata.labels.team") || !strings.Contains(r.stdout, "MutatingAdmissionPolicy "+mapName) {
+	if r.code != 0 || !strings.Contains(r.stdout, `MutatingAdmissionPolicy `+mapName+` (binding `+mapName+`) sets .metadata.labels.team to "platform"`) {
 		t.Errorf("a mutating policy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if strings.Contains(r.stdout+r.stderr, "S3CR3T") {
