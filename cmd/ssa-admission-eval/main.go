@@ -24,10 +24,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdin, os.Stdout); err != nil {
+	err := run(ctx, os.Stdin, os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ssa-admission-eval:", err)
-		stop()
 		os.Exit(2)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/warning"
-	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
@@ -109,11 +108,11 @@ func init() {
 
 // types is the type converter of the request's schema.
 func (e *evaluation) types() (patch.TypeConverterManager, error) {
-	var s smdschema.Schema
-	if err := gob.NewDecoder(bytes.NewReader(e.req.Schema)).Decode(&s); err != nil {
+	parser := &typed.Parser{}
+	if err := gob.NewDecoder(bytes.NewReader(e.req.Schema)).Decode(&parser.Schema); err != nil {
 		return nil, fmt.Errorf("decoding the schema: %w", err)
 	}
-	return &staticTypes{parser: &typed.Parser{Schema: s}, gvk: e.gvk, name: e.req.TypeName}, nil
+	return &staticTypes{parser: parser, gvk: e.gvk, name: e.req.TypeName}, nil
 }
 
 // mutate runs the mutating policies on obj as the admission chain does:
@@ -171,29 +170,33 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 	if err != nil {
 		return nil, err
 	}
-	authz := &unknowable{}
-	w := &warnings{}
-	ctx = warning.WithWarningRecorder(ctx, w)
-	d := mutating.NewDispatcher(authz, e.matcher, types)
-	attrs := e.attributes(obj.DeepCopy())
-	err = d.Dispatch(ctx, attrs, e.objects, hooks)
-	if err == nil {
-		// The admission chain's reinvocation (admission.reinvoker).
-		if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
-			rc.SetIsReinvoke()
-			err = d.Dispatch(ctx, attrs, e.objects, hooks)
-		}
-	}
-	res.Warnings = append(res.Warnings, w.list...)
-	if authz.wasCalled() {
-		res.NotEvaluable = append(res.NotEvaluable, "a MutatingAdmissionPolicy asks the authorizer, which only the server can answer")
-	}
+	first, err := e.run(ctx, obj, hooks, types)
 	if err != nil {
-		res.Denied, res.Code = statusOf(err)
+		return nil, err
+	}
+	if first.authz {
+		for _, h := range hooks {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: a policy that matches asks the authorizer, which only the server can answer", h.Policy.Name))
+		}
 		return nil, nil
 	}
-	out, ok := attrs.GetObject().(*unstructured.Unstructured)
-	if !ok || reflect.DeepEqual(out.Object, obj.Object) {
+	// The server runs the policies in the order of a Go map (its policy
+	// source's): a result that depends on the order is not known.
+	if why, err := e.orderMatters(ctx, obj, hooks, types, first); err != nil {
+		return nil, err
+	} else if why != "" {
+		for _, h := range hooks {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: %s", h.Policy.Name, why))
+		}
+		return nil, nil
+	}
+	res.Warnings = append(res.Warnings, first.warnings...)
+	if first.denied != "" {
+		res.Denied, res.Code = first.denied, first.code
+		return nil, nil
+	}
+	out := first.object
+	if out == nil || reflect.DeepEqual(out.Object, obj.Object) {
 		for _, h := range hooks {
 			for _, b := range h.Bindings {
 				res.Bindings = append(res.Bindings, ssaadmission.BindingResult{Kind: ssaadmission.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged})
@@ -276,4 +279,83 @@ func changedPaths(before, after map[string]interface{}, prefix []string) [][]str
 		out = append(out, path)
 	}
 	return out
+}
+
+// run is one pass of the mutating policies in order, with the admission
+// chain's reinvocation (admission.reinvoker).
+type run struct {
+	object   *unstructured.Unstructured
+	denied   string
+	code     int32
+	warnings []string
+	authz    bool
+}
+
+func (e *evaluation) run(ctx context.Context, obj *unstructured.Unstructured, hooks []mutating.PolicyHook, types patch.TypeConverterManager) (*run, error) {
+	authz := &unknowable{}
+	w := &warnings{}
+	ctx = warning.WithWarningRecorder(ctx, w)
+	d := mutating.NewDispatcher(authz, e.matcher, types)
+	attrs := e.attributes(obj.DeepCopy())
+	err := d.Dispatch(ctx, attrs, e.objects, hooks)
+	if err == nil {
+		if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
+			rc.SetIsReinvoke()
+			err = d.Dispatch(ctx, attrs, e.objects, hooks)
+		}
+	}
+	r := &run{warnings: w.list, authz: authz.wasCalled()}
+	if err != nil {
+		r.denied, r.code = statusOf(err)
+		return r, nil
+	}
+	out, ok := attrs.GetObject().(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("the mutating policies left a %T", attrs.GetObject())
+	}
+	r.object = out
+	return r, nil
+}
+
+// maxOrdered bounds the orders of mutating policies tried (5! = 120).
+const maxOrdered = 5
+
+// orderMatters runs the policies in every other order and says why the
+// result is not known when one differs from first ("": it is the same).
+func (e *evaluation) orderMatters(ctx context.Context, obj *unstructured.Unstructured, hooks []mutating.PolicyHook, types patch.TypeConverterManager, first *run) (string, error) {
+	if len(hooks) < 2 {
+		return "", nil
+	}
+	if len(hooks) > maxOrdered {
+		return fmt.Sprintf("%d mutating policies match, and the server runs them in an order it does not fix: more than %d are not tried in every order here", len(hooks), maxOrdered), nil
+	}
+	var differs bool
+	var walk func(order []mutating.PolicyHook, rest []mutating.PolicyHook) error
+	walk = func(order, rest []mutating.PolicyHook) error {
+		if differs {
+			return nil
+		}
+		if len(rest) == 0 {
+			r, err := e.run(ctx, obj, order, types)
+			if err != nil {
+				return err
+			}
+			differs = r.denied != first.denied || (r.object == nil) != (first.object == nil) || r.object != nil && !reflect.DeepEqual(r.object.Object, first.object.Object)
+			return nil
+		}
+		for i := range rest {
+			next := append(append([]mutating.PolicyHook{}, rest[:i]...), rest[i+1:]...)
+			if err := walk(append(append([]mutating.PolicyHook{}, order...), rest[i]), next); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(nil, hooks); err != nil {
+		return "", err
+	}
+	if differs {
+		return "the matching mutating policies change the object differently in different orders, and the server runs them in an order it does not fix", nil
+	}
+	return "", nil
 }

@@ -77,15 +77,6 @@ func (e *evaluation) compileValidating(policy *admissionregistrationv1.Validatin
 	)
 }
 
-// validatingHook is one policy with some of its bindings, compiled.
-type validatingHook struct {
-	hook    validating.PolicyHook
-	policy  *admissionregistrationv1.ValidatingAdmissionPolicy
-	binding []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	// unknown says why the hook's outcome can't be known here.
-	unknown string
-}
-
 // validate runs the validating policies on obj: each binding on its
 // own, for what each did, and all of them together, for the server's
 // answer.
@@ -114,21 +105,23 @@ func (e *evaluation) validate(ctx context.Context, obj *unstructured.Unstructure
 		if len(bs) == 0 {
 			continue
 		}
-		hook := validating.PolicyHook{Policy: p, Bindings: bs, ParamInformer: informer, ParamScope: scope, Evaluator: evaluator}
-		all = append(all, hook)
+		hook := validating.PolicyHook{Policy: p, Bindings: nil, ParamInformer: informer, ParamScope: scope, Evaluator: evaluator}
 		for _, b := range bs {
 			one := hook
 			one.Bindings = []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{b}
-			br, err := e.validateOne(ctx, obj, one, unreadable)
-			if err != nil {
-				return err
-			}
-			if br != nil {
+			if br := e.validateOne(ctx, obj, one, unreadable); br != nil {
 				res.Bindings = append(res.Bindings, *br)
 				if br.Outcome == ssaadmission.NotEvaluable {
 					res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("ValidatingAdmissionPolicy %s (binding %s): %s", p.Name, b.Name, br.Messages[0]))
+					// What it does is not known: the server's answer is
+					// made of the others.
+					continue
 				}
 			}
+			hook.Bindings = append(hook.Bindings, b)
+		}
+		if len(hook.Bindings) > 0 {
+			all = append(all, hook)
 		}
 	}
 	if len(all) == 0 {
@@ -157,27 +150,27 @@ func (e *evaluation) dispatchValidating(ctx context.Context, attrs *recorded, ho
 
 // validateOne is what one binding does (nil: it does not select the
 // request).
-func (e *evaluation) validateOne(ctx context.Context, obj *unstructured.Unstructured, hook validating.PolicyHook, unreadable string) (*ssaadmission.BindingResult, error) {
+func (e *evaluation) validateOne(ctx context.Context, obj *unstructured.Unstructured, hook validating.PolicyHook, unreadable string) *ssaadmission.BindingResult {
 	p, b := hook.Policy, hook.Bindings[0]
 	br := &ssaadmission.BindingResult{Kind: ssaadmission.ValidatingAdmissionPolicy, Policy: p.Name, Binding: b.Name}
 	pm := generic.NewPolicyMatcher(e.matcher)
 	attrs := e.attributes(obj.DeepCopy())
 	if ok, _, _, err := pm.DefinitionMatches(attrs, e.objects, validating.NewValidatingAdmissionPolicyAccessor(p)); err == nil && !ok {
-		return nil, nil
+		return nil
 	}
 	if ok, err := pm.BindingMatches(attrs, e.objects, validating.NewValidatingAdmissionPolicyBindingAccessor(b)); err == nil && !ok {
-		return nil, nil
+		return nil
 	}
 	switch {
 	case unreadable != "" && b.Spec.ParamRef != nil:
 		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"its params could not be read: " + unreadable}
-		return br, nil
+		return br
 	case e.req.UserInfo == nil && usesUser(p.Spec):
 		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"it reads request.userInfo, and who you are could not be read (SelfSubjectReview)"}
-		return br, nil
+		return br
 	case e.req.NamespaceUnknown && e.req.Namespaced:
 		br.Outcome, br.Messages = ssaadmission.NotEvaluable, []string{"the object's namespace could not be read"}
-		return br, nil
+		return br
 	}
 	w := &warnings{}
 	authz := &unknowable{}
@@ -195,5 +188,5 @@ func (e *evaluation) validateOne(ctx context.Context, obj *unstructured.Unstruct
 	default:
 		br.Outcome = ssaadmission.Admitted
 	}
-	return br, nil
+	return br
 }

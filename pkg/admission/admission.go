@@ -223,11 +223,15 @@ func Evaluate(c *Config, req Request) *Report {
 				continue
 			}
 		}
+		why := "not evaluated here"
+		if len(s.Caveats) > 0 && (s.Kind == ValidatingAdmissionPolicy || s.Kind == MutatingAdmissionPolicy) {
+			why += ": " + strings.Join(s.Caveats, "; ")
+		}
 		switch s.Effect {
 		case MayDeny:
-			r.notExact(fmt.Sprintf("%s %s matches: it may deny the apply (not evaluated here)", s.Kind, s.Name))
+			r.notExact(fmt.Sprintf("%s %s matches: it may deny the apply (%s)", s.Kind, s.Name, why))
 		case MayMutate:
-			r.notExact(fmt.Sprintf("%s %s matches: it may change the object (not evaluated here)", s.Kind, s.Name))
+			r.notExact(fmt.Sprintf("%s %s matches: it may change the object (%s)", s.Kind, s.Name, why))
 		}
 	}
 	return r
