@@ -109,6 +109,9 @@ type Report struct {
 	// Denied is the server's error when a modelled plugin refuses the
 	// apply ("": none does).
 	Denied string `json:"denied,omitempty"`
+	// Denials, when several policies deny, are the denials the server
+	// may answer with: it reports the first in an order it does not fix.
+	Denials []string `json:"denials,omitempty"`
 	// Warnings are the warnings the modelled plugins return.
 	Warnings []string `json:"warnings"`
 	Steps    []Step   `json:"steps"`
@@ -210,6 +213,14 @@ func Evaluate(c *Config, req Request) *Report {
 		if evaluated != nil {
 			r.Warnings = append(r.Warnings, evaluated.Warnings...)
 			r.Denied = evaluated.Denied
+			for _, s := range validating {
+				if s.Effect == Denies {
+					r.Denials = append(r.Denials, s.Message)
+				}
+			}
+			if len(r.Denials) < 2 {
+				r.Denials = nil
+			}
 		}
 	}
 	if r.Denied == "" {

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,70 @@ func TestTaintNodesByCondition(t *testing.T) {
 	}
 	if r := Evaluate(&Config{}, Request{Object: node, Old: node, Resource: nodes}); len(r.Steps) != 0 {
 		t.Errorf("update: %s", steps(r))
+	}
+}
+
+// fixedEvaluator answers with a fixed result and keeps the request.
+type fixedEvaluator struct {
+	res *PolicyResult
+	err error
+	got *PolicyRequest
+}
+
+func (e *fixedEvaluator) EvaluatePolicies(req *PolicyRequest) (*PolicyResult, error) {
+	e.got = req
+	return e.res, e.err
+}
+
+// An evaluation replaces the matched steps by what each binding did; two
+// denials are both answers the server may give; an evaluator that fails
+// leaves them matched, not exact.
+func TestEvaluatedPolicies(t *testing.T) {
+	deploy := obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, labels: {app: web}}\n")
+	req := Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceLabels: map[string]string{}}
+	policy := func(name string) *unstructured.Unstructured {
+		return obj(t, "metadata: {name: "+name+"}\nspec:\n  matchConstraints:\n    resourceRules: [{operations: ['*'], apiGroups: [apps], apiVersions: ['*'], resources: [deployments]}]\n")
+	}
+	binding := func(name, actions string) *unstructured.Unstructured {
+		return obj(t, "metadata: {name: "+name+"}\nspec:\n  policyName: "+name+"\n  validationActions: ["+actions+"]\n")
+	}
+	e := &fixedEvaluator{res: &PolicyResult{
+		Denied: "denied by a",
+		Object: obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, labels: {app: web, stamped: 'yes'}}\n"),
+		Bindings: []BindingResult{
+			{Kind: MutatingAdmissionPolicy, Policy: "m", Binding: "m", Outcome: Mutated, Paths: [][]string{{"metadata", "labels", "stamped"}}},
+			{Kind: ValidatingAdmissionPolicy, Policy: "a", Binding: "a", Outcome: Denied, Messages: []string{"denied by a"}},
+			{Kind: ValidatingAdmissionPolicy, Policy: "b", Binding: "b", Outcome: Denied, Messages: []string{"denied by b"}},
+			{Kind: ValidatingAdmissionPolicy, Policy: "c", Binding: "c", Outcome: Warned, Messages: []string{"c warns"}},
+		},
+		Warnings: []string{"c warns"},
+	}}
+	cfg := &Config{
+		ValidatingPolicies: []*unstructured.Unstructured{policy("a"), policy("b"), policy("c"), policy("d")},
+		ValidatingBindings: []*unstructured.Unstructured{binding("a", "Deny"), binding("b", "Deny"), binding("c", "Warn"), binding("d", "Deny")},
+		MutatingPolicies:   []*unstructured.Unstructured{policy("m")},
+		MutatingBindings:   []*unstructured.Unstructured{obj(t, "metadata: {name: m}\nspec: {policyName: m}\n")},
+		Policies:           e,
+	}
+	r := Evaluate(cfg, req)
+	// d's match conditions left the request out: the evaluation has no
+	// result for it, and it is dropped.
+	want := "MutatingAdmissionPolicy m (binding m) mutates; ValidatingAdmissionPolicy a (binding a) denies; ValidatingAdmissionPolicy b (binding b) denies; ValidatingAdmissionPolicy c (binding c) warns"
+	if steps(r) != want || !r.Exact || r.Denied != "denied by a" || strings.Join(r.Denials, "|") != "denied by a|denied by b" || strings.Join(r.Warnings, "|") != "c warns" {
+		t.Errorf("steps %q\nwant  %q\nexact %v %q, denied %q %q, warnings %q", steps(r), want, r.Exact, r.Reasons, r.Denied, r.Denials, r.Warnings)
+	}
+	if len(e.got.ValidatingBindings) != 4 || len(e.got.MutatingBindings) != 1 || e.got.Operation != "CREATE" {
+		t.Errorf("request: %d validating and %d mutating bindings, %s", len(e.got.ValidatingBindings), len(e.got.MutatingBindings), e.got.Operation)
+	}
+	applied := deploy.DeepCopy()
+	r.Apply(applied)
+	if applied.GetLabels()["stamped"] != "yes" {
+		t.Errorf("the mutation is not in the prediction: %v", applied.GetLabels())
+	}
+	// The evaluator fails: matched, not exact, and why.
+	e.err, e.res = errors.New("ssa-admission-eval is not installed"), nil
+	r = Evaluate(cfg, req)
+	if r.Exact || r.Denied != "" || !strings.Contains(strings.Join(r.Reasons, "\n"), "could not be evaluated here: ssa-admission-eval is not installed") {
+		t.Errorf("a failing evaluator: exact %v, %q", r.Exact, r.Reasons)
 	}
 }
