@@ -62,6 +62,11 @@ func Evaluate(ctx context.Context, req *ssaadmission.PolicyRequest) (*ssaadmissi
 			return nil, err
 		}
 	}
+	if len(req.Webhooks) > 0 {
+		if err := e.webhooks(ctx, obj, res); err != nil {
+			return nil, err
+		}
+	}
 	sort.Strings(res.NotEvaluable)
 	return res, nil
 }

@@ -55,7 +55,9 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	case schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}:
 		cfg.IngressClasses = s.classes(ctx, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &cfg)
 	}
-	if len(cfg.ValidatingPolicies)+len(cfg.MutatingPolicies) > 0 {
+	if len(cfg.ValidatingPolicies)+len(cfg.MutatingPolicies)+len(cfg.ValidatingWebhooks)+len(cfg.MutatingWebhooks) > 0 {
+		// Called only when a policy, or a webhook with matchConditions,
+		// matches.
 		cfg.Policies = &policies{s: s, ctx: ctx}
 	}
 	req := admission.Request{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}

@@ -97,6 +97,11 @@ type Step struct {
 	// Caveats qualify the match (match conditions in CEL not evaluated,
 	// namespace labels not readable).
 	Caveats []string `json:"caveats,omitempty"`
+
+	// webhook is a matched webhook with matchConditions, and its
+	// configuration's name: the evaluation decides whether it is called.
+	webhook       map[string]interface{}
+	configuration string
 }
 
 // Report is what admission does to one apply, as far as known here.
@@ -183,20 +188,28 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	mutating := mutatingPolicies(c, req)
 	validating := validatingPolicies(c, req)
+	mutatingHooks := webhooks(c.MutatingWebhooks, MutatingWebhook, req)
+	validatingHooks := webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)
 	var evaluated *PolicyResult
-	if c.Policies != nil && len(mutating)+len(validating) > 0 {
+	if c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
 		var err error
-		if evaluated, err = evaluatePolicies(c, req, r); err != nil {
+		if evaluated, err = evaluatePolicies(c, req, r, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
 			r.notExact("admission policies could not be evaluated here: " + err.Error())
 			evaluated = nil
 		}
 	}
+	var hookDenied string
 	if evaluated != nil {
 		mutating = evaluatedSteps(mutating, evaluated)
 		validating = evaluatedSteps(validating, evaluated)
+		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)
 	}
 	r.Steps = append(r.Steps, mutating...)
-	r.Steps = append(r.Steps, webhooks(c.MutatingWebhooks, MutatingWebhook, req)...)
+	r.Steps = append(r.Steps, mutatingHooks...)
+	if evaluated != nil && evaluated.Denied == "" && hookDenied != "" {
+		// A webhook's matchConditions failed under failurePolicy Fail.
+		evaluated.Denied = hookDenied
+	}
 	// The validating phase, in the apiserver's order: the built-in
 	// plugins, then policies, then webhooks; the first denial ends it.
 	if ps := podSecurityStep(req); ps != nil {
@@ -224,7 +237,10 @@ func Evaluate(c *Config, req Request) *Report {
 		}
 	}
 	if r.Denied == "" {
-		r.Steps = append(r.Steps, webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)...)
+		if evaluated != nil {
+			validatingHooks, r.Denied = calledWebhooks(validatingHooks, evaluated)
+		}
+		r.Steps = append(r.Steps, validatingHooks...)
 	}
 	for _, s := range r.Steps {
 		switch s.Effect {

@@ -166,7 +166,11 @@ func webhooks(configs []*unstructured.Unstructured, kind StepKind, req Request) 
 					// admissionregistration/v1's default is Fail.
 					caveats = append(caveats, "failurePolicy Fail: the apply is refused when the webhook can't be called")
 				}
-				steps = append(steps, Step{Kind: kind, Name: c.GetName() + "/" + name, Effect: effect, Caveats: caveats})
+				step := Step{Kind: kind, Name: c.GetName() + "/" + name, Effect: effect, Caveats: caveats}
+				if len(m.MatchConditions) > 0 {
+					step.webhook, step.configuration = hook, c.GetName()
+				}
+				steps = append(steps, step)
 			}
 		}
 	}

@@ -91,6 +91,29 @@ type PolicyRequest struct {
 	MutatingPolicies   []*unstructured.Unstructured `json:"mutatingPolicies"`
 	MutatingBindings   []*unstructured.Unstructured `json:"mutatingBindings"`
 	Params             []ParamSet                   `json:"params"`
+	// Webhooks are the webhooks that match but for their matchConditions,
+	// which the evaluation decides.
+	Webhooks []WebhookRequest `json:"webhooks,omitempty"`
+}
+
+// WebhookRequest is one webhook whose matchConditions decide whether the
+// server calls it.
+type WebhookRequest struct {
+	Kind          StepKind               `json:"kind"`
+	Configuration string                 `json:"configuration"`
+	Webhook       map[string]interface{} `json:"webhook"`
+}
+
+// WebhookResult is whether the server calls a webhook: Called, or not
+// (its matchConditions leave the request out), or Denied (they failed
+// to evaluate under failurePolicy Fail: the server refuses the request).
+type WebhookResult struct {
+	Kind   StepKind `json:"kind"`
+	Name   string   `json:"name"`
+	Called bool     `json:"called"`
+	Denied string   `json:"denied,omitempty"`
+	// NotEvaluable says why it can't be known here.
+	NotEvaluable string `json:"notEvaluable,omitempty"`
 }
 
 // Outcome is what one policy binding did to the request.
@@ -149,6 +172,7 @@ type PolicyResult struct {
 	// audit event.
 	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
 	Bindings         []BindingResult   `json:"bindings"`
+	Webhooks         []WebhookResult   `json:"webhooks,omitempty"`
 	// NotEvaluable says what could not be evaluated (the answer is then
 	// not exact).
 	NotEvaluable []string `json:"notEvaluable,omitempty"`
@@ -156,7 +180,7 @@ type PolicyResult struct {
 
 // evaluatePolicies has c.Policies evaluate the policies that match req,
 // on the object as the built-in plugins before them leave it.
-func evaluatePolicies(c *Config, req Request, r *Report) (*PolicyResult, error) {
+func evaluatePolicies(c *Config, req Request, r *Report, hooks []Step) (*PolicyResult, error) {
 	obj := req.Object.DeepCopy()
 	(&Report{Steps: r.Steps}).Apply(obj)
 	pr := &PolicyRequest{
@@ -184,7 +208,64 @@ func evaluatePolicies(c *Config, req Request, r *Report) (*PolicyResult, error) 
 		pr.ValidatingPolicies = appendOnce(pr.ValidatingPolicies, p)
 		pr.ValidatingBindings = append(pr.ValidatingBindings, b)
 	})
+	for _, h := range hooks {
+		if h.webhook != nil {
+			pr.Webhooks = append(pr.Webhooks, WebhookRequest{Kind: h.Kind, Configuration: h.configuration, Webhook: h.webhook})
+		}
+	}
 	return c.Policies.EvaluatePolicies(pr)
+}
+
+// conditional tells whether a matched webhook has matchConditions.
+func conditional(hooks []Step) bool {
+	for _, h := range hooks {
+		if h.webhook != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// calledWebhooks are the webhooks the evaluation of their matchConditions
+// leaves called (with why it could not say, when it could not), and the
+// denial of one whose conditions failed under failurePolicy Fail.
+func calledWebhooks(hooks []Step, res *PolicyResult) ([]Step, string) {
+	var out []Step
+	denied := ""
+	for _, h := range hooks {
+		var wr *WebhookResult
+		for i := range res.Webhooks {
+			if res.Webhooks[i].Kind == h.Kind && res.Webhooks[i].Name == h.Name {
+				wr = &res.Webhooks[i]
+			}
+		}
+		if wr == nil || h.webhook == nil {
+			out = append(out, h)
+			continue
+		}
+		var caveats []string
+		for _, c := range h.Caveats {
+			if !strings.Contains(c, "matchConditions (CEL) were not evaluated") {
+				caveats = append(caveats, c)
+			}
+		}
+		switch {
+		case wr.NotEvaluable != "":
+			h.Caveats = append(caveats, wr.NotEvaluable)
+		case wr.Denied != "":
+			h.Effect, h.Message, h.Caveats = Denies, wr.Denied, caveats
+			if denied == "" {
+				denied = wr.Denied
+			}
+		case !wr.Called:
+			// Its matchConditions leave the request out: not called.
+			continue
+		default:
+			h.Caveats = append(caveats, "its matchConditions hold: it is called")
+		}
+		out = append(out, h)
+	}
+	return out, denied
 }
 
 func appendOnce(list []*unstructured.Unstructured, u *unstructured.Unstructured) []*unstructured.Unstructured {

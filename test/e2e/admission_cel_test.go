@@ -279,3 +279,53 @@ spec:
 	}
 	_ = os.Remove(f)
 }
+
+// A webhook's matchConditions are evaluated as the server evaluates them:
+// one that leaves the request out is not called (exact, exit 0), one that
+// holds is (not exact, exit 4), and one that fails to evaluate under
+// failurePolicy Fail is the server's denial, word for word.
+func TestAdmissionWebhookMatchConditions(t *testing.T) {
+	ns := namespace(t)
+	id := rand.String(5)
+	// Unreachable: the server's dry run fails if it calls it.
+	hook := configMapWebhook("e2e-conditions-"+id, "conditions.example.com", ns, "Fail", `url: "https://127.0.0.1:1/mutate"`)
+	hook = strings.Replace(hook, "  rules:\n", `  matchConditions:
+  - {name: only-audited, expression: "object.metadata.name.startsWith('audited-')"}
+  - {name: has-owner, expression: "object.data.owner != ''"}
+  rules:
+`, 1)
+	clusterObject(t, hook)
+	cm := func(name, data string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", labels: {webhook: 'on'}}\ndata: {" + data + "}\n"
+	}
+	left := cm("plain", "a: b")
+	waitForServer(t, ns, cm("audited-probe", "owner: x"), func(_ *unstructured.Unstructured, err error) bool {
+		return err != nil && strings.Contains(err.Error(), "conditions.example.com")
+	})
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, manifest string
+		code           int
+	}{
+		{"left out by its conditions", left, 0},
+		{"called", cm("audited-web", "owner: team"), 4},
+		{"conditions fail to evaluate", cm("audited-none", "a: b"), 1},
+	} {
+		f := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".yaml")
+		writeFile(t, f, c.manifest)
+		r := ssa(t, "explain-conflict", "-n", ns, "-f", f, "-o", "json")
+		a := admissionOf(t, r.stdout)
+		if r.code != c.code {
+			t.Errorf("%s: exit %d, want %d: %+v\n%s", c.name, r.code, c.code, *a.Admission, r.stderr)
+		}
+		if c.code == 1 {
+			_, _, serr := serverDryRun(t, ns, c.manifest)
+			if serr == nil || a.Admission.Denied != serr.Error() {
+				t.Errorf("%s: predicted denial %q, the server's %v", c.name, a.Admission.Denied, serr)
+			}
+		}
+		if c.code == 0 {
+			mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", f, "--verify")
+		}
+	}
+}
