@@ -117,6 +117,9 @@ type Report struct {
 	// Denials, when several policies deny, are the denials the server
 	// may answer with: it reports the first in an order it does not fix.
 	Denials []string `json:"denials,omitempty"`
+	// AuditAnnotations are what the evaluated policies add to the
+	// request's audit event.
+	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
 	// Warnings are the warnings the modelled plugins return.
 	Warnings []string `json:"warnings"`
 	Steps    []Step   `json:"steps"`
@@ -225,6 +228,7 @@ func Evaluate(c *Config, req Request) *Report {
 		r.Steps = append(r.Steps, validating...)
 		if evaluated != nil {
 			r.Warnings = append(r.Warnings, evaluated.Warnings...)
+			r.AuditAnnotations = evaluated.AuditAnnotations
 			r.Denied = evaluated.Denied
 			for _, s := range validating {
 				if s.Effect == Denies {
