@@ -150,10 +150,11 @@ func TestSnapshotInstallsWithKrew(t *testing.T) {
 
 	t.Run("archive", func(t *testing.T) {
 		want := map[string]entry{
-			"kubectl-ssa" + exe: {Mode: 0o755, Owner: "root:root", MTime: commitDate},
-			shim:                {Mode: 0o755, Owner: "root:root", MTime: commitDate},
-			"LICENSE":           {Mode: 0o644, Owner: "root:root", MTime: commitDate},
-			"README.md":         {Mode: 0o644, Owner: "root:root", MTime: commitDate},
+			"kubectl-ssa" + exe:        {Mode: 0o755, Owner: "root:root", MTime: commitDate},
+			"ssa-admission-eval" + exe: {Mode: 0o755, Owner: "root:root", MTime: commitDate},
+			shim:                       {Mode: 0o755, Owner: "root:root", MTime: commitDate},
+			"LICENSE":                  {Mode: 0o644, Owner: "root:root", MTime: commitDate},
+			"README.md":                {Mode: 0o644, Owner: "root:root", MTime: commitDate},
 		}
 		if diff := cmp.Diff(want, archiveEntries(t, archive)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
@@ -250,6 +251,24 @@ func TestSnapshotInstallsWithKrew(t *testing.T) {
 		}
 		if v.Version != "v"+version || v.GitCommit != commit || v.BuildDate != commitDate.Format(time.RFC3339) || errOut != "" {
 			t.Errorf("version --client -o json: %+v, stderr %q", v, errOut)
+		}
+	})
+
+	// The companion that evaluates admission policies is beside the
+	// executable the krew link resolves to, where kubectl-ssa looks for it.
+	t.Run("companion", func(t *testing.T) {
+		real, err := filepath.EvalSymlinks(plugin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eval := filepath.Join(filepath.Dir(real), "ssa-admission-eval"+exe)
+		cmd := command(dir, eval)
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader("{}")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "PolicyEvaluationRequest") {
+			t.Errorf("%s: %v\n%s", eval, err, out)
 		}
 	})
 

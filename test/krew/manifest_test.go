@@ -135,9 +135,9 @@ func TestManifestPlatforms(t *testing.T) {
 					t.Errorf("sha256 %q is not the sum of a distinct archive", p.Sha256)
 				}
 				sums[p.Sha256] = true
-				bin, shim := "kubectl-ssa", "kubectl_complete-ssa"
+				bin, shim, eval := "kubectl-ssa", "kubectl_complete-ssa", "ssa-admission-eval"
 				if goos == "windows" {
-					bin, shim = bin+".exe", shim+".cmd"
+					bin, shim, eval = bin+".exe", shim+".cmd", eval+".exe"
 				}
 				if p.Bin != bin {
 					t.Errorf("bin %s, want %s", p.Bin, bin)
@@ -146,7 +146,7 @@ func TestManifestPlatforms(t *testing.T) {
 				for _, f := range p.Files {
 					files[f.From] = f.To == "."
 				}
-				for _, f := range []string{bin, shim, "LICENSE"} {
+				for _, f := range []string{bin, eval, shim, "LICENSE"} {
 					if !files[f] {
 						t.Errorf("files do not copy %s to .", f)
 					}
