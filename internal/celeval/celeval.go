@@ -29,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/informers"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -80,6 +81,7 @@ type evaluation struct {
 	matcher *matching.Matcher
 	params  map[schema.GroupVersionKind]*paramSet
 	user    user.Info
+	env     *environment.EnvSet
 	objects admission.ObjectInterfaces
 }
 

@@ -25,10 +25,15 @@ const validationFailureAnnotation = "validation.policy.admission.k8s.io/validati
 // with: its minor's compatibility version (one minor back), or this
 // build's when the minor is not known.
 func (e *evaluation) envSet() *environment.EnvSet {
-	if m := e.req.ServerMinor; m > 1 {
-		return environment.MustBaseEnvSet(version.MajorMinor(1, uint(m-1)))
+	if e.env == nil {
+		// Built once, as the apiserver builds its template once.
+		if m := e.req.ServerMinor; m > 1 {
+			e.env = environment.MustBaseEnvSet(version.MajorMinor(1, uint(m-1)))
+		} else {
+			e.env = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+		}
 	}
-	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+	return e.env
 }
 
 // compileValidating compiles a policy as the apiserver's validating

@@ -74,6 +74,15 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 			}
 		}
 	}
+	if p, ok := cfg.Policies.(*policies); ok {
+		probe := req
+		probe.Object = obj
+		if admission.Evaluates(&cfg, probe) {
+			// Started now, it is ready when the prediction is: its
+			// start-up (about 25 ms) overlaps the reads and the apply.
+			p.prestart()
+		}
+	}
 	return &cfg, req, nil
 }
 

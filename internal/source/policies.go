@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,15 +71,53 @@ type policies struct {
 	ctx context.Context
 }
 
+// waiting is a companion started ahead (prestart) that waits for its
+// request: one a run, whichever object's evaluation comes first takes it.
+type waiting struct {
+	mu sync.Mutex
+	c  *companion
+}
+
+// companion is one run of the companion executable.
+type companion struct {
+	cmd         *exec.Cmd
+	stdin       io.WriteCloser
+	out, stderr bytes.Buffer
+	path        string
+}
+
+func startCompanion(ctx context.Context) (*companion, error) {
+	path, err := evaluatorPath()
+	if err != nil {
+		return nil, err
+	}
+	c := &companion{path: path, cmd: exec.CommandContext(ctx, path)}
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.stderr
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// prestart starts the companion before its request is known; a run that
+// never sends one closes its standard input, and it exits.
+func (p *policies) prestart() {
+	w := &p.s.waiting
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.c == nil {
+		w.c, _ = startCompanion(p.ctx)
+	}
+}
+
 var _ admission.PolicyEvaluator = (*policies)(nil)
 
 // EvaluatePolicies completes req with what the policies read (the
 // namespace, the user, the params) and runs the companion on it.
 func (p *policies) EvaluatePolicies(req *admission.PolicyRequest) (*admission.PolicyResult, error) {
-	path, err := evaluatorPath()
-	if err != nil {
-		return nil, err
-	}
 	ctx := p.ctx
 	if req.Namespaced {
 		if ns := req.Object.GetNamespace(); ns != "" {
@@ -91,21 +130,30 @@ func (p *policies) EvaluatePolicies(req *admission.PolicyRequest) (*admission.Po
 	if err != nil {
 		return nil, err
 	}
-	var out, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+	w := &p.s.waiting
+	w.mu.Lock()
+	c := w.c
+	w.c = nil
+	w.mu.Unlock()
+	if c == nil {
+		if c, err = startCompanion(ctx); err != nil {
+			return nil, err
+		}
+	}
+	_, werr := c.stdin.Write(in)
+	_ = c.stdin.Close()
+	if err := c.cmd.Wait(); err != nil || werr != nil {
+		if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
 			return nil, errors.New(msg)
 		}
-		return nil, fmt.Errorf("running %s: %w", path, err)
+		return nil, fmt.Errorf("running %s: %w", c.path, errors.Join(err, werr))
 	}
 	var res admission.PolicyResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return nil, fmt.Errorf("reading %s's answer: %w", path, err)
+	if err := json.Unmarshal(c.out.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("reading %s's answer: %w", c.path, err)
 	}
 	if res.Kind != admission.PolicyResultKind || res.APIVersion != admission.PolicyAPIVersion {
-		return nil, fmt.Errorf("%s answered a %s %s: it comes from another build than kubectl-ssa", path, res.APIVersion, res.Kind)
+		return nil, fmt.Errorf("%s answered a %s %s: it comes from another build than kubectl-ssa", c.path, res.APIVersion, res.Kind)
 	}
 	return &res, nil
 }

@@ -52,6 +52,8 @@ type Cluster struct {
 	admission admissionState
 	// who is the user the credentials are, for policies (user).
 	who userState
+	// waiting is the policy evaluator started ahead.
+	waiting waiting
 	// namespaces are the namespaces read in this run (namespace).
 	nsMu       sync.Mutex
 	namespaces map[string]namespaceRead

@@ -216,6 +216,16 @@ func evaluatePolicies(c *Config, req Request, r *Report, hooks []Step) (*PolicyR
 	return c.Policies.EvaluatePolicies(pr)
 }
 
+// Evaluates tells whether Evaluate would have c.Policies evaluate req: a
+// policy, or a webhook with matchConditions, matches it.
+func Evaluates(c *Config, req Request) bool {
+	if c.Policies == nil || exempt(req.Object) {
+		return false
+	}
+	return len(mutatingPolicies(c, req))+len(validatingPolicies(c, req)) > 0 ||
+		conditional(webhooks(c.MutatingWebhooks, MutatingWebhook, req)) || conditional(webhooks(c.ValidatingWebhooks, ValidatingWebhook, req))
+}
+
 // conditional tells whether a matched webhook has matchConditions.
 func conditional(hooks []Step) bool {
 	for _, h := range hooks {
