@@ -125,6 +125,10 @@ func (p *policies) EvaluatePolicies(req *admission.PolicyRequest) (*admission.Po
 		}
 	}
 	req.UserInfo = p.s.user(ctx)
+	if req.ServerMinor == 0 {
+		// The CEL environment is the server's minor's.
+		req.ServerMinor = p.s.serverMinor()
+	}
 	req.Params = p.s.params(ctx, req)
 	in, err := json.Marshal(req)
 	if err != nil {
