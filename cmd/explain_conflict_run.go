@@ -120,7 +120,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: the server refused the dry run of %d of %d object(s) (it needs patch permission): the prediction stands unverified", refused, len(reports))}
 	}
 	if notRun > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before the input's Namespace exists: their prediction stands unverified (apply the Namespace, then verify again)", notRun, len(reports))}
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before what the input applies ahead of them exists (a Namespace, or what a Pod's admission reads: see each report's verify reason): their prediction stands unverified (apply those first, then verify again)", notRun, len(reports))}
 	}
 	for _, r := range reports {
 		if r.Message != "" || r.Admission != nil && r.Admission.Denied != "" || r.Refused != nil {

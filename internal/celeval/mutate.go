@@ -192,7 +192,7 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 	}
 	res.Warnings = append(res.Warnings, first.warnings...)
 	if first.denied != "" {
-		res.Denied, res.Code = first.denied, first.code
+		res.Denied, res.Code, res.DeniedInMutation = first.denied, first.code, true
 		return nil, nil
 	}
 	out := first.object

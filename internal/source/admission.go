@@ -54,6 +54,10 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 		cfg.StorageClasses = s.classes(ctx, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}, &cfg)
 	case schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}:
 		cfg.IngressClasses = s.classes(ctx, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &cfg)
+	case pods:
+		if creates, _ := s.podCreates.Load(kube.ObjectName(obj)); creates == true {
+			cfg.Pod = s.podReads(ctx, obj)
+		}
 	}
 	if len(cfg.ValidatingPolicies)+len(cfg.MutatingPolicies)+len(cfg.ValidatingWebhooks)+len(cfg.MutatingWebhooks) > 0 {
 		// Called only when a policy, or a webhook with matchConditions,

@@ -54,6 +54,12 @@ type Cluster struct {
 	who userState
 	// waiting is the policy evaluator started ahead.
 	waiting waiting
+	// podCreates tells, by Pod, whether its apply creates it (Target);
+	// podReadCache holds what a Pod's create reads (podRead); podInputs
+	// are the objects of the input such a read finds (notePodInput).
+	podCreates   sync.Map
+	podReadCache sync.Map
+	podInputs    map[schema.GroupKind][]*unstructured.Unstructured
 	// namespaces are the namespaces read in this run (namespace).
 	nsMu       sync.Mutex
 	namespaces map[string]namespaceRead
@@ -91,6 +97,9 @@ func (s *Cluster) namespace(ctx context.Context, ns string) (*unstructured.Unstr
 // for them, with the labels of that apply, so creating one of them in it
 // does not fail; one whose apply fails does not.
 func (s *Cluster) NoteApplied(manifest, result *unstructured.Unstructured) {
+	if result != nil {
+		s.notePodInput(result)
+	}
 	if manifest.GroupVersionKind().GroupKind() == crdKind {
 		// Its kind is served once it is applied (not yet).
 		group, _, _ := unstructured.NestedString(manifest.Object, "spec", "group")
@@ -202,6 +211,13 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 			return nil, fmt.Errorf("%s: namespace %q not found: the apply would fail (create the namespace first, or put it before the object in the input)", kube.ObjectName(obj), obj.GetNamespace())
 		case inInput != nil && (err != nil || !maps.Equal(nsLive.GetLabels(), inInput)):
 			unverifiable = fmt.Sprintf("the input changes namespace %q's labels before this object: the server's dry run, sent now, would see the old ones", obj.GetNamespace())
+		}
+	}
+	if m.Resource.GroupResource() == pods {
+		// Admission reads for a Pod's create only.
+		s.podCreates.Store(kube.ObjectName(obj), live == nil)
+		if live == nil && unverifiable == "" {
+			unverifiable = s.podUnverifiable(obj)
 		}
 	}
 	t := &conflict.Target{Live: live, HasStatus: s.Cluster.HasSubresource(m, "status"), Notes: notes, Unverifiable: unverifiable}

@@ -1,10 +1,12 @@
 // Package admission predicts what the apiserver's admission does to an
 // apply after its field manager: the built-in plugins that change common
 // objects (DefaultStorageClass, StorageObjectInUseProtection,
-// DefaultIngressClass, TaintNodesByCondition) are modelled from the
-// apiserver's code; admission policies and webhooks are matched as the
-// apiserver matches them (rules, scope, namespace and object selectors),
-// and their effect, which only they know, makes the prediction not exact.
+// DefaultIngressClass, TaintNodesByCondition; for Pods LimitRanger,
+// ServiceAccount, Priority, DefaultTolerationSeconds and RuntimeClass) are
+// modelled from the apiserver's code; admission policies and webhooks are
+// matched as the apiserver matches them (rules, scope, namespace and
+// object selectors), and their effect, which only they know, makes the
+// prediction not exact.
 //
 // It reads no cluster: a Config is what the caller listed.
 package admission
@@ -15,9 +17,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Effect is what an admission step does, or may do, to the apply.
@@ -61,25 +65,31 @@ const (
 )
 
 // Op is one change a modelled plugin makes: set a field that is absent,
-// or append a value to a list (a finalizer, a taint).
+// replace a field's value, or append a value to a list (a finalizer, a
+// taint).
 type Op struct {
-	Op    string      `json:"op"`
+	Op string `json:"op"`
+	// Path names fields; a segment [key="value"] selects the item of a
+	// keyed list (.spec.containers[name="c"]).
 	Path  []string    `json:"path"`
 	Value interface{} `json:"value"`
 	// Atomic: the list is atomic, so the value is owned with the rest
 	// of it by the applier, whose next apply without it removes it
 	// (otherwise what a plugin sets is owned by no one).
 	Atomic bool `json:"atomic,omitempty"`
+	// GenerateName: the name in Value is this prefix, to which the server
+	// adds five random characters (a token volume's): not known here,
+	// and listed in the step's unknown paths.
+	GenerateName string `json:"generateName,omitempty"`
 }
 
 // The ops.
 const (
-	OpSet    = "set"
-	OpAppend = "append"
-	// OpReplace sets a path whether it is there or not, OpRemove
-	// removes it (a mutating policy's changes).
+	OpSet     = "set"
 	OpReplace = "replace"
-	OpRemove  = "remove"
+	OpAppend  = "append"
+	// OpRemove removes a path (a mutating policy's change).
+	OpRemove = "remove"
 )
 
 // Step is one admission plugin, policy or webhook that acts on the apply.
@@ -97,6 +107,9 @@ type Step struct {
 	// Caveats qualify the match (match conditions in CEL not evaluated,
 	// namespace labels not readable).
 	Caveats []string `json:"caveats,omitempty"`
+	// Unknown are the paths a modelled plugin sets to values that can't
+	// be known here (a generated name).
+	Unknown []pathlang.Path `json:"unknown,omitempty"`
 
 	// webhook is a matched webhook with matchConditions, and its
 	// configuration's name: the evaluation decides whether it is called.
@@ -129,6 +142,8 @@ type Report struct {
 type Config struct {
 	StorageClasses []*unstructured.Unstructured
 	IngressClasses []*unstructured.Unstructured
+	// Pod is what a Pod's create reads (nil: not read).
+	Pod *PodReads
 	// Policies and webhooks, any served version (their matching fields
 	// are the same in each).
 	ValidatingPolicies, ValidatingBindings []*unstructured.Unstructured
@@ -189,12 +204,14 @@ func Evaluate(c *Config, req Request) *Report {
 		// The apiserver calls no policy or webhook for these.
 		return r
 	}
+	// A built-in plugin that refuses the mutated object ends admission.
+	r.Denied = deniedBy(r.Steps)
 	mutating := mutatingPolicies(c, req)
 	validating := validatingPolicies(c, req)
 	mutatingHooks := webhooks(c.MutatingWebhooks, MutatingWebhook, req)
 	validatingHooks := webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)
 	var evaluated *PolicyResult
-	if c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
+	if r.Denied == "" && c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
 		var err error
 		if evaluated, err = evaluatePolicies(c, req, r, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
 			r.notExact("admission policies could not be evaluated here: " + err.Error())
@@ -207,21 +224,30 @@ func Evaluate(c *Config, req Request) *Report {
 		validating = evaluatedSteps(validating, evaluated)
 		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)
 	}
-	r.Steps = append(r.Steps, mutating...)
-	r.Steps = append(r.Steps, mutatingHooks...)
+	if r.Denied == "" {
+		r.Steps = append(r.Steps, mutating...)
+		r.Steps = append(r.Steps, mutatingHooks...)
+	}
 	if evaluated != nil && evaluated.Denied == "" && hookDenied != "" {
 		// A webhook's matchConditions failed under failurePolicy Fail.
-		evaluated.Denied = hookDenied
+		evaluated.Denied, evaluated.DeniedInMutation = hookDenied, true
+	}
+	if r.Denied == "" && evaluated != nil && evaluated.DeniedInMutation {
+		// The mutating phase refused it: nothing validates it.
+		r.Denied = evaluated.Denied
 	}
 	// The validating phase, in the apiserver's order: the built-in
 	// plugins, then policies, then webhooks; the first denial ends it.
-	if ps := podSecurityStep(req); ps != nil {
-		r.Steps = append(r.Steps, *ps)
-		switch ps.Effect {
+	for _, s := range validatingBuiltins(c, req) {
+		if r.Denied != "" {
+			break
+		}
+		r.Steps = append(r.Steps, s)
+		switch s.Effect {
 		case Denies:
-			r.Denied = ps.Message
+			r.Denied = s.Message
 		case Warns:
-			r.Warnings = append(r.Warnings, ps.Message)
+			r.Warnings = append(r.Warnings, s.Message)
 		}
 	}
 	if r.Denied == "" {
@@ -295,21 +321,24 @@ func (r *Report) Apply(obj *unstructured.Unstructured) {
 	}
 	for _, s := range r.Steps {
 		for _, op := range s.Ops {
-			switch op.Op {
-			case OpSet:
-				if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, op.Path...); !found {
-					_ = unstructured.SetNestedField(obj.Object, op.Value, op.Path...)
-				}
-			case OpAppend:
-				list, _, _ := unstructured.NestedSlice(obj.Object, op.Path...)
-				_ = unstructured.SetNestedSlice(obj.Object, append(list, op.Value), op.Path...)
-			case OpReplace:
-				_ = unstructured.SetNestedField(obj.Object, runtime.DeepCopyJSONValue(op.Value), op.Path...)
-			case OpRemove:
-				unstructured.RemoveNestedField(obj.Object, op.Path...)
-			}
+			op.apply(obj.Object)
 		}
 	}
+}
+
+// Unknown are the paths the modelled plugins set to values not known
+// here.
+func (r *Report) Unknown() []fieldpath.Path {
+	if r == nil {
+		return nil
+	}
+	var out []fieldpath.Path
+	for _, s := range r.Steps {
+		for _, p := range s.Unknown {
+			out = append(out, p.Elements())
+		}
+	}
+	return out
 }
 
 // newestDefault is the default class the apiserver picks among classes:
@@ -340,6 +369,11 @@ func newestDefault(classes []*unstructured.Unstructured, annotations ...string) 
 // builtins are the default admission plugins that change common applied
 // objects on create, as the apiserver's code does.
 func builtins(c *Config, req Request) []Step {
+	if req.Resource.GroupResource() == pods && req.Subresource == "" && req.Old != nil {
+		// Priority and DefaultTolerationSeconds act on updates too.
+		steps, _ := podMutating(c, req)
+		return steps
+	}
 	if req.Old != nil || req.Subresource != "" {
 		return nil
 	}
@@ -357,11 +391,7 @@ func builtins(c *Config, req Request) []Step {
 		}
 		steps = append(steps, finalizer("kubernetes.io/pvc-protection", obj)...)
 	case pods:
-		// Not modelled: what they add depends on the cluster (a token
-		// volume of a generated name, the default PriorityClass, the
-		// namespace's LimitRanges).
-		steps = append(steps, Step{Kind: Builtin, Name: "ServiceAccount+Priority+DefaultTolerationSeconds+LimitRanger", Effect: MayMutate,
-			Caveats: []string{"these plugins complete a Pod's create (its service account and token volume, priority, tolerations, resource defaults), and the Pod's own create sets its status: not modelled here"}})
+		steps, _ = podMutating(c, req)
 	case schema.GroupResource{Resource: "nodes"}:
 		// TaintNodesByCondition: a new node is not ready until the node
 		// controller says so.

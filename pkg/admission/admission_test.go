@@ -223,7 +223,7 @@ func TestPodSecurityNamespace(t *testing.T) {
 	}
 	podsGVR := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	pod := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {containers: [{name: c, image: nginx}]}\n")
-	if r := Evaluate(&Config{}, Request{Object: pod, Old: pod, Resource: podsGVR, Namespaced: true, NamespaceUnknown: true}); steps(r) != "BuiltinPlugin PodSecurity may-deny" || r.Exact {
+	if r := Evaluate(&Config{}, Request{Object: pod, Old: pod, Resource: podsGVR, Namespaced: true, NamespaceUnknown: true}); steps(r) != "BuiltinPlugin DefaultTolerationSeconds mutates; BuiltinPlugin PodSecurity may-deny" || r.Exact {
 		t.Errorf("unreadable namespace: %s, exact %v", steps(r), r.Exact)
 	}
 }

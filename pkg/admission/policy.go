@@ -166,6 +166,9 @@ type PolicyResult struct {
 	// its HTTP status.
 	Denied string `json:"denied,omitempty"`
 	Code   int32  `json:"code,omitempty"`
+	// DeniedInMutation: the mutating phase refused it (a mutating
+	// policy, or a mutating webhook's matchConditions).
+	DeniedInMutation bool `json:"deniedInMutation,omitempty"`
 	// Warnings are the warnings the server returns.
 	Warnings []string `json:"warnings"`
 	// AuditAnnotations are the annotations the policies add to the

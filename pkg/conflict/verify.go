@@ -167,6 +167,9 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			if err != nil {
 				return nil, "", fmt.Errorf("--verify: %w", err)
 			}
+			// A name the server generates (a token volume's) can't be
+			// predicted: the server's is taken, the rest compared.
+			pred.Admission.AdoptGeneratedNames(res, out)
 			lines, err := objectDifferences(r.Schema, out, res, unknown)
 			if err != nil {
 				return nil, "", fmt.Errorf("--verify: %w", err)

@@ -21,6 +21,10 @@ func Generated(live, result *unstructured.Unstructured) (unknown, known []fieldp
 	case gv.Group == "" && kind == "Namespace":
 		namespaceGenerated(live, result)
 		return nil, nil
+	case gv.Group == "" && gv.Version == "v1" && kind == "Pod" && live == nil:
+		// The status starts afresh: what the tables say of a status's
+		// fields is moot.
+		return podCreated(result.Object), []fieldpath.Path{fieldpath.MakePathOrDie("status", "podIP")}
 	case gv.Group == "" && kind == "PersistentVolume" && live == nil:
 		// The strategy stamps the phase's transition with the time.
 		return []fieldpath.Path{fieldpath.MakePathOrDie("status", "lastPhaseTransitionTime")}, nil

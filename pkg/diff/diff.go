@@ -243,6 +243,7 @@ func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, e
 	// Then admission's built-in plugins, as the apiserver runs them after
 	// the field manager (what they set is owned by no one).
 	r.Admission.Apply(res)
+	unknown = append(unknown, r.Admission.Unknown()...)
 	if r.Storage != nil {
 		// Stored at another version: what it does not declare is pruned.
 		r.Storage.Prune(res.Object)

@@ -3,9 +3,11 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // mayDo words what a step whose effect is not known may do.
@@ -37,15 +39,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 			var ops []string
 			owner := "owned by no one"
 			for _, op := range s.Ops {
-				path := "." + strings.Join(op.Path, ".")
-				switch op.Op {
-				case admission.OpAppend:
-					ops = append(ops, fmt.Sprintf("adds %s to %s", Escape(opValue(op.Value)), Escape(path)))
-				case admission.OpRemove:
-					ops = append(ops, "removes "+Escape(path))
-				default:
-					ops = append(ops, fmt.Sprintf("sets %s to %s", Escape(path), Escape(quotedValue(op.Value))))
-				}
+				ops = append(ops, opLine(op))
 				if op.Atomic {
 					owner = "owned by the applier with the rest of the atomic list: its next apply without it removes it"
 				}
@@ -75,6 +69,9 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 		if len(s.Caveats) > 0 {
 			l += "; " + Escape(strings.Join(s.Caveats, "; "))
 		}
+		if len(s.Unknown) > 0 {
+			l += "; not known here: " + Escape(strings.Join(pathlang.Strings(s.Unknown), ", "))
+		}
 		add(l, s.Effect != admission.Mutates && s.Effect != admission.Audits && s.Effect != admission.Admits)
 	}
 	for _, r := range a.Reasons {
@@ -88,23 +85,49 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 	return lines, bad
 }
 
-// quotedValue is a set value: a string quoted, anything else as JSON.
-func quotedValue(v interface{}) string {
-	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
+// opLine says what one op does.
+func opLine(op admission.Op) string {
+	path := Escape(op.FieldPath().String())
+	v := Escape(opValue(op.Value))
+	switch {
+	case op.GenerateName != "":
+		if m, ok := op.Value.(map[string]interface{}); ok {
+			// The name is said after.
+			shown := make(map[string]interface{}, len(m))
+			for k, x := range m {
+				if k != "name" {
+					shown[k] = x
+				}
+			}
+			v = Escape(opValue(shown))
+		}
+		return fmt.Sprintf("adds %s to %s, named %s and five characters the server generates", v, path, Escape(op.GenerateName))
+	case op.Op == admission.OpAppend:
+		if s, ok := op.Value.(string); ok {
+			v = Escape(s) // a finalizer, as it is
+		}
+		return fmt.Sprintf("adds %s to %s", v, path)
+	case op.Op == admission.OpReplace:
+		return fmt.Sprintf("replaces %s with %s", path, v)
+	case op.Op == admission.OpRemove:
+		return "removes " + path
 	}
-	return opValue(v)
+	return fmt.Sprintf("sets %s to %s", path, v)
 }
 
-// opValue is an appended value as written: a string as it is (a
-// finalizer), anything else as JSON (a taint).
+// opValue is a value as written: a string quoted, anything else as JSON,
+// cut short (the JSON report has it whole).
 func opValue(v interface{}) string {
 	if s, ok := v.(string); ok {
-		return s
+		return strconv.Quote(s)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
+	}
+	const most = 120
+	if len(b) > most {
+		return string(b[:most]) + "…"
 	}
 	return string(b)
 }

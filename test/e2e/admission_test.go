@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -320,8 +321,8 @@ func (w *warningsCollector) HandleWarningHeader(_ int, _ string, text string) {
 // PodSecurity is evaluated with its own library against the namespace's
 // labels: a workload's template gets the server's warning word for word,
 // a Pod that breaks the enforced level is denied as the server denies it
-// (exit 1, and --verify agrees), a compliant one gets its warning and is
-// not exact (the rest of a Pod's admission is not modelled).
+// (exit 1, and --verify agrees), a compliant one gets its warning, and
+// the rest of its admission is modelled: --verify agrees.
 func TestAdmissionPodSecurity(t *testing.T) {
 	ns := namespace(t)
 	nsObj, err := env.client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
@@ -408,12 +409,12 @@ func TestAdmissionPodSecurity(t *testing.T) {
 	if err != nil || len(warnings) != 1 {
 		t.Fatalf("the server's dry run of the plain Pod: %v %q", err, warnings)
 	}
-	// A Pod's create is completed by admission not modelled here (its
-	// service account, token volume, priority, tolerations): not exact.
-	rep, _ = run(plainPod, 4)
+	// The rest of a Pod's create (its service account, token volume,
+	// priority, tolerations) is modelled: exact, and --verify agrees.
+	rep, _ = run(plainPod, 0, "--verify")
 	got = rep.Admission.Warnings
-	if len(got) != 1 || got[0] != warnings[0] || rep.Admission.Exact {
-		t.Errorf("the plain Pod: warnings %q, want %q; exact %v", got, warnings, rep.Admission.Exact)
+	if len(got) != 1 || got[0] != warnings[0] || !rep.Admission.Exact || rep.Verify == nil || rep.Verify.Status != "agrees" {
+		t.Errorf("the plain Pod: warnings %q, want %q; exact %v; verify %+v", got, warnings, rep.Admission.Exact, rep.Verify)
 	}
 }
 
@@ -505,4 +506,141 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 		t.Errorf("--verify did not have the server call the webhook")
 	}
 	mu.Unlock()
+}
+
+// The built-in admission of a Pod's create, modelled from the apiserver's
+// code: LimitRanger's defaults and annotation, the ServiceAccount's token
+// volume (its generated name listed as unknown, never invented), the
+// global default PriorityClass, DefaultTolerationSeconds' tolerations, a
+// RuntimeClass's overhead and scheduling. explain-conflict --verify
+// agrees with the server's dry run (exit 0); a Pod over the LimitRange's
+// max, or naming a PriorityClass that does not exist, is DENIED in the
+// server's own words; automount off adds no volume.
+func TestAdmissionPodCreate(t *testing.T) {
+	ns := namespace(t)
+	id := rand.String(5)
+	pc, rc := "e2e-default-"+id, "e2e-sandbox-"+id
+	probe := "apiVersion: v1\nkind: Pod\nmetadata: {name: probe}\nspec: {containers: [{name: c, image: nginx}]}\n"
+	t.Cleanup(func() {
+		// A global default PriorityClass gives every Pod its priority:
+		// once deleted, wait until the server forgets it, so that the
+		// tests after this one don't see it.
+		u := parse(t, probe)
+		u.SetNamespace(ns)
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			o, err := resourceFor(t, u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: "probe", DryRun: []string{metav1.DryRunAll}})
+			if got, _, _ := unstructured.NestedString(o.Object, "spec", "priorityClassName"); err == nil && got == "" {
+				return
+			}
+		}
+		t.Logf("the server still gives Pods PriorityClass %s", pc)
+	})
+	clusterObject(t, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "+pc+"}\nvalue: 1000\nglobalDefault: true\npreemptionPolicy: Never\n")
+	clusterObject(t, "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: "+rc+"}\nhandler: runsc\noverhead: {podFixed: {cpu: 250m, memory: 120Mi}}\nscheduling:\n  nodeSelector: {sandbox: \"true\"}\n  tolerations: [{key: sandbox, operator: Exists, effect: NoSchedule}]\n")
+	if err := applyTry(ns, "e2e", "apiVersion: v1\nkind: LimitRange\nmetadata: {name: limits}\nspec:\n  limits:\n  - type: Container\n    default: {cpu: 500m, memory: 256Mi}\n    defaultRequest: {cpu: 100m}\n    max: {cpu: \"1\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitForServer(t, ns, probe, func(o *unstructured.Unstructured, err error) bool {
+		got, _, _ := unstructured.NestedString(o.Object, "spec", "priorityClassName")
+		return err == nil && got == pc && o.GetAnnotations()["kubernetes.io/limit-ranger"] != ""
+	})
+	dir := t.TempDir()
+	file := func(name, spec string) string {
+		f := filepath.Join(dir, name+".yaml")
+		writeFile(t, f, "apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+"}\nspec:\n"+spec)
+		return f
+	}
+	type report struct {
+		admissionReport
+		Message string   `json:"message"`
+		Unknown []string `json:"unknown"`
+	}
+	run := func(code int, args ...string) report {
+		t.Helper()
+		r := mustSSA(t, code, append(args, "-n", ns, "-o", "json")...)
+		var rep report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Admission == nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		return rep
+	}
+	// What the server says of a manifest.
+	server := func(f string) (*unstructured.Unstructured, error) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := parse(t, string(b))
+		u.SetNamespace(ns)
+		return resourceFor(t, u).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: "kubectl", DryRun: []string{metav1.DryRunAll}})
+	}
+
+	full := file("full", "  runtimeClassName: "+rc+"\n  initContainers: [{name: init, image: busybox, resources: {limits: {memory: 64Mi}}}]\n  containers:\n  - {name: c, image: nginx}\n  - {name: d, image: nginx, resources: {requests: {cpu: 200m}}}\n")
+	rep := run(0, "explain-conflict", "-f", full, "--verify")
+	want := "BuiltinPlugin LimitRanger mutates; BuiltinPlugin ServiceAccount mutates; BuiltinPlugin Priority mutates; BuiltinPlugin DefaultTolerationSeconds mutates; BuiltinPlugin RuntimeClass mutates"
+	if !rep.Admission.Exact || rep.steps() != want || rep.Verify == nil || rep.Verify.Status != "agrees" {
+		t.Errorf("the full Pod: exact %v, steps %q, verify %+v", rep.Admission.Exact, rep.steps(), rep.Verify)
+	}
+	// diff: the result has the volume under its name's prefix, and says
+	// its name and the mounts' are not known.
+	d := run(1, "diff", "-f", full)
+	vols, _, _ := unstructured.NestedSlice(d.Result, "spec", "volumes")
+	if len(vols) != 1 || vols[0].(map[string]interface{})["name"] != "kube-api-access-" {
+		t.Errorf("diff's result volumes: %v", vols)
+	}
+	unknown := strings.Join(d.Unknown, "\n")
+	for _, p := range []string{`.spec.volumes[name="kube-api-access-"].name`, `.spec.initContainers[name="init"].volumeMounts[mountPath="/var/run/secrets/kubernetes.io/serviceaccount"].name`, `.spec.containers[name="d"].volumeMounts[mountPath="/var/run/secrets/kubernetes.io/serviceaccount"].name`} {
+		if !strings.Contains(unknown, p) {
+			t.Errorf("diff's unknown lacks %s:\n%s", p, unknown)
+		}
+	}
+	srv, err := server(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][]string{{"metadata", "annotations", "kubernetes.io/limit-ranger"}, {"spec", "priorityClassName"}, {"spec", "nodeSelector", "sandbox"}, {"spec", "overhead", "memory"}, {"status", "qosClass"}} {
+		got, _, _ := unstructured.NestedFieldNoCopy(d.Result, p...)
+		want, _, _ := unstructured.NestedFieldNoCopy(srv.Object, p...)
+		if got != want || got == nil {
+			t.Errorf("diff's result %v = %v, the server's %v", p, got, want)
+		}
+	}
+
+	// Denials, in the server's words.
+	for _, c := range []struct{ name, spec, plugin string }{
+		{"big", "  containers: [{name: c, image: nginx, resources: {limits: {cpu: \"2\"}}}]\n", "LimitRanger"},
+		{"nopc", "  priorityClassName: e2e-nosuch\n  containers: [{name: c, image: nginx}]\n", "Priority"},
+	} {
+		f := file(c.name, c.spec)
+		_, err := server(f)
+		if err == nil {
+			t.Fatalf("%s: the server admits it", c.name)
+		}
+		rep := run(1, "explain-conflict", "-f", f, "--verify")
+		if rep.Admission.Denied != err.Error() || !strings.HasSuffix(rep.steps(), "BuiltinPlugin "+c.plugin+" denies") || rep.Verify == nil || rep.Verify.Status != "agrees" {
+			t.Errorf("%s: denied %q\nserver %q\nsteps %q, verify %+v", c.name, rep.Admission.Denied, err.Error(), rep.steps(), rep.Verify)
+		}
+		text := mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", f)
+		if !strings.Contains(text.stdout, "DENIED: admission refuses the apply as \"kubectl\": "+err.Error()) {
+			t.Errorf("%s: the text view:\n%s", c.name, text.stdout)
+		}
+	}
+
+	// A Pod in a namespace the input creates first: the service account
+	// controller gives the namespace its default account, which the
+	// plugin waits for; no denial.
+	fresh := "e2e-fresh-" + id
+	both := filepath.Join(dir, "both.yaml")
+	writeFile(t, both, "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+fresh+"}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: "+fresh+"}\nspec: {containers: [{name: c, image: nginx}]}\n")
+	if r := mustSSA(t, 0, "explain-conflict", "-f", both); strings.Contains(r.stdout, "DENIED") || !strings.Contains(r.stdout, "plugin ServiceAccount") {
+		t.Errorf("a Pod in a namespace of the input:\n%s", r.stdout)
+	}
+
+	// No token without automount.
+	noauto := file("noauto", "  automountServiceAccountToken: false\n  containers: [{name: c, image: nginx}]\n")
+	rep = run(0, "explain-conflict", "-f", noauto, "--verify")
+	d = run(1, "diff", "-f", noauto)
+	if _, has, _ := unstructured.NestedFieldNoCopy(d.Result, "spec", "volumes"); has || strings.Contains(strings.Join(d.Unknown, " "), "kube-api-access") || rep.Verify == nil || rep.Verify.Status != "agrees" {
+		t.Errorf("automount off: volumes in the result %v, unknown %q, verify %+v", has, d.Unknown, rep.Verify)
+	}
 }

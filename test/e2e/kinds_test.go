@@ -94,10 +94,10 @@ var clusterManifests = map[string]string{
 // admittedOnCreate are the kinds whose create built-in admission that
 // kubectl-ssa does not model changes: their create is left out here,
 // their updates are checked. (StorageObjectInUseProtection's finalizers
-// on PVCs and PVs are modelled, and their creates checked.)
-var admittedOnCreate = map[string]string{
-	"pod/p": "ServiceAccount, DefaultTolerationSeconds and Priority admission fill the service account, its token volume, tolerations and priority",
-}
+// on PVCs and PVs, a Pod's ServiceAccount, Priority,
+// DefaultTolerationSeconds, LimitRanger and RuntimeClass are modelled, and
+// their creates checked.) None today.
+var admittedOnCreate = map[string]string{}
 
 // reapplyChanges are the kinds whose re-apply of the same manifest
 // changes the object, and why (the server's dry run says the same).

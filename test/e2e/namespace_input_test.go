@@ -74,7 +74,7 @@ func TestNamespaceEarlierInTheInput(t *testing.T) {
 	if v := items[1].Verify; v == nil || v.Status != "not-run" || !strings.Contains(v.Reason, "can't dry-run") {
 		t.Errorf("the ConfigMap's verify: %+v", v)
 	}
-	if !strings.Contains(r.stderr, "1 of 2 object(s) can't be dry-run before the input's Namespace exists") {
+	if !strings.Contains(r.stderr, "1 of 2 object(s) can't be dry-run before what the input applies ahead of them exists (a Namespace") {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 
