@@ -220,8 +220,10 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	var hookDenied string
 	if evaluated != nil {
-		mutating = evaluatedSteps(mutating, evaluated)
-		validating = evaluatedSteps(validating, evaluated)
+		before := req.Object.DeepCopy()
+		r.Apply(before)
+		mutating = evaluatedSteps(mutating, evaluated, before)
+		validating = evaluatedSteps(validating, evaluated, before)
 		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)
 	}
 	if r.Denied == "" {

@@ -292,7 +292,8 @@ func appendOnce(list []*unstructured.Unstructured, u *unstructured.Unstructured)
 
 // evaluatedSteps replaces matched steps by what the evaluation says they
 // do; a step it could not evaluate stays matched, with why.
-func evaluatedSteps(matched []Step, res *PolicyResult) []Step {
+// before is the object the policies saw: what was absent there is set.
+func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unstructured) []Step {
 	out := make([]Step, 0, len(matched))
 	for _, s := range matched {
 		var br *BindingResult
@@ -335,7 +336,11 @@ func evaluatedSteps(matched []Step, res *PolicyResult) []Step {
 					break
 				}
 				if v, found, _ := unstructured.NestedFieldNoCopy(res.Object.Object, p...); found {
-					s.Ops = append(s.Ops, Op{Op: OpReplace, Path: p, Value: v})
+					op := OpReplace
+					if _, had, _ := unstructured.NestedFieldNoCopy(before.Object, p...); !had {
+						op = OpSet
+					}
+					s.Ops = append(s.Ops, Op{Op: op, Path: p, Value: v})
 				} else {
 					s.Ops = append(s.Ops, Op{Op: OpRemove, Path: p})
 				}
