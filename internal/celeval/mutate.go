@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -17,8 +19,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/warning"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -34,19 +34,7 @@ func (e *evaluation) compileMutating(policy *admissionregistrationv1.MutatingAdm
 	if err != nil {
 		return mutating.PolicyEvaluator{Error: err}
 	}
-	variables := make([]plugincel.NamedExpressionAccessor, len(policy.Spec.Variables))
-	for i, v := range policy.Spec.Variables {
-		variables[i] = &validating.Variable{Name: v.Name, Expression: v.Expression}
-	}
-	compiler.CompileAndStoreVariables(variables, opts, environment.StoredExpressions)
-	var matcher matchconditions.Matcher
-	if conds := policy.Spec.MatchConditions; len(conds) > 0 {
-		accessors := make([]plugincel.ExpressionAccessor, len(conds))
-		for i := range conds {
-			accessors[i] = (*matchconditions.MatchCondition)(&conds[i])
-		}
-		matcher = matchconditions.NewMatcher(compiler.CompileCondition(accessors, opts, environment.StoredExpressions), policy.Spec.FailurePolicy, "policy", "validate", policy.Name)
-	}
+	matcher := variablesAndConditions(compiler, policy.Spec.Variables, policy.Spec.MatchConditions, opts, policy.Spec.FailurePolicy, policy.Name)
 	var patchers []patch.Patcher
 	patchOptions := opts
 	patchOptions.HasPatchTypes = true
@@ -248,19 +236,9 @@ func (e *evaluation) attribute(ctx context.Context, obj *unstructured.Unstructur
 // deepest map keys that differ (a list that differs is one path).
 func changedPaths(before, after map[string]interface{}, prefix []string) [][]string {
 	var out [][]string
-	keys := map[string]bool{}
-	for k := range before {
-		keys[k] = true
-	}
-	for k := range after {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	keys := maps.Clone(before)
+	maps.Copy(keys, after)
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		b, a := before[k], after[k]
 		if reflect.DeepEqual(a, b) {
 			continue

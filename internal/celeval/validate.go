@@ -47,19 +47,7 @@ func (e *evaluation) compileValidating(policy *admissionregistrationv1.Validatin
 	if err != nil {
 		return validating.NewValidator(nil, nil, nil, nil, failurePolicy, err)
 	}
-	variables := make([]plugincel.NamedExpressionAccessor, len(policy.Spec.Variables))
-	for i, v := range policy.Spec.Variables {
-		variables[i] = &validating.Variable{Name: v.Name, Expression: v.Expression}
-	}
-	compiler.CompileAndStoreVariables(variables, optionalVars, environment.StoredExpressions)
-	var matcher matchconditions.Matcher
-	if conds := policy.Spec.MatchConditions; len(conds) > 0 {
-		accessors := make([]plugincel.ExpressionAccessor, len(conds))
-		for i := range conds {
-			accessors[i] = (*matchconditions.MatchCondition)(&conds[i])
-		}
-		matcher = matchconditions.NewMatcher(compiler.CompileCondition(accessors, optionalVars, environment.StoredExpressions), failurePolicy, "policy", "validate", policy.Name)
-	}
+	matcher := variablesAndConditions(compiler, policy.Spec.Variables, policy.Spec.MatchConditions, optionalVars, failurePolicy, policy.Name)
 	validations := make([]plugincel.ExpressionAccessor, len(policy.Spec.Validations))
 	messages := make([]plugincel.ExpressionAccessor, len(policy.Spec.Validations))
 	for i, v := range policy.Spec.Validations {
@@ -80,6 +68,26 @@ func (e *evaluation) compileValidating(policy *admissionregistrationv1.Validatin
 		failurePolicy,
 		nil,
 	)
+}
+
+// variablesAndConditions compiles a policy's variables into compiler and
+// its matchConditions into a matcher (nil: none), as both policy plugins
+// do.
+func variablesAndConditions(compiler *plugincel.CompositedCompiler, vars []admissionregistrationv1.Variable, conds []admissionregistrationv1.MatchCondition,
+	opts plugincel.OptionalVariableDeclarations, failurePolicy *admissionregistrationv1.FailurePolicyType, name string) matchconditions.Matcher {
+	variables := make([]plugincel.NamedExpressionAccessor, len(vars))
+	for i, v := range vars {
+		variables[i] = &validating.Variable{Name: v.Name, Expression: v.Expression}
+	}
+	compiler.CompileAndStoreVariables(variables, opts, environment.StoredExpressions)
+	if len(conds) == 0 {
+		return nil
+	}
+	accessors := make([]plugincel.ExpressionAccessor, len(conds))
+	for i := range conds {
+		accessors[i] = (*matchconditions.MatchCondition)(&conds[i])
+	}
+	return matchconditions.NewMatcher(compiler.CompileCondition(accessors, opts, environment.StoredExpressions), failurePolicy, "policy", "validate", name)
 }
 
 // validate runs the validating policies on obj: each binding on its
