@@ -50,10 +50,10 @@ result, so that scripts can diff them.
 Exit status, as kubectl diff: 0 no value changes (a change of owners alone
 is shown but exits 0, as kubectl diff sees none), 1 changes (a conflict
 counts: the apply would fail, as does a denial by a modelled admission
-plugin), 2 an error (also a namespace that does not exist, where the apply
-would fail), 4 no value changes predicted but admission that is not
-evaluated here (a matching policy or webhook) may change or refuse the
-apply.
+plugin or an evaluated admission policy), 2 an error (also a namespace that
+does not exist, where the apply would fail), 4 no value changes predicted
+but admission that is not evaluated here (a matching webhook, a policy
+that can't be evaluated here) may change or refuse the apply.
 
 --helm-release NAME diffs a Helm release's last deployed revision (or
 --helm-revision N) against the cluster, without the helm binary: what the
@@ -178,16 +178,23 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 		}
 	}
 	var names []string
-	for _, r := range reports {
+	var check remedy.Command
+	for i, r := range reports {
 		switch {
 		case r.Admission != nil && !r.Admission.Exact:
 			names = append(names, notExact(r.Object, r.Admission))
 		case len(r.Unchecked) > 0:
 			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)+" ("+r.Unchecked[0]+")")
+		default:
+			continue
+		}
+		if check == nil {
+			t := targets[i]
+			check = t.Line([]string{"kubectl", "ssa", "explain-conflict"}, append(append(t.SSAInput(), t.ManagerFlag()...), "--verify")...)
 		}
 	}
 	if len(names) > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission or validation may change or refuse the apply: check with kubectl ssa explain-conflict --verify", strings.Join(names, ", "))}
+		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission or validation may change or refuse the apply: check with %s", strings.Join(names, ", "), check)}
 	}
 	return nil
 }

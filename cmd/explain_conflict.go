@@ -85,13 +85,17 @@ helm, the label and annotations Helm adds; for a release still recorded as
 client-side apply, Helm 4's switch to server-side apply, --csa-upgrade helm).
 
 Admission is read from the cluster: built-in plugins (default StorageClass
-and IngressClass, storage protection finalizers, PodSecurity) are
-modelled; admission policies and webhooks are matched and named, not run.
+and IngressClass, storage protection finalizers, a Pod's ServiceAccount,
+Priority, tolerations, RuntimeClass and LimitRanger, PodSecurity) are
+modelled; validating and mutating admission policies, and webhooks'
+matchConditions, are evaluated with the apiserver's own code by the
+companion ssa-admission-eval installed beside kubectl-ssa; webhooks are
+matched and named, not called.
 
 Exit status, as kubectl diff: 0 the apply would succeed, 1 it would
-conflict or a modelled admission plugin denies it, 2 an error, 4 the
-prediction is not exact (a policy or webhook that may deny or change the
-object matches, or admission could not be read); with --verify, 3 when
+conflict or admission denies it (a modelled plugin, an evaluated policy),
+2 an error, 4 the prediction is not exact (a webhook that matches, a
+policy that can't be evaluated here, or admission could not be read); with --verify, 3 when
 the prediction differs from the server's dry run (a denial included) and
 4 when the server refused or could not run the dry run (no patch
 permission; a Namespace the input creates first), so that nothing was

@@ -2,6 +2,7 @@ package celeval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -197,9 +198,24 @@ func (e *evaluation) validateOne(ctx context.Context, obj *unstructured.Unstruct
 	case len(w.list) > 0:
 		br.Outcome, br.Messages = ssaadmission.Warned, w.list
 	case attrs.annotations[validationFailureAnnotation] != "":
-		br.Outcome, br.Messages = ssaadmission.Audited, []string{attrs.annotations[validationFailureAnnotation]}
+		br.Outcome, br.Messages = ssaadmission.Audited, auditedMessages(attrs.annotations[validationFailureAnnotation])
 	default:
 		br.Outcome = ssaadmission.Admitted
 	}
 	return br
+}
+
+// auditedMessages are the messages of the failures the validating
+// dispatcher writes into its audit annotation (a JSON list), or the
+// annotation as it is when it is not one.
+func auditedMessages(annotation string) []string {
+	var failures []validating.ValidationFailureValue
+	if err := json.Unmarshal([]byte(annotation), &failures); err != nil || len(failures) == 0 {
+		return []string{annotation}
+	}
+	out := make([]string, len(failures))
+	for i, f := range failures {
+		out[i] = f.Message
+	}
+	return out
 }

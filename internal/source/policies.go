@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,6 +87,10 @@ type companion struct {
 	path        string
 }
 
+// companionTimeout bounds one evaluation: CEL's cost budgets bound the
+// expressions, so only a companion that misbehaves takes that long.
+const companionTimeout = time.Minute
+
 func startCompanion(ctx context.Context) (*companion, error) {
 	path, err := evaluatorPath()
 	if err != nil {
@@ -144,9 +149,16 @@ func (p *policies) EvaluatePolicies(req *admission.PolicyRequest) (*admission.Po
 			return nil, err
 		}
 	}
+	// The time bound starts with the request (one started ahead may
+	// have waited).
+	timer := time.AfterFunc(companionTimeout, func() { _ = c.cmd.Process.Kill() })
 	_, werr := c.stdin.Write(in)
 	_ = c.stdin.Close()
-	if err := c.cmd.Wait(); err != nil || werr != nil {
+	err = c.cmd.Wait()
+	if !timer.Stop() {
+		return nil, fmt.Errorf("%s did not answer within %s", c.path, companionTimeout)
+	}
+	if err != nil || werr != nil {
 		if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
 			return nil, errors.New(msg)
 		}

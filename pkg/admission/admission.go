@@ -172,6 +172,9 @@ type Request struct {
 	// ServerMinor is the apiserver's Kubernetes minor (0: not known),
 	// which PodSecurity's "latest" means.
 	ServerMinor int
+	// Defaulted is Object with the apiserver's defaults (nil: Object):
+	// what policies see.
+	Defaulted func() *unstructured.Unstructured
 	// FieldManager is the apply's; Schema and TypeName type the object
 	// (nil: not known), for the policies' evaluation.
 	FieldManager string
@@ -214,14 +217,20 @@ func Evaluate(c *Config, req Request) *Report {
 	if r.Denied == "" && c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
 		var err error
 		if evaluated, err = evaluatePolicies(c, req, r, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
-			r.notExact("admission policies could not be evaluated here: " + err.Error())
+			why := "could not be evaluated here: " + strings.Join(strings.Fields(err.Error()), " ")
+			r.notExact("admission policies " + why)
 			evaluated = nil
+			// Each step says it too.
+			for _, steps := range [][]Step{mutating, validating} {
+				for i := range steps {
+					steps[i].Caveats = append(steps[i].Caveats, why)
+				}
+			}
 		}
 	}
 	var hookDenied string
 	if evaluated != nil {
-		before := req.Object.DeepCopy()
-		r.Apply(before)
+		before := policyObject(req, r)
 		mutating = evaluatedSteps(mutating, evaluated, before)
 		validating = evaluatedSteps(validating, evaluated, before)
 		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)

@@ -2,11 +2,13 @@ package admission
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/gob"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // PolicyEvaluator evaluates admission policies' CEL for one request, with
@@ -184,8 +186,7 @@ type PolicyResult struct {
 // evaluatePolicies has c.Policies evaluate the policies that match req,
 // on the object as the built-in plugins before them leave it.
 func evaluatePolicies(c *Config, req Request, r *Report, hooks []Step) (*PolicyResult, error) {
-	obj := req.Object.DeepCopy()
-	(&Report{Steps: r.Steps}).Apply(obj)
+	obj := policyObject(req, r)
 	pr := &PolicyRequest{
 		Kind: PolicyRequestKind, APIVersion: PolicyAPIVersion,
 		Operation: req.Operation(), Object: obj, OldObject: req.Old,
@@ -279,6 +280,69 @@ func calledWebhooks(hooks []Step, res *PolicyResult) ([]Step, string) {
 		out = append(out, h)
 	}
 	return out, denied
+}
+
+// policyObject is the object policies see: with the apiserver's
+// defaults, the built-in plugins' changes of r, a Secret's stringData
+// written into its data (the server never stores stringData).
+func policyObject(req Request, r *Report) *unstructured.Unstructured {
+	var obj *unstructured.Unstructured
+	if req.Defaulted != nil {
+		obj = req.Defaulted()
+	}
+	if obj == nil {
+		obj = req.Object
+	}
+	obj = obj.DeepCopy()
+	(&Report{Steps: r.Steps}).Apply(obj)
+	if gvk := obj.GroupVersionKind(); gvk.Group == "" && gvk.Kind == "Secret" {
+		if sd, ok := obj.Object["stringData"].(map[string]interface{}); ok {
+			data, _ := obj.Object["data"].(map[string]interface{})
+			if data == nil {
+				data = map[string]interface{}{}
+			}
+			for k, v := range sd {
+				s, _ := v.(string)
+				data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+			}
+			obj.Object["data"] = data
+			delete(obj.Object, "stringData")
+		}
+	}
+	return obj
+}
+
+// SetBy names the last step whose ops set or changed p or a field above
+// it ("" when none did): "KIND NAME".
+func (r *Report) SetBy(p fieldpath.Path) string {
+	if r == nil {
+		return ""
+	}
+	by := ""
+	for _, s := range r.Steps {
+		for _, op := range s.Ops {
+			if op.Op == OpRemove {
+				continue
+			}
+			if at := opPath(op.Path); len(at) <= len(p) && p[:len(at)].Equals(at) {
+				by = fmt.Sprintf("%s %s", s.Kind, s.Name)
+			}
+		}
+	}
+	return by
+}
+
+// Mutated tells whether an evaluated mutating policy changed the object.
+func (r *Report) Mutated() bool {
+	if r == nil {
+		return false
+	}
+	for _, s := range r.Steps {
+		if s.Kind == MutatingAdmissionPolicy && s.Effect == Mutates {
+			return true
+		}
+	}
+	return false
 }
 
 func appendOnce(list []*unstructured.Unstructured, u *unstructured.Unstructured) []*unstructured.Unstructured {

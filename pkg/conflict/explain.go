@@ -221,6 +221,10 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			req := adm.req
 			req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
 			req.FieldManager = in.FieldManager
+			req.Defaulted = func() *unstructured.Unstructured {
+				d, _ := Defaulted(r)
+				return d
+			}
 			if s, ok := tc.(*Schema); ok {
 				if types, ref, ok := s.TypeOf(r.Result.GroupVersionKind()); ok && ref.NamedType != nil {
 					req.Schema, req.TypeName = types, *ref.NamedType

@@ -56,6 +56,9 @@ type Change struct {
 	// Conflict: the apply conflicts on this field; it changes only with
 	// --force-conflicts.
 	Conflict bool `json:"conflict,omitempty"`
+	// SetBy is the admission step that set the value (a mutating
+	// policy, a built-in plugin), "" when none did.
+	SetBy string `json:"setBy,omitempty"`
 
 	// HasBefore and HasAfter tell an absent value from a null one.
 	HasBefore bool           `json:"-"`
@@ -208,41 +211,17 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 // writes it (quantities canonical, empty structs kept). The paths
 // returned are fields whose default is not known here.
 func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, error) {
-	res := r.Result.DeepCopy()
-	res.SetManagedFields(r.ManagedFields)
-	var unknown []fieldpath.Path
-	for _, m := range r.MaybeReset {
-		unknown = append(unknown, m.PathElements)
-	}
-	// The defaults first: a reset field whose parent the apply emptied
-	// comes back inside the parent's default. Then the resets, which
-	// also hold what the apiserver allocated and keeps.
-	if c, ok := r.Defaults.(defaults.Completer); ok {
-		// A status the apply leaves as it was (reset by the storage, or
-		// not applied) already holds the server's defaults.
-		status, keep := res.Object["status"]
-		keep = keep && r.Live != nil && defaults.SameJSON(status, r.Live.Object["status"])
-		if keep {
-			status = runtime.DeepCopyJSONValue(status)
-		}
-		for _, p := range c.Complete(res.Object) {
-			if !keep || len(p) == 0 || p[0].FieldName == nil || *p[0].FieldName != "status" {
-				unknown = append(unknown, p)
-			}
-		}
-		if keep {
-			res.Object["status"] = status
-		}
-	}
-	for _, rs := range r.Reset {
-		if !setAbsent(res.Object, rs.PathElements, rs.Value) {
-			unknown = append(unknown, rs.PathElements)
-		}
-	}
-	defaults.Finish(res)
+	res, unknown := conflict.Defaulted(r)
 	// Then admission's built-in plugins, as the apiserver runs them after
 	// the field manager (what they set is owned by no one).
 	r.Admission.Apply(res)
+	if r.Admission.Mutated() {
+		// The server defaults what a mutating policy changed.
+		if c, ok := r.Defaults.(defaults.Completer); ok {
+			c.Complete(res.Object)
+		}
+		defaults.Finish(res)
+	}
 	unknown = append(unknown, r.Admission.Unknown()...)
 	if r.Storage != nil {
 		// Stored at another version: what it does not declare is pruned.
@@ -340,15 +319,6 @@ func secretStringData(obj map[string]interface{}) {
 	}
 	obj["data"] = data
 	delete(obj, "stringData")
-}
-
-// setAbsent sets p to v in obj unless p is there already; false when it
-// can't (a position on the way).
-func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
-	if _, ok := pathlang.Lookup(obj, p); ok {
-		return true
-	}
-	return ownership.SetPath(obj, p, v) == nil
 }
 
 // bookkeeping are the metadata fields the server sets on every write,
@@ -487,6 +457,7 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 		return false
 	}
 	changed := fieldpath.NewSet()
+	var pre *unstructured.Unstructured // what admission got, when asked
 	add := func(p fieldpath.Path, kind ChangeKind) {
 		if IsBookkeeping(p) {
 			return
@@ -500,6 +471,15 @@ func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Uns
 			Conflict: conflicts[p.String()]}
 		c.Before, c.HasBefore = pathlang.Lookup(liveObj, p)
 		c.After, c.HasAfter = pathlang.Lookup(result.Object, p)
+		if by := forced.Admission.SetBy(p); by != "" && kind != Ownership {
+			// Unless the value is the one admission got.
+			if pre == nil {
+				pre, _ = conflict.Defaulted(forced)
+			}
+			if was, ok := pathlang.Lookup(pre.Object, p); !ok || !c.HasAfter || !defaults.SameJSON(was, c.After) {
+				c.SetBy = by
+			}
+		}
 		r.Changes = append(r.Changes, c)
 	}
 	cmp.Modified.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Modified) })

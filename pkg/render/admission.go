@@ -57,6 +57,8 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 			l = fmt.Sprintf("admission: %s audits: %s", what, Escape(s.Message))
 		case s.Effect == admission.Audits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
+		case s.Effect == admission.Admits && s.Kind == admission.MutatingAdmissionPolicy:
+			l = fmt.Sprintf("admission: %s changes nothing (evaluated here)", what)
 		case s.Effect == admission.Admits:
 			l = fmt.Sprintf("admission: %s admits the apply (evaluated here)", what)
 		case s.Kind == admission.Builtin:
@@ -108,11 +110,35 @@ func opLine(op admission.Op) string {
 		}
 		return fmt.Sprintf("adds %s to %s", v, path)
 	case op.Op == admission.OpReplace:
+		if names := itemNames(op.Value); names != "" {
+			// A list of named items: its names say it; the JSON report
+			// has it whole.
+			return fmt.Sprintf("replaces %s with the items %s", path, Escape(names))
+		}
 		return fmt.Sprintf("replaces %s with %s", path, v)
 	case op.Op == admission.OpRemove:
 		return "removes " + path
 	}
 	return fmt.Sprintf("sets %s to %s", path, v)
+}
+
+// itemNames are the names of a list whose items all have one, in order
+// ("": it is not such a list).
+func itemNames(v interface{}) string {
+	list, ok := v.([]interface{})
+	if !ok || len(list) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(list))
+	for _, it := range list {
+		m, _ := it.(map[string]interface{})
+		name, ok := m["name"].(string)
+		if !ok {
+			return ""
+		}
+		names = append(names, strconv.Quote(name))
+	}
+	return strings.Join(names, ", ")
 }
 
 // opValue is a value as written: a string quoted, anything else as JSON,

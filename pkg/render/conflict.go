@@ -72,9 +72,13 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 	}
 	writeAutoscalerNote(w, p, r)
 
+	// A forced apply that admission refuses takes nothing.
+	deniedForce := r.Force && r.Admission != nil && r.Admission.Denied != ""
 	if len(r.Conflicts) > 0 {
 		fmt.Fprintln(w)
-		if r.Force {
+		if deniedForce {
+			fmt.Fprintln(w, p.Bold("Fields the force would take (admission refuses the apply: it takes none):"))
+		} else if r.Force {
 			fmt.Fprintln(w, p.Bold("Fields the force takes:"))
 		} else {
 			fmt.Fprintln(w, p.Bold("Conflicts:"))
@@ -106,7 +110,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 			fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
 		}
 	}
-	if r.Message != "" && len(r.Conflicts) > 0 {
+	if r.Message != "" && len(r.Conflicts) > 0 && !deniedForce {
 		// (A denial's answer is the header's.)
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apiserver would answer:"))
@@ -131,7 +135,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 			writeSnippet(w, rm, p)
 		}
 	}
-	if r.Force && len(r.Released) > 0 {
+	if r.Force && len(r.Released) > 0 && !deniedForce {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("Managers left owning nothing (they disappear from managedFields):"))
 		for _, m := range r.Released {

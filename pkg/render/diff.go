@@ -113,6 +113,9 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 		case t.Subresource == "":
 			line(p.Red("#   " + t.ForceApply().String()))
 		}
+		if r.Admission != nil && r.Admission.Denied != "" {
+			line(p.Red("#   and admission refuses that too: " + Escape(r.Admission.Denied)))
+		}
 		rest := append(append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.ForFlag()...), t.SSAInput()...)
 		line(p.Dim("#   see why and the ways out: " + t.Line([]string{"kubectl", "ssa", "explain-conflict"}, rest...).String()))
 	} else if len(r.Conflicts) > 0 {

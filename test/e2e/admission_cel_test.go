@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -238,8 +239,23 @@ spec:
 		t.Fatal(err)
 	}
 	mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", f)
-	// diff's result is the predicted object.
-	a := admissionOf(t, ssa(t, "diff", "-n", ns, "-f", f, "-o", "json").stdout)
+	// diff's result is the predicted object, and its changes say which
+	// policy set what.
+	dj := ssa(t, "diff", "-n", ns, "-f", f, "-o", "json").stdout
+	a := admissionOf(t, dj)
+	var changes struct {
+		Changes []struct{ Path, SetBy string } `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(dj), &changes); err != nil {
+		t.Fatal(err)
+	}
+	setBy := map[string]string{}
+	for _, c := range changes.Changes {
+		setBy[c.Path] = c.SetBy
+	}
+	if setBy[".metadata.labels.tier"] != "MutatingAdmissionPolicy "+tier+" (binding "+tier+")" || setBy[".metadata.annotations.app-copy"] != "MutatingAdmissionPolicy "+stamp+" (binding "+stamp+")" || setBy[".metadata.labels.app"] != "" {
+		t.Errorf("setBy: %v", setBy)
+	}
 	if !a.Admission.Exact || a.steps() != "MutatingAdmissionPolicy "+stamp+" (binding "+stamp+") mutates; MutatingAdmissionPolicy "+tier+" (binding "+tier+") mutates" {
 		t.Errorf("exact %v %q, steps %q", a.Admission.Exact, a.Admission.Reasons, a.steps())
 	}
@@ -326,6 +342,83 @@ func TestAdmissionWebhookMatchConditions(t *testing.T) {
 		}
 		if c.code == 0 {
 			mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", f, "--verify")
+		}
+	}
+}
+
+// Policies see the object the server's admission sees: a Secret's
+// stringData written into its data, and the defaults (a mutating policy
+// that changes a defaulted field, or adds a container, gets the server's
+// defaults after it).
+func TestAdmissionPoliciesSeeTheServersObject(t *testing.T) {
+	ns := namespace(t)
+	id := rand.String(5)
+	scope := "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + ns + "}}\n"
+	password, shipper := "e2e-password-"+id, "e2e-shipper-"+id
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: `+password+`}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [secrets]}
+`+scope+`  validations:
+  - {expression: "has(object.data) && 'password' in object.data", message: "secrets need a password"}
+`)
+	clusterObject(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: "+password+"}\nspec: {policyName: "+password+", validationActions: [Deny]}\n")
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: `+shipper+`}
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+`+scope+`  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >
+        Object{spec: Object.spec{revisionHistoryLimit: 4, template: Object.spec.template{spec: Object.spec.template.spec{
+          containers: [Object.spec.template.spec.containers{name: "log-shipper", image: "busybox"}]}}}}
+`)
+	clusterObject(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicyBinding\nmetadata: {name: "+shipper+"}\nspec: {policyName: "+shipper+"}\n")
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: S3CR3T-pw}\n"
+	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: nginx}]}\n"
+	waitForServer(t, ns, "apiVersion: v1\nkind: Secret\nmetadata: {name: probe}\ndata: {a: Yg==}\n", func(_ *unstructured.Unstructured, err error) bool {
+		return err != nil && strings.Contains(err.Error(), "secrets need a password")
+	})
+	waitForServer(t, ns, deploy, func(o *unstructured.Unstructured, err error) bool {
+		rhl, _, _ := unstructured.NestedInt64(o.Object, "spec", "revisionHistoryLimit")
+		return err == nil && rhl == 4
+	})
+	dir := t.TempDir()
+	for name, manifest := range map[string]string{"secret.yaml": secret, "deploy.yaml": deploy} {
+		f := filepath.Join(dir, name)
+		writeFile(t, f, manifest)
+		v := ssa(t, "explain-conflict", "-n", ns, "-f", f, "--verify")
+		if v.code != 0 || !strings.Contains(v.stdout, "agrees") || strings.Contains(v.stdout+v.stderr, "S3CR3T") {
+			t.Errorf("%s --verify: exit %d\n%s\n%s", name, v.code, v.stdout, v.stderr)
+		}
+	}
+	server, _, err := serverDryRun(t, ns, deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Result map[string]interface{} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(ssa(t, "diff", "-n", ns, "-f", filepath.Join(dir, "deploy.yaml"), "-o", "json").stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range [][]string{{"spec", "revisionHistoryLimit"}, {"spec", "template", "spec", "containers"}} {
+		got, _, _ := unstructured.NestedFieldNoCopy(d.Result, path...)
+		want, _, _ := unstructured.NestedFieldNoCopy(server.Object, path...)
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf(".%s: predicted %v, the server's %v", strings.Join(path, "."), got, want)
 		}
 	}
 }
