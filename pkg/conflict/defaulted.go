@@ -58,4 +58,3 @@ func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) bool
 	}
 	return ownership.SetPath(obj, p, v) == nil
 }
-
