@@ -107,6 +107,8 @@ var gvrs = map[string]schema.GroupVersionResource{
 	// Cluster-scoped.
 	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
 	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+	"MutatingAdmissionPolicy":          {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicies"},
+	"MutatingAdmissionPolicyBinding":   {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicybindings"},
 	"StorageClass":                     {Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
 	"Secret":                           {Version: "v1", Resource: "secrets"},
 	"Service":                          {Version: "v1", Resource: "services"},
@@ -123,7 +125,7 @@ func obj(manifest string) *unstructured.Unstructured {
 func res(u *unstructured.Unstructured) dynamic.ResourceInterface {
 	r := dyn.Resource(gvrs[u.GetKind()])
 	switch u.GetKind() {
-	case "CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "StorageClass":
+	case "CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "StorageClass":
 		return r
 	}
 	return r.Namespace("default")
@@ -318,7 +320,7 @@ spec:
 	ssa("watch", "deploy/web", "--timeout", "6s")
 	close(stop)
 
-	caption("Admission: a ValidatingAdmissionPolicy caps replicas at 5, and a default StorageClass exists")
+	caption("Admission: a ValidatingAdmissionPolicy caps replicas at 5, a MutatingAdmissionPolicy labels Deployments, and a default StorageClass exists")
 	for _, m := range []string{`
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -333,6 +335,22 @@ kind: ValidatingAdmissionPolicyBinding
 metadata: {name: max-replicas}
 spec: {policyName: max-replicas, validationActions: [Deny]}
 `, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: audited}
+spec:
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}]
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration: {expression: 'Object{metadata: Object.metadata{labels: {"audited": "true"}}}'}
+`, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: audited}
+spec: {policyName: audited}
+`, `
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: standard, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
@@ -344,10 +362,12 @@ provisioner: example.com/none
 	}
 	time.Sleep(2 * time.Second) // the apiserver's policy informer has it
 	big := write("big.yaml", strings.NewReplacer("replicas: 2", "replicas: 8", "name: web", "name: big", "app: web", "app: big").Replace(web))
-	caption("The policy matches: the prediction names it and is not exact (exit 4)")
+	caption("The policies are evaluated here, with the apiserver's own code (ssa-admission-eval): the label is in the prediction, and the denial is the server's, word for word (exit 1)")
 	ssa("explain-conflict", "-f", big)
-	caption("--verify asks the server's dry run, which denies the apply (exit 3)")
+	caption("--verify asks the server's dry run, which agrees (exit 1: the apply would fail)")
 	ssa("explain-conflict", "-f", big, "--verify")
+	caption("diff shows the label the mutating policy sets, and names the policy (its JSON has setBy on each change)")
+	ssa("diff", "-f", write("small.yaml", strings.NewReplacer("name: web", "name: small", "app: web", "app: small").Replace(web)))
 	caption("Built-in admission is modelled: a PVC gets the default StorageClass and its protection finalizer")
 	ssa("diff", "-f", write("pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"))
 	return helmStory(write)
