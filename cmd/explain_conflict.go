@@ -95,11 +95,13 @@ matched and named, not called.
 Exit status, as kubectl diff: 0 the apply would succeed, 1 it would
 conflict or admission denies it (a modelled plugin, an evaluated policy),
 2 an error, 4 the prediction is not exact (a webhook that matches, a
-policy that can't be evaluated here, or admission could not be read); with --verify, 3 when
-the prediction differs from the server's dry run (a denial included) and
-4 when the server refused or could not run the dry run (no patch
-permission; a Namespace the input creates first), so that nothing was
-verified.`,
+policy that can't be evaluated here, or admission could not be read).
+With --verify: 3 when the prediction differs from the server's dry run (a
+denial included); a prediction that was not exact is resolved by the
+server's answer instead (0 it applies, 1 it refuses), unless what differs
+is what admission can't change (managedFields, conflicts); 4 when the
+server refused or could not run the dry run (no patch permission; a
+Namespace the input creates first), so that nothing was verified.`,
 		Example: `  # Would this apply conflict, and with whom?
   kubectl ssa explain-conflict -f deploy.yaml
 

@@ -104,8 +104,6 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 	for _, r := range reports {
 		switch {
 		case r.Verify == nil:
-		case r.Verify.Status == conflict.VerifyDiffers && r.Admission != nil && !r.Admission.Exact:
-			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): admission not evaluated here (the report's admission section) changed or refused the apply")}
 		case r.Verify.Status == conflict.VerifyDiffers && len(r.Unchecked) > 0:
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): validation not modelled here (the report's unchecked) refused or changed the apply")}
 		case r.Verify.Status == conflict.VerifyDiffers:
@@ -123,7 +121,12 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before what the input applies ahead of them exists (a Namespace, or what a Pod's admission reads: see each report's verify reason): their prediction stands unverified (apply those first, then verify again)", notRun, len(reports))}
 	}
 	for _, r := range reports {
-		if r.Message != "" || r.Admission != nil && r.Admission.Denied != "" || r.Refused != nil {
+		denied := r.Admission != nil && r.Admission.Denied != ""
+		if r.Verify != nil && r.Verify.Status == conflict.VerifyResolved {
+			// The server's answer stands for what was not known here.
+			denied = r.Verify.ServerDenied != ""
+		}
+		if r.Message != "" || denied || r.Refused != nil {
 			return exit(CodeFound)
 		}
 	}
@@ -135,7 +138,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 func inexact(reports []*conflict.Report) error {
 	var names []string
 	for _, r := range reports {
-		unverified := r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees
+		unverified := r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees && r.Verify.Status != conflict.VerifyResolved
 		switch {
 		case r.Admission != nil && !r.Admission.Exact && unverified:
 			names = append(names, notExact(r.Object, r.Admission))

@@ -58,7 +58,7 @@ var enums = map[string][]string{
 	"admission.Effect": strs(admission.Mutates, admission.MayMutate, admission.MayDeny, admission.MayWarn, admission.Audits, admission.Warns, admission.Denies, admission.Admits),
 	"admission.StepKind": strs(admission.Builtin, admission.ValidatingAdmissionPolicy, admission.MutatingAdmissionPolicy,
 		admission.ValidatingWebhook, admission.MutatingWebhook),
-	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun),
+	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun, conflict.VerifyResolved),
 	"diff.ChangeKind":       strs(diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership),
 	"handover.Mode":         strs(handover.ModeAuto, handover.ModeController, handover.ModeApplier, handover.ModeRelease),
 	"handover.Status": strs(handover.StatusPlanned, handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHeld,

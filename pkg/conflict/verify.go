@@ -30,6 +30,12 @@ const (
 	// VerifyNotRun: the server can't dry-run the apply yet (an object in
 	// a Namespace the input creates before it): nothing was compared.
 	VerifyNotRun VerifyStatus = "not-run"
+	// VerifyResolved: the prediction was not exact (admission not
+	// evaluated here matched), and the server's dry run differs only
+	// where that admission acts (the object's values, a denial): the
+	// server's answer stands for it. Differences list what it did;
+	// ServerDenied is its denial, if it refused the apply.
+	VerifyResolved VerifyStatus = "resolved"
 )
 
 // Verification compares the prediction with the server's dry run.
@@ -41,8 +47,12 @@ type Verification struct {
 	// is one request, so of kubectl's sequence only the first apply.
 	Compared    string   `json:"compared"`
 	Differences []string `json:"differences"`
-	// Reason says why nothing was compared (refused, not-run).
+	// Reason says why nothing was compared (refused, not-run), or what
+	// the server's answer resolved (resolved).
 	Reason string `json:"reason,omitempty"`
+	// ServerDenied is the server's denial when the prediction did not
+	// have it (resolved: admission not evaluated here refused the apply).
+	ServerDenied string `json:"serverDenied,omitempty"`
 	// ServerWarnings are the warnings the server's dry run returned
 	// (deprecations, admission's); a warning the prediction has
 	// (admission.warnings) and the server does not is a difference.
@@ -66,11 +76,27 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		against, compared = r.FirstApply, comparedFirstApply
 	}
 	v := &Verification{Status: VerifyAgrees, Compared: compared, Differences: []string{}}
-	diff := func(format string, args ...interface{}) {
+	// core: a difference admission can't make (conflicts, managedFields):
+	// the prediction is wrong, whatever it said of admission.
+	core := false
+	admissionDiff := func(format string, args ...interface{}) {
 		v.Status = VerifyDiffers
 		v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
 	}
-	defer func() { v.Agrees = v.Status == VerifyAgrees }()
+	diff := func(format string, args ...interface{}) {
+		core = true
+		admissionDiff(format, args...)
+	}
+	defer func() {
+		if v.Status == VerifyDiffers && !core && against.Admission != nil && !against.Admission.Exact {
+			v.Status = VerifyResolved
+			v.Reason = "the prediction was not exact (" + strings.Join(against.Admission.Reasons, "; ") + "): the server's dry run answers for the admission not evaluated here"
+		}
+		if v.Status != VerifyResolved {
+			v.ServerDenied = ""
+		}
+		v.Agrees = v.Status == VerifyAgrees
+	}()
 	send := obj
 	if o.Subresource == "scale" {
 		// /scale takes an autoscaling/v1 Scale.
@@ -94,7 +120,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	if against.Admission != nil && err == nil {
 		for _, w := range against.Admission.Warnings {
 			if !slices.Contains(v.ServerWarnings, w) {
-				diff("warning predicted, not returned by the server: %s", w)
+				admissionDiff("warning predicted, not returned by the server: %s", w)
 			}
 		}
 	}
@@ -126,15 +152,17 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	case err != nil && errors.As(err, &status) && denied(against) != "":
 		// The prediction has admission refuse it too.
 		if msg := status.Status().Message; msg != denied(against) && !slices.Contains(against.Admission.Denials, msg) {
-			diff("denial: server %q, predicted %q", msg, denied(against))
+			admissionDiff("denial: server %q, predicted %q", msg, denied(against))
+			v.ServerDenied = msg
 		}
 	case err == nil && denied(against) != "":
-		diff("the prediction has admission refuse the apply, the server applied: %s", denied(against))
+		admissionDiff("the prediction has admission refuse the apply, the server applied: %s", denied(against))
 		return v, answerVersion(out), nil
 	case err != nil && errors.As(err, &status) && (status.Status().Code < 500 || strings.Contains(err.Error(), "webhook")):
 		// Admission (a policy, a webhook) or validation refused what the
 		// prediction says is applied.
-		diff("the server refuses the apply, the prediction does not: %s", status.Status().Message)
+		admissionDiff("the server refuses the apply, the prediction does not: %s", status.Status().Message)
+		v.ServerDenied = status.Status().Message
 	case err != nil:
 		return nil, "", fmt.Errorf("--verify: the server dry run failed: %w", err)
 	default:
@@ -175,7 +203,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 				return nil, "", fmt.Errorf("--verify: %w", err)
 			}
 			for _, l := range lines {
-				diff("%s", l)
+				admissionDiff("%s", l)
 			}
 		}
 	}

@@ -190,6 +190,15 @@ func writeVerification(w io.Writer, p *Palette, r *conflict.Report) {
 		fmt.Fprintln(w, p.Green(line))
 	case conflict.VerifyRefused, conflict.VerifyNotRun:
 		fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
+	case conflict.VerifyResolved:
+		line := "--verify: the server's dry run answers for the admission not evaluated here: it applies the apply, with:"
+		if r.Verify.ServerDenied != "" {
+			line = "--verify: the server's dry run answers for the admission not evaluated here: it refuses the apply: " + r.Verify.ServerDenied
+		}
+		fmt.Fprintln(w, p.Yellow(Escape(line)))
+		for _, d := range r.Verify.Differences {
+			fmt.Fprintf(w, "  %s\n", Escape(d))
+		}
 	default:
 		fmt.Fprintln(w, p.Red("--verify: the server's dry run differs from the prediction:"))
 		for _, d := range r.Verify.Differences {
