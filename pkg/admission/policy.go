@@ -372,8 +372,12 @@ func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unst
 		if br == nil {
 			// Not evaluated: why, when the evaluation says.
 			for _, why := range res.NotEvaluable {
-				if strings.HasPrefix(why, fmt.Sprintf("%s %s:", s.Kind, policy)) || strings.HasPrefix(why, fmt.Sprintf("%s %s ", s.Kind, s.Name)) || strings.HasPrefix(why, "a "+string(s.Kind)) {
-					s.Caveats = append(s.Caveats, why)
+				// Said of the step: without its name again.
+				for _, prefix := range []string{fmt.Sprintf("%s %s: ", s.Kind, policy), fmt.Sprintf("%s %s: ", s.Kind, s.Name)} {
+					if rest, ok := strings.CutPrefix(why, prefix); ok {
+						s.Caveats = append(s.Caveats, rest)
+						break
+					}
 				}
 			}
 			if s.Kind == ValidatingAdmissionPolicy && len(s.Caveats) == 0 {
