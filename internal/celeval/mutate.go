@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -163,8 +164,19 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 		return nil, err
 	}
 	if first.authz {
+		// Which one asks: alone, each says.
+		var asking []string
 		for _, h := range hooks {
-			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: a policy that matches asks the authorizer, which only the server can answer", h.Policy.Name))
+			if alone, err := e.run(ctx, obj, []mutating.PolicyHook{h}, types); err == nil && alone.authz {
+				asking = append(asking, h.Policy.Name)
+			}
+		}
+		for _, h := range hooks {
+			why := "it asks the authorizer, which only the server can answer"
+			if !slices.Contains(asking, h.Policy.Name) {
+				why = fmt.Sprintf("it runs in one chain with %s, which asks the authorizer, which only the server can answer", strings.Join(asking, ", "))
+			}
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: %s", h.Policy.Name, why))
 		}
 		return nil, nil
 	}
@@ -181,6 +193,8 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 	res.Warnings = append(res.Warnings, first.warnings...)
 	if first.denied != "" {
 		res.Denied, res.Code, res.DeniedInMutation = first.denied, first.code, true
+		// Which binding refuses: alone, each says.
+		res.Bindings = append(res.Bindings, e.attribute(ctx, obj, hooks, types)...)
 		return nil, nil
 	}
 	out := first.object

@@ -173,8 +173,10 @@ type Request struct {
 	// which PodSecurity's "latest" means.
 	ServerMinor int
 	// Defaulted is Object with the apiserver's defaults (nil: Object):
-	// what policies see.
+	// what policies see. Default fills in those defaults in an object a
+	// mutating policy changed (nil: not known).
 	Defaulted func() *unstructured.Unstructured
+	Default   func(*unstructured.Unstructured)
 	// FieldManager is the apply's; Schema and TypeName type the object
 	// (nil: not known), for the policies' evaluation.
 	FieldManager string
@@ -232,12 +234,27 @@ func Evaluate(c *Config, req Request) *Report {
 	if evaluated != nil {
 		before := policyObject(req, r)
 		mutating = evaluatedSteps(mutating, evaluated, before)
-		validating = evaluatedSteps(validating, evaluated, before)
 		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)
+		if by := mayMutate(mutatingHooks); by != "" && !evaluated.DeniedInMutation {
+			// The validating policies see what that webhook returns,
+			// which is not known here: what they say of the object
+			// without its changes is not their answer.
+			for i := range validating {
+				validating[i].Caveats = append(validating[i].Caveats, "evaluated here on the object before "+by+" changes it, which is not known here: "+evaluatedAs(validating[i], evaluated))
+			}
+			evaluated.Denied, evaluated.Warnings = "", nil
+		} else {
+			validating = evaluatedSteps(validating, evaluated, before)
+		}
 	}
 	if r.Denied == "" {
 		r.Steps = append(r.Steps, mutating...)
 		r.Steps = append(r.Steps, mutatingHooks...)
+		if req.Resource.GroupResource() == pods && req.Old == nil && req.Subresource == "" && (&Report{Steps: mutating}).Mutated() {
+			// A change by a mutating policy has the admission chain run
+			// again, the built-in plugins included, on the changed Pod.
+			r.notExact("a mutating policy changes the Pod: the server runs its built-in plugins (LimitRanger, ServiceAccount, ...) again on it, which is not modelled here")
+		}
 	}
 	if evaluated != nil && evaluated.Denied == "" && hookDenied != "" {
 		// A webhook's matchConditions failed under failurePolicy Fail.

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // PolicyEvaluator evaluates admission policies' CEL for one request, with
@@ -217,7 +219,35 @@ func evaluatePolicies(c *Config, req Request, r *Report, hooks []Step) (*PolicyR
 			pr.Webhooks = append(pr.Webhooks, WebhookRequest{Kind: h.Kind, Configuration: h.configuration, Webhook: h.webhook})
 		}
 	}
-	return c.Policies.EvaluatePolicies(pr)
+	res, err := c.Policies.EvaluatePolicies(pr)
+	if err != nil || res.Object == nil || res.DeniedInMutation || req.Default == nil || len(pr.ValidatingPolicies)+len(pr.Webhooks) == 0 {
+		return res, err
+	}
+	// The server defaults what the mutating policies changed before it
+	// validates it: the validating phase again, on that object.
+	mutated := res.Object.DeepCopy()
+	req.Default(mutated)
+	again := *pr
+	again.Object, again.MutatingPolicies, again.MutatingBindings, again.Schema = mutated, nil, nil, nil
+	validated, err := c.Policies.EvaluatePolicies(&again)
+	if err != nil {
+		return nil, err
+	}
+	merged := *validated
+	merged.Object = res.Object
+	merged.Bindings = nil
+	for _, b := range res.Bindings {
+		if b.Kind == MutatingAdmissionPolicy {
+			merged.Bindings = append(merged.Bindings, b)
+		}
+	}
+	merged.Bindings = append(merged.Bindings, validated.Bindings...)
+	for _, why := range res.NotEvaluable {
+		if strings.HasPrefix(why, string(MutatingAdmissionPolicy)) {
+			merged.NotEvaluable = append(merged.NotEvaluable, why)
+		}
+	}
+	return &merged, nil
 }
 
 // Evaluates tells whether Evaluate would have c.Policies evaluate req: a
@@ -330,6 +360,44 @@ func (r *Report) SetBy(p fieldpath.Path) string {
 		}
 	}
 	return by
+}
+
+// RedactSecrets hides, for a Secret, the values the steps' ops set in its
+// data, stringData or last-applied annotation (Apply has used them).
+func (r *Report) RedactSecrets() {
+	if r == nil {
+		return
+	}
+	for i := range r.Steps {
+		for j := range r.Steps[i].Ops {
+			op := &r.Steps[i].Ops[j]
+			op.Value = ownership.RedactValue(opPath(op.Path), op.Value)
+		}
+	}
+}
+
+// mayMutate names the first mutating webhook of hooks that may change
+// the object ("": none).
+func mayMutate(hooks []Step) string {
+	for _, h := range hooks {
+		if h.Effect == MayMutate {
+			return fmt.Sprintf("%s %s", h.Kind, h.Name)
+		}
+	}
+	return ""
+}
+
+// evaluatedAs says what the evaluation found of a matched step.
+func evaluatedAs(s Step, res *PolicyResult) string {
+	for _, b := range res.Bindings {
+		if b.Kind == s.Kind && fmt.Sprintf("%s (binding %s)", b.Policy, b.Binding) == s.Name {
+			if len(b.Messages) > 0 {
+				return string(b.Outcome) + ": " + strings.Join(b.Messages, "; ")
+			}
+			return string(b.Outcome)
+		}
+	}
+	return "its match conditions leave it out"
 }
 
 // Mutated tells whether an evaluated mutating policy changed the object.

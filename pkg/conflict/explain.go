@@ -225,6 +225,12 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 				d, _ := Defaulted(r)
 				return d
 			}
+			req.Default = func(obj *unstructured.Unstructured) {
+				if c, ok := r.Defaults.(defaults.Completer); ok {
+					c.Complete(obj.Object)
+				}
+				defaults.Finish(obj)
+			}
 			if s, ok := tc.(*Schema); ok {
 				if types, ref, ok := s.TypeOf(r.Result.GroupVersionKind()); ok && ref.NamedType != nil {
 					req.Schema, req.TypeName = types, *ref.NamedType

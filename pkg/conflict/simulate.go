@@ -739,6 +739,8 @@ func (r *Report) RedactSecrets() {
 	if r.Live != nil {
 		r.Live = &unstructured.Unstructured{Object: ownership.RedactSecret(r.Live.Object)}
 	}
+	r.Admission.RedactSecrets()
+	r.ForcedAdmission.RedactSecrets()
 	for i := range r.Reset {
 		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
 			r.Reset[i].Value = ownership.Redacted

@@ -625,6 +625,7 @@ func (r *Report) RedactSecrets() {
 		r.Result = ownership.RedactSecret(r.Result)
 		r.ResultObject = &unstructured.Unstructured{Object: r.Result}
 	}
+	r.Admission.RedactSecrets()
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		if !ownership.SecretPath(c.Elements) {

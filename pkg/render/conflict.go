@@ -193,7 +193,8 @@ func writeVerification(w io.Writer, p *Palette, r *conflict.Report) {
 	case conflict.VerifyResolved:
 		line := "--verify: the server's dry run answers for the admission not evaluated here: it applies the apply, with:"
 		if r.Verify.ServerDenied != "" {
-			line = "--verify: the server's dry run answers for the admission not evaluated here: it refuses the apply: " + r.Verify.ServerDenied
+			// The denial is among the differences.
+			line = "--verify: the server's dry run answers for the admission not evaluated here: it refuses the apply:"
 		}
 		fmt.Fprintln(w, p.Yellow(Escape(line)))
 		for _, d := range r.Verify.Differences {

@@ -384,6 +384,21 @@ spec:
           containers: [Object.spec.template.spec.containers{name: "log-shipper", image: "busybox"}]}}}}
 `)
 	clusterObject(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicyBinding\nmetadata: {name: "+shipper+"}\nspec: {policyName: "+shipper+"}\n")
+	// A validating policy that needs the defaults of the container the
+	// mutating policy adds: the server defaults it before validating it.
+	defaulted := "e2e-defaulted-" + id
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: `+defaulted+`}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+`+scope+`  validations:
+  - {expression: "object.spec.template.spec.containers.all(c, has(c.imagePullPolicy))", message: "containers need their defaults"}
+`)
+	clusterObject(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: "+defaulted+"}\nspec: {policyName: "+defaulted+", validationActions: [Deny]}\n")
 	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: S3CR3T-pw}\n"
 	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: nginx}]}\n"
 	waitForServer(t, ns, "apiVersion: v1\nkind: Secret\nmetadata: {name: probe}\ndata: {a: Yg==}\n", func(_ *unstructured.Unstructured, err error) bool {
