@@ -123,7 +123,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 	for _, r := range reports {
 		denied := r.Admission != nil && r.Admission.Denied != ""
 		// The message is a conflict's, or the denial's.
-		conflicts := r.Message != "" && !(denied && r.Message == r.Admission.Denied)
+		conflicts := r.Message != "" && (!denied || r.Message != r.Admission.Denied)
 		if r.Verify != nil && r.Verify.Status == conflict.VerifyResolved {
 			// The server's answer stands for what was not known here.
 			denied = r.Verify.ServerDenied != ""
