@@ -240,6 +240,8 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			if r.Admission.Denied != "" {
 				// What the apiserver would answer.
 				r.Message = r.Admission.Denied
+			} else if r.Admission.Mutated() {
+				r.Unchecked = append(r.Unchecked, duplicateKeys(r, tc)...)
 			}
 		}
 		return r, nil
@@ -423,4 +425,15 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 		}
 	}
 	return out
+}
+
+// duplicateKeys says when the mutating policies' changes leave two items
+// of one key in a keyed list, which the server's validation refuses.
+func duplicateKeys(r *Report, tc managedfields.TypeConverter) []string {
+	obj, _ := Defaulted(r)
+	r.Admission.Apply(obj)
+	if _, err := tc.ObjectToTyped(obj); err != nil && strings.Contains(err.Error(), "duplicate") {
+		return []string{"the mutating policies' changes leave duplicate keys, which the server's validation refuses: " + err.Error()}
+	}
+	return nil
 }
