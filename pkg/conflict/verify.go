@@ -74,6 +74,12 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	against, compared := r, comparedApply
 	if r.FirstApply != nil {
 		against, compared = r.FirstApply, comparedFirstApply
+		if r.Admission.Mutated() {
+			// The mutating policies were evaluated on the last apply of
+			// kubectl's sequence, not on the first, which the dry run is.
+			return &Verification{Status: VerifyNotRun, Compared: compared, Differences: []string{}, ServerWarnings: []string{},
+				Reason: "mutating admission policies change the object, and they were evaluated on the last apply of kubectl's sequence, not on the first, which is what a server dry run can send"}, "", nil
+		}
 	}
 	v := &Verification{Status: VerifyAgrees, Compared: compared, Differences: []string{}}
 	// core: a difference admission can't make (conflicts, managedFields):
