@@ -151,7 +151,7 @@ NO_SYFT := $(if $(shell command -v syft 2>/dev/null),,yes)
 NO_REMOTE_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR))
 release-snapshot: $(GORELEASER) ## Build the release archives, checksums, SBOMs and krew manifest into dist/ (publishes nothing)
 	$(if $(NO_SYFT),@echo "release-snapshot: no syft on the PATH: no SBOMs")
-	$(NO_REMOTE_ENV) $(GORELEASER) release --snapshot --clean --skip=publish,announce,sign$(if $(NO_SYFT),$(comma)sbom)
+	$(NO_REMOTE_ENV) $(GORELEASER) release --snapshot --clean --parallelism 1 --skip=publish,announce,sign$(if $(NO_SYFT),$(comma)sbom)
 	$(GO) run ./hack/krew-manifest -dist dist -o dist/krew/ssa.yaml
 
 # A release, step by step (what the release workflow does on a tag):
@@ -165,7 +165,7 @@ release-snapshot: $(GORELEASER) ## Build the release archives, checksums, SBOMs 
 release: $(GORELEASER) ## On a tag (the release workflow): publish the GitHub release, write dist/krew/ssa.yaml
 	@git describe --exact-match --tags HEAD >/dev/null 2>&1 || { echo "make release: HEAD has no tag; tag it (git tag -a vX.Y.Z) and push the tag: the release workflow runs this"; exit 1; }
 	@test -n "$$GITHUB_TOKEN" || { echo "make release: GITHUB_TOKEN is not set"; exit 1; }
-	$(GORELEASER) release --clean
+	$(GORELEASER) release --clean --parallelism 1
 	$(GO) run ./hack/krew-manifest -dist dist -o dist/krew/ssa.yaml
 
 krew-manifest: ## Rewrite krew-manifest.yaml from .krew.yaml and the archives in dist/
