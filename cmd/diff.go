@@ -101,19 +101,11 @@ switch it to server-side apply (--csa-upgrade helm).
 }
 
 func runDiff(ctx context.Context, o *explainOptions) error {
-	pal, err := o.palette()
+	p, err := o.prepare(ctx)
 	if err != nil {
 		return err
 	}
-	manifests, err := o.manifests(ctx)
-	if err != nil {
-		return err
-	}
-	src, err := o.source(ctx)
-	if err != nil {
-		return err
-	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade}
+	pal, manifests, src, opts := p.pal, p.manifests, p.src, p.opts
 	var reports []*diff.Report
 	var targets []remedy.Target
 	var failed []error

@@ -21,20 +21,39 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-func (o *explainOptions) run(ctx context.Context) error {
+// prepared is what explain-conflict and diff read before their first
+// object: the palette, the manifests, the cluster, the apply's options.
+type prepared struct {
+	pal       *render.Palette
+	manifests []kube.Manifest
+	src       conflict.Source
+	opts      conflict.Options
+}
+
+func (o *explainOptions) prepare(ctx context.Context) (*prepared, error) {
 	pal, err := o.palette()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	manifests, err := o.manifests(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	src, err := o.source(ctx)
 	if err != nil {
+		return nil, err
+	}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade}
+	return &prepared{pal: pal, manifests: manifests, src: src, opts: opts}, nil
+}
+
+func (o *explainOptions) run(ctx context.Context) error {
+	p, err := o.prepare(ctx)
+	if err != nil {
 		return err
 	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade, Verify: o.verify, Result: diff.Result}
+	pal, manifests, src, opts := p.pal, p.manifests, p.src, p.opts
+	opts.Verify, opts.Result = o.verify, diff.Result
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
 	var reports []*conflict.Report
