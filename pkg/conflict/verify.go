@@ -94,9 +94,14 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		admissionDiff(format, args...)
 	}
 	defer func() {
-		if v.Status == VerifyDiffers && !core && against.Admission != nil && !against.Admission.Exact {
+		if v.Status == VerifyDiffers && !core && (against.Admission != nil && !against.Admission.Exact || len(r.Unchecked) > 0) {
+			var why []string
+			if against.Admission != nil {
+				why = append(why, against.Admission.Reasons...)
+			}
+			why = append(why, r.Unchecked...)
 			v.Status = VerifyResolved
-			v.Reason = "the prediction was not exact (" + strings.Join(against.Admission.Reasons, "; ") + "): the server's dry run answers for the admission not evaluated here"
+			v.Reason = "the prediction was not exact (" + strings.Join(why, "; ") + "): the server's dry run answers for what is not evaluated here"
 		}
 		if v.Status != VerifyResolved {
 			v.ServerDenied = ""

@@ -191,10 +191,10 @@ func writeVerification(w io.Writer, p *Palette, r *conflict.Report) {
 	case conflict.VerifyRefused, conflict.VerifyNotRun:
 		fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
 	case conflict.VerifyResolved:
-		line := "--verify: the server's dry run answers for the admission not evaluated here: it applies the apply, with:"
+		line := "--verify: the server's dry run answers for what is not evaluated here: it applies the apply, with:"
 		if r.Verify.ServerDenied != "" {
 			// The denial is among the differences.
-			line = "--verify: the server's dry run answers for the admission not evaluated here: it refuses the apply:"
+			line = "--verify: the server's dry run answers for what is not evaluated here: it refuses the apply:"
 		}
 		fmt.Fprintln(w, p.Yellow(Escape(line)))
 		for _, d := range r.Verify.Differences {

@@ -504,7 +504,7 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 		t.Errorf("--verify -o json: exit %d, %+v\n%s", r.code, a.Verify, r.stderr)
 	}
 	r = ssa(t, "explain-conflict", "-n", ns, "-f", file, "--verify")
-	if r.code != 0 || !strings.Contains(r.stdout, "answers for the admission not evaluated here") || !strings.Contains(r.stdout, `.metadata.labels.injected: set by the server, not predicted (server "true")`) {
+	if r.code != 0 || !strings.Contains(r.stdout, "answers for what is not evaluated here") || !strings.Contains(r.stdout, `.metadata.labels.injected: set by the server, not predicted (server "true")`) {
 		t.Errorf("--verify: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	mu.Lock()

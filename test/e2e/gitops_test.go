@@ -647,9 +647,10 @@ spec:
 	if r.code != 4 || !strings.Contains(r.stdout, "not exact: "+want+": --verify checks it") || !strings.Contains(r.stderr, want) {
 		t.Errorf("exit %d, want 4:\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	// The server refuses it: --verify says the prediction differs.
-	if v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "--verify"); v.code != 3 || !strings.Contains(v.stdout+v.stderr, `Duplicate value: "http"`) || strings.Contains(v.stderr, "kubectl-ssa bug") {
-		t.Errorf("--verify: exit %d, want 3 with the server's refusal:\n%s%s", v.code, v.stdout, v.stderr)
+	// The server refuses it: --verify resolves what was not checked here
+	// with the server's refusal (exit 1: the apply fails).
+	if v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "--verify"); v.code != 1 || !strings.Contains(v.stdout+v.stderr, `Duplicate value: "http"`) || strings.Contains(v.stderr, "kubectl-ssa bug") {
+		t.Errorf("--verify: exit %d, want 1 with the server's refusal:\n%s%s", v.code, v.stdout, v.stderr)
 	}
 	if d := ssa(t, "diff", "-n", ns, "-f", file, "--field-manager", "argocd-controller"); d.code != 1 || !strings.Contains(d.stdout, "# not exact: "+want) {
 		t.Errorf("diff: exit %d:\n%s%s", d.code, d.stdout, d.stderr)
