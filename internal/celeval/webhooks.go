@@ -2,7 +2,6 @@ package celeval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
 // webhooks decides, as the apiserver's webhook dispatcher does
@@ -29,14 +29,14 @@ func (e *evaluation) webhooks(ctx context.Context, obj *unstructured.Unstructure
 		switch w.Kind {
 		case ssaadmission.MutatingWebhook:
 			var h admissionregistrationv1.MutatingWebhook
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(numbers(w.Webhook).(map[string]interface{}), &h); err != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(defaults.Normalize(w.Webhook).(map[string]interface{}), &h); err != nil {
 				return fmt.Errorf("decoding webhook %s/%v: %w", w.Configuration, w.Webhook["name"], err)
 			}
 			defaultFailurePolicy(&h.FailurePolicy)
 			accessor = webhook.NewMutatingWebhookAccessor(w.Configuration, w.Configuration, &h)
 		default:
 			var h admissionregistrationv1.ValidatingWebhook
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(numbers(w.Webhook).(map[string]interface{}), &h); err != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(defaults.Normalize(w.Webhook).(map[string]interface{}), &h); err != nil {
 				return fmt.Errorf("decoding webhook %s/%v: %w", w.Configuration, w.Webhook["name"], err)
 			}
 			defaultFailurePolicy(&h.FailurePolicy)
@@ -67,30 +67,4 @@ func (e *evaluation) webhooks(ctx context.Context, obj *unstructured.Unstructure
 		res.Webhooks = append(res.Webhooks, wr)
 	}
 	return nil
-}
-
-// numbers makes the JSON numbers of v (decoded with UseNumber) what an
-// unstructured object holds: int64, else float64.
-func numbers(v interface{}) interface{} {
-	switch t := v.(type) {
-	case map[string]interface{}:
-		out := make(map[string]interface{}, len(t))
-		for k, e := range t {
-			out[k] = numbers(e)
-		}
-		return out
-	case []interface{}:
-		out := make([]interface{}, len(t))
-		for i, e := range t {
-			out[i] = numbers(e)
-		}
-		return out
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	}
-	return v
 }
