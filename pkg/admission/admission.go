@@ -216,9 +216,11 @@ func Evaluate(c *Config, req Request) *Report {
 	mutatingHooks := webhooks(c.MutatingWebhooks, MutatingWebhook, req)
 	validatingHooks := webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)
 	var evaluated *PolicyResult
+	var base *unstructured.Unstructured // what the policies see
 	if r.Denied == "" && c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
 		var err error
-		if evaluated, err = evaluatePolicies(c, req, r, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
+		base = policyObject(req, r)
+		if evaluated, err = evaluatePolicies(c, req, base, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
 			why := "could not be evaluated here: " + strings.Join(strings.Fields(err.Error()), " ")
 			r.notExact("admission policies " + why)
 			evaluated = nil
@@ -232,8 +234,7 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	var hookDenied string
 	if evaluated != nil {
-		before := policyObject(req, r)
-		mutating = evaluatedSteps(mutating, evaluated, before)
+		mutating = evaluatedSteps(mutating, evaluated, base)
 		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)
 		if by := mayMutate(mutatingHooks); by != "" && !evaluated.DeniedInMutation {
 			// The validating policies see what that webhook returns,
@@ -244,7 +245,7 @@ func Evaluate(c *Config, req Request) *Report {
 			}
 			evaluated.Denied, evaluated.Warnings = "", nil
 		} else {
-			validating = evaluatedSteps(validating, evaluated, before)
+			validating = evaluatedSteps(validating, evaluated, base)
 		}
 	}
 	if r.Denied == "" {

@@ -187,8 +187,7 @@ type PolicyResult struct {
 
 // evaluatePolicies has c.Policies evaluate the policies that match req,
 // on the object as the built-in plugins before them leave it.
-func evaluatePolicies(c *Config, req Request, r *Report, hooks []Step) (*PolicyResult, error) {
-	obj := policyObject(req, r)
+func evaluatePolicies(c *Config, req Request, obj *unstructured.Unstructured, hooks []Step) (*PolicyResult, error) {
 	pr := &PolicyRequest{
 		Kind: PolicyRequestKind, APIVersion: PolicyAPIVersion,
 		Operation: req.Operation(), Object: obj, OldObject: req.Old,

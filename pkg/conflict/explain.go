@@ -221,9 +221,12 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			req := adm.req
 			req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
 			req.FieldManager = in.FieldManager
+			var defaulted *unstructured.Unstructured // computed once, when asked
 			req.Defaulted = func() *unstructured.Unstructured {
-				d, _ := Defaulted(r)
-				return d
+				if defaulted == nil {
+					defaulted, _ = Defaulted(r)
+				}
+				return defaulted
 			}
 			req.Default = func(obj *unstructured.Unstructured) {
 				if c, ok := r.Defaults.(defaults.Completer); ok {
@@ -241,7 +244,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 				// What the apiserver would answer.
 				r.Message = r.Admission.Denied
 			} else if r.Admission.Mutated() {
-				r.Unchecked = append(r.Unchecked, duplicateKeys(r, tc)...)
+				r.Unchecked = append(r.Unchecked, duplicateKeys(r.Admission, req.Defaulted(), tc)...)
 			}
 		}
 		return r, nil
@@ -429,9 +432,9 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 
 // duplicateKeys says when the mutating policies' changes leave two items
 // of one key in a keyed list, which the server's validation refuses.
-func duplicateKeys(r *Report, tc managedfields.TypeConverter) []string {
-	obj, _ := Defaulted(r)
-	r.Admission.Apply(obj)
+func duplicateKeys(a *admission.Report, defaulted *unstructured.Unstructured, tc managedfields.TypeConverter) []string {
+	obj := defaulted.DeepCopy()
+	a.Apply(obj)
 	if _, err := tc.ObjectToTyped(obj); err != nil && strings.Contains(err.Error(), "duplicate") {
 		return []string{"the mutating policies' changes leave duplicate keys, which the server's validation refuses: " + err.Error()}
 	}
