@@ -278,9 +278,39 @@ func (s *Cluster) params(ctx context.Context, req *admission.PolicyRequest) []ad
 	return out
 }
 
-// readParams reads what one paramRef names (none when it is not found:
-// the binding's parameterNotFoundAction then decides).
+// paramReads are the params read in this run, by what was asked: an
+// object's evaluations (its forced apply, a second validation, --verify's
+// re-predictions) read each once.
+type paramReads struct {
+	mu   sync.Mutex
+	read map[string]paramRead
+}
+
+type paramRead struct {
+	items []*unstructured.Unstructured
+	err   error
+}
+
+// readParams reads what one paramRef names, once a run.
 func (s *Cluster) readParams(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]interface{}) ([]*unstructured.Unstructured, error) {
+	b, _ := json.Marshal(ref)
+	key := gvr.String() + "\x00" + ns + "\x00" + string(b)
+	s.paramReads.mu.Lock()
+	defer s.paramReads.mu.Unlock()
+	if r, ok := s.paramReads.read[key]; ok {
+		return r.items, r.err
+	}
+	items, err := s.readParamsOnce(ctx, gvr, ns, ref)
+	if s.paramReads.read == nil {
+		s.paramReads.read = map[string]paramRead{}
+	}
+	s.paramReads.read[key] = paramRead{items, err}
+	return items, err
+}
+
+// readParamsOnce reads what one paramRef names (none when it is not
+// found: the binding's parameterNotFoundAction then decides).
+func (s *Cluster) readParamsOnce(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]interface{}) ([]*unstructured.Unstructured, error) {
 	r := s.Cluster.Dynamic.Resource(gvr).Namespace(ns)
 	if name, _ := ref["name"].(string); name != "" {
 		obj, err := r.Get(ctx, name, metav1.GetOptions{})

@@ -52,8 +52,10 @@ type Cluster struct {
 	admission admissionState
 	// who is the user the credentials are, for policies (user).
 	who userState
-	// waiting is the policy evaluator started ahead.
-	waiting waiting
+	// waiting is the policy evaluator started ahead; paramReads the
+	// policies' params read.
+	waiting    waiting
+	paramReads paramReads
 	// podCreates tells, by Pod, whether its apply creates it (Target);
 	// podReadCache holds what a Pod's create reads (podRead); podInputs
 	// are the objects of the input such a read finds (notePodInput).
