@@ -22,7 +22,19 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 )
 
+// usage is what a person who runs it by hand reads.
+const usage = `ssa-admission-eval evaluates the admission policies of one apply for
+kubectl-ssa, which runs it when a policy matches ("kubectl ssa
+explain-conflict", "kubectl ssa diff"). It is not meant to be run by hand:
+it reads a PolicyEvaluationRequest (JSON) on standard input and writes a
+PolicyEvaluationResult (JSON) on standard output.
+`
+
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
+		fmt.Fprint(os.Stdout, usage)
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Stdin, os.Stdout)
 	stop()
@@ -34,7 +46,12 @@ func main() {
 
 func run(ctx context.Context, in io.Reader, out io.Writer) error {
 	if len(os.Args) > 1 {
-		return fmt.Errorf("no arguments: it reads a %s on standard input", admission.PolicyRequestKind)
+		return fmt.Errorf("it takes no arguments: it reads a %s on standard input (see --help)", admission.PolicyRequestKind)
+	}
+	if f, ok := in.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return fmt.Errorf("standard input is a terminal: it reads a %s that kubectl-ssa writes (see --help)", admission.PolicyRequestKind)
+		}
 	}
 	var req admission.PolicyRequest
 	dec := json.NewDecoder(in)
@@ -43,7 +60,7 @@ func run(ctx context.Context, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("reading the request: %w", err)
 	}
 	if req.Kind != admission.PolicyRequestKind || req.APIVersion != admission.PolicyAPIVersion {
-		return fmt.Errorf("the request is a %s %s, want %s %s (kubectl-ssa and ssa-admission-eval come from different builds)", req.APIVersion, req.Kind, admission.PolicyAPIVersion, admission.PolicyRequestKind)
+		return fmt.Errorf("the input is not a %s of %s (apiVersion %q, kind %q): kubectl-ssa and ssa-admission-eval come from different builds, or it was run by hand", admission.PolicyRequestKind, admission.PolicyAPIVersion, req.APIVersion, req.Kind)
 	}
 	res, err := celeval.Evaluate(ctx, &req)
 	if err != nil {
