@@ -43,6 +43,9 @@ func evaluatorName() string {
 // side). PATH is not searched: what runs is what was shipped with it.
 func evaluatorPath() (string, error) {
 	if p := os.Getenv(EvaluatorEnv); p != "" {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 && runtime.GOOS != "windows" {
+			return "", fmt.Errorf("%s=%s is not an executable file: set it to ssa-admission-eval, or unset it to use the one beside kubectl-ssa", EvaluatorEnv, p)
+		}
 		return p, nil
 	}
 	self, err := os.Executable()
