@@ -46,8 +46,14 @@ type Cluster struct {
 
 	mu     sync.Mutex
 	served map[schema.GroupVersion]bool
-	kinds  map[schema.GroupVersion]map[string]bool
-	subs   map[schema.GroupVersion]map[string]bool
+	gvs    map[schema.GroupVersion]*served
+}
+
+// served is what the server serves in one group-version.
+type served struct {
+	// kinds holds the resources of each kind, subresources left out.
+	kinds map[string][]metav1.APIResource
+	subs  map[string]bool
 }
 
 // New makes the clients from kubectl's flags.
@@ -109,6 +115,9 @@ func (c *Cluster) CheckNamespace(ctx context.Context, ns string) error {
 // Mapping finds the resource of a kind, refreshing discovery once when
 // the kind is new (a CRD created a moment ago).
 func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	if m := c.directMapping(gvk); m != nil {
+		return m, nil
+	}
 	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil && meta.IsNoMatchError(err) {
 		c.Refresh()
@@ -121,6 +130,27 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 		return nil, err
 	}
 	return m, nil
+}
+
+// directMapping maps a kind at a version from that group-version's
+// resource list alone, as the discovery mapper maps it, when exactly one
+// resource serves the kind there: one cached document read instead of
+// every group-version's, which the discovery mapper reads on its first
+// use. Nil sends the caller to the discovery mapper.
+func (c *Cluster) directMapping(gvk schema.GroupVersionKind) *meta.RESTMapping {
+	if gvk.Version == "" || gvk.Kind == "" || c.Discovery == nil {
+		return nil
+	}
+	gv := gvk.GroupVersion()
+	rs := c.resources(gv).kinds[gvk.Kind]
+	if len(rs) != 1 {
+		return nil
+	}
+	scope := meta.RESTScopeNamespace
+	if !rs[0].Namespaced {
+		scope = meta.RESTScopeRoot
+	}
+	return &meta.RESTMapping{Resource: gv.WithResource(rs[0].Name), GroupVersionKind: gvk, Scope: scope}
 }
 
 // NotServedError: the server serves no such kind (at that version).
@@ -138,7 +168,7 @@ func (c *Cluster) Refresh() {
 		r.Reset()
 	}
 	c.mu.Lock()
-	c.served, c.kinds, c.subs = nil, nil, nil
+	c.served, c.gvs = nil, nil
 	c.mu.Unlock()
 }
 
@@ -183,42 +213,40 @@ func (c *Cluster) Live(ctx context.Context, obj *unstructured.Unstructured) (*un
 // group-version can be served for some kinds and not others (a CRD
 // version switched off beside other CRDs of the group).
 func (c *Cluster) ServedKind(gvk schema.GroupVersionKind) bool {
-	kinds, _ := c.resources(gvk.GroupVersion())
-	return kinds[gvk.Kind]
+	return len(c.resources(gvk.GroupVersion()).kinds[gvk.Kind]) > 0
 }
 
 // HasSubresource tells whether a resource has a subresource (status,
 // scale).
 func (c *Cluster) HasSubresource(m *meta.RESTMapping, sub string) bool {
-	_, subs := c.resources(m.Resource.GroupVersion())
-	return subs[m.Resource.Resource+"/"+sub]
+	return c.resources(m.Resource.GroupVersion()).subs[m.Resource.Resource+"/"+sub]
 }
 
 // resources reads, once per group-version, the kinds and subresources the
 // server serves there.
-func (c *Cluster) resources(gv schema.GroupVersion) (map[string]bool, map[string]bool) {
+func (c *Cluster) resources(gv schema.GroupVersion) *served {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.kinds == nil {
-		c.kinds, c.subs = map[schema.GroupVersion]map[string]bool{}, map[schema.GroupVersion]map[string]bool{}
+	if c.gvs == nil {
+		c.gvs = map[schema.GroupVersion]*served{}
 	}
-	if k, ok := c.kinds[gv]; ok {
-		return k, c.subs[gv]
+	if r, ok := c.gvs[gv]; ok {
+		return r
 	}
-	kinds, subs := map[string]bool{}, map[string]bool{}
+	r := &served{kinds: map[string][]metav1.APIResource{}, subs: map[string]bool{}}
 	if served, err := c.servedVersions(); err == nil && served[gv] {
 		if list, err := c.Discovery.ServerResourcesForGroupVersion(gv.String()); err == nil {
-			for _, r := range list.APIResources {
-				if strings.Contains(r.Name, "/") {
-					subs[r.Name] = true
+			for _, res := range list.APIResources {
+				if strings.Contains(res.Name, "/") {
+					r.subs[res.Name] = true
 				} else {
-					kinds[r.Kind] = true
+					r.kinds[res.Kind] = append(r.kinds[res.Kind], res)
 				}
 			}
 		}
 	}
-	c.kinds[gv], c.subs[gv] = kinds, subs
-	return kinds, subs
+	c.gvs[gv] = r
+	return r
 }
 
 // CheckServer reads which group-versions the server serves: the first
