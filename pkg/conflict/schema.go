@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,13 +17,13 @@ import (
 	"sort"
 	"strings"
 
+	jsoniter "github.com/json-iterator/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/openapi"
 	"k8s.io/kube-openapi/pkg/schemaconv"
-	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -275,18 +276,67 @@ func (l *Loader) Refresh(ctx context.Context, gv schema.GroupVersion) (bool, err
 }
 
 func parseDocument(gv schema.GroupVersion, raw []byte) (*gvSchema, error) {
-	var d spec3.OpenAPI
-	if err := json.Unmarshal(raw, &d); err != nil {
+	models, err := componentSchemas(raw)
+	if err != nil {
 		return nil, fmt.Errorf("parsing the OpenAPI v3 schema of %s: %w", gv, err)
 	}
-	if d.Components == nil {
+	if models == nil {
 		return nil, fmt.Errorf("the OpenAPI v3 schema of %s has no components", gv)
 	}
-	p, err := convertModels(d.Components.Schemas)
+	p, err := convertModels(models)
 	if err != nil {
 		return nil, fmt.Errorf("converting the OpenAPI v3 schema of %s: %w", gv, err)
 	}
 	return p, nil
+}
+
+// componentSchemas reads components.schemas of an OpenAPI v3 document,
+// each schema as spec3's own decoding reads it, and skips the rest: the
+// paths are three quarters of a group-version's document, and decoding
+// them was half of a first run's time. Nil when the document has no
+// components.
+func componentSchemas(raw []byte) (map[string]*spec.Schema, error) {
+	iter := jsoniter.ParseBytes(jsoniter.ConfigDefault, raw)
+	var models map[string]*spec.Schema
+	var err error
+	each := func(it *jsoniter.Iterator, want string, read func(*jsoniter.Iterator)) {
+		if it.WhatIsNext() != jsoniter.ObjectValue {
+			it.ReportError("reading "+want, "not an object")
+			return
+		}
+		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+			if key != want {
+				it.Skip()
+			} else {
+				read(it)
+			}
+			return err == nil && it.Error == nil
+		})
+	}
+	each(iter, "components", func(it *jsoniter.Iterator) {
+		models = map[string]*spec.Schema{}
+		each(it, "schemas", func(it *jsoniter.Iterator) {
+			if it.WhatIsNext() != jsoniter.ObjectValue {
+				it.ReportError("reading schemas", "not an object")
+				return
+			}
+			it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
+				s := &spec.Schema{}
+				if err = s.UnmarshalJSON(it.SkipAndReturnBytes()); err != nil {
+					err = fmt.Errorf("schema %s: %w", name, err)
+				}
+				models[name] = s
+				return err == nil && it.Error == nil
+			})
+		})
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case iter.Error != nil && iter.Error != io.EOF:
+		return nil, iter.Error
+	}
+	return models, nil
 }
 
 func (l *Loader) loadOne(ctx context.Context, gv schema.GroupVersion, doc openapi.GroupVersion) (*gvSchema, bool, error) {
