@@ -11,10 +11,19 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 )
 
+// openAPIDoc is the document the parse tests and benchmark read: the
+// test data's, or OPENAPI_V3_DOC (e.g. core/v1's, from kubectl get --raw).
+func openAPIDoc() string {
+	if file := os.Getenv("OPENAPI_V3_DOC"); file != "" {
+		return file
+	}
+	return "testdata/openapi-v3-coordination.k8s.io-v1.json"
+}
+
 // componentSchemas reads the same schemas as spec3's own decoding of the
 // whole document.
 func TestComponentSchemasAsSpec3(t *testing.T) {
-	raw, err := os.ReadFile("testdata/openapi-v3-coordination.k8s.io-v1.json")
+	raw, err := os.ReadFile(openAPIDoc())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +109,7 @@ func TestComponentSchemasRefusesBadDocuments(t *testing.T) {
 }
 
 func BenchmarkParseDocument(b *testing.B) {
-	file := os.Getenv("OPENAPI_V3_DOC") // e.g. core/v1's, from kubectl get --raw
-	if file == "" {
-		file = "testdata/openapi-v3-coordination.k8s.io-v1.json"
-	}
-	raw, err := os.ReadFile(file)
+	raw, err := os.ReadFile(openAPIDoc())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -123,4 +128,27 @@ func BenchmarkParseDocument(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestEachMember(t *testing.T) {
+	doc := `{"a": 1, "b":{"x":[1,{"y":"}]"}]}, "c\"d": "e\\\"}{", "f": true ,"g":-1.5e3,"h":null,"i":[], "j": {} }`
+	var got []string
+	if err := eachMember([]byte(doc), func(k string, v []byte) error {
+		got = append(got, k+"="+string(v))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`a=1`, `b={"x":[1,{"y":"}]"}]}`, `c"d="e\\\"}{"`, `f=true`, `g=-1.5e3`, `h=null`, `i=[]`, `j={}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	for _, bad := range []string{``, `[]`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":"x`, `{"a":{"b":1}`, `{a:1}`} {
+		if err := eachMember([]byte(bad), func(string, []byte) error { return nil }); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if err := eachMember([]byte(` { } `), func(string, []byte) error { t.Error("a member in {}"); return nil }); err != nil {
+		t.Error(err)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"sort"
 	"strings"
 
-	jsoniter "github.com/json-iterator/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -296,47 +294,144 @@ func parseDocument(gv schema.GroupVersion, raw []byte) (*gvSchema, error) {
 // them was half of a first run's time. Nil when the document has no
 // components.
 func componentSchemas(raw []byte) (map[string]*spec.Schema, error) {
-	iter := jsoniter.ParseBytes(jsoniter.ConfigDefault, raw)
 	var models map[string]*spec.Schema
-	var err error
-	each := func(it *jsoniter.Iterator, want string, read func(*jsoniter.Iterator)) {
-		if it.WhatIsNext() != jsoniter.ObjectValue {
-			it.ReportError("reading "+want, "not an object")
-			return
+	err := eachMember(raw, func(key string, v []byte) error {
+		if key != "components" {
+			return nil
 		}
-		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-			if key != want {
-				it.Skip()
-			} else {
-				read(it)
+		return eachMember(v, func(key string, v []byte) error {
+			if key != "schemas" {
+				return nil
 			}
-			return err == nil && it.Error == nil
-		})
-	}
-	each(iter, "components", func(it *jsoniter.Iterator) {
-		models = map[string]*spec.Schema{}
-		each(it, "schemas", func(it *jsoniter.Iterator) {
-			if it.WhatIsNext() != jsoniter.ObjectValue {
-				it.ReportError("reading schemas", "not an object")
-				return
-			}
-			it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
+			models = map[string]*spec.Schema{}
+			return eachMember(v, func(name string, v []byte) error {
 				s := &spec.Schema{}
-				if err = s.UnmarshalJSON(it.SkipAndReturnBytes()); err != nil {
-					err = fmt.Errorf("schema %s: %w", name, err)
+				if err := s.UnmarshalJSON(v); err != nil {
+					return fmt.Errorf("schema %s: %w", name, err)
 				}
 				models[name] = s
-				return err == nil && it.Error == nil
+				return nil
 			})
 		})
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case iter.Error != nil && iter.Error != io.EOF:
-		return nil, iter.Error
 	}
 	return models, nil
+}
+
+// eachMember calls fn with each member of the JSON object obj, its value
+// as raw bytes. It checks the object's structure, not the values it only
+// skips: what fn reads, fn checks.
+func eachMember(obj []byte, fn func(key string, value []byte) error) error {
+	i := skipSpace(obj, 0)
+	if i == len(obj) || obj[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for {
+		if i == len(obj) || obj[i] != '"' {
+			return fmt.Errorf("offset %d: want a member name", i)
+		}
+		end, err := skipValue(obj, i)
+		if err != nil {
+			return err
+		}
+		var key string
+		if err := json.Unmarshal(obj[i:end], &key); err != nil {
+			return fmt.Errorf("offset %d: %w", i, err)
+		}
+		i = skipSpace(obj, end)
+		if i == len(obj) || obj[i] != ':' {
+			return fmt.Errorf("offset %d: want ':'", i)
+		}
+		start := skipSpace(obj, i+1)
+		if end, err = skipValue(obj, start); err != nil {
+			return err
+		}
+		if err := fn(key, obj[start:end]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, end)
+		switch {
+		case i < len(obj) && obj[i] == ',':
+			i = skipSpace(obj, i+1)
+		case i < len(obj) && obj[i] == '}':
+			return nil
+		default:
+			return fmt.Errorf("offset %d: want ',' or '}'", i)
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns where the JSON value that starts at b[i] ends: a
+// string, an object or array (brackets counted outside strings), or a
+// literal or number.
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errors.New("unexpected end of JSON")
+	}
+	if c := b[i]; c != '{' && c != '[' && c != '"' {
+		j := i
+		for j < len(b) && bytes.IndexByte([]byte(",}] \n\r\t:"), b[j]) < 0 {
+			j++
+		}
+		if j == i {
+			return 0, fmt.Errorf("offset %d: unexpected %q", i, b[i])
+		}
+		return j, nil
+	}
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			k := bytes.IndexByte(b[j+1:], '"')
+			for k >= 0 && escaped(b[j+1:], k) {
+				n := bytes.IndexByte(b[j+1+k+1:], '"')
+				if n < 0 {
+					k = -1
+					break
+				}
+				k += 1 + n
+			}
+			if k < 0 {
+				return 0, errors.New("unexpected end of JSON in a string")
+			}
+			j += 1 + k
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+		default:
+			continue
+		}
+		if depth == 0 {
+			return j + 1, nil
+		}
+	}
+	return 0, errors.New("unexpected end of JSON")
+}
+
+// escaped tells whether the quote at s[k] is escaped: an odd number of
+// backslashes before it.
+func escaped(s []byte, k int) bool {
+	n := 0
+	for k > 0 && s[k-1] == '\\' {
+		n++
+		k--
+	}
+	return n%2 == 1
 }
 
 func (l *Loader) loadOne(ctx context.Context, gv schema.GroupVersion, doc openapi.GroupVersion) (*gvSchema, bool, error) {
