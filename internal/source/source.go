@@ -32,11 +32,9 @@ import (
 type Cluster struct {
 	Cluster *kube.Cluster
 	Loader  *conflict.Loader
-	// loaderMu guards Loader, which Target starts reading while it
-	// reads the live object.
-	loaderMu sync.Mutex
-	// hpas memoizes Autoscalers per namespace. It is guarded: Explain
-	// lists autoscalers while it reads the rest.
+	// hpas memoizes Autoscalers per namespace. Unlike Loader, which
+	// makes a Cluster unsafe for concurrent use, it is guarded:
+	// Explain lists autoscalers while it reads the rest.
 	hpasMu sync.Mutex
 	hpas   map[string][]unstructured.Unstructured
 	// minor is the server's Kubernetes minor (serverMinor).
@@ -184,17 +182,6 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 			}()
 		}
 	}
-	// The schema of the object's group-version (the index, then the
-	// cache or the document) is read while the live object is: the
-	// Schema that follows finds it read.
-	if s.Loader != nil {
-		gv := obj.GroupVersionKind().GroupVersion()
-		go func() {
-			s.loaderMu.Lock()
-			defer s.loaderMu.Unlock()
-			_, _ = s.Loader.Load(ctx, []schema.GroupVersion{gv}) // Schema says what failed
-		}()
-	}
 	live, m, err := s.Cluster.Live(ctx, obj)
 	if err != nil {
 		if crdDone != nil {
@@ -298,8 +285,6 @@ func (s *Cluster) Schema(ctx context.Context, applied, live *unstructured.Unstru
 			}
 		}
 	}
-	s.loaderMu.Lock()
-	defer s.loaderMu.Unlock()
 	sch, err := s.Loader.Load(ctx, gvs)
 	switch {
 	case err != nil:
@@ -325,8 +310,6 @@ func (s *Cluster) Schema(ctx context.Context, applied, live *unstructured.Unstru
 // ScaleSchema implements conflict.Source: the Scale type comes with the parent's
 // group-version document.
 func (s *Cluster) ScaleSchema(ctx context.Context, gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
-	s.loaderMu.Lock()
-	defer s.loaderMu.Unlock()
 	return s.Loader.Load(ctx, []schema.GroupVersion{gvk.GroupVersion(), {Group: "autoscaling", Version: "v1"}})
 }
 
