@@ -198,7 +198,9 @@ func nodeAt(n *ownership.Node, p fieldpath.Path) *ownership.Node {
 // atomic ancestor (covered); a container with owned descendants is
 // structural; anything else is unowned.
 func classify(n *ownership.Node, covered []int, p fieldpath.Path, container bool) (lineKind, []int) {
-	if pathlang.NeverOwned(p.String()) {
+	// The paths never owned are one or two fields deep: a path's string
+	// costs more than the rest of a line's work.
+	if len(p) <= 2 && pathlang.NeverOwned(p.String()) {
 		return lineUntracked, nil
 	}
 	if n != nil && len(n.Owners) > 0 {
@@ -207,7 +209,7 @@ func classify(n *ownership.Node, covered []int, p fieldpath.Path, container bool
 	if covered != nil {
 		return lineOwned, covered
 	}
-	if container && (n != nil || p.String() == ".metadata") {
+	if container && (n != nil || len(p) == 1 && p[0].FieldName != nil && *p[0].FieldName == "metadata") {
 		return lineStructural, nil
 	}
 	return lineUnowned, nil
