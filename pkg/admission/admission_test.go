@@ -203,6 +203,29 @@ func TestPodSecurity(t *testing.T) {
 	}
 }
 
+// PodSecurity's kinds keep their pod template where pod-security-admission's
+// DefaultPodSpecExtractor reads it, taken from the defaults' pod-spec table.
+func TestPodTemplatePaths(t *testing.T) {
+	want := map[schema.GroupResource]string{
+		{Resource: "podtemplates"}:                "template",
+		{Resource: "replicationcontrollers"}:      "spec.template",
+		{Group: "apps", Resource: "replicasets"}:  "spec.template",
+		{Group: "apps", Resource: "deployments"}:  "spec.template",
+		{Group: "apps", Resource: "daemonsets"}:   "spec.template",
+		{Group: "apps", Resource: "statefulsets"}: "spec.template",
+		{Group: "batch", Resource: "jobs"}:        "spec.template",
+		{Group: "batch", Resource: "cronjobs"}:    "spec.jobTemplate.spec.template",
+	}
+	if len(podSecurityKinds) != len(want) {
+		t.Errorf("%d kinds, want %d", len(podSecurityKinds), len(want))
+	}
+	for gr, path := range want {
+		if got := strings.Join(podTemplatePath(gr), "."); got != path || !PodSecurityChecks(gr) {
+			t.Errorf("%v: %q, want %q", gr, got, path)
+		}
+	}
+}
+
 // A Namespace's own PodSecurity labels: invalid ones are refused (on
 // update only when they changed); a stricter enforce level may warn; a
 // namespace whose labels can't be read leaves PodSecurity unevaluated,
