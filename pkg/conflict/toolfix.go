@@ -55,7 +55,7 @@ func byPath(conflicts []Conflict) []toolConflict {
 // tool that applies. Each one leaves the fields to their owners with
 // their live values: none resets a value, except Helm's
 // --force-conflicts, which says so.
-func toolFixes(r *Report, t remedy.Target) []remedy.Remedy {
+func toolFixes(r *Simulation, t remedy.Target) []remedy.Remedy {
 	tool := ToolFor(t)
 	if tool == "" || len(r.Conflicts) == 0 || r.Subresource != "" {
 		// The tools apply objects, not their subresources.
@@ -84,7 +84,7 @@ func toolFixes(r *Report, t remedy.Target) []remedy.Remedy {
 }
 
 type fixer struct {
-	r       *Report
+	r       *Simulation
 	t       remedy.Target
 	paths   []toolConflict
 	gvk     schema.GroupVersionKind

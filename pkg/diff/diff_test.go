@@ -51,11 +51,7 @@ func compute(t *testing.T, live *unstructured.Unstructured, applied string, o co
 	if err != nil {
 		t.Fatal(err)
 	}
-	forced := asked
-	if asked.Forced != nil {
-		forced = asked.Forced
-	}
-	r, err := diff.Compute(asked, forced, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
+	r, err := diff.Compute(asked, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
 	if err != nil {
 		t.Fatal(err)
 	}
