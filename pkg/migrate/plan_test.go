@@ -177,6 +177,15 @@ func TestMakePlan(t *testing.T) {
 			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.paused .spec.replicas"},
 		},
 		{
+			// An Update entry keeps a "." for each map it made: an Apply
+			// entry records only their members.
+			name:       "an Update entry renamed: its maps' own fields go",
+			obj:        built(t, scenario.Update{Manager: "ci", Create: "{apiVersion: apps/v1, kind: Deployment, metadata: {name: app, namespace: ns, labels: {tier: web}}}"}),
+			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"kubectl/Apply@apps/v1: .metadata.labels.tier"},
+		},
+		{
 			name: "release",
 			obj: built(t,
 				scenario.Update{Manager: "old-operator", Create: app("{paused: true}")},
