@@ -199,12 +199,8 @@ func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts con
 	if err != nil {
 		return nil, remedy.Target{}, err
 	}
-	forced := asked
-	if asked.Forced != nil {
-		forced = asked.Forced
-	}
-	rc := o.target(m.Source, asked)
-	d, err := diff.Compute(asked, forced, diff.Options{Target: rc})
+	rc := o.target(m.Source, &asked.Report)
+	d, err := diff.Compute(asked, diff.Options{Target: rc})
 	if err != nil {
 		return nil, rc, err
 	}

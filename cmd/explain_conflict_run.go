@@ -56,7 +56,8 @@ func (o *explainOptions) run(ctx context.Context) error {
 	opts.Verify, opts.Result = o.verify, diff.Result
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
-	var reports []*conflict.Report
+	var sims []*conflict.Simulation
+	var reports []*conflict.Report // what sims print
 	var sources []string
 	var failed []error
 	for _, m := range manifests {
@@ -75,8 +76,9 @@ func (o *explainOptions) run(ctx context.Context) error {
 			r.RedactSecrets()
 		}
 		r.Refused = o.helm.refusal(m)
-		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, r))
-		reports = append(reports, r)
+		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, &r.Report))
+		sims = append(sims, r)
+		reports = append(reports, &r.Report)
 		sources = append(sources, m.Source)
 	}
 
@@ -92,11 +94,11 @@ func (o *explainOptions) run(ctx context.Context) error {
 		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
 		o.printHelmHeader(o.streams.Out)
-		for i, r := range reports {
+		for i, s := range sims {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
-			render.ConflictExplanation(o.streams.Out, r, ropts, o.target(sources[i], r))
+			render.ConflictExplanation(o.streams.Out, s, ropts, o.target(sources[i], &s.Report))
 		}
 	}
 	return exitCode(o.streams.ErrOut, reports, failed)

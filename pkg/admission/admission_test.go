@@ -2,6 +2,7 @@ package admission
 
 import (
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +201,33 @@ func TestPodSecurity(t *testing.T) {
 	// No labels: privileged, nothing said.
 	if r := Evaluate(&Config{}, Request{Object: deploy, Resource: deployments, Namespaced: true}); len(r.Steps) != 0 {
 		t.Errorf("unlabelled namespace: %s", steps(r))
+	}
+}
+
+// PodSecurity checks the kinds of pod-security-admission's
+// DefaultPodSpecExtractor, at the pod templates it reads, taken from the
+// defaults' pod-spec table.
+func TestPodTemplatePaths(t *testing.T) {
+	var got []string
+	for gr := range podSecurityKinds {
+		if !PodSecurityChecks(gr) {
+			t.Errorf("%v is not checked", gr)
+		}
+		got = append(got, gr.String()+" "+strings.Join(podTemplatePath(gr), "."))
+	}
+	sort.Strings(got)
+	want := []string{
+		"cronjobs.batch spec.jobTemplate.spec.template",
+		"daemonsets.apps spec.template",
+		"deployments.apps spec.template",
+		"jobs.batch spec.template",
+		"podtemplates template",
+		"replicasets.apps spec.template",
+		"replicationcontrollers spec.template",
+		"statefulsets.apps spec.template",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
 // PodSecurity is the built-in PodSecurity admission, evaluated with its
@@ -23,17 +25,24 @@ import (
 // built-in defaults (privileged, no exemptions) are assumed.
 const podSecurity = "PodSecurity"
 
-// podTemplatePaths are where each kind PodSecurity checks keeps its pod
-// template (pod-security-admission's DefaultPodSpecExtractor).
-var podTemplatePaths = map[schema.GroupResource][]string{
-	{Resource: "podtemplates"}:                {"template"},
-	{Resource: "replicationcontrollers"}:      {"spec", "template"},
-	{Group: "apps", Resource: "replicasets"}:  {"spec", "template"},
-	{Group: "apps", Resource: "deployments"}:  {"spec", "template"},
-	{Group: "apps", Resource: "daemonsets"}:   {"spec", "template"},
-	{Group: "apps", Resource: "statefulsets"}: {"spec", "template"},
-	{Group: "batch", Resource: "jobs"}:        {"spec", "template"},
-	{Group: "batch", Resource: "cronjobs"}:    {"spec", "jobTemplate", "spec", "template"},
+// podSecurityKinds are the kinds whose pod template PodSecurity checks
+// (pod-security-admission's DefaultPodSpecExtractor), by resource.
+var podSecurityKinds = map[schema.GroupResource]string{
+	{Resource: "podtemplates"}:                "PodTemplate",
+	{Resource: "replicationcontrollers"}:      "ReplicationController",
+	{Group: "apps", Resource: "replicasets"}:  "ReplicaSet",
+	{Group: "apps", Resource: "deployments"}:  "Deployment",
+	{Group: "apps", Resource: "daemonsets"}:   "DaemonSet",
+	{Group: "apps", Resource: "statefulsets"}: "StatefulSet",
+	{Group: "batch", Resource: "jobs"}:        "Job",
+	{Group: "batch", Resource: "cronjobs"}:    "CronJob",
+}
+
+// podTemplatePath is where a kind of podSecurityKinds keeps its pod
+// template: the parent of its pod spec (defaults.PodSpecPath).
+func podTemplatePath(gr schema.GroupResource) []string {
+	spec := defaults.PodSpecPath(gr.Group, podSecurityKinds[gr])
+	return spec[:len(spec)-1]
 }
 
 var pods = schema.GroupResource{Resource: "pods"}
@@ -41,7 +50,7 @@ var pods = schema.GroupResource{Resource: "pods"}
 // PodSecurityChecks tells whether PodSecurity looks at objects of gr (so
 // that the caller reads the namespace's labels).
 func PodSecurityChecks(gr schema.GroupResource) bool {
-	_, ok := podTemplatePaths[gr]
+	_, ok := podSecurityKinds[gr]
 	return ok || gr == pods
 }
 
@@ -137,7 +146,7 @@ func podSecurityStep(req Request) *Step {
 	var template interface{} = req.Object.Object
 	enforce := gr == pods
 	if !enforce {
-		t, found, _ := unstructured.NestedFieldNoCopy(req.Object.Object, podTemplatePaths[gr]...)
+		t, found, _ := unstructured.NestedFieldNoCopy(req.Object.Object, podTemplatePath(gr)...)
 		if !found || t == nil {
 			return nil // no template: nothing to check
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // ReportKind is the kind of the report of an audit.
@@ -237,17 +238,10 @@ var FixModes = []FixMode{FixAdopt, FixForget}
 // the object's other annotations and a few more applies.
 const DefaultLastAppliedThreshold = 200000
 
-// manualManagers are kubectl's imperative commands and Argo CD's UI
-// (argocd-server writes what a person edits or patches there): their
-// fields were set by a person, outside any manifest. "kubectl" (Update)
-// is kubectl before 1.22, which named every write so.
-var manualManagers = []string{"kubectl-edit", "kubectl-patch", "kubectl-label", "kubectl-annotate", "kubectl-set", "kubectl-replace", "kubectl-rollout", "kubectl-scale", "argocd-server"}
-
 // IsManual tells whether an entry was written by hand: with kubectl, or
-// in Argo CD's UI.
-func IsManual(e metav1.ManagedFieldsEntry) bool {
-	return slices.Contains(manualManagers, e.Manager) || e.Manager == "kubectl" && e.Operation == metav1.ManagedFieldsOperationUpdate
-}
+// in Argo CD's UI (tools.IsHandEdit): its fields were set by a person,
+// outside any manifest.
+func IsManual(e metav1.ManagedFieldsEntry) bool { return tools.IsHandEdit(e) }
 
 // Object is what Check reads of an object: metadata only.
 type Object struct {

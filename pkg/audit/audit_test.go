@@ -6,11 +6,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
+// entry is a managedFields entry written by hand: the rules' table
+// (TestCheck) is of minimal entries, some of them odd (empty, at an
+// unknown apiVersion); the objects of the signatures are built
+// (signatures_test.go).
 func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
@@ -223,11 +229,13 @@ func TestCheck(t *testing.T) {
 // default) returns the object to its declared state and says that
 // reverting the pod template rolls the pods; forget leaves the values.
 func TestFixesSayWhatTheyDo(t *testing.T) {
-	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
-	obj := Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
-		entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
-		entry("kubectl-set", update, "", `{"f:spec":{"f:template":{"f:spec":{"f:image":{}}}}}`),
-	}}
+	obj := objectOf((&scenario.State{}).Run(t,
+		scenario.Apply{Manager: "gitops", Manifest: web},
+		scenario.Update{Manager: "kubectl-set", Mutate: func(u *unstructured.Unstructured) {
+			c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			c[0].(map[string]interface{})["image"] = "nginx:1.28"
+			_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
+		}}).Live)
 	fs := Check(obj, Options{})
 	if len(fs) != 1 || len(fs[0].Fixes) != 2 {
 		t.Fatalf("findings %+v", fs)

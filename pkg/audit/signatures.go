@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // The signatures of this year's field-ownership incidents, read from
@@ -70,56 +71,30 @@ type Mark struct {
 	Tool string `json:"tool"`
 }
 
-// marker is a label or annotation that says who applies an object. A
-// small table of audit's own: the explanations' catalogue of managers
-// (pkg/conflict) is another engine's.
-type marker struct {
-	kind MarkKind
-	key  string
-	// value is the value the mark must have; "" any.
-	value string
-	// secret: the value is the object itself, never shown.
-	secret  bool
-	tool    string
-	applier string
-}
-
-// markers in the order they name the applier: a GitOps tool's tracking
-// before Helm's release annotations (Argo CD and Flux render charts),
-// before kubectl apply's annotation (any of them may have kept one).
-var markers = []marker{
-	{kind: MarkAnnotation, key: "argocd.argoproj.io/tracking-id", tool: "Argo CD", applier: "argocd-controller"},
-	{kind: MarkLabel, key: "kustomize.toolkit.fluxcd.io/name", tool: "Flux", applier: "kustomize-controller"},
-	{kind: MarkLabel, key: "helm.toolkit.fluxcd.io/name", tool: "Flux", applier: "helm-controller"},
-	{kind: MarkAnnotation, key: "meta.helm.sh/release-name", tool: "Helm", applier: "helm"},
-	{kind: MarkLabel, key: "app.kubernetes.io/managed-by", value: "Helm", tool: "Helm"},
-	{kind: MarkAnnotation, key: ownership.LastAppliedAnnotation, secret: true, tool: "kubectl apply", applier: "kubectl"},
-}
-
-// bookkeeping is the marks an object carries, and the applier the first
-// that names one says applies it ("" when none does: a chart's
-// managed-by label alone is also rendered by Argo CD and Flux).
-func (c *checker) bookkeeping() ([]Mark, marker) {
+// bookkeeping is the marks (tools.Marks) an object carries, and the
+// first that names the applier ("" when none does: a chart's managed-by
+// label alone is also rendered by Argo CD and Flux).
+func (c *checker) bookkeeping() ([]Mark, tools.Mark) {
 	var out []Mark
-	var by marker
-	for _, m := range markers {
-		values := c.obj.Annotations
-		if m.kind == MarkLabel {
-			values = c.obj.Labels
+	var by tools.Mark
+	for _, m := range tools.Marks {
+		kind, values := MarkAnnotation, c.obj.Annotations
+		if m.Label {
+			kind, values = MarkLabel, c.obj.Labels
 		}
-		v, ok := values[m.key]
-		if !ok || m.value != "" && v != m.value {
+		v, ok := values[m.Key]
+		if !ok || m.Value != "" && v != m.Value {
 			continue
 		}
-		if m.key == ownership.LastAppliedAnnotation && isCopy(c.obj) {
+		if m.Key == ownership.LastAppliedAnnotation && isCopy(c.obj) {
 			continue
 		}
-		mark := Mark{Kind: m.kind, Key: m.key, Value: v, Tool: m.tool}
-		if m.secret {
+		mark := Mark{Kind: kind, Key: m.Key, Value: v, Tool: m.Tool}
+		if m.Secret {
 			mark.Value = ""
 		}
 		out = append(out, mark)
-		if by.applier == "" {
+		if by.Applier == "" {
 			by = m
 		}
 	}
@@ -141,17 +116,17 @@ func isCopy(obj Object) bool {
 // wiped reports an object without managedFields that an applier applied.
 func (c *checker) wiped() {
 	marks, by := c.bookkeeping()
-	if by.applier == "" {
+	if by.Applier == "" {
 		return
 	}
 	msg := fmt.Sprintf("no managedFields, although %s applies it (%s): wiped by a write while a conversion webhook failed (before Kubernetes 1.37) or by a reset. "+
 		"The next server-side apply gives every field to before-first-apply, which then keeps what the manifest drops and conflicts with a non-forced change; "+
 		"serve the webhook, let %s apply once, then run the fix: before-first-apply lets go, no value changes",
-		by.tool, markerText(marks[0]), by.applier)
+		by.Tool, markerText(marks[0]), by.Applier)
 	f := c.add(CodeManagedFieldsWiped, metav1.ManagedFieldsEntry{}, nil, msg, c.ssa([]string{"migrate", "release"}, "--from", ownership.BeforeFirstApply))
 	if f != nil {
 		f.Reference = "https://github.com/kubernetes/kubernetes/issues/136919"
-		f.Evidence = &Evidence{Bookkeeping: marks, Applier: by.applier}
+		f.Evidence = &Evidence{Bookkeeping: marks, Applier: by.Applier}
 	}
 }
 
@@ -350,11 +325,11 @@ func (c *checker) addLists(lists listEdits) {
 
 // editorName says who wrote a hand edit.
 func editorName(manager string) string {
-	switch {
-	case manager == "argocd-server":
+	if manager == tools.ArgoCDUI {
 		return "an edit in Argo CD's UI"
-	case strings.HasPrefix(manager, "kubectl-"):
-		return "a `kubectl " + strings.TrimPrefix(manager, "kubectl-") + "`"
+	}
+	if verb, ok := tools.KubectlVerb(manager); ok {
+		return "a `kubectl " + verb + "`"
 	}
 	return "an old kubectl's write"
 }

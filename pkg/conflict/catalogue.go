@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // Known is what the catalogue knows of a field manager.
@@ -59,24 +60,26 @@ func (e entry) matches(o ownership.Owner, path string) bool {
 }
 
 const (
-	kubectl    = "kubectl"
+	kubectl    = tools.ProductKubectl
 	kubernetes = "Kubernetes"
-	argoCD     = "Argo CD"
-	flux       = "Flux"
-	helm       = "Helm"
+	argoCD     = tools.ProductArgoCD
+	flux       = tools.ProductFlux
+	helm       = tools.ProductHelm
 	certMgr    = "cert-manager"
 	crossplane = "Crossplane"
 )
 
 // catalogue is read top down: the first row that matches says. The names
-// and operations were read in each project's source, cited per group.
+// and operations were read in each project's source, cited per group;
+// kubectl's, Argo CD's, Flux's and Helm's are pkg/tools' (audit reads
+// them there too).
 var catalogue = []entry{
 	// kubectl: every command names its writes "kubectl-<verb>"
 	// (cmdutil.AddFieldManagerFlagVar in k8s.io/kubectl/pkg/cmd/...);
 	// scale sets none, so its /scale writes carry the user agent's
 	// "kubectl"; apply is "kubectl-client-side-apply", or "kubectl" with
 	// --server-side (pkg/cmd/apply/apply.go, FieldManagerClientSideApply).
-	{name: "kubectl", sub: "scale", known: Known{Product: kubectl, Says: "`kubectl scale` (kubectl writes /scale under the manager \"kubectl\")"}},
+	{name: tools.Kubectl, sub: "scale", known: Known{Product: kubectl, Says: "`kubectl scale` (kubectl writes /scale under the manager \"kubectl\")"}},
 	// The HPA controller scales through /scale as kube-controller-manager.
 	{name: "kube-controller-manager", sub: "scale", known: Known{Product: kubernetes, Controller: true,
 		Says: "the HorizontalPodAutoscaler: kube-controller-manager's horizontal-pod-autoscaler controller scales the object through /scale"}},
@@ -86,26 +89,26 @@ var catalogue = []entry{
 	{name: "kube-controller-manager", known: Known{Product: kubernetes, Controller: true, Says: "a controller in kube-controller-manager (deployment, replicaset, HPA, garbage collector, ...)"}},
 	{name: ownership.ClientSideApplyManager, known: Known{Product: kubectl,
 		Says: "a leftover of client-side `kubectl apply` (before the object was server-side applied); `kubectl ssa migrate` converts it"}},
-	{name: "kubectl-last-applied", known: Known{Product: kubectl, Says: "`kubectl apply --server-side` keeping the last-applied annotation of an object that was client-side applied"}},
-	{name: "kubectl", op: "Apply", known: Known{Product: kubectl, Says: "`kubectl apply --server-side` with the default field manager"}},
-	{name: "kubectl", op: "Update", known: Known{Product: kubectl, Says: "an older kubectl write (kubectl before 1.22 named every write \"kubectl\")"}},
-	{name: "kubectl-edit", known: Known{Product: kubectl, Says: "a manual `kubectl edit`"}},
-	{name: "kubectl-patch", known: Known{Product: kubectl, Says: "a manual `kubectl patch`"}},
-	{name: "kubectl-label", known: Known{Product: kubectl, Says: "a manual `kubectl label`"}},
-	{name: "kubectl-annotate", known: Known{Product: kubectl, Says: "a manual `kubectl annotate`"}},
-	{name: "kubectl-set", known: Known{Product: kubectl, Says: "a manual `kubectl set` (image, env, resources, ...)"}},
-	{name: "kubectl-rollout", known: Known{Product: kubectl, Says: "`kubectl rollout` (restart, undo, pause, resume)"}},
-	{name: "kubectl-replace", known: Known{Product: kubectl, Says: "a manual `kubectl replace`"}},
-	{name: "kubectl-taint", known: Known{Product: kubectl, Says: "a manual `kubectl taint`"}},
-	{name: "kubectl-autoscale", known: Known{Product: kubectl, Says: "an imperative `kubectl autoscale` (it creates a HorizontalPodAutoscaler)"}},
-	{name: "kubectl-create", known: Known{Product: kubectl, Says: "an imperative `kubectl create`"}},
-	{name: "kubectl-run", known: Known{Product: kubectl, Says: "an imperative `kubectl run`"}},
-	{name: "kubectl-expose", known: Known{Product: kubectl, Says: "an imperative `kubectl expose`"}},
-	{name: "kubectl-ssa-handover", known: Known{Product: "kubectl-ssa",
+	{name: tools.KubectlLastApplied, known: Known{Product: kubectl, Says: "`kubectl apply --server-side` keeping the last-applied annotation of an object that was client-side applied"}},
+	{name: tools.Kubectl, op: "Apply", known: Known{Product: kubectl, Says: "`kubectl apply --server-side` with the default field manager"}},
+	{name: tools.Kubectl, op: "Update", known: Known{Product: kubectl, Says: "an older kubectl write (kubectl before 1.22 named every write \"kubectl\")"}},
+	{name: tools.KubectlEdit, known: Known{Product: kubectl, Says: "a manual `kubectl edit`"}},
+	{name: tools.KubectlPatch, known: Known{Product: kubectl, Says: "a manual `kubectl patch`"}},
+	{name: tools.KubectlLabel, known: Known{Product: kubectl, Says: "a manual `kubectl label`"}},
+	{name: tools.KubectlAnnotate, known: Known{Product: kubectl, Says: "a manual `kubectl annotate`"}},
+	{name: tools.KubectlSet, known: Known{Product: kubectl, Says: "a manual `kubectl set` (image, env, resources, ...)"}},
+	{name: tools.KubectlRollout, known: Known{Product: kubectl, Says: "`kubectl rollout` (restart, undo, pause, resume)"}},
+	{name: tools.KubectlReplace, known: Known{Product: kubectl, Says: "a manual `kubectl replace`"}},
+	{name: tools.KubectlTaint, known: Known{Product: kubectl, Says: "a manual `kubectl taint`"}},
+	{name: tools.KubectlAutoscale, known: Known{Product: kubectl, Says: "an imperative `kubectl autoscale` (it creates a HorizontalPodAutoscaler)"}},
+	{name: tools.KubectlCreate, known: Known{Product: kubectl, Says: "an imperative `kubectl create`"}},
+	{name: tools.KubectlRun, known: Known{Product: kubectl, Says: "an imperative `kubectl run`"}},
+	{name: tools.KubectlExpose, known: Known{Product: kubectl, Says: "an imperative `kubectl expose`"}},
+	{name: ownership.HandoverManager, known: Known{Product: "kubectl-ssa",
 		Says: "kubectl ssa handover's temporary manager: it holds fields handed to a controller until the controller writes them"}},
-	{name: "before-first-apply", known: Known{Product: kubernetes,
+	{name: ownership.BeforeFirstApply, known: Known{Product: kubernetes,
 		Says: "the fields that existed before the first server-side apply (the apiserver creates this manager when an object without managedFields is applied)"}},
-	{name: "ancient-changes", known: Known{Product: kubernetes, Says: "older Update managers merged by the apiserver (it keeps at most 10 Update managers)"}},
+	{name: ownership.AncientChanges, known: Known{Product: kubernetes, Says: "older Update managers merged by the apiserver (it keeps at most 10 Update managers)"}},
 
 	// Argo CD (argoproj/argo-cd@37ee0097, v3.5): its sync applies as
 	// common.ArgoCDSSAManager "argocd-controller" (common/common.go,
@@ -120,13 +123,13 @@ var catalogue = []entry{
 	// (cmd/argocd-server/commands/argocd_server.go). The application
 	// controller's own other writes carry "argocd-application-controller"
 	// (kubectl auth reconcile of RBAC objects, argo-cd#20815).
-	{name: "argocd-controller", op: "Apply", known: Known{Product: argoCD, Tool: remedy.ArgoCD, Forces: true,
+	{name: tools.ArgoCDSync, op: "Apply", known: Known{Product: argoCD, Tool: remedy.ArgoCD, Forces: true,
 		Says: "Argo CD's sync (server-side apply as \"argocd-controller\"; it forces conflicts)"}},
-	{name: "argocd-controller", op: "Update", known: Known{Product: argoCD, Tool: remedy.ArgoCD,
+	{name: tools.ArgoCDSync, op: "Update", known: Known{Product: argoCD, Tool: remedy.ArgoCD,
 		Says: "Argo CD's sync with client-side apply (ServerSideApply not set): a different manager from its server-side sync"}},
-	{name: "argocd-server", known: Known{Product: argoCD,
+	{name: tools.ArgoCDUI, known: Known{Product: argoCD,
 		Says: "Argo CD's UI: an edit or a resource action in the Argo CD web UI or CLI (argocd app patch-resource, actions run), written by argocd-server"}},
-	{name: "argocd-application-controller", known: Known{Product: argoCD, Controller: true,
+	{name: tools.ArgoCDApplicationController, known: Known{Product: argoCD, Controller: true,
 		Says: "Argo CD's application controller writing outside its sync manager (kubectl auth reconcile of RBAC objects, its own bookkeeping)"}},
 	{name: "argocd*", known: Known{Product: argoCD, Says: "an Argo CD component"}},
 
@@ -140,13 +143,13 @@ var catalogue = []entry{
 	// internal/action/install.go and upgrade.go). Both take
 	// --override-manager: managers whose entries they fold into their own
 	// before each apply, as they do with kubectl's and before-first-apply.
-	{name: "kustomize-controller", op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
+	{name: tools.FluxKustomize, op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
 		Says: "Flux's kustomize-controller applying a Kustomization (server-side apply; it forces conflicts)"}},
-	{name: "kustomize-controller", op: "Update", known: Known{Product: flux,
+	{name: tools.FluxKustomize, op: "Update", known: Known{Product: flux,
 		Says: "Flux's kustomize-controller before it applied server-side (it folds this entry into its own at its next apply)"}},
-	{name: "helm-controller", op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
+	{name: tools.FluxHelm, op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
 		Says: "Flux's helm-controller installing or upgrading a HelmRelease (the Helm SDK with server-side apply; it forces conflicts)"}},
-	{name: "helm-controller", op: "Update", known: Known{Product: flux, Tool: remedy.Flux,
+	{name: tools.FluxHelm, op: "Update", known: Known{Product: flux, Tool: remedy.Flux,
 		Says: "Flux's helm-controller with client-side apply (a HelmRelease with serverSideApply disabled, or Helm 3 era)"}},
 	{name: "gotk-*", known: Known{Product: flux, Controller: true, Says: "a Flux controller writing its own objects' status"}},
 
@@ -158,9 +161,9 @@ var catalogue = []entry{
 	// upgrade and rollback to auto, --force-conflicts to false:
 	// pkg/cmd/install.go, upgrade.go); Helm 3 sends three-way merge
 	// patches, recorded as Update (v3.21.4 pkg/kube/client.go).
-	{name: "helm", op: "Apply", known: Known{Product: helm, Tool: remedy.Helm,
+	{name: tools.Helm, op: "Apply", known: Known{Product: helm, Tool: remedy.Helm,
 		Says: "Helm 4 (helm install/upgrade with server-side apply, its default for new releases; it forces conflicts only with --force-conflicts)"}},
-	{name: "helm", op: "Update", known: Known{Product: helm, Tool: remedy.Helm,
+	{name: tools.Helm, op: "Update", known: Known{Product: helm, Tool: remedy.Helm,
 		Says: "Helm 3, or Helm 4 with client-side apply (--server-side=false, or a release kept client-side by --server-side=auto): a different manager from Helm 4's server-side apply"}},
 	{name: "terraform-provider-helm*", known: Known{Product: helm,
 		Says: "Terraform's Helm provider (the Helm SDK names its writes after the program)"}},

@@ -14,7 +14,7 @@ import (
 // apiserver fills in (a reset field's default, a new container's): the
 // object admission sees. The paths returned are fields whose default is
 // not known here.
-func Defaulted(r *Report) (*unstructured.Unstructured, []fieldpath.Path) {
+func Defaulted(r *Simulation) (*unstructured.Unstructured, []fieldpath.Path) {
 	res := r.Result.DeepCopy()
 	res.SetManagedFields(r.ManagedFields)
 	var unknown []fieldpath.Path

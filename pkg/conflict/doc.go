@@ -4,10 +4,12 @@
 // managedFields, typed by the cluster's OpenAPI v3 schema (or the schema
 // compiled into client-go, offline).
 //
-// Simulate returns data: the conflicts with their owners and values, the
-// apiserver's error message, the fields the apply removes and those it
-// cannot remove because others own them, and the managedFields the server
-// would store. It does not render and does not talk to a cluster; Loader
+// Simulate returns a Simulation: its Report is data (the conflicts with
+// their owners and values, the apiserver's error message, the fields the
+// apply removes and those it cannot remove because others own them, and
+// the managedFields the server would store); beside it, the objects before
+// and after and the schema and defaults they were typed with, for diff and
+// the views. It does not render and does not talk to a cluster; Loader
 // fetches and caches schemas.
 //
 // Describe and Lookup say what a field manager is, from a catalogue of the

@@ -95,7 +95,7 @@ type Options struct {
 	// dry-run object; nil compares managedFields and conflicts only.
 	Result ResultFunc
 	// AlsoForced also predicts the forced apply when the apply conflicts
-	// (Report.Forced), from what was read once.
+	// (Simulation.Forced), from what was read once.
 	AlsoForced bool
 }
 
@@ -122,7 +122,7 @@ func TypeConverter(ctx context.Context, src Source, applied, live *unstructured.
 
 // Explain predicts the apply of one manifest against what src knows, and
 // with Verify compares the prediction with the server's dry run.
-func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (r *Report, err error) {
+func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (r *Simulation, err error) {
 	if ownership.IsSecret(manifest.GetAPIVersion(), manifest.GetKind()) {
 		defer func() {
 			if err != nil {
@@ -199,8 +199,8 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			return nil, err
 		}
 	}
-	simulate := func(in Input) (*Report, error) {
-		var r *Report
+	simulate := func(in Input) (*Simulation, error) {
+		var r *Simulation
 		var err error
 		if in.Subresource == "scale" {
 			r, err = SimulateScale(in)

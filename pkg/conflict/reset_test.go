@@ -152,7 +152,7 @@ func TestSimulateResets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, removals(r), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, removals(&r.Report), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("removals (-want +got):\n%s", diff)
 			}
 		})
@@ -224,7 +224,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, removals(r), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, removals(&r.Report), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("removals (-want +got):\n%s", diff)
 			}
 		})

@@ -19,7 +19,7 @@ import (
 // written as settings of the tool that applies (Argo CD, Flux, Helm: t.Tool,
 // or the tool t.FieldManager is). t makes their commands pasteable (the
 // object, connection, input and field manager flags).
-func Resolutions(r *Report, t remedy.Target) []remedy.Remedy {
+func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	var out []remedy.Remedy
 	if len(r.Autoscalers) > 0 {
 		for _, h := range r.ReplicasHolders {

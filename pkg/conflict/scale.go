@@ -18,7 +18,7 @@ import (
 // ScaleHandler, the apply runs on the Scale, and the result is converted
 // back to the parent. The manifest is a Scale (autoscaling/v1) or the
 // parent kind, of which only .spec.replicas counts.
-func SimulateScale(in Input) (*Report, error) {
+func SimulateScale(in Input) (*Simulation, error) {
 	if in.Live == nil {
 		return nil, errors.New("the scale subresource of an object that does not exist can't be applied")
 	}

@@ -184,11 +184,18 @@ type Report struct {
 	// Resolutions are the ways out, as data (see Resolutions); set by
 	// the caller, which knows how the user reached the cluster.
 	Resolutions []remedy.Remedy `json:"resolutions,omitempty"`
+}
+
+// Simulation is one predicted apply: the Report it prints, and what the
+// prediction was made of, which diff, --verify, the tools' fixes and the
+// views read. It prints as its Report (the rest is never data).
+type Simulation struct {
+	Report
 
 	// FirstApply is kubectl's first apply of the sequence (set when
 	// KubectlUpgrade followed it with more steps): what a server dry run
 	// of the same apply answers.
-	FirstApply *Report `json:"-"`
+	FirstApply *Simulation `json:"-"`
 
 	// Applied is the manifest as sent (its namespace defaulted): the
 	// tools' fixes point into it. Set by Explain.
@@ -208,7 +215,7 @@ type Report struct {
 	Storage *defaults.Structural `json:"-"`
 	// Forced is the forced apply's prediction, with Options.AlsoForced
 	// when this apply conflicts.
-	Forced *Report `json:"-"`
+	Forced *Simulation `json:"-"`
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.
@@ -218,7 +225,7 @@ type Report struct {
 // kubectl-last-applied), then moves client-side apply's ownership to its
 // field manager (client-go's csaupgrade) and applies again, so that fields
 // dropped from the manifest are removed.
-func Simulate(in Input) (*Report, error) {
+func Simulate(in Input) (*Simulation, error) {
 	r, err := simulate(in)
 	if err == nil && r != nil && r.Result != nil && in.Subresource == "" {
 		resetToLive(r.Result, in.Live, resetSet(in.Applied.GroupVersionKind().GroupKind(), "", in.HasStatus))
@@ -290,7 +297,7 @@ func contained(a, b interface{}) bool {
 	return true
 }
 
-func simulate(in Input) (*Report, error) {
+func simulate(in Input) (*Simulation, error) {
 	moved, err := csaUpgradeFirst(&in)
 	if err != nil {
 		return nil, err
@@ -396,7 +403,7 @@ const lastAppliedManager = "kubectl-last-applied"
 
 // followUpFailed notes a failed follow-up step of kubectl's sequence:
 // kubectl only warns about those, and the first apply stands.
-func followUpFailed(r *Report, step string, got *Report, err error) bool {
+func followUpFailed(r *Simulation, step string, got *Simulation, err error) bool {
 	switch {
 	case err != nil:
 		r.Warnings = append(r.Warnings, fmt.Sprintf("kubectl's follow-up step (%s) would fail: %v; the apply itself stands", step, err))
@@ -444,7 +451,7 @@ func topmost(paths []pathlang.Path) []pathlang.Path {
 }
 
 // simulateApply runs one apply.
-func simulateApply(in Input) (*Report, error) {
+func simulateApply(in Input) (*Simulation, error) {
 	if in.Applied == nil {
 		return nil, errors.New("nothing to apply")
 	}
@@ -453,7 +460,7 @@ func simulateApply(in Input) (*Report, error) {
 	if _, found, _ := unstructured.NestedFieldNoCopy(in.Applied.Object, "metadata", "managedFields"); found {
 		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
-	r := &Report{
+	r := &Simulation{Report: Report{
 		APIVersion:     ownership.ReportAPIVersion,
 		Kind:           ReportKind,
 		Action:         ActionApply,
@@ -468,7 +475,7 @@ func simulateApply(in Input) (*Report, error) {
 		Released:       []ownership.Owner{},
 		Warnings:       []string{},
 		KubectlUpgrade: []string{},
-	}
+	}}
 	live := in.Live
 	if live == nil {
 		if err := checkName(gvk, in.CRD, in.ServerMinor, in.Applied.GetNamespace(), in.Applied.GetName()); err != nil {
@@ -729,15 +736,23 @@ func identity(e metav1.ManagedFieldsEntry) string {
 	return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
 }
 
+// RedactSecrets hides the values of a Secret's data in the report and
+// in the live object, from which the views quote values ("was ...").
+func (s *Simulation) RedactSecrets() {
+	if !ownership.IsSecret(s.Object.APIVersion, s.Object.Kind) {
+		return
+	}
+	if s.Live != nil {
+		s.Live = &unstructured.Unstructured{Object: ownership.RedactSecret(s.Live.Object)}
+	}
+	s.Report.RedactSecrets()
+}
+
 // RedactSecrets hides the values of a Secret's data in the conflicts and
 // resets.
 func (r *Report) RedactSecrets() {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
-	}
-	// The views quote live values ("was ...") from it.
-	if r.Live != nil {
-		r.Live = &unstructured.Unstructured{Object: ownership.RedactSecret(r.Live.Object)}
 	}
 	r.Admission.RedactSecrets()
 	r.ForcedAdmission.RedactSecrets()

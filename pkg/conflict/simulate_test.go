@@ -120,7 +120,7 @@ type want struct {
 	Managed   []entryView
 }
 
-func reportView(t *testing.T, r *conflict.Report) want {
+func reportView(t *testing.T, r *conflict.Simulation) want {
 	t.Helper()
 	v := want{Action: r.Action, Message: r.Message}
 	if r.Removed != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // ToolFor is the tool whose settings the fixes of an apply are written
@@ -54,7 +55,7 @@ func byPath(conflicts []Conflict) []toolConflict {
 // tool that applies. Each one leaves the fields to their owners with
 // their live values: none resets a value, except Helm's
 // --force-conflicts, which says so.
-func toolFixes(r *Report, t remedy.Target) []remedy.Remedy {
+func toolFixes(r *Simulation, t remedy.Target) []remedy.Remedy {
 	tool := ToolFor(t)
 	if tool == "" || len(r.Conflicts) == 0 || r.Subresource != "" {
 		// The tools apply objects, not their subresources.
@@ -69,10 +70,10 @@ func toolFixes(r *Report, t remedy.Target) []remedy.Remedy {
 		return []remedy.Remedy{f.argoCD()}
 	case remedy.Flux:
 		var out []remedy.Remedy
-		if t.FieldManager != "helm-controller" {
+		if t.FieldManager != tools.FluxHelm {
 			out = append(out, f.kustomization())
 		}
-		if t.FieldManager != "kustomize-controller" {
+		if t.FieldManager != tools.FluxKustomize {
 			out = append(out, f.helmRelease())
 		}
 		return out
@@ -83,7 +84,7 @@ func toolFixes(r *Report, t remedy.Target) []remedy.Remedy {
 }
 
 type fixer struct {
-	r       *Report
+	r       *Simulation
 	t       remedy.Target
 	paths   []toolConflict
 	gvk     schema.GroupVersionKind
@@ -149,7 +150,7 @@ func (f fixer) argoCD() remedy.Remedy {
 	for _, p := range f.paths {
 		controllers := true
 		for _, cf := range p.owners {
-			ui = ui || cf.Manager == "argocd-server"
+			ui = ui || cf.Manager == tools.ArgoCDUI
 			controllers = controllers && f.known(cf).Controller
 		}
 		if !controllers {
@@ -247,15 +248,13 @@ func (f fixer) fluxTarget(namespace bool) map[string]interface{} {
 }
 
 // foldedByFlux are the conflicts' owners that Flux folds into its own
-// entry before it applies (kubectl's managers by prefix, and
-// before-first-apply; kustomize-controller's internal/controller
-// kustomization_controller.go and fluxcd/pkg ssa/patch.go): there is no
-// conflict with them, Flux's apply overwrites their values.
+// entry before it applies (tools.FoldedByFlux): there is no conflict
+// with them, Flux's apply overwrites their values.
 func (f fixer) foldedByFlux() []string {
 	var out []string
 	for _, p := range f.paths {
 		for _, cf := range p.owners {
-			if cf.Subresource == "" && (strings.HasPrefix(cf.Manager, "kubectl") || cf.Manager == "before-first-apply") && !containsString(out, strconv.Quote(cf.Manager)) {
+			if cf.Subresource == "" && tools.FoldedByFlux(cf.Manager) && !containsString(out, strconv.Quote(cf.Manager)) {
 				out = append(out, strconv.Quote(cf.Manager))
 			}
 		}
@@ -436,10 +435,10 @@ func (f fixer) helmForce() remedy.Remedy {
 		release = f.t.HelmRelease
 	} else if f.r.Live != nil {
 		a := f.r.Live.GetAnnotations()
-		if n := a["meta.helm.sh/release-name"]; n != "" {
+		if n := a[tools.HelmReleaseName]; n != "" {
 			release = n
 		}
-		if n := a["meta.helm.sh/release-namespace"]; n != "" {
+		if n := a[tools.HelmReleaseNamespace]; n != "" {
 			ns = n
 		}
 	}

@@ -104,7 +104,7 @@ type incident struct {
 	manager string
 }
 
-func (c incident) report(t *testing.T) *conflict.Report {
+func (c incident) simulate(t *testing.T) *conflict.Simulation {
 	t.Helper()
 	s := (&state{}).Run(t, c.ops...)
 	applied := manifest(t, c.applied)
@@ -354,7 +354,7 @@ func TestToolFixes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := tt.incident.report(t)
+			r := tt.incident.simulate(t)
 			got := map[remedy.Kind]string{}
 			for _, rm := range conflict.Resolutions(r, remedy.Target{ResourceArg: "x/y", FieldManager: tt.incident.manager, Tool: tt.tool}) {
 				if rm.Tool == "" {
@@ -375,7 +375,7 @@ func TestToolFixes(t *testing.T) {
 // The chart change renders as Helm renders it (Go templates): without
 // autoscaling, the chart's replicas; with it, none.
 func TestHelmReplicasTemplate(t *testing.T) {
-	r := hpaIncident().report(t)
+	r := hpaIncident().simulate(t)
 	var snippet string
 	for _, rm := range conflict.Resolutions(r, remedy.Target{FieldManager: "helm"}) {
 		if rm.Kind == remedy.HelmChart {

@@ -70,7 +70,7 @@ const (
 // returns the resourceVersion the server's answer is of ("" when there is
 // none): another than the predicted live object's means a writer came in
 // between, and the comparison is of two different objects.
-func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Report, o Options) (*Verification, string, error) {
+func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*Verification, string, error) {
 	against, compared := r, comparedApply
 	if r.FirstApply != nil {
 		against, compared = r.FirstApply, comparedFirstApply
@@ -222,7 +222,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 }
 
 // denied is the denial predicted of r's apply ("": none).
-func denied(r *Report) string {
+func denied(r *Simulation) string {
 	if r.Admission == nil {
 		return ""
 	}

@@ -17,7 +17,7 @@ import (
 // ResultFunc completes a prediction into the object the server stores
 // (diff.Result): the defaults filled in, and the paths whose values are
 // not known here.
-type ResultFunc func(*Report) (*unstructured.Unstructured, []fieldpath.Path, error)
+type ResultFunc func(*Simulation) (*unstructured.Unstructured, []fieldpath.Path, error)
 
 // bookkeeping are the metadata the server sets on every write, which no
 // prediction can know (managedFields are compared on their own; the

@@ -159,10 +159,14 @@ func StayCommand(t remedy.Target, manager ownership.Owner) remedy.Command {
 	return t.SSA([]string{"migrate", "rename"}, append([]string{"--from", manager.Manager}, t.ManagerFlag()...)...)
 }
 
-// Compute builds the diff of one apply from its predictions: asked is the
-// apply as the user asks it, forced the same apply with force when asked
-// conflicts without it (else asked itself).
-func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
+// Compute builds the diff of one apply from its prediction, asked as the
+// user asks it (explained with Options.AlsoForced): when it conflicts, the
+// changes are the forced apply's (asked.Forced).
+func Compute(asked *conflict.Simulation, o Options) (*Report, error) {
+	forced := asked
+	if asked.Forced != nil {
+		forced = asked.Forced
+	}
 	name := ownership.ObjectName(asked.Object.Kind, asked.Object.Namespace, asked.Object.Name)
 	r := &Report{
 		APIVersion:   ownership.ReportAPIVersion,
@@ -210,7 +214,7 @@ func Compute(asked, forced *conflict.Report, o Options) (*Report, error) {
 // reset field's default, a new container's), in the form the server
 // writes it (quantities canonical, empty structs kept). The paths
 // returned are fields whose default is not known here.
-func Result(r *conflict.Report) (*unstructured.Unstructured, []fieldpath.Path, error) {
+func Result(r *conflict.Simulation) (*unstructured.Unstructured, []fieldpath.Path, error) {
 	res, unknown := conflict.Defaulted(r)
 	// Then admission's built-in plugins, as the apiserver runs them after
 	// the field manager (what they set is owned by no one).
@@ -405,7 +409,7 @@ func SameOwners(a, b []ownership.Owner) bool {
 
 // changes compares live and result leaf by leaf, with the schema of the
 // apply: a keyed list item is compared by key, an atomic value as a whole.
-func (r *Report) changes(forced *conflict.Report, live, result *unstructured.Unstructured) error {
+func (r *Report) changes(forced *conflict.Simulation, live, result *unstructured.Unstructured) error {
 	tc := forced.Schema
 	if tc == nil {
 		return fmt.Errorf("no schema to compare with")

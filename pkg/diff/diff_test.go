@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -51,11 +51,7 @@ func compute(t *testing.T, live *unstructured.Unstructured, applied string, o co
 	if err != nil {
 		t.Fatal(err)
 	}
-	forced := asked
-	if asked.Forced != nil {
-		forced = asked.Forced
-	}
-	r, err := diff.Compute(asked, forced, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
+	r, err := diff.Compute(asked, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,19 +159,9 @@ func TestExtract(t *testing.T) {
 // every pod. A hand-set field of the pod template is offered, saying that
 // removing it rolls the pods.
 func TestStaysOfThePodTemplate(t *testing.T) {
-	live := fixture(t)
-	if err := unstructured.SetNestedField(live.Object, "2026-11-23T10:00:00Z", "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt"); err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedField(live.Object, "Always", "spec", "template", "spec", "schedulerName"); err != nil {
-		t.Fatal(err)
-	}
-	entries := append(live.GetManagedFields(),
-		metav1.ManagedFieldsEntry{Manager: "kubectl-rollout", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
-			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`)},
-		metav1.ManagedFieldsEntry{Manager: "kubectl-set", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
-			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:schedulerName":{}}}}}`)})
-	live.SetManagedFields(entries)
+	live := (&scenario.State{Live: fixture(t)}).Run(t,
+		scenario.Update{Manager: "kubectl-rollout", Mutate: scenario.Set("2026-11-23T10:00:00Z", "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt")},
+		scenario.Update{Manager: "kubectl-set", Mutate: scenario.Set("Always", "spec", "template", "spec", "schedulerName")}).Live
 	r := compute(t, live, teamAManifest, conflict.Options{FieldManager: "team-a"})
 	found := map[string]diff.Stay{}
 	for _, s := range r.Stays {

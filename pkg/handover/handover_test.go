@@ -10,10 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
+// entry is a managedFields entry written by hand, for the states of
+// lastapplied_test.go that the field manager does not write (an
+// annotation out of step with the fields); web writes the others.
 func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, APIVersion: "apps/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
@@ -27,6 +31,29 @@ func deployment(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured
 	u.SetManagedFields(entries)
 	return u
 }
+
+// web is the Deployment web as the writes leave it, through the
+// apiserver's field manager.
+func web(t *testing.T, ops ...scenario.Op) *unstructured.Unstructured {
+	t.Helper()
+	return (&scenario.State{}).Run(t, ops...).Live
+}
+
+// applySpec is manager's apply of web's spec.
+func applySpec(manager, spec string) scenario.Apply {
+	return scenario.Apply{Manager: manager, Manifest: "{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: ns}, spec: " + spec + "}"}
+}
+
+// labelled is web with its label.
+const labelled = "{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: ns, labels: {app.kubernetes.io/name: web}}}"
+
+// scale is manager's write of web's replicas through /scale.
+func scale(manager string, replicas int64) scenario.Update {
+	return scenario.Update{Manager: manager, Subresource: "scale", Mutate: scenario.Set(replicas, "spec", "replicas")}
+}
+
+// kubectlApply is kubectl's server-side apply of replicas and paused.
+var kubectlApply = applySpec("kubectl", "{replicas: 2, paused: false}")
 
 func path(s string) fieldpath.Path {
 	p, err := pathlang.ParsePath(s)
@@ -46,7 +73,6 @@ func steps(r *Report) string {
 
 func TestPlan(t *testing.T) {
 	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
-	kubectlApply := entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`)
 	tests := []struct {
 		name       string
 		live       *unstructured.Unstructured
@@ -58,7 +84,7 @@ func TestPlan(t *testing.T) {
 	}{
 		{
 			name:       "to a controller: hold, release, wait",
-			live:       deployment(kubectlApply),
+			live:       web(t, kubectlApply),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager", Wait: true},
 			wantMode:   ModeController,
 			wantStatus: "planned",
@@ -66,7 +92,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name:       "to a controller, already held: only the release remains",
-			live:       deployment(kubectlApply, entry(DefaultTempManager, "Apply", "", `{"f:spec":{"f:replicas":{}}}`)),
+			live:       web(t, kubectlApply, applySpec(DefaultTempManager, "{replicas: 2}")),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager"},
 			wantMode:   ModeController,
 			wantStatus: "planned",
@@ -74,14 +100,14 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name:       "to a controller, done",
-			live:       deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:paused":{}}}`), entry("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)),
+			live:       web(t, applySpec("kubectl", "{paused: false}"), scale("kube-controller-manager", 2)),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager"},
 			wantMode:   ModeController,
 			wantStatus: "already-complete",
 		},
 		{
 			name:       "between appliers: share, release",
-			live:       deployment(kubectlApply),
+			live:       web(t, kubectlApply),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.paused")}, From: "kubectl", To: "argocd-controller"},
 			wantMode:   ModeApplier,
 			wantStatus: "planned",
@@ -89,7 +115,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name:       "same name, another subresource",
-			live:       deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:paused":{}}}`), entry("kubectl", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)),
+			live:       web(t, applySpec("kubectl", "{paused: false}"), scale("kubectl", 2)),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", FromSubresource: "scale", To: "kubectl"},
 			wantMode:   ModeApplier,
 			wantStatus: "planned",
@@ -97,7 +123,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name:       "release a dotted label",
-			live:       deployment(entry("kubectl-client-side-apply", "Update", "", `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}}}`)),
+			live:       web(t, scenario.Update{Manager: "kubectl-client-side-apply", Create: labelled}),
 			req:        Request{Fields: []fieldpath.Path{{fieldpath.PathElement{FieldName: strp("metadata")}, fieldpath.PathElement{FieldName: strp("labels")}, fieldpath.PathElement{FieldName: strp("app.kubernetes.io/name")}}}, From: "kubectl-client-side-apply", Mode: ModeRelease},
 			wantMode:   ModeRelease,
 			wantStatus: "planned",
@@ -105,19 +131,19 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name:    "the source does not own the field",
-			live:    deployment(kubectlApply, entry("other", "Apply", "", `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}}}`)),
+			live:    web(t, kubectlApply, scenario.Apply{Manager: "other", Manifest: labelled}),
 			req:     Request{Fields: []fieldpath.Path{{fieldpath.PathElement{FieldName: strp("metadata")}, fieldpath.PathElement{FieldName: strp("labels")}, fieldpath.PathElement{FieldName: strp("app.kubernetes.io/name")}}}, From: "kubectl", To: "argocd"},
 			wantErr: `"kubectl" does not own .metadata.labels["app.kubernetes.io/name"] (owners: "other")`,
 		},
 		{
 			name:    "no such field",
-			live:    deployment(kubectlApply),
+			live:    web(t, kubectlApply),
 			req:     Request{Fields: []fieldpath.Path{path(".spec.minReadySeconds")}, From: "kubectl", To: "argocd"},
 			wantErr: ".spec.minReadySeconds is not set on the object",
 		},
 		{
 			name:    "no such manager",
-			live:    deployment(kubectlApply),
+			live:    web(t, kubectlApply),
 			req:     Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "ghost", To: "argocd"},
 			wantErr: `there is no manager "ghost" on the object`,
 		},
@@ -147,7 +173,7 @@ func TestPlan(t *testing.T) {
 // The last step's managedFields: the source owns nothing of the fields,
 // the target (or the temporary manager) owns them all.
 func TestPlanPredictsOwnership(t *testing.T) {
-	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live := web(t, kubectlApply)
 	r, err := Plan(live, Request{Fields: []fieldpath.Path{path(".spec.paused")}, From: "kubectl", To: "argocd"}, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -25,9 +26,27 @@ func csaDeployment(annotation string, entries ...metav1.ManagedFieldsEntry) *uns
 
 const lastApplied = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"app.kubernetes.io/name":"web"},"name":"web","namespace":"ns"},"spec":{"paused":false,"replicas":2}}` + "\n"
 
+// csaCreate is kubectl apply's (client-side) create of lastApplied as
+// manager: it owns the annotation and what the annotation declares.
+func csaCreate(manager string) scenario.Update {
+	return scenario.Update{Manager: manager, Create: `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: ns
+  labels: {app.kubernetes.io/name: web}
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: |
+      ` + lastApplied + `
+spec: {paused: false, replicas: 2}
+`}
+}
+
 func TestPlanLastApplied(t *testing.T) {
 	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	csaFields := `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app.kubernetes.io/name":{}}},"f:spec":{"f:paused":{},"f:replicas":{}}}`
+	// csa is csaCreate's entry, for the annotations it did not write.
 	csa := entry("kubectl-client-side-apply", "Update", "", csaFields)
 	replicas := []fieldpath.Path{path(".spec.replicas")}
 	label := []fieldpath.Path{path(`.metadata.labels["app.kubernetes.io/name"]`)}
@@ -45,7 +64,7 @@ func TestPlanLastApplied(t *testing.T) {
 	}{
 		{
 			name:       "to a controller: the release takes replicas out of the annotation",
-			live:       csaDeployment(lastApplied, csa),
+			live:       web(t, csaCreate("kubectl-client-side-apply")),
 			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", To: "kube-controller-manager"},
 			wantSteps:  "hold:kubectl-ssa-handover release:kubectl-client-side-apply",
 			wantStatus: StatusPlanned,
@@ -53,10 +72,8 @@ func TestPlanLastApplied(t *testing.T) {
 			wantValue:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"app.kubernetes.io/name":"web"},"name":"web","namespace":"ns"},"spec":{"paused":false}}` + "\n",
 		},
 		{
-			name: "handed over by an earlier version: only the annotation is left to edit",
-			live: csaDeployment(lastApplied,
-				entry("kubectl-client-side-apply", "Update", "", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{"f:paused":{}}}`),
-				entry("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)),
+			name:       "handed over by an earlier version: only the annotation is left to edit",
+			live:       web(t, csaCreate("kubectl-client-side-apply"), scale("kube-controller-manager", 3)),
 			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", To: "kube-controller-manager"},
 			wantSteps:  "last-applied:kubectl-client-side-apply",
 			wantStatus: StatusPlanned,
@@ -73,7 +90,7 @@ func TestPlanLastApplied(t *testing.T) {
 		},
 		{
 			name:       "kubectl apply --field-manager=ci: the manager that owns the annotation",
-			live:       csaDeployment(lastApplied, entry("ci", "Update", "", csaFields)),
+			live:       web(t, csaCreate("ci")),
 			req:        Request{Fields: replicas, From: "ci", To: "argocd", Mode: ModeApplier},
 			wantSteps:  "share:argocd release:ci",
 			wantStatus: StatusPlanned,
@@ -93,7 +110,7 @@ func TestPlanLastApplied(t *testing.T) {
 		},
 		{
 			name:       "a map left empty goes too: an empty labels would make kubectl delete them all",
-			live:       csaDeployment(lastApplied, csa),
+			live:       web(t, csaCreate("kubectl-client-side-apply")),
 			req:        Request{Fields: label, From: "kubectl-client-side-apply", Mode: ModeRelease},
 			wantSteps:  "release:kubectl-client-side-apply",
 			wantStatus: StatusPlanned,
@@ -102,7 +119,7 @@ func TestPlanLastApplied(t *testing.T) {
 		},
 		{
 			name:       "release --all: the annotation goes",
-			live:       csaDeployment(lastApplied, csa),
+			live:       web(t, csaCreate("kubectl-client-side-apply")),
 			req:        Request{From: "kubectl-client-side-apply", Mode: ModeRelease},
 			wantSteps:  "release:kubectl-client-side-apply",
 			wantStatus: StatusPlanned,

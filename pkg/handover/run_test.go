@@ -19,6 +19,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
@@ -33,7 +34,7 @@ var deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resour
 // run reads again, plans again and is sent again with the new
 // resourceVersion, instead of failing.
 func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
-	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live := web(t, kubectlApply)
 	live.SetResourceVersion("10")
 	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
 	var sent []string // the resourceVersion precondition of each patch
@@ -88,7 +89,7 @@ func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
 // TestRunServerDryRunGivesUp: an object that never stops changing ends
 // the dry run with the bounded-backoff error, not an endless loop.
 func TestRunServerDryRunGivesUp(t *testing.T) {
-	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live := web(t, kubectlApply)
 	live.SetResourceVersion("10")
 	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
 	n := 0
@@ -106,23 +107,23 @@ func TestRunServerDryRunGivesUp(t *testing.T) {
 }
 
 func TestSafe(t *testing.T) {
-	held := entry(DefaultTempManager, "Apply", "", `{"f:spec":{"f:replicas":{}}}`)
+	held := applySpec(DefaultTempManager, "{replicas: 2}")
 	tests := []struct {
 		name        string
-		entries     []metav1.ManagedFieldsEntry
+		ops         []scenario.Op
 		lastApplied string
 		want        bool
 	}{
-		{name: "held by the temporary manager only", entries: []metav1.ManagedFieldsEntry{held}, want: true},
-		{name: "and by a controller", entries: []metav1.ManagedFieldsEntry{held, entry("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)}, want: true},
-		{name: "an applier still owns it", entries: []metav1.ManagedFieldsEntry{held, entry("argocd", "Apply", "", `{"f:spec":{"f:replicas":{}}}`)}},
-		{name: "a last-applied annotation holds it", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{"spec":{"replicas":2}}`},
-		{name: "a last-applied annotation without it", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{"spec":{"paused":false}}`, want: true},
-		{name: "an unreadable last-applied annotation", entries: []metav1.ManagedFieldsEntry{held}, lastApplied: `{not json`},
+		{name: "held by the temporary manager only", ops: []scenario.Op{held}, want: true},
+		{name: "and by a controller", ops: []scenario.Op{applySpec("kubectl", "{paused: false}"), scale("kube-controller-manager", 2), held}, want: true},
+		{name: "an applier still owns it", ops: []scenario.Op{held, applySpec("argocd", "{replicas: 2}")}},
+		{name: "a last-applied annotation holds it", ops: []scenario.Op{held}, lastApplied: `{"spec":{"replicas":2}}`},
+		{name: "a last-applied annotation without it", ops: []scenario.Op{held}, lastApplied: `{"spec":{"paused":false}}`, want: true},
+		{name: "an unreadable last-applied annotation", ops: []scenario.Op{held}, lastApplied: `{not json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			live := deployment(tt.entries...)
+			live := web(t, tt.ops...)
 			if tt.lastApplied != "" {
 				live.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": tt.lastApplied})
 			}
@@ -139,7 +140,7 @@ func TestSafe(t *testing.T) {
 // warning of a controller that won't write the fields is said in a
 // handover to a controller only.
 func TestRunReportsItsFailure(t *testing.T) {
-	live := deployment(entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{},"f:paused":{}}}`))
+	live := web(t, kubectlApply)
 	live.SetResourceVersion("10")
 	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
 	c.PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {

@@ -8,15 +8,28 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
+// entry is a managedFields entry written by hand, for what the apiserver's
+// field manager does not write (entries at other apiVersions, corrupt
+// ones); built writes the rest.
 func entry(manager string, op metav1.ManagedFieldsOperationType, apiVersion, fields string) metav1.ManagedFieldsEntry {
 	t := metav1.NewTime(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: apiVersion, Time: &t, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
+}
+
+// built is the object as the writes leave it (through the apiserver's
+// field manager), as MakePlan reads it.
+func built(t *testing.T, ops ...scenario.Op) Object {
+	t.Helper()
+	u := (&scenario.State{}).Run(t, ops...).Live
+	return Object{Ref: ownership.RefOf(u), ManagedFields: u.GetManagedFields(), Annotations: u.GetAnnotations(), OwnerReferences: u.GetOwnerReferences()}
 }
 
 // owned lists "manager/Operation@apiVersion: paths" for every entry.
@@ -38,16 +51,49 @@ func owned(t *testing.T, es []metav1.ManagedFieldsEntry) []string {
 
 const lastApplied = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"tier":"web"},"name":"app","namespace":"ns"},"spec":{"template":{"spec":{"containers":[{"image":"nginx","name":"app","ports":[{"containerPort":8080}]}]}}}}`
 
-// What client-side apply records on create: everything it set, defaulted
-// fields and map/list "." markers included.
-const csaFields = `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:tier":{}}},"f:spec":{"f:progressDeadlineSeconds":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:protocol":{}}},"f:terminationMessagePath":{}}}}}}}`
+// withLastApplied is a Deployment named app with a last-applied
+// annotation and more.
+func withLastApplied(annotation, more string) string {
+	return `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: ns
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '` + annotation + `'
+` + more
+}
+
+// app is the Deployment app with spec.
+func app(spec string) string {
+	return "{apiVersion: apps/v1, kind: Deployment, metadata: {name: app, namespace: ns}, spec: " + spec + "}"
+}
+
+// csaCreate is client-side apply's create of lastApplied: it records
+// everything it set, the fields the apiserver defaulted and the map and
+// list "." markers included.
+var csaCreate = scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied(lastApplied, `
+  labels: {tier: web}
+spec:
+  progressDeadlineSeconds: 600
+  template:
+    spec:
+      containers:
+      - name: app
+        image: nginx
+        terminationMessagePath: /dev/termination-log
+        ports: [{containerPort: 8080, protocol: TCP}]
+`)}
+
+// controllerStatus is kube-controller-manager's write of a Deployment's
+// status (which the apiserver created empty: status: {}).
+var controllerStatus = scenario.Update{Manager: "kube-controller-manager", Subresource: "status", Mutate: scenario.Set(int64(1), "status", "replicas")}
 
 func TestMakePlan(t *testing.T) {
 	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "app"}
-	ann := map[string]string{ownership.LastAppliedAnnotation: lastApplied}
 	content := map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(1), "paused": true}}
 	served := func(gvk schema.GroupVersionKind) bool { return gvk.Version != "v1beta1" }
-	yes := true
 	tests := []struct {
 		name        string
 		obj         Object
@@ -61,11 +107,8 @@ func TestMakePlan(t *testing.T) {
 		noFindings  bool
 	}{
 		{
-			name: "client-side apply becomes the applier's declared fields",
-			obj: Object{Ref: ref, Annotations: ann, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("kubectl-client-side-apply", "Update", "apps/v1", csaFields),
-				entry("kubectl", "Update", "apps/v1", `{"f:spec":{"f:replicas":{}}}`),
-			}},
+			name:       "client-side apply becomes the applier's declared fields",
+			obj:        built(t, csaCreate, scenario.Update{Manager: "kubectl", Mutate: scenario.Set(int64(3), "spec", "replicas")}),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
 			wantAction: ActionMigrate,
 			wantOwned: []string{
@@ -79,10 +122,12 @@ func TestMakePlan(t *testing.T) {
 		},
 		{
 			name: "merged into an existing applier entry, --remove-last-applied",
-			obj: Object{Ref: ref, Annotations: ann, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:tier":{}}}}`),
-				entry("kubectl", "Apply", "apps/v1", `{"f:spec":{"f:paused":{}}}`),
-			}},
+			obj: built(t,
+				scenario.Apply{Manager: "kubectl", Manifest: app("{paused: true}")},
+				scenario.Update{Manager: "kubectl-client-side-apply", Mutate: func(u *unstructured.Unstructured) {
+					u.SetAnnotations(map[string]string{ownership.LastAppliedAnnotation: lastApplied})
+					u.SetLabels(map[string]string{"tier": "web"})
+				}}),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"kubectl/Apply@apps/v1: .metadata.labels.tier .spec.paused"},
@@ -90,7 +135,7 @@ func TestMakePlan(t *testing.T) {
 		},
 		{
 			name:       "nothing to do",
-			obj:        Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{entry("kubectl", "Apply", "apps/v1", `{"f:spec":{"f:paused":{}}}`)}},
+			obj:        built(t, scenario.Apply{Manager: "kubectl", Manifest: app("{paused: true}")}),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
 			wantAction: ActionNone,
 		},
@@ -123,20 +168,28 @@ func TestMakePlan(t *testing.T) {
 		},
 		{
 			name: "fold before-first-apply",
-			obj: Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("before-first-apply", "Update", "apps/v1", `{"f:spec":{".":{},"f:paused":{}}}`),
-				entry("argocd", "Apply", "apps/v1", `{"f:spec":{"f:replicas":{}}}`),
-			}},
+			obj: built(t,
+				scenario.Update{Manager: "ci", Create: app("{paused: true}")},
+				scenario.Update{Manager: "ci", Mutate: scenario.ResetManagedFields},
+				scenario.Apply{Manager: "argocd", Manifest: app("{replicas: 2}")}),
 			opts:       Options{Mode: ModeRename, Target: "argocd", Fold: true},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.paused .spec.replicas"},
 		},
 		{
+			// An Update entry keeps a "." for each map it made: an Apply
+			// entry records only their members.
+			name:       "an Update entry renamed: its maps' own fields go",
+			obj:        built(t, scenario.Update{Manager: "ci", Create: "{apiVersion: apps/v1, kind: Deployment, metadata: {name: app, namespace: ns, labels: {tier: web}}}"}),
+			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			wantAction: ActionMigrate,
+			wantOwned:  []string{"kubectl/Apply@apps/v1: .metadata.labels.tier"},
+		},
+		{
 			name: "release",
-			obj: Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("old-operator", "Update", "apps/v1", `{"f:spec":{"f:paused":{}}}`),
-				entry("argocd", "Apply", "apps/v1", `{"f:spec":{"f:replicas":{}}}`),
-			}},
+			obj: built(t,
+				scenario.Update{Manager: "old-operator", Create: app("{paused: true}")},
+				scenario.Apply{Manager: "argocd", Manifest: app("{replicas: 2}")}),
 			opts:       Options{Mode: ModeRelease, From: []string{"old-operator"}},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.replicas"},
@@ -152,10 +205,8 @@ func TestMakePlan(t *testing.T) {
 			findings:   []string{`"old" (Apply) was recorded at apps/v1beta1, which the server no longer serves: the apiserver drops it on the next write`},
 		},
 		{
-			name: "unparsable last-applied annotation",
-			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: "{not json"}, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`),
-			}},
+			name:       "unparsable last-applied annotation",
+			obj:        built(t, scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied("{not json", "")}),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
 			wantAction: ActionSkip,
 			wantReason: "the kubectl.kubernetes.io/last-applied-configuration annotation is not valid JSON",
@@ -164,11 +215,17 @@ func TestMakePlan(t *testing.T) {
 			// What kubectl apply (client-side) records for a Secret from a
 			// manifest with stringData: the apiserver stored it in data.
 			name: "a Secret's stringData moves as its data",
-			obj: Object{Ref: ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "db"},
-				Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"db","namespace":"ns"},"stringData":{"password":"s3cret"},"type":"Opaque"}`},
-				ManagedFields: []metav1.ManagedFieldsEntry{
-					entry("kubectl-client-side-apply", "Update", "v1", `{"f:data":{".":{},"f:password":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:type":{}}`),
-				}},
+			obj: built(t, scenario.Update{Manager: "kubectl-client-side-apply", Create: `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: ns
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"db","namespace":"ns"},"stringData":{"password":"s3cret"},"type":"Opaque"}'
+data: {password: czNjcmV0}
+type: Opaque
+`}),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"kubectl/Apply@v1: .type .data.password"},
@@ -177,32 +234,36 @@ func TestMakePlan(t *testing.T) {
 			// The StatefulSet controller copies the StatefulSet's
 			// annotations, last-applied included, onto its revisions.
 			name: "a controller's copy of its owner's annotation is no leftover",
-			obj: Object{Ref: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "ControllerRevision", Namespace: "ns", Name: "db-7d4b9c"},
-				Annotations:     map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"annotations":{},"name":"db","namespace":"ns"},"spec":{"replicas":1}}`},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "u", Controller: &yes}},
-				ManagedFields: []metav1.ManagedFieldsEntry{
-					entry("kube-controller-manager", "Update", "apps/v1", `{"f:data":{},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"u\"}":{}}},"f:revision":{}}`),
-				}},
+			obj: built(t, scenario.Update{Manager: "kube-controller-manager", Create: `
+apiVersion: apps/v1
+kind: ControllerRevision
+metadata:
+  name: db-7d4b9c
+  namespace: ns
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"annotations":{},"name":"db","namespace":"ns"},"spec":{"replicas":1}}'
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, uid: u, controller: true}]
+data: {spec: {replicas: 1}}
+revision: 1
+`}),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
 			wantAction: ActionNone,
 			noFindings: true,
 		},
 		{
 			name: "client-side apply declaring none of its fields is not dropped",
-			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`}, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{"f:paused":{}}}`),
-				entry("kube-controller-manager", "Update", "apps/v1", `{"f:status":{"f:replicas":{}}}`),
-			}},
+			obj: built(t,
+				scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`, "spec: {paused: true}\nstatus: {}\n")},
+				controllerStatus),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
 			wantAction: ActionSkip,
 			wantReason: `migrating would remove "kubectl-client-side-apply" (Update) and give their fields to no one`,
 		},
 		{
 			name: "client-side apply owning only its annotation goes with it under --remove-last-applied",
-			obj: Object{Ref: ref, Annotations: map[string]string{ownership.LastAppliedAnnotation: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`}, ManagedFields: []metav1.ManagedFieldsEntry{
-				entry("kubectl-client-side-apply", "Update", "apps/v1", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`),
-				entry("kube-controller-manager", "Update", "apps/v1", `{"f:status":{"f:replicas":{}}}`),
-			}},
+			obj: built(t,
+				scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`, "status: {}\n")},
+				controllerStatus),
 			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
 			wantAction: ActionMigrate,
 			wantRemove: true,

@@ -16,6 +16,7 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
@@ -25,11 +26,14 @@ import (
 
 var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
-func partial(name, rv string) *metav1.PartialObjectMetadata {
+// partial is the metadata of Deployment name at rv, as ci's apply of its
+// replicas leaves it.
+func partial(t *testing.T, name, rv string) *metav1.PartialObjectMetadata {
+	t.Helper()
+	s := (&scenario.State{}).Run(t, scenario.Apply{Manager: "ci", Manifest: "{apiVersion: apps/v1, kind: Deployment, metadata: {name: " + name + ", namespace: ns}, spec: {replicas: 2}}"})
 	return &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv,
-			ManagedFields: []metav1.ManagedFieldsEntry{entry("ci", metav1.ManagedFieldsOperationApply, "apps/v1", `{"f:spec":{"f:replicas":{}}}`)}},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv, ManagedFields: s.Live.GetManagedFields()},
 	}
 }
 
@@ -79,7 +83,7 @@ func precondition(t *testing.T, a clienttesting.Action) string {
 // A writer between the list and the patch (409): Run reads the object
 // again, plans again and sends the patch guarded by the new version.
 func TestRunRetriesOnConflict(t *testing.T) {
-	obj := partial("web", "10")
+	obj := partial(t, "web", "10")
 	c := fakeClient(obj)
 	var mu sync.Mutex
 	var sent []string
@@ -89,13 +93,13 @@ func TestRunRetriesOnConflict(t *testing.T) {
 		sent = append(sent, rv)
 		mu.Unlock()
 		if rv == "10" {
-			moved := partial("web", "11")
+			moved := partial(t, "web", "11")
 			if err := c.Tracker().Update(deployments, moved, "ns"); err != nil {
 				t.Fatal(err)
 			}
 			return true, nil, apierrors.NewConflict(deployments.GroupResource(), "web", nil)
 		}
-		return true, partial("web", "12"), nil
+		return true, partial(t, "web", "12"), nil
 	})
 	rep := run(t, c, false, obj)
 	if rep.Summary.Migrated != 1 || rep.Summary.Failed != 0 || strings.Join(sent, ",") != "10,11" {
@@ -106,7 +110,7 @@ func TestRunRetriesOnConflict(t *testing.T) {
 // One object forbidden, one deleted during the run, one migrated: each
 // has its own result, and the run goes on.
 func TestRunPartialFailure(t *testing.T) {
-	a, b, gone := partial("a", "1"), partial("b", "1"), partial("gone", "1")
+	a, b, gone := partial(t, "a", "1"), partial(t, "b", "1"), partial(t, "gone", "1")
 	c := fakeClient(a, b, gone)
 	c.PrependReactor("patch", "deployments", func(act clienttesting.Action) (bool, runtime.Object, error) {
 		switch act.(clienttesting.PatchActionImpl).GetName() {
@@ -118,7 +122,7 @@ func TestRunPartialFailure(t *testing.T) {
 			}
 			return true, nil, apierrors.NewConflict(deployments.GroupResource(), "gone", nil)
 		}
-		return true, partial("a", "2"), nil
+		return true, partial(t, "a", "2"), nil
 	})
 	rep := run(t, c, false, a, b, gone)
 	if rep.Summary.Scanned != 3 || rep.Summary.Migrated != 1 || rep.Summary.Failed != 1 || rep.Summary.Skipped != 1 {
@@ -141,7 +145,7 @@ func TestRunPartialFailure(t *testing.T) {
 
 // --check writes nothing.
 func TestRunCheckWritesNothing(t *testing.T) {
-	obj := partial("web", "1")
+	obj := partial(t, "web", "1")
 	c := fakeClient(obj)
 	rep := run(t, c, true, obj)
 	if rep.Summary.Migrated != 1 || len(rep.Objects) != 1 || rep.Objects[0].Result != ResultNeedsWork {

@@ -131,12 +131,12 @@ func TestAdmissionPodView(t *testing.T) {
 }
 
 // views are the conflict view of r, then its diff's.
-func views(t *testing.T, r *conflict.Report, opts render.Options, target remedy.Target) []byte {
+func views(t *testing.T, r *conflict.Simulation, opts render.Options, target remedy.Target) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	render.ConflictExplanation(&buf, r, opts, target)
 	buf.WriteString("---- diff\n")
-	d, err := diff.Compute(r, r, diff.Options{Target: target})
+	d, err := diff.Compute(r, diff.Options{Target: target})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,9 @@ func nsFlag(t remedy.Target) string {
 	return ""
 }
 
-// ConflictExplanation renders the prediction for one object.
-func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Target) {
+// ConflictExplanation renders the prediction for one object: its report,
+// with values quoted from the live object.
+func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remedy.Target) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
@@ -70,7 +71,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 			fmt.Fprintf(w, "  %s\n", p.Dim(l))
 		}
 	}
-	writeAutoscalerNote(w, p, r)
+	writeAutoscalerNote(w, p, &r.Report)
 
 	// A forced apply that admission refuses takes nothing.
 	deniedForce := r.Force && r.Admission != nil && r.Admission.Denied != ""
@@ -119,7 +120,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
-		writeResolutions(w, r, p)
+		writeResolutions(w, &r.Report, p)
 	}
 	if r.Refused != nil {
 		fmt.Fprintln(w)
@@ -176,7 +177,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Report, o Options, t remedy.Ta
 
 // writeVerification says what --verify found, and the server's warnings
 // that the prediction did not say already.
-func writeVerification(w io.Writer, p *Palette, r *conflict.Report) {
+func writeVerification(w io.Writer, p *Palette, r *conflict.Simulation) {
 	if r.Verify == nil {
 		return
 	}
@@ -414,7 +415,7 @@ func resetText(rs conflict.Reset, live map[string]interface{}) string {
 	return text
 }
 
-func liveObject(r *conflict.Report) map[string]interface{} {
+func liveObject(r *conflict.Simulation) map[string]interface{} {
 	if r.Live == nil {
 		return nil
 	}

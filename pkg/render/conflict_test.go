@@ -38,7 +38,7 @@ func TestConflictRemovals(t *testing.T) {
 	reset := func(s string, v interface{}, unchanged bool) conflict.Reset {
 		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
 	}
-	r := &conflict.Report{
+	r := &conflict.Simulation{Report: conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "ci",
 		Object:  ownership.RefOf(live),
 		Removed: []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
@@ -49,27 +49,25 @@ func TestConflictRemovals(t *testing.T) {
 			{Path: pathlang.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
 		},
 		MaybeReset: []conflict.MaybeReset{{Path: pathlang.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
-		Live:       live,
-		Result:     live,
-	}
+	}, Live: live, Result: live}
 	var buf bytes.Buffer
 	explanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.apps/web", Namespace: "shop", FieldManager: "ci"})
 	golden(t, "conflict-removals.golden", buf.Bytes())
 }
 
-func conflictReport(t *testing.T) *conflict.Report {
+func conflictSimulation(t *testing.T) *conflict.Simulation {
 	t.Helper()
 	p, err := pathlang.ParsePath(".spec.replicas")
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := metav1.NewTime(now.Add(-time.Hour))
-	return &conflict.Report{
+	return &conflict.Simulation{Report: conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "kubectl",
 		Object:    ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
 		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
 		Message:   "Apply failed with 1 conflict",
-	}
+	}}
 }
 
 // --time none leaves the time out of the owner line, with no stray words.
@@ -83,7 +81,7 @@ func TestConflictOwnerLineTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		explanation(&buf, conflictReport(t), render.Options{Time: tt.time, Now: now, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
+		explanation(&buf, conflictSimulation(t), render.Options{Time: tt.time, Now: now, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
 		if !strings.Contains(buf.String(), tt.want) {
 			t.Errorf("--time %s: want %q in\n%s", tt.time, tt.want, buf.String())
 		}
@@ -116,7 +114,7 @@ func TestAutoscalerNote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := conflictReport(t)
+			r := conflictSimulation(t)
 			r.Autoscalers = []conflict.Autoscaler{{Name: "web", MinReplicas: 4, MaxReplicas: 8}}
 			r.ReplicasHolders = tt.holders
 			var buf bytes.Buffer
@@ -142,12 +140,12 @@ func TestConflictOnStringData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &conflict.Report{
+	r := &conflict.Simulation{Report: conflict.Report{
 		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "argocd-controller",
 		Object:    ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
 		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
 		Message:   "Apply failed with 1 conflict",
-	}
+	}}
 	var buf bytes.Buffer
 	explanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "secret/tls", Namespace: "shop", FieldManager: "argocd-controller"})
 	for _, want := range []string{
@@ -165,7 +163,7 @@ func TestConflictOnStringData(t *testing.T) {
 
 // explanation renders r as explain-conflict does, with its resolutions
 // built for t.
-func explanation(w io.Writer, r *conflict.Report, o render.Options, t remedy.Target) {
+func explanation(w io.Writer, r *conflict.Simulation, o render.Options, t remedy.Target) {
 	r.Resolutions = conflict.Resolutions(r, t)
 	render.ConflictExplanation(w, r, o, t)
 }
