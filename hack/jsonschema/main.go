@@ -16,13 +16,13 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/jsonschema"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
@@ -34,7 +34,7 @@ type report struct {
 }
 
 var reports = []report{
-	{ownership.ReportKind, "who-owns", reflect.TypeOf(ownership.Report{})},
+	{v1alpha1.OwnershipReportKind, "who-owns", reflect.TypeOf(v1alpha1.OwnershipReport{})},
 	{conflict.ReportKind, "explain-conflict", reflect.TypeOf(conflict.Report{})},
 	{diff.ReportKind, "diff", reflect.TypeOf(diff.Report{})},
 	{handover.ReportKind, "handover", reflect.TypeOf(handover.Report{})},
@@ -78,15 +78,78 @@ var enums = map[string][]string{
 	"cmd.ServerSupport":   strs(cmd.ServerExact, cmd.ServerDiffers, cmd.ServerUntested),
 }
 
+// names are the names the schemas give the report types under $defs and
+// in their titles: those of the packages that defined them before
+// package v1alpha1 held them all (the published names stay).
+var names = map[string]string{
+	"v1alpha1.ObjectRef":       "ownership.ObjectRef",
+	"v1alpha1.Owner":           "ownership.Owner",
+	"v1alpha1.Manager":         "ownership.Manager",
+	"v1alpha1.Field":           "ownership.Field",
+	"v1alpha1.OwnershipReport": "ownership.Report",
+
+	"v1alpha1.AdmissionReport": "admission.Report",
+	"v1alpha1.AdmissionStep":   "admission.Step",
+	"v1alpha1.AdmissionOp":     "admission.Op",
+
+	"v1alpha1.ConflictReport": "conflict.Report",
+	"v1alpha1.Conflict":       "conflict.Conflict",
+	"v1alpha1.Retained":       "conflict.Retained",
+	"v1alpha1.Refusal":        "conflict.Refusal",
+	"v1alpha1.Reset":          "conflict.Reset",
+	"v1alpha1.MaybeReset":     "conflict.MaybeReset",
+	"v1alpha1.Verification":   "conflict.Verification",
+	"v1alpha1.Autoscaler":     "conflict.Autoscaler",
+	"v1alpha1.ReplicasHolder": "conflict.ReplicasHolder",
+
+	"v1alpha1.DiffReport": "diff.Report",
+	"v1alpha1.DiffChange": "diff.Change",
+	"v1alpha1.Stay":       "diff.Stay",
+
+	"v1alpha1.HandoverReport":  "handover.Report",
+	"v1alpha1.HandoverStep":    "handover.Step",
+	"v1alpha1.FieldState":      "handover.FieldState",
+	"v1alpha1.LastAppliedEdit": "handover.LastAppliedEdit",
+
+	"v1alpha1.MigrationReport":  "migrate.Report",
+	"v1alpha1.ObjectResult":     "migrate.ObjectResult",
+	"v1alpha1.MigrationSummary": "migrate.Summary",
+	"v1alpha1.MigrationChange":  "migrate.Change",
+
+	"v1alpha1.AuditReport":  "audit.Report",
+	"v1alpha1.AuditSummary": "audit.Summary",
+	"v1alpha1.CodeCount":    "audit.CodeCount",
+	"v1alpha1.ManagerCount": "audit.ManagerCount",
+	"v1alpha1.Finding":      "audit.Finding",
+	"v1alpha1.Fix":          "audit.Fix",
+	"v1alpha1.Evidence":     "audit.Evidence",
+	"v1alpha1.EntryRef":     "audit.EntryRef",
+	"v1alpha1.Mark":         "audit.Mark",
+
+	"v1alpha1.Fight":  "fight.Fight",
+	"v1alpha1.Writer": "fight.Writer",
+
+	"v1alpha1.Version": "cmd.VersionInfo",
+}
+
+// published is the name of a type in the schemas.
+func published(t reflect.Type) string {
+	name := t.String()
+	if n, ok := names[name]; ok {
+		return n
+	}
+	return name
+}
+
 // schemas are the files to write, by name.
 func schemas() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, r := range reports {
 		s := jsonschema.Generate(r.typ, "https://kubectl-ssa.io/schema/v1alpha1/"+r.kind+".json",
-			fmt.Sprintf("%s (%s), %s: the output of kubectl ssa %s -o json", r.kind, ownership.ReportAPIVersion, r.typ, r.command), enums)
+			fmt.Sprintf("%s (%s), %s: the output of kubectl ssa %s -o json", r.kind, v1alpha1.GroupVersion, published(r.typ), r.command), enums, names)
 		// Every report names its kind and the reports' apiVersion.
 		s["properties"] = map[string]interface{}{
-			"apiVersion": map[string]interface{}{"const": ownership.ReportAPIVersion},
+			"apiVersion": map[string]interface{}{"const": v1alpha1.GroupVersion},
 			"kind":       map[string]interface{}{"const": r.kind},
 		}
 		var b bytes.Buffer

@@ -30,9 +30,11 @@ var (
 
 // Generate is the schema of values of t, with the named struct types it
 // uses under $defs. id is the schema's $id; enums gives the allowed values
-// of named string types (by their Go name, package.Type).
-func Generate(t reflect.Type, id, title string, enums map[string][]string) Schema {
-	g := &generator{defs: map[string]Schema{}, enums: enums}
+// of named string types (by their Go name, package.Type); names renames
+// types under $defs (by their Go name: the published names of types that
+// moved to another package).
+func Generate(t reflect.Type, id, title string, enums map[string][]string, names map[string]string) Schema {
+	g := &generator{defs: map[string]Schema{}, enums: enums, names: names}
 	root := g.schema(t)
 	out := Schema{
 		"$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -51,6 +53,7 @@ func Generate(t reflect.Type, id, title string, enums map[string][]string) Schem
 type generator struct {
 	defs  map[string]Schema
 	enums map[string][]string
+	names map[string]string
 }
 
 func nullable(s Schema) Schema {
@@ -102,6 +105,9 @@ func (g *generator) schema(t reflect.Type) Schema {
 		return nullable(Schema{"type": "object", "additionalProperties": g.schema(t.Elem())})
 	case reflect.Struct:
 		name := typeName(t)
+		if n, ok := g.names[name]; ok {
+			name = n
+		}
 		if t.Name() == "" {
 			return g.object(t)
 		}

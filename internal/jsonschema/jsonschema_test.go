@@ -39,7 +39,7 @@ type report struct {
 
 func TestGenerate(t *testing.T) {
 	_ = report{private: "x"}
-	s := Generate(reflect.TypeOf(report{}), "https://example.com/r.json", "R", map[string][]string{"jsonschema.color": {"red", "blue"}})
+	s := Generate(reflect.TypeOf(report{}), "https://example.com/r.json", "R", map[string][]string{"jsonschema.color": {"red", "blue"}}, nil)
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)

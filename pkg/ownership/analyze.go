@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -102,7 +103,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []pathlang.Path{}, Entries: len(entries)}
+	r := &Report{OwnershipReport: v1alpha1.OwnershipReport{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []pathlang.Path{}}, Entries: len(entries)}
 	r.Tree = &Node{}
 	arena := &nodeArena{}
 	for i, e := range entries {

@@ -161,13 +161,13 @@ func (f Filter) Apply(r *Report) *Report {
 	owning := map[string]bool{}
 	for _, fl := range out.Fields {
 		for _, o := range fl.Owners {
-			owning[o.identity()] = true
+			owning[identity(o)] = true
 		}
 	}
 	fieldFiltered := len(f.Fields) > 0 || f.Shared || f.Unowned
 	out.Managers = []Manager{}
 	for _, m := range r.Managers {
-		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[m.identity()]) {
+		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[identity(m.Owner)]) {
 			out.Managers = append(out.Managers, m)
 		}
 	}
@@ -197,7 +197,7 @@ func (f Filter) Unmatched(r *Report) []string {
 }
 
 // identity is the owner's managedFields identity, without its time.
-func (o Owner) identity() string {
+func identity(o Owner) string {
 	return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource + "\x00" + o.APIVersion
 }
 

@@ -1,84 +1,29 @@
 package ownership
 
 import (
-	"strings"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // ReportKind is the kind of the report Analyze returns.
-const ReportKind = "OwnershipReport"
+const ReportKind = v1alpha1.OwnershipReportKind
 
-// ReportAPIVersion is the apiVersion of every kubectl-ssa report: field
-// names within it are stable; an incompatible change gets a new version.
-const ReportAPIVersion = "ssa.kubectl-ssa.io/v1alpha1"
+// ReportAPIVersion is the apiVersion of every kubectl-ssa report.
+const ReportAPIVersion = v1alpha1.GroupVersion
 
-// ObjectRef names an object in every report kubectl-ssa writes.
-type ObjectRef struct {
-	APIVersion      string `json:"apiVersion"`
-	Kind            string `json:"kind"`
-	Namespace       string `json:"namespace"`
-	Name            string `json:"name"`
-	UID             string `json:"uid"`
-	ResourceVersion string `json:"resourceVersion"`
-}
+// The parts of the reports, defined in package v1alpha1.
+type (
+	ObjectRef = v1alpha1.ObjectRef
+	Owner     = v1alpha1.Owner
+	Manager   = v1alpha1.Manager
+	Field     = v1alpha1.Field
+)
 
-// Owner identifies one managedFields entry: the manager name with operation,
-// subresource and (for Update) apiVersion is the manager's identity. Time is
-// the entry's time, i.e. that manager's last write to the object, not the
-// time the field changed; nil where the entry has none.
-type Owner struct {
-	Manager     string       `json:"manager"`
-	Operation   string       `json:"operation"`
-	Subresource string       `json:"subresource"`
-	APIVersion  string       `json:"apiVersion"`
-	Time        *metav1.Time `json:"time"`
-}
-
-// Manager is one managedFields entry and how many fields it owns.
-type Manager struct {
-	Owner
-	FieldCount int `json:"fieldCount"`
-
-	// Set is the decoded FieldsV1 of the entry.
-	Set *fieldpath.Set `json:"-"`
-}
-
-// Field is one owned path of the object.
-type Field struct {
-	// Path marshals to the apiserver's path string, e.g.
-	// .spec.template.spec.containers[name="nginx"].image.
-	Path   pathlang.Path `json:"path"`
-	Owners []Owner       `json:"owners"`
-	// Value is the field's current value where it is a scalar, or a whole
-	// atomic value; absent for granular maps, structs and list items.
-	Value interface{} `json:"value,omitempty"`
-
-	// Absent marks a path a manager owns that the object does not have
-	// (stale managedFields, or a field the apiserver drops).
-	Absent bool `json:"absent,omitempty"`
-	// HasValue tells a JSON null value from no value.
-	HasValue bool `json:"-"`
-	// Redacted is set when Value was hidden (Secret data).
-	Redacted bool `json:"-"`
-}
-
-// Report is the ownership of one object.
+// Report is the ownership of one object: the report it prints
+// (v1alpha1.OwnershipReport) and what the views walk, which is never data.
 type Report struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Object     ObjectRef `json:"object"`
-	Managers   []Manager `json:"managers"`
-	Fields     []Field   `json:"fields"`
-	// Unowned lists the top-most paths present in the object that no
-	// manager owns (defaulted fields, fields written before managedFields
-	// existed or after they were reset). Identity and server-managed
-	// metadata (name, uid, resourceVersion, ...) are never owned and are
-	// not listed.
-	Unowned []pathlang.Path `json:"unowned"`
+	v1alpha1.OwnershipReport
 
 	// Filtered is set on the copies Filter.Apply returns for a filter
 	// that selects something less than everything: views that show the
@@ -113,15 +58,4 @@ type Node struct {
 	// path element.
 	fields map[string]*Node
 	others map[string]*Node
-}
-
-// ResourceArg is the argument that names the object to kubectl and
-// kubectl-ssa exactly: kind.version.group/name (kind/name in the core
-// group), which no other group's kind of that name can shadow.
-func (r ObjectRef) ResourceArg() string {
-	k := strings.ToLower(r.Kind)
-	if group, version, ok := strings.Cut(r.APIVersion, "/"); ok {
-		k += "." + version + "." + group
-	}
-	return k + "/" + r.Name
 }

@@ -1,0 +1,56 @@
+package v1alpha1
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GroupVersion is the apiVersion of every kubectl-ssa report: field
+// names within it are stable; an incompatible change gets a new version.
+const GroupVersion = "ssa.kubectl-ssa.io/v1alpha1"
+
+// The kinds of the reports.
+const (
+	OwnershipReportKind = "OwnershipReport"
+	ConflictReportKind  = "ConflictReport"
+	DiffReportKind      = "DiffReport"
+	HandoverReportKind  = "HandoverReport"
+	MigrationReportKind = "MigrationReport"
+	AuditReportKind     = "AuditReport"
+	FightKind           = "Fight"
+	VersionKind         = "Version"
+)
+
+// ObjectRef names an object in every report kubectl-ssa writes.
+type ObjectRef struct {
+	APIVersion      string `json:"apiVersion"`
+	Kind            string `json:"kind"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	UID             string `json:"uid"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+// ResourceArg is the argument that names the object to kubectl and
+// kubectl-ssa exactly: kind.version.group/name (kind/name in the core
+// group), which no other group's kind of that name can shadow.
+func (r ObjectRef) ResourceArg() string {
+	k := strings.ToLower(r.Kind)
+	if group, version, ok := strings.Cut(r.APIVersion, "/"); ok {
+		k += "." + version + "." + group
+	}
+	return k + "/" + r.Name
+}
+
+// Owner identifies one managedFields entry: the manager name with operation,
+// subresource and (for Update) apiVersion is the manager's identity. Time is
+// the entry's time, i.e. that manager's last write to the object, not the
+// time the field changed; nil where the entry has none.
+type Owner struct {
+	Manager     string       `json:"manager"`
+	Operation   string       `json:"operation"`
+	Subresource string       `json:"subresource"`
+	APIVersion  string       `json:"apiVersion"`
+	Time        *metav1.Time `json:"time"`
+}
