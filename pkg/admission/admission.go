@@ -18,125 +18,48 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
-// Effect is what an admission step does, or may do, to the apply.
-type Effect string
+// The types of admission's report, defined in package v1alpha1.
+type (
+	Effect   = v1alpha1.Effect
+	StepKind = v1alpha1.AdmissionStepKind
+	Op       = v1alpha1.AdmissionOp
+	Step     = v1alpha1.AdmissionStep
+	Report   = v1alpha1.AdmissionReport
+)
 
 // The effects.
 const (
-	// Mutates: a built-in plugin sets the paths of Ops (modelled, exact).
-	Mutates Effect = "mutates"
-	// MayMutate: a mutating policy or webhook matches; what it changes is
-	// not known here.
-	MayMutate Effect = "may-mutate"
-	// MayDeny: a validating policy or webhook matches; whether it denies
-	// is not known here.
-	MayDeny Effect = "may-deny"
-	// MayWarn: a validating policy that only warns (validationActions
-	// Warn) matches.
-	MayWarn Effect = "may-warn"
-	// Audits: a validating policy that only audits matches: the response
-	// is the same either way.
-	Audits Effect = "audits"
-	// Warns: a built-in plugin returns Message as a warning (modelled).
-	Warns Effect = "warns"
-	// Denies: a built-in plugin refuses the apply with Message (modelled),
-	// or a policy does (evaluated).
-	Denies Effect = "denies"
-	// Admits: a policy matches, was evaluated and lets the apply through.
-	Admits Effect = "admits"
+	Mutates   = v1alpha1.EffectMutates
+	MayMutate = v1alpha1.EffectMayMutate
+	MayDeny   = v1alpha1.EffectMayDeny
+	MayWarn   = v1alpha1.EffectMayWarn
+	Audits    = v1alpha1.EffectAudits
+	Warns     = v1alpha1.EffectWarns
+	Denies    = v1alpha1.EffectDenies
+	Admits    = v1alpha1.EffectAdmits
 )
-
-// StepKind is what kind of admission a step is.
-type StepKind string
 
 // The kinds of steps.
 const (
-	Builtin                   StepKind = "BuiltinPlugin"
-	ValidatingAdmissionPolicy StepKind = "ValidatingAdmissionPolicy"
-	MutatingAdmissionPolicy   StepKind = "MutatingAdmissionPolicy"
-	ValidatingWebhook         StepKind = "ValidatingWebhook"
-	MutatingWebhook           StepKind = "MutatingWebhook"
+	Builtin                   = v1alpha1.BuiltinPlugin
+	ValidatingAdmissionPolicy = v1alpha1.ValidatingAdmissionPolicy
+	MutatingAdmissionPolicy   = v1alpha1.MutatingAdmissionPolicy
+	ValidatingWebhook         = v1alpha1.ValidatingWebhook
+	MutatingWebhook           = v1alpha1.MutatingWebhook
 )
-
-// Op is one change a modelled plugin makes: set a field that is absent,
-// replace a field's value, or append a value to a list (a finalizer, a
-// taint).
-type Op struct {
-	Op string `json:"op"`
-	// Path names fields; a segment [key="value"] selects the item of a
-	// keyed list (.spec.containers[name="c"]).
-	Path  []string    `json:"path"`
-	Value interface{} `json:"value"`
-	// Atomic: the list is atomic, so the value is owned with the rest
-	// of it by the applier, whose next apply without it removes it
-	// (otherwise what a plugin sets is owned by no one).
-	Atomic bool `json:"atomic,omitempty"`
-	// GenerateName: the name in Value is this prefix, to which the server
-	// adds five random characters (a token volume's): not known here,
-	// and listed in the step's unknown paths.
-	GenerateName string `json:"generateName,omitempty"`
-}
 
 // The ops.
 const (
-	OpSet     = "set"
-	OpReplace = "replace"
-	OpAppend  = "append"
-	// OpRemove removes a path (a mutating policy's change).
-	OpRemove = "remove"
+	OpSet     = v1alpha1.OpSet
+	OpReplace = v1alpha1.OpReplace
+	OpAppend  = v1alpha1.OpAppend
+	OpRemove  = v1alpha1.OpRemove
 )
-
-// Step is one admission plugin, policy or webhook that acts on the apply.
-type Step struct {
-	Kind StepKind `json:"kind"`
-	// Name is the plugin, "POLICY (binding BINDING)", or
-	// "CONFIGURATION/WEBHOOK".
-	Name   string `json:"name"`
-	Effect Effect `json:"effect"`
-	// Ops are a modelled plugin's changes, in order.
-	Ops []Op `json:"ops,omitempty"`
-	// Message is a modelled plugin's warning or denial, as the server
-	// words it.
-	Message string `json:"message,omitempty"`
-	// Caveats qualify the match (match conditions in CEL not evaluated,
-	// namespace labels not readable).
-	Caveats []string `json:"caveats,omitempty"`
-	// Unknown are the paths a modelled plugin sets to values that can't
-	// be known here (a generated name).
-	Unknown []pathlang.Path `json:"unknown,omitempty"`
-
-	// webhook is a matched webhook with matchConditions, and its
-	// configuration's name: the evaluation decides whether it is called.
-	webhook       map[string]interface{}
-	configuration string
-}
-
-// Report is what admission does to one apply, as far as known here.
-type Report struct {
-	// Exact: nothing matched whose effect is not known here (a modelled
-	// plugin's changes are known).
-	Exact bool `json:"exact"`
-	// Reasons say why it is not exact, one line each.
-	Reasons []string `json:"reasons"`
-	// Denied is the server's error when a modelled plugin refuses the
-	// apply ("": none does).
-	Denied string `json:"denied,omitempty"`
-	// Denials, when several policies deny, are the denials the server
-	// may answer with: it reports the first in an order it does not fix.
-	Denials []string `json:"denials,omitempty"`
-	// AuditAnnotations are what the evaluated policies add to the
-	// request's audit event.
-	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
-	// Warnings are the warnings the modelled plugins return.
-	Warnings []string `json:"warnings"`
-	Steps    []Step   `json:"steps"`
-}
 
 // Config is the cluster's admission, as listed by the caller.
 type Config struct {
@@ -201,7 +124,7 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	if !exempt(req.Object) {
 		for _, u := range c.Unreadable {
-			r.notExact("admission is not fully known: " + u)
+			notExact(r, "admission is not fully known: "+u)
 		}
 	}
 	r.Steps = append(r.Steps, builtins(c, req)...)
@@ -222,7 +145,7 @@ func Evaluate(c *Config, req Request) *Report {
 		base = policyObject(req, r)
 		if evaluated, err = evaluatePolicies(c, req, base, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
 			why := "could not be evaluated here: " + strings.Join(strings.Fields(err.Error()), " ")
-			r.notExact("admission policies " + why)
+			notExact(r, "admission policies "+why)
 			evaluated = nil
 			// Each step says it too.
 			for _, steps := range [][]Step{mutating, validating} {
@@ -254,7 +177,7 @@ func Evaluate(c *Config, req Request) *Report {
 		if req.Resource.GroupResource() == pods && req.Old == nil && req.Subresource == "" && (&Report{Steps: mutating}).Mutated() {
 			// A change by a mutating policy has the admission chain run
 			// again, the built-in plugins included, on the changed Pod.
-			r.notExact("a mutating policy changes the Pod: the server runs its built-in plugins (LimitRanger, ServiceAccount, ...) again on it, which is not modelled here")
+			notExact(r, "a mutating policy changes the Pod: the server runs its built-in plugins (LimitRanger, ServiceAccount, ...) again on it, which is not modelled here")
 		}
 	}
 	if evaluated != nil && evaluated.Denied == "" && hookDenied != "" {
@@ -305,7 +228,7 @@ func Evaluate(c *Config, req Request) *Report {
 		switch s.Effect {
 		case MayDeny, MayMutate:
 			if s.Kind == Builtin {
-				r.notExact(fmt.Sprintf("admission plugin %s: %s", s.Name, strings.Join(s.Caveats, "; ")))
+				notExact(r, fmt.Sprintf("admission plugin %s: %s", s.Name, strings.Join(s.Caveats, "; ")))
 				continue
 			}
 		}
@@ -315,9 +238,9 @@ func Evaluate(c *Config, req Request) *Report {
 		}
 		switch s.Effect {
 		case MayDeny:
-			r.notExact(fmt.Sprintf("%s %s matches: it may deny the apply (%s)", s.Kind, s.Name, why))
+			notExact(r, fmt.Sprintf("%s %s matches: it may deny the apply (%s)", s.Kind, s.Name, why))
 		case MayMutate:
-			r.notExact(fmt.Sprintf("%s %s matches: it may change the object (%s)", s.Kind, s.Name, why))
+			notExact(r, fmt.Sprintf("%s %s matches: it may change the object (%s)", s.Kind, s.Name, why))
 		}
 	}
 	return r
@@ -338,36 +261,21 @@ func exempt(obj *unstructured.Unstructured) bool {
 	return false
 }
 
-func (r *Report) notExact(reason string) {
+func notExact(r *Report, reason string) {
 	r.Exact = false
 	r.Reasons = append(r.Reasons, reason)
 }
 
 // Apply makes the modelled changes of r on obj, in order.
-func (r *Report) Apply(obj *unstructured.Unstructured) {
+func Apply(r *Report, obj *unstructured.Unstructured) {
 	if r == nil {
 		return
 	}
 	for _, s := range r.Steps {
 		for _, op := range s.Ops {
-			op.apply(obj.Object)
+			applyOp(op, obj.Object)
 		}
 	}
-}
-
-// Unknown are the paths the modelled plugins set to values not known
-// here.
-func (r *Report) Unknown() []fieldpath.Path {
-	if r == nil {
-		return nil
-	}
-	var out []fieldpath.Path
-	for _, s := range r.Steps {
-		for _, p := range s.Unknown {
-			out = append(out, p.Elements())
-		}
-	}
-	return out
 }
 
 // newestDefault is the default class the apiserver picks among classes:
@@ -468,20 +376,4 @@ func finalizer(name string, obj *unstructured.Unstructured) []Step {
 	}
 	return []Step{{Kind: Builtin, Name: "StorageObjectInUseProtection", Effect: Mutates,
 		Ops: []Op{{Op: OpAppend, Path: []string{"metadata", "finalizers"}, Value: name}}}}
-}
-
-// Summary is one line of what r says, for the text views ("" when
-// nothing acts on the apply).
-func (r *Report) Summary() string {
-	if r == nil || len(r.Steps) == 0 && r.Exact {
-		return ""
-	}
-	var parts []string
-	for _, s := range r.Steps {
-		parts = append(parts, fmt.Sprintf("%s %s %s", s.Kind, s.Name, s.Effect))
-	}
-	if len(parts) == 0 {
-		return strings.Join(r.Reasons, "; ")
-	}
-	return strings.Join(parts, "; ")
 }

@@ -144,7 +144,7 @@ func TestBuiltins(t *testing.T) {
 		t.Fatalf("%s", steps(r))
 	}
 	out := pvc.DeepCopy()
-	r.Apply(out)
+	Apply(r, out)
 	if sc, _, _ := unstructured.NestedString(out.Object, "spec", "storageClassName"); sc != "a-new" {
 		t.Errorf("storageClassName %q, want the newest default, first by name: a-new", sc)
 	}
@@ -265,7 +265,7 @@ func TestTaintNodesByCondition(t *testing.T) {
 		t.Fatalf("%s", steps(r))
 	}
 	out := node.DeepCopy()
-	r.Apply(out)
+	Apply(r, out)
 	if taints, _, _ := unstructured.NestedSlice(out.Object, "spec", "taints"); len(taints) != 2 || taints[1].(map[string]interface{})["key"] != "node.kubernetes.io/not-ready" {
 		t.Errorf("taints %v", taints)
 	}
@@ -330,7 +330,7 @@ func TestEvaluatedPolicies(t *testing.T) {
 		t.Errorf("request: %d validating and %d mutating bindings, %s", len(e.got.ValidatingBindings), len(e.got.MutatingBindings), e.got.Operation)
 	}
 	applied := deploy.DeepCopy()
-	r.Apply(applied)
+	Apply(r, applied)
 	if applied.GetLabels()["stamped"] != "yes" {
 		t.Errorf("the mutation is not in the prediction: %v", applied.GetLabels())
 	}

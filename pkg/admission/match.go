@@ -168,7 +168,7 @@ func webhooks(configs []*unstructured.Unstructured, kind StepKind, req Request) 
 				}
 				step := Step{Kind: kind, Name: c.GetName() + "/" + name, Effect: effect, Caveats: caveats}
 				if len(m.MatchConditions) > 0 {
-					step.webhook, step.configuration = hook, c.GetName()
+					step.Webhook, step.Configuration = hook, c.GetName()
 				}
 				steps = append(steps, step)
 			}

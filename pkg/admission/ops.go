@@ -32,7 +32,7 @@ func splitItem(seg string) (key, value string, ok bool) {
 
 // FieldPath is the op's path as report paths are written
 // (.spec.containers[name="c"].resources).
-func (op Op) FieldPath() pathlang.Path {
+func FieldPath(op Op) pathlang.Path {
 	return pathlang.Path(opPath(op.Path))
 }
 
@@ -119,7 +119,7 @@ func put(obj map[string]interface{}, path []string, v interface{}) {
 }
 
 // apply makes op on obj.
-func (op Op) apply(obj map[string]interface{}) {
+func applyOp(op Op, obj map[string]interface{}) {
 	switch op.Op {
 	case OpSet:
 		if _, found := lookup(obj, op.Path); !found {

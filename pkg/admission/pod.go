@@ -176,7 +176,7 @@ func (r *recorder) set(path []string, v interface{}) {
 }
 
 func (r *recorder) add(op Op) {
-	op.apply(r.m.pod)
+	applyOp(op, r.m.pod)
 	r.ops = append(r.ops, op)
 }
 
@@ -811,7 +811,7 @@ func (m *podModel) validateOverhead() *Step {
 // object, so that the two compare on everything else: where predicted
 // holds a generated name's prefix, server's item with that prefix, which
 // predicted does not hold, lends its name.
-func (r *Report) AdoptGeneratedNames(predicted, server *unstructured.Unstructured) {
+func AdoptGeneratedNames(r *Report, predicted, server *unstructured.Unstructured) {
 	if r == nil {
 		return
 	}

@@ -20,7 +20,7 @@ func podCreate(t *testing.T, reads *PodReads, doc string) (*Report, *unstructure
 	pod := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"+doc)
 	r := Evaluate(&Config{Pod: reads}, Request{Object: pod, Resource: podsGVR, Namespaced: true})
 	out := pod.DeepCopy()
-	r.Apply(out)
+	Apply(r, out)
 	return r, out
 }
 
@@ -342,7 +342,7 @@ func TestAdoptGeneratedNames(t *testing.T) {
 	_ = unstructured.SetNestedSlice(server.Object, vols, "spec", "volumes")
 	mounts, _ := lookup(server.Object, []string{"spec", "containers", item("name", "c"), "volumeMounts"})
 	mounts.([]interface{})[0].(map[string]interface{})["name"] = "kube-api-access-x7k2p"
-	r.AdoptGeneratedNames(predicted, server)
+	AdoptGeneratedNames(r, predicted, server)
 	if diff := cmp.Diff(server.Object, predicted.Object); diff != "" {
 		t.Errorf("(-server +predicted):\n%s", diff)
 	}

@@ -214,8 +214,8 @@ func evaluatePolicies(c *Config, req Request, obj *unstructured.Unstructured, ho
 		pr.ValidatingBindings = append(pr.ValidatingBindings, b)
 	})
 	for _, h := range hooks {
-		if h.webhook != nil {
-			pr.Webhooks = append(pr.Webhooks, WebhookRequest{Kind: h.Kind, Configuration: h.configuration, Webhook: h.webhook})
+		if h.Webhook != nil {
+			pr.Webhooks = append(pr.Webhooks, WebhookRequest{Kind: h.Kind, Configuration: h.Configuration, Webhook: h.Webhook})
 		}
 	}
 	res, err := c.Policies.EvaluatePolicies(pr)
@@ -262,7 +262,7 @@ func Evaluates(c *Config, req Request) bool {
 // conditional tells whether a matched webhook has matchConditions.
 func conditional(hooks []Step) bool {
 	for _, h := range hooks {
-		if h.webhook != nil {
+		if h.Webhook != nil {
 			return true
 		}
 	}
@@ -282,7 +282,7 @@ func calledWebhooks(hooks []Step, res *PolicyResult) ([]Step, string) {
 				wr = &res.Webhooks[i]
 			}
 		}
-		if wr == nil || h.webhook == nil {
+		if wr == nil || h.Webhook == nil {
 			out = append(out, h)
 			continue
 		}
@@ -323,7 +323,7 @@ func policyObject(req Request, r *Report) *unstructured.Unstructured {
 		obj = req.Object
 	}
 	obj = obj.DeepCopy()
-	(&Report{Steps: r.Steps}).Apply(obj)
+	Apply(&Report{Steps: r.Steps}, obj)
 	if gvk := obj.GroupVersionKind(); gvk.Group == "" && gvk.Kind == "Secret" {
 		if sd, ok := obj.Object["stringData"].(map[string]interface{}); ok {
 			data, _ := obj.Object["data"].(map[string]interface{})
@@ -343,7 +343,7 @@ func policyObject(req Request, r *Report) *unstructured.Unstructured {
 
 // SetBy names the last step whose ops set or changed p or a field above
 // it ("" when none did): "KIND NAME".
-func (r *Report) SetBy(p fieldpath.Path) string {
+func SetBy(r *Report, p fieldpath.Path) string {
 	if r == nil {
 		return ""
 	}
@@ -363,7 +363,7 @@ func (r *Report) SetBy(p fieldpath.Path) string {
 
 // RedactSecrets hides, for a Secret, the values the steps' ops set in its
 // data, stringData or last-applied annotation (Apply has used them).
-func (r *Report) RedactSecrets() {
+func RedactSecrets(r *Report) {
 	if r == nil {
 		return
 	}
@@ -397,19 +397,6 @@ func evaluatedAs(s Step, res *PolicyResult) string {
 		}
 	}
 	return "its match conditions leave it out"
-}
-
-// Mutated tells whether an evaluated mutating policy changed the object.
-func (r *Report) Mutated() bool {
-	if r == nil {
-		return false
-	}
-	for _, s := range r.Steps {
-		if s.Kind == MutatingAdmissionPolicy && s.Effect == Mutates {
-			return true
-		}
-	}
-	return false
 }
 
 func appendOnce(list []*unstructured.Unstructured, u *unstructured.Unstructured) []*unstructured.Unstructured {

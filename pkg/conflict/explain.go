@@ -434,7 +434,7 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 // of one key in a keyed list, which the server's validation refuses.
 func duplicateKeys(a *admission.Report, defaulted *unstructured.Unstructured, tc managedfields.TypeConverter) []string {
 	obj := defaulted.DeepCopy()
-	a.Apply(obj)
+	admission.Apply(a, obj)
 	if _, err := tc.ObjectToTyped(obj); err != nil && strings.Contains(err.Error(), "duplicate") {
 		return []string{"the mutating policies' changes leave duplicate keys, which the server's validation refuses: " + err.Error()}
 	}

@@ -754,8 +754,8 @@ func (r *Report) RedactSecrets() {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}
-	r.Admission.RedactSecrets()
-	r.ForcedAdmission.RedactSecrets()
+	admission.RedactSecrets(r.Admission)
+	admission.RedactSecrets(r.ForcedAdmission)
 	for i := range r.Reset {
 		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
 			r.Reset[i].Value = ownership.Redacted

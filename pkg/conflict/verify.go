@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 )
 
 // VerifyStatus is the outcome of --verify.
@@ -208,7 +210,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			}
 			// A name the server generates (a token volume's) can't be
 			// predicted: the server's is taken, the rest compared.
-			pred.Admission.AdoptGeneratedNames(res, out)
+			admission.AdoptGeneratedNames(pred.Admission, res, out)
 			lines, err := objectDifferences(r.Schema, out, res, unknown)
 			if err != nil {
 				return nil, "", fmt.Errorf("--verify: %w", err)

@@ -218,7 +218,7 @@ func Result(r *conflict.Simulation) (*unstructured.Unstructured, []fieldpath.Pat
 	res, unknown := conflict.Defaulted(r)
 	// Then admission's built-in plugins, as the apiserver runs them after
 	// the field manager (what they set is owned by no one).
-	r.Admission.Apply(res)
+	admission.Apply(r.Admission, res)
 	if r.Admission.Mutated() {
 		// The server defaults what a mutating policy changed.
 		if c, ok := r.Defaults.(defaults.Completer); ok {
@@ -475,7 +475,7 @@ func (r *Report) changes(forced *conflict.Simulation, live, result *unstructured
 			Conflict: conflicts[p.String()]}
 		c.Before, c.HasBefore = pathlang.Lookup(liveObj, p)
 		c.After, c.HasAfter = pathlang.Lookup(result.Object, p)
-		if by := forced.Admission.SetBy(p); by != "" && kind != Ownership {
+		if by := admission.SetBy(forced.Admission, p); by != "" && kind != Ownership {
 			// Unless the value is the one admission got.
 			if pre == nil {
 				pre, _ = conflict.Defaulted(forced)
@@ -629,7 +629,7 @@ func (r *Report) RedactSecrets() {
 		r.Result = ownership.RedactSecret(r.Result)
 		r.ResultObject = &unstructured.Unstructured{Object: r.Result}
 	}
-	r.Admission.RedactSecrets()
+	admission.RedactSecrets(r.Admission)
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		if !ownership.SecretPath(c.Elements) {

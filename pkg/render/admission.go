@@ -89,7 +89,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 
 // opLine says what one op does.
 func opLine(op admission.Op) string {
-	path := Escape(op.FieldPath().String())
+	path := Escape(admission.FieldPath(op).String())
 	v := Escape(opValue(op.Value))
 	switch {
 	case op.GenerateName != "":
