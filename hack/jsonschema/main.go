@@ -54,11 +54,11 @@ func strs[T ~string](vals ...T) []string {
 
 // enums are the values of the typed string fields, from their constants.
 var enums = map[string][]string{
-	"conflict.Action": strs(conflict.ActionCreate, conflict.ActionApply),
+	"v1alpha1.Action": strs(conflict.ActionCreate, conflict.ActionApply),
 	"v1alpha1.Effect": strs(admission.Mutates, admission.MayMutate, admission.MayDeny, admission.MayWarn, admission.Audits, admission.Warns, admission.Denies, admission.Admits),
 	"v1alpha1.AdmissionStepKind": strs(admission.Builtin, admission.ValidatingAdmissionPolicy, admission.MutatingAdmissionPolicy,
 		admission.ValidatingWebhook, admission.MutatingWebhook),
-	"conflict.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun, conflict.VerifyResolved),
+	"v1alpha1.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun, conflict.VerifyResolved),
 	"diff.ChangeKind":       strs(diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership),
 	"handover.Mode":         strs(handover.ModeAuto, handover.ModeController, handover.ModeApplier, handover.ModeRelease),
 	"handover.Status": strs(handover.StatusPlanned, handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHeld,

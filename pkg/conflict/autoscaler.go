@@ -14,14 +14,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-// Autoscaler is a HorizontalPodAutoscaler whose scaleTargetRef is the
-// applied object: its controller writes .spec.replicas through /scale.
-type Autoscaler struct {
-	Name        string `json:"name"`
-	MinReplicas int64  `json:"minReplicas"`
-	MaxReplicas int64  `json:"maxReplicas"`
-}
-
 // AutoscalerLister is a Source that can list the HPAs of a namespace.
 type AutoscalerLister interface {
 	Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error)
@@ -81,18 +73,6 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 // AutoscalerController is the manager an HPA's writes to /scale are
 // recorded as.
 const AutoscalerController = "kube-controller-manager"
-
-// ReplicasHolder is a manager that must let go of .spec.replicas before
-// the autoscaler's controller alone decides it: the --from of a handover
-// to AutoscalerController.
-type ReplicasHolder struct {
-	Manager string `json:"manager"`
-	// LastApplied: a client-side apply manager whose last-applied
-	// annotation holds .spec.replicas, whether or not its managedFields
-	// still do (a controller's write took them): kubectl's next
-	// client-side apply of a manifest without replicas would reset them.
-	LastApplied bool `json:"lastApplied"`
-}
 
 var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 

@@ -13,32 +13,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-// Reset is a field the applier no longer sets that the apiserver sets
-// back to its default: the apply does not remove it, it resets it.
-type Reset struct {
-	Path pathlang.Path `json:"path"`
-	// Value is the default the field gets.
-	Value interface{} `json:"value"`
-	// Unchanged: the live value already is the default.
-	Unchanged bool `json:"unchanged"`
-	// Kept: not a default but a value the apiserver allocated (a
-	// Service's cluster IP, a node port), which its storage keeps.
-	Kept bool `json:"kept"`
-
-	PathElements fieldpath.Path `json:"-"`
-}
-
-// MaybeReset is a field the applier no longer sets whose default
-// depends on other fields in a way kubectl-ssa does not know: the
-// apiserver may set it again, to a value not predicted here.
-type MaybeReset struct {
-	Path pathlang.Path `json:"path"`
-	// DependsOn says what the default depends on.
-	DependsOn string `json:"dependsOn"`
-
-	PathElements fieldpath.Path `json:"-"`
-}
-
 // defaultsFor returns what knows the defaults of the applied kind, or a
 // warning saying that nothing does.
 func defaultsFor(in Input, gvk schema.GroupVersionKind) (defaults.Source, string) {
@@ -78,7 +52,7 @@ func fromStringData(applied *unstructured.Unstructured, p fieldpath.Path) bool {
 // into removed, reset and maybe-reset ones. removed are all such paths
 // (parents and children); only the top-most of each is classified, and a
 // reset parent's removed children that its default lacks stay removed.
-func (r *Report) classifyRemovals(in Input, live, res *unstructured.Unstructured, removed []fieldpath.Path) {
+func classifyRemovals(r *Report, in Input, live, res *unstructured.Unstructured, removed []fieldpath.Path) {
 	var src defaults.Source
 	if len(removed) > 0 {
 		var warning string
@@ -192,23 +166,6 @@ func ancestorsOf(obj map[string]interface{}, p fieldpath.Path) []interface{} {
 	out := make([]interface{}, len(p))
 	for i := range p {
 		out[i], _ = pathlang.Lookup(obj, p[:i])
-	}
-	return out
-}
-
-// Changes lists the fields the applier stopped setting whose value the
-// apply changes: the removed ones, the resets to another value and the
-// possible resets. A check that an apply changes no value (migrate's)
-// refuses on any of them; resets to the same value change nothing.
-func (r *Report) Changes() []pathlang.Path {
-	out := append([]pathlang.Path{}, r.Removed...)
-	for _, rs := range r.Reset {
-		if !rs.Unchanged {
-			out = append(out, rs.Path)
-		}
-	}
-	for _, m := range r.MaybeReset {
-		out = append(out, m.Path)
 	}
 	return out
 }

@@ -55,7 +55,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		if key := cf.Path.APIServerString(); !listed[key] {
 			listed[key] = true
 			unique = append(unique, cf.Path)
-			if _, ok := r.StringDataStore(cf); !ok {
+			if _, ok := StringDataStore(&r.Report, cf); !ok {
 				shareable = append(shareable, cf.Path)
 			}
 		}
@@ -78,7 +78,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		out = append(out, remedy.Remedy{Kind: remedy.Share, Summary: "share them: set them in your manifest to the live values; equal values are co-owned, not conflicts", Paths: shareable})
 	}
 	for _, cf := range FirstPerOwner(r.Conflicts) {
-		if r.AutoscalerTakesBack(cf) || r.Subresource != "" {
+		if AutoscalerTakesBack(&r.Report, cf) || r.Subresource != "" {
 			// handover gives fields to an applier of the main resource:
 			// an apply to a subresource is another manager entry.
 			continue
@@ -121,14 +121,14 @@ func FirstPerOwner(conflicts []Conflict) []Conflict {
 // AutoscalerTakesBack tells whether a conflict is with the autoscaler's
 // writes to /scale: taken from it, replicas go back to it at its next
 // scaling, so no handover is offered from it.
-func (r *Report) AutoscalerTakesBack(cf Conflict) bool {
+func AutoscalerTakesBack(r *Report, cf Conflict) bool {
 	return len(r.Autoscalers) > 0 && cf.Manager == AutoscalerController && cf.Subresource == "scale"
 }
 
 // StringDataStore is where the apiserver keeps a conflict's Secret
 // stringData key (.data.KEY): stringData is write-only, so its live value
 // can't be shared.
-func (r *Report) StringDataStore(cf Conflict) (pathlang.Path, bool) {
+func StringDataStore(r *Report, cf Conflict) (pathlang.Path, bool) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return pathlang.Path{}, false
 	}

@@ -19,23 +19,23 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
 // ReportKind is the kind of the report Simulate returns.
 const ReportKind = "ConflictReport"
 
 // Action says whether an apply creates the object or changes it.
-type Action string
+type Action = v1alpha1.Action
 
 // Actions of a report.
 const (
-	ActionCreate Action = "create"
-	ActionApply  Action = "apply"
+	ActionCreate = v1alpha1.ActionCreate
+	ActionApply  = v1alpha1.ActionApply
 )
 
 // Input is one apply to simulate.
@@ -83,108 +83,19 @@ type Input struct {
 	ScaleSchema managedfields.TypeConverter
 }
 
-// Conflict is one field another manager owns with a different value.
-type Conflict struct {
-	Path         pathlang.Path `json:"path"`
-	Manager      string        `json:"manager"`
-	Operation    string        `json:"operation"`
-	Subresource  string        `json:"subresource"`
-	APIVersion   string        `json:"apiVersion"`
-	Time         *metav1.Time  `json:"time"`
-	LiveValue    interface{}   `json:"liveValue"`
-	AppliedValue interface{}   `json:"appliedValue"`
-	// Likely says what the owner most likely is (Describe): "Argo CD's
-	// UI", "the HorizontalPodAutoscaler"; empty when nothing is known.
-	Likely string `json:"likely,omitempty"`
-}
-
-// Owner returns the conflicting manager's identity.
-func (c Conflict) Owner() ownership.Owner {
-	return ownership.Owner{Manager: c.Manager, Operation: c.Operation, Subresource: c.Subresource, APIVersion: c.APIVersion, Time: c.Time}
-}
-
-// Retained is a field the applier stopped setting that stays, because
-// other managers still own it.
-type Retained struct {
-	Path   pathlang.Path     `json:"path"`
-	Owners []ownership.Owner `json:"owners"`
-}
-
-// Refusal is a tool refusing an object before it applies it.
-type Refusal struct {
-	Tool remedy.Tool `json:"tool"`
-	// Release is the Helm release, Namespace its namespace.
-	Release   string `json:"release,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	// Message is the tool's error, as it words it.
-	Message string `json:"message"`
-	// Labels and Annotations are what the object needs for the tool to
-	// take it (Helm's ownership metadata); set by the caller, which
-	// knows the tool.
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-// Report is the prediction for one object.
-type Report struct {
-	APIVersion   string              `json:"apiVersion"`
-	Kind         string              `json:"kind"`
-	Object       ownership.ObjectRef `json:"object"`
-	Action       Action              `json:"action"`
-	FieldManager string              `json:"fieldManager"`
-	Force        bool                `json:"force"`
-	Subresource  string              `json:"subresource"`
-	Conflicts    []Conflict          `json:"conflicts"`
-	// Message is the apiserver's error message for this apply, empty
-	// when it succeeds.
-	Message string `json:"message"`
-	// Removed are fields the applier owned and no longer sets, that
-	// nobody else owns and that have no default: the apply removes them.
-	Removed []pathlang.Path `json:"removed"`
-	// Reset are such fields that the apiserver sets back to a default.
-	Reset []Reset `json:"reset"`
-	// MaybeReset are such fields whose default depends on other fields
-	// in a way not known here.
-	MaybeReset []MaybeReset `json:"maybeReset"`
-	// Retained are fields the applier no longer sets that stay because
-	// other managers own them.
-	Retained []Retained `json:"retained"`
-	// Released lists managers that own nothing after a forced apply and
-	// disappear from managedFields.
-	Released []ownership.Owner `json:"releasedManagers"`
-	// ManagedFields are the object's managedFields as the server would
-	// store them after the apply (unchanged when it fails).
-	ManagedFields []metav1.ManagedFieldsEntry `json:"managedFields"`
-	Warnings      []string                    `json:"warnings"`
-	// Autoscalers are the HorizontalPodAutoscalers that scale the object,
-	// when the manifest sets .spec.replicas (which they own).
-	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
-	// ReplicasHolders, when Autoscalers are set, are the managers that
-	// must hand .spec.replicas over to the autoscaler's controller.
-	ReplicasHolders []ReplicasHolder `json:"replicasHolders,omitempty"`
-	// KubectlUpgrade lists the client-side apply managers kubectl moves
-	// to the field manager before the apply (empty: none).
-	KubectlUpgrade []string `json:"kubectlUpgrade"`
-	// Admission is what the cluster's admission does to the apply, as far
-	// as known here (nil: not read, as with --local).
-	Admission *admission.Report `json:"admission,omitempty"`
-	// Refused is the applying tool refusing the object before it sends
-	// any apply (Helm's ownership check of an object that exists but is
-	// not the release's); the caller, which knows the tool, sets it.
-	Refused *Refusal `json:"refused,omitempty"`
-	// Unchecked are what the apiserver checks after the field manager
-	// and this prediction does not, found in the result (validation):
-	// the prediction is not exact, --verify checks it.
-	Unchecked []string `json:"unchecked,omitempty"`
-	// ForcedAdmission is what admission does to the forced apply, when
-	// this one conflicts (it fails before admission): what taking the
-	// fields with --force-conflicts then meets.
-	ForcedAdmission *admission.Report `json:"forcedAdmission,omitempty"`
-	Verify          *Verification     `json:"verify,omitempty"`
-	// Resolutions are the ways out, as data (see Resolutions); set by
-	// the caller, which knows how the user reached the cluster.
-	Resolutions []remedy.Remedy `json:"resolutions,omitempty"`
-}
+// The types of the report, defined in package v1alpha1.
+type (
+	Conflict       = v1alpha1.Conflict
+	Retained       = v1alpha1.Retained
+	Refusal        = v1alpha1.Refusal
+	Report         = v1alpha1.ConflictReport
+	Reset          = v1alpha1.Reset
+	MaybeReset     = v1alpha1.MaybeReset
+	VerifyStatus   = v1alpha1.VerifyStatus
+	Verification   = v1alpha1.Verification
+	Autoscaler     = v1alpha1.Autoscaler
+	ReplicasHolder = v1alpha1.ReplicasHolder
+)
 
 // Simulation is one predicted apply: the Report it prints, and what the
 // prediction was made of, which diff, --verify, the tools' fixes and the
@@ -544,7 +455,7 @@ func simulateApply(in Input) (*Simulation, error) {
 	if r.ManagedFields == nil {
 		r.ManagedFields = []metav1.ManagedFieldsEntry{}
 	}
-	if err := r.diffOwnership(in, live, res); err != nil {
+	if err := diffOwnership(&r.Report, in, live, res); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return r, nil
@@ -661,7 +572,7 @@ func atVersion(obj *unstructured.Unstructured, apiVersion string) *unstructured.
 }
 
 // diffOwnership fills Removed, Retained and Released.
-func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) error {
+func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) error {
 	applier := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == in.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == in.Subresource
 	}
@@ -684,7 +595,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 		_, inLive := pathlang.Lookup(live.Object, p)
 		if !inLive {
 			if key, ok := ownership.StringDataKey(p); ok && secret {
-				r.stringDataLeft(live, in.Applied, key)
+				stringDataLeft(r, live, in.Applied, key)
 			}
 			return
 		}
@@ -702,7 +613,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 	})
 	// Report the top-most removed paths (a removed list item implies its
 	// fields), each removed or reset to its default.
-	r.classifyRemovals(in, live, res, removed)
+	classifyRemovals(r, in, live, res, removed)
 	// Managers that existed before and are gone after a forced apply.
 	if in.Force && len(r.Conflicts) > 0 {
 		kept := map[string]bool{}
@@ -721,7 +632,7 @@ func (r *Report) diffOwnership(in Input, live, res *unstructured.Unstructured) e
 // stringDataLeft notes a Secret's .stringData.KEY the applier no longer
 // sets: stringData is write-only, the apiserver stored the value in
 // .data.KEY, and dropping the stringData key removes nothing.
-func (r *Report) stringDataLeft(live, applied *unstructured.Unstructured, key string) {
+func stringDataLeft(r *Report, live, applied *unstructured.Unstructured, key string) {
 	if _, ok, _ := unstructured.NestedFieldNoCopy(live.Object, "data", key); !ok {
 		return
 	}
@@ -745,12 +656,12 @@ func (s *Simulation) RedactSecrets() {
 	if s.Live != nil {
 		s.Live = &unstructured.Unstructured{Object: ownership.RedactSecret(s.Live.Object)}
 	}
-	s.Report.RedactSecrets()
+	RedactSecrets(&s.Report)
 }
 
 // RedactSecrets hides the values of a Secret's data in the conflicts and
 // resets.
-func (r *Report) RedactSecrets() {
+func RedactSecrets(r *Report) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}

@@ -15,51 +15,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
-
-// VerifyStatus is the outcome of --verify.
-type VerifyStatus string
 
 // The outcomes of --verify.
 const (
-	// VerifyAgrees: the server's dry run answered what was predicted.
-	VerifyAgrees VerifyStatus = "agrees"
-	// VerifyDiffers: it did not; Differences say how.
-	VerifyDiffers VerifyStatus = "differs"
-	// VerifyRefused: the server refused the dry run (it needs patch
-	// permission): nothing was compared.
-	VerifyRefused VerifyStatus = "refused"
-	// VerifyNotRun: the server can't dry-run the apply yet (an object in
-	// a Namespace the input creates before it): nothing was compared.
-	VerifyNotRun VerifyStatus = "not-run"
-	// VerifyResolved: the prediction was not exact (admission not
-	// evaluated here matched), and the server's dry run differs only
-	// where that admission acts (the object's values, a denial): the
-	// server's answer stands for it. Differences list what it did;
-	// ServerDenied is its denial, if it refused the apply.
-	VerifyResolved VerifyStatus = "resolved"
+	VerifyAgrees   = v1alpha1.VerifyAgrees
+	VerifyDiffers  = v1alpha1.VerifyDiffers
+	VerifyRefused  = v1alpha1.VerifyRefused
+	VerifyNotRun   = v1alpha1.VerifyNotRun
+	VerifyResolved = v1alpha1.VerifyResolved
 )
-
-// Verification compares the prediction with the server's dry run.
-type Verification struct {
-	Status VerifyStatus `json:"status"`
-	// Agrees is Status == agrees, for scripts written before Status.
-	Agrees bool `json:"agrees"`
-	// Compared says what the dry run was compared with: a server dry run
-	// is one request, so of kubectl's sequence only the first apply.
-	Compared    string   `json:"compared"`
-	Differences []string `json:"differences"`
-	// Reason says why nothing was compared (refused, not-run), or what
-	// the server's answer resolved (resolved).
-	Reason string `json:"reason,omitempty"`
-	// ServerDenied is the server's denial when the prediction did not
-	// have it (resolved: admission not evaluated here refused the apply).
-	ServerDenied string `json:"serverDenied,omitempty"`
-	// ServerWarnings are the warnings the server's dry run returned
-	// (deprecations, admission's); a warning the prediction has
-	// (admission.warnings) and the server does not is a difference.
-	ServerWarnings []string `json:"serverWarnings"`
-}
 
 const (
 	comparedApply      = "the apply"

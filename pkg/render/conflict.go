@@ -103,7 +103,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 			if d != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
 			}
-			if d, ok := r.StringDataStore(cf); ok {
+			if d, ok := conflict.StringDataStore(&r.Report, cf); ok {
 				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d.String()))
 			} else {
 				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
@@ -312,7 +312,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
 	for _, cf := range unique {
-		if d, ok := r.StringDataStore(cf); ok {
+		if d, ok := conflict.StringDataStore(r, cf); ok {
 			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(d.String()))
 			continue
 		}
@@ -324,7 +324,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 		fmt.Fprintf(w, "       (not to an apply to /%s: handover gives fields to an applier of the object itself; apply the object with them instead)\n", Escape(r.Subresource))
 	}
 	for _, cf := range conflict.FirstPerOwner(r.Conflicts) {
-		if r.AutoscalerTakesBack(cf) {
+		if conflict.AutoscalerTakesBack(r, cf) {
 			fmt.Fprintln(w, "       (not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)")
 			continue
 		}
