@@ -205,7 +205,7 @@ func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts con
 		return nil, rc, err
 	}
 	if !o.showSecrets {
-		d.RedactSecrets()
+		diff.RedactSecrets(d)
 	}
 	return d, rc, nil
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -24,120 +25,22 @@ import (
 // ReportKind is the kind of the report Compute returns.
 const ReportKind = "DiffReport"
 
-// ChangeKind classifies one change.
-type ChangeKind string
+// The types of the report, defined in package v1alpha1.
+type (
+	ChangeKind = v1alpha1.ChangeKind
+	Change     = v1alpha1.DiffChange
+	Stay       = v1alpha1.Stay
+	Report     = v1alpha1.DiffReport
+)
 
 // The kinds of change.
 const (
-	// Modified: the value changes.
-	Modified ChangeKind = "modified"
-	// Added: the field appears.
-	Added ChangeKind = "added"
-	// Removed: the field disappears.
-	Removed ChangeKind = "removed"
-	// Reset: the applier stops setting the field and the apiserver sets
-	// it back to its default.
-	Reset ChangeKind = "reset"
-	// Ownership: the value stays, its owners change (shared, taken by
-	// force, released).
-	Ownership ChangeKind = "ownership"
+	Modified  = v1alpha1.ChangeModified
+	Added     = v1alpha1.ChangeAdded
+	Removed   = v1alpha1.ChangeRemoved
+	Reset     = v1alpha1.ChangeReset
+	Ownership = v1alpha1.ChangeOwnership
 )
-
-// Change is one leaf or atomic value of the object that the apply
-// changes, or whose owners it changes.
-type Change struct {
-	Path   pathlang.Path `json:"path"`
-	Change ChangeKind    `json:"change"`
-	// Before and After are the values (absent: the field is absent).
-	Before       interface{}       `json:"before,omitempty"`
-	After        interface{}       `json:"after,omitempty"`
-	OwnersBefore []ownership.Owner `json:"ownersBefore"`
-	OwnersAfter  []ownership.Owner `json:"ownersAfter"`
-	// Conflict: the apply conflicts on this field; it changes only with
-	// --force-conflicts.
-	Conflict bool `json:"conflict,omitempty"`
-	// SetBy is the admission step that set the value (a mutating
-	// policy, a built-in plugin), "" when none did.
-	SetBy string `json:"setBy,omitempty"`
-
-	// HasBefore and HasAfter tell an absent value from a null one.
-	HasBefore bool           `json:"-"`
-	HasAfter  bool           `json:"-"`
-	Elements  fieldpath.Path `json:"-"`
-}
-
-// Stay is what another manager keeps of the object that the manifest does
-// not set: the apply neither sets nor removes it.
-type Stay struct {
-	Manager ownership.Owner `json:"manager"`
-	Paths   []pathlang.Path `json:"paths"`
-	// Defaulted are such fields that hold their default value: without
-	// an owner the apiserver would set them again, to the same value.
-	Defaulted []pathlang.Path `json:"defaulted"`
-	// Command lets the applier own these fields, so that its next apply
-	// removes what the manifest does not set; empty for controllers,
-	// which keep theirs, and for kubectl rollout restart's stamp.
-	Command remedy.Command `json:"command"`
-	// Note says what following Command does beyond ownership (it rolls
-	// the pods), or why there is none.
-	Note string `json:"note,omitempty"`
-}
-
-// Report is what one apply changes in one object.
-type Report struct {
-	APIVersion   string              `json:"apiVersion"`
-	Kind         string              `json:"kind"`
-	Object       ownership.ObjectRef `json:"object"`
-	Action       conflict.Action     `json:"action"`
-	FieldManager string              `json:"fieldManager"`
-	Force        bool                `json:"force"`
-	Subresource  string              `json:"subresource"`
-	// Conflicts are those of the apply as asked (as in ConflictReport);
-	// when there are some and Force is false, Changes and Result are
-	// those of the forced apply, and the apply itself fails.
-	Conflicts []conflict.Conflict `json:"conflicts"`
-	// Message is the apiserver's error for the apply as asked.
-	Message string   `json:"message"`
-	Changes []Change `json:"changes"`
-	Stays   []Stay   `json:"stays"`
-	// Unknown are fields whose value after the apply kubectl-ssa does not
-	// know: defaults that depend on other fields in ways not known here.
-	Unknown  []pathlang.Path `json:"unknown"`
-	Warnings []string        `json:"warnings"`
-	// Admission is what the cluster's admission does to the apply, as far
-	// as known here (as in ConflictReport); its modelled changes are in
-	// Result and Changes.
-	Admission *admission.Report `json:"admission,omitempty"`
-	// Unchecked are what the apiserver checks after the field manager
-	// and this prediction does not, found in the result (as in
-	// ConflictReport).
-	Unchecked []string `json:"unchecked,omitempty"`
-	// Live is the object before the apply (null: the apply creates it);
-	// Result the object as the server would store it after the apply
-	// (the forced apply, when it conflicts), defaults included.
-	Live   map[string]interface{} `json:"live"`
-	Result map[string]interface{} `json:"result"`
-
-	// LiveObject and ResultObject are Live and Result, for rendering.
-	LiveObject   *unstructured.Unstructured `json:"-"`
-	ResultObject *unstructured.Unstructured `json:"-"`
-}
-
-// HasChanges tells whether the apply changes a value, or fails on a
-// conflict: what makes kubectl diff exit 1. A create is a change, even of
-// an object that sets nothing but its name. A change of owners alone does
-// not (kubectl diff does not see it either).
-func (r *Report) HasChanges() bool {
-	if len(r.Conflicts) > 0 || r.Action == conflict.ActionCreate {
-		return true
-	}
-	for _, c := range r.Changes {
-		if c.Change != Ownership {
-			return true
-		}
-	}
-	return false
-}
 
 // Options of Compute.
 type Options struct {
@@ -202,10 +105,10 @@ func Compute(asked *conflict.Simulation, o Options) (*Report, error) {
 	}
 	r.Result = result.Object
 
-	if err := r.changes(forced, live, result); err != nil {
+	if err := changes(r, forced, live, result); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r.stays(result, forced.Defaults, o)
+	stays(r, result, forced.Defaults, o)
 	return r, nil
 }
 
@@ -409,7 +312,7 @@ func SameOwners(a, b []ownership.Owner) bool {
 
 // changes compares live and result leaf by leaf, with the schema of the
 // apply: a keyed list item is compared by key, an atomic value as a whole.
-func (r *Report) changes(forced *conflict.Simulation, live, result *unstructured.Unstructured) error {
+func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.Unstructured) error {
 	tc := forced.Schema
 	if tc == nil {
 		return fmt.Errorf("no schema to compare with")
@@ -508,7 +411,7 @@ func (r *Report) changes(forced *conflict.Simulation, live, result *unstructured
 
 // stays lists, per manager other than the applier, the fields of the main
 // resource it owns in the result that the manifest does not set.
-func (r *Report) stays(result *unstructured.Unstructured, src defaults.Source, o Options) {
+func stays(r *Report, result *unstructured.Unstructured, src defaults.Source, o Options) {
 	sets, err := decodeAll(result.GetManagedFields())
 	if err != nil {
 		return
@@ -617,7 +520,7 @@ func setRedacted(obj map[string]interface{}, p fieldpath.Path, v string) {
 
 // RedactSecrets hides the values of a Secret: in the objects and in the
 // changes.
-func (r *Report) RedactSecrets() {
+func RedactSecrets(r *Report) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}

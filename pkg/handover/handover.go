@@ -11,34 +11,60 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-// Mode is how ownership moves.
-type Mode string
+// The types of the report, defined in package v1alpha1.
+type (
+	Mode       = v1alpha1.HandoverMode
+	StepName   = v1alpha1.StepName
+	Step       = v1alpha1.HandoverStep
+	FieldState = v1alpha1.FieldState
+	Report     = v1alpha1.HandoverReport
+	Status     = v1alpha1.HandoverStatus
+	StepStatus = v1alpha1.StepStatus
+	// LastAppliedEdit is a step's edit of the last-applied annotation.
+	LastAppliedEdit = v1alpha1.LastAppliedEdit
+)
 
 // Modes.
 const (
-	ModeAuto       Mode = "auto"
-	ModeController Mode = "controller"
-	ModeApplier    Mode = "applier"
-	ModeRelease    Mode = "release"
+	ModeAuto       = v1alpha1.HandoverAuto
+	ModeController = v1alpha1.HandoverController
+	ModeApplier    = v1alpha1.HandoverApplier
+	ModeRelease    = v1alpha1.HandoverRelease
 )
-
-// StepName says what a step does.
-type StepName string
 
 // Step names.
 const (
-	StepHold    StepName = "hold"
-	StepShare   StepName = "share"
-	StepRelease StepName = "release"
-	StepWait    StepName = "wait"
-	StepCleanup StepName = "cleanup"
-	// StepLastApplied takes fields out of the last-applied annotation of
-	// a client-side apply manager that no longer owns them.
-	StepLastApplied StepName = "last-applied"
+	StepHold        = v1alpha1.StepHold
+	StepShare       = v1alpha1.StepShare
+	StepRelease     = v1alpha1.StepRelease
+	StepWait        = v1alpha1.StepWait
+	StepCleanup     = v1alpha1.StepCleanup
+	StepLastApplied = v1alpha1.StepLastApplied
+)
+
+// The statuses of a Report.
+const (
+	StatusPlanned         = v1alpha1.HandoverPlanned
+	StatusCompleted       = v1alpha1.HandoverCompleted
+	StatusAlreadyComplete = v1alpha1.HandoverAlreadyComplete
+	StatusHeld            = v1alpha1.HandoverHeld
+	StatusHandedOver      = v1alpha1.HandoverHandedOver
+	StatusFailed          = v1alpha1.HandoverFailed
+)
+
+// The statuses of a Step.
+const (
+	StepPlanned  = v1alpha1.StepPlanned
+	StepDone     = v1alpha1.StepDone
+	StepSkipped  = v1alpha1.StepSkipped
+	StepDryRun   = v1alpha1.StepDryRun
+	StepFailed   = v1alpha1.StepFailed
+	StepTimedOut = v1alpha1.StepTimedOut
 )
 
 // DefaultTempManager holds fields during a handover to a controller.
@@ -62,98 +88,8 @@ type Request struct {
 	resume bool
 }
 
-// Step is one write of the plan.
-type Step struct {
-	Name        StepName        `json:"name"`
-	Description string          `json:"description"`
-	Manager     string          `json:"manager"`
-	Paths       []pathlang.Path `json:"paths"`
-	Status      StepStatus      `json:"status"`
-	// ResourceVersion the step wrote (empty unless done).
-	ResourceVersion string                      `json:"resourceVersion"`
-	ManagedFields   []metav1.ManagedFieldsEntry `json:"managedFieldsAfter"`
-	// LastApplied is the step's edit of the last-applied annotation of a
-	// client-side apply --from (same write); nil when none.
-	LastApplied *LastAppliedEdit `json:"lastApplied,omitempty"`
-
-	// apply is the applied configuration of a hold step; entries the
-	// managedFields of a share/release/cleanup step.
-	apply map[string]interface{}
-}
-
-// FieldState is one field's value and owners.
-type FieldState struct {
-	Path   pathlang.Path     `json:"path"`
-	Value  interface{}       `json:"value"`
-	Owners []ownership.Owner `json:"owners"`
-}
-
-// Report is a handover's plan and outcome.
-type Report struct {
-	APIVersion      string              `json:"apiVersion"`
-	Kind            string              `json:"kind"`
-	Object          ownership.ObjectRef `json:"object"`
-	Mode            Mode                `json:"mode"`
-	From            string              `json:"from"`
-	FromSubresource string              `json:"fromSubresource"`
-	To              string              `json:"to"`
-	Status          Status              `json:"status"`
-	Message         string              `json:"message"`
-	Steps           []Step              `json:"steps"`
-	Before          []FieldState        `json:"before"`
-	After           []FieldState        `json:"after"`
-	// Orphaned are fields a release leaves owned by nobody (they stay, and
-	// no apply will remove them); AppliersOnly are fields then owned only
-	// by appliers, which the next apply of theirs without them removes.
-	Orphaned     []pathlang.Path `json:"orphaned"`
-	AppliersOnly []pathlang.Path `json:"appliersOnly"`
-	Warnings     []string        `json:"warnings"`
-
-	// Next says what the user should do now.
-	Next string `json:"next"`
-	// Fields are the paths the plan moves (all of From's for release --all).
-	Fields []fieldpath.Path `json:"-"`
-	// Content is the object the plan was made from, to print its paths.
-	Content map[string]interface{} `json:"-"`
-}
-
-// Status is where a handover stands.
-type Status string
-
-// The statuses of a Report.
-const (
-	StatusPlanned Status = "planned"
-	// StatusCompleted: the new owner owns the fields, the old one none.
-	StatusCompleted Status = "completed"
-	// StatusAlreadyComplete: nothing was to do.
-	StatusAlreadyComplete Status = "already-complete"
-	// StatusHeld: the old owner let go and the temporary manager holds
-	// the fields until the controller writes them.
-	StatusHeld Status = "held"
-	// StatusHandedOver: held, and safe: no applier owns the fields, no
-	// last-applied annotation holds them, and the controller targets the
-	// object, so it takes them when it next writes them. Nothing is left
-	// for the user to do; the temporary manager lets go once the
-	// controller writes them (when the command runs again, or with --wait).
-	StatusHandedOver Status = "handed-over"
-	StatusFailed     Status = "failed"
-)
-
-// StepStatus is where one step stands.
-type StepStatus string
-
-// The statuses of a Step.
-const (
-	StepPlanned  StepStatus = "planned"
-	StepDone     StepStatus = "done"
-	StepSkipped  StepStatus = "skipped"
-	StepDryRun   StepStatus = "dry-run"
-	StepFailed   StepStatus = "failed"
-	StepTimedOut StepStatus = "timed-out"
-)
-
 // ReportKind is the kind of Report.
-const ReportKind = "HandoverReport"
+const ReportKind = v1alpha1.HandoverReportKind
 
 // Error is a handover that can't be done; nothing was written.
 type Error struct {
@@ -345,7 +281,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: StepPlanned, apply: cfg, ManagedFields: cur,
+			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: StepPlanned, Apply: cfg, ManagedFields: cur,
 				Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
 		}
 	case ModeApplier:
@@ -602,7 +538,7 @@ func IsError(err error) bool {
 // RedactSecrets hides the values of a Secret's data in the report: in
 // the fields, and inside a field that holds them (.metadata.annotations
 // holds client-side apply's copy of the whole Secret).
-func (r *Report) RedactSecrets() {
+func RedactSecrets(r *Report) {
 	redactStates(r.Object, r.Before)
 	redactStates(r.Object, r.After)
 }

@@ -23,37 +23,12 @@ const ClientSideApplyManager = ownership.ClientSideApplyManager
 // lastAppliedPath is where client-side apply keeps what it applied last.
 var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)
 
-// LastAppliedEdit is what a step does to the last-applied annotation.
-//
-// Client-side apply keeps its state in two places: its managedFields entry
-// and the kubectl.kubernetes.io/last-applied-configuration annotation.
-// kubectl's next client-side apply deletes every field the annotation
-// holds and the new manifest does not, whoever owns it: a field handed
-// over but left in the annotation is reset by that apply (an HPA's
-// .spec.replicas back to 1). So when --from is a client-side apply
-// manager, the step that takes the fields out of its entry takes them out
-// of the annotation too, in the same resourceVersion-guarded write.
-type LastAppliedEdit struct {
-	Annotation string `json:"annotation"`
-	// Manager is the client-side apply manager that owns the annotation:
-	// the write is sent as it, so that the apiserver, which gives a
-	// changed field to the writer, leaves the annotation where it was.
-	Manager string `json:"manager"`
-	// Removed are the paths taken out of the annotation.
-	Removed []pathlang.Path `json:"removed"`
-	// Deleted: the annotation itself was released, so it goes as a
-	// whole (kubectl's next client-side apply then deletes nothing).
-	Deleted bool `json:"deleted"`
-
-	value string // the annotation after the edit
-}
-
-// ops are the JSON patch operations of the edit.
-func (e *LastAppliedEdit) ops() []write.PatchOp {
+// lastAppliedOps are the JSON patch operations of the edit.
+func lastAppliedOps(e *LastAppliedEdit) []write.PatchOp {
 	if e.Deleted {
 		return []write.PatchOp{write.RemoveAnnotationOp(e.Annotation)}
 	}
-	return []write.PatchOp{{Op: "replace", Path: write.AnnotationPointer(e.Annotation), Value: e.value}}
+	return []write.PatchOp{{Op: "replace", Path: write.AnnotationPointer(e.Annotation), Value: e.Value}}
 }
 
 // isClientSideApply tells whether req.From is a client-side apply manager
@@ -147,9 +122,9 @@ func planLastApplied(live *unstructured.Unstructured, req Request, mode Mode, fi
 	if err := enc.Encode(doc); err != nil {
 		return nil, cant(oneLine(err.Error()))
 	}
-	e.value = b.String()
+	e.Value = b.String()
 	if !strings.HasSuffix(ann, "\n") {
-		e.value = strings.TrimSuffix(e.value, "\n")
+		e.Value = strings.TrimSuffix(e.Value, "\n")
 	}
 	return e, nil
 }

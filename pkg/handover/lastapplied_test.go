@@ -190,8 +190,8 @@ func TestPlanLastApplied(t *testing.T) {
 			})); diff != "" {
 				t.Errorf("edit (-want +got):\n%s", diff)
 			}
-			if got != nil && got.value != tt.wantValue {
-				t.Errorf("annotation after the edit:\n got %s\nwant %s", got.value, tt.wantValue)
+			if got != nil && got.Value != tt.wantValue {
+				t.Errorf("annotation after the edit:\n got %s\nwant %s", got.Value, tt.wantValue)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		rep.Message = FailureMessage(err, ownership.ObjectName(rep.Object.Kind, rep.Object.Namespace, rep.Object.Name), opts)
 	}
 	if !opts.ShowSecretValues {
-		rep.RedactSecrets()
+		RedactSecrets(rep)
 	}
 	if opts.NoControllerWarning != "" && rep.Mode == ModeController && rep.Status != StatusAlreadyComplete && rep.Status != StatusCompleted {
 		rep.Warnings = append(rep.Warnings, opts.NoControllerWarning)
@@ -408,7 +408,7 @@ func safe(live *unstructured.Unstructured, req Request, fields []fieldpath.Path)
 // resourceVersion the step was planned from.
 func writeStep(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun write.DryRun) (*unstructured.Unstructured, error) {
 	if s.Name == StepHold {
-		cfg := &unstructured.Unstructured{Object: s.apply}
+		cfg := &unstructured.Unstructured{Object: s.Apply}
 		cfg.SetResourceVersion(live.GetResourceVersion())
 		ao := metav1.ApplyOptions{FieldManager: s.Manager}
 		if dryRun == write.DryRunServer {
@@ -422,7 +422,7 @@ func writeStep(ctx context.Context, c dynamic.ResourceInterface, live *unstructu
 	}
 	manager := opts.Manager
 	if s.LastApplied != nil {
-		ops = append(ops, s.LastApplied.ops()...)
+		ops = append(ops, lastAppliedOps(s.LastApplied)...)
 		// The apiserver gives a changed field to the writer: written as
 		// its owner, the annotation stays where it was.
 		manager = s.LastApplied.Manager

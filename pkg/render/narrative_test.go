@@ -118,7 +118,7 @@ func TestHandoverNarrative(t *testing.T) {
 				}
 				r.After = r.Before
 			}
-			r.RedactSecrets()
+			handover.RedactSecrets(r)
 			var buf bytes.Buffer
 			render.HandoverNarrative(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)})
 			golden(t, tt.name+".golden", buf.Bytes())
