@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
@@ -49,28 +50,10 @@ const engineKubernetesVersion = "1.37"
 const apimachineryModule = "k8s.io/apimachinery"
 
 // VersionKind is the kind of version's report.
-const VersionKind = "Version"
+const VersionKind = v1alpha1.VersionKind
 
 // VersionInfo is the output of "kubectl ssa version -o json".
-type VersionInfo struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Version    string            `json:"version"`
-	GitCommit  string            `json:"gitCommit"`
-	BuildDate  string            `json:"buildDate"`
-	GoVersion  string            `json:"goVersion"`
-	Platform   string            `json:"platform"`
-	Libraries  map[string]string `json:"libraries"`
-	// EngineKubernetesVersion is the Kubernetes minor ("1.37") whose field
-	// manager is embedded.
-	EngineKubernetesVersion string `json:"engineKubernetesVersion"`
-	// ServerVersion is the server's /version, absent with --client or when
-	// the server could not be reached.
-	ServerVersion *apimachineryversion.Info `json:"serverVersion,omitempty"`
-	ServerSupport ServerSupport             `json:"serverSupport,omitempty"`
-	// ServerNotes say why predictions for this server are not exact.
-	ServerNotes []string `json:"serverNotes,omitempty"`
-}
+type VersionInfo = v1alpha1.Version
 
 func versionInfo() VersionInfo {
 	v := VersionInfo{

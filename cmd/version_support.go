@@ -6,23 +6,18 @@ import (
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // ServerSupport says how faithful predictions are for the server's version.
-type ServerSupport string
+type ServerSupport = v1alpha1.ServerSupport
 
+// How faithful predictions are.
 const (
-	// ServerExact: a minor the fidelity tests (make test-versions: the
-	// explain-conflict and diff corpora against the server's dry run)
-	// pass on, with no known difference at the server's patch.
-	ServerExact ServerSupport = "exact"
-	// ServerDiffers: a minor with known differences, listed in
-	// serverNotes.
-	ServerDiffers ServerSupport = "differs"
-	// ServerUntested: a minor no test bed here runs; apply behaviour may
-	// differ (explain-conflict --verify compares a prediction with the
-	// server's dry run).
-	ServerUntested ServerSupport = "untested"
+	ServerExact    = v1alpha1.ServerExact
+	ServerDiffers  = v1alpha1.ServerDiffers
+	ServerUntested = v1alpha1.ServerUntested
 )
 
 // verifiedMinors are the Kubernetes minors make test-versions runs the

@@ -13,18 +13,9 @@ import (
 	"path/filepath"
 	"reflect"
 
-	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/jsonschema"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // report is one document kind and the Go type it is marshalled from.
@@ -35,13 +26,13 @@ type report struct {
 
 var reports = []report{
 	{v1alpha1.OwnershipReportKind, "who-owns", reflect.TypeOf(v1alpha1.OwnershipReport{})},
-	{conflict.ReportKind, "explain-conflict", reflect.TypeOf(conflict.Report{})},
-	{diff.ReportKind, "diff", reflect.TypeOf(diff.Report{})},
-	{handover.ReportKind, "handover", reflect.TypeOf(handover.Report{})},
-	{migrate.ReportKind, "migrate", reflect.TypeOf(migrate.Report{})},
-	{audit.ReportKind, "audit", reflect.TypeOf(audit.Report{})},
-	{fight.Kind, "watch (one JSON document a line)", reflect.TypeOf(fight.Fight{})},
-	{cmd.VersionKind, "version", reflect.TypeOf(cmd.VersionInfo{})},
+	{v1alpha1.ConflictReportKind, "explain-conflict", reflect.TypeOf(v1alpha1.ConflictReport{})},
+	{v1alpha1.DiffReportKind, "diff", reflect.TypeOf(v1alpha1.DiffReport{})},
+	{v1alpha1.HandoverReportKind, "handover", reflect.TypeOf(v1alpha1.HandoverReport{})},
+	{v1alpha1.MigrationReportKind, "migrate", reflect.TypeOf(v1alpha1.MigrationReport{})},
+	{v1alpha1.AuditReportKind, "audit", reflect.TypeOf(v1alpha1.AuditReport{})},
+	{v1alpha1.FightKind, "watch (one JSON document a line)", reflect.TypeOf(v1alpha1.Fight{})},
+	{v1alpha1.VersionKind, "version", reflect.TypeOf(v1alpha1.Version{})},
 }
 
 func strs[T ~string](vals ...T) []string {
@@ -54,28 +45,30 @@ func strs[T ~string](vals ...T) []string {
 
 // enums are the values of the typed string fields, from their constants.
 var enums = map[string][]string{
-	"v1alpha1.Action": strs(conflict.ActionCreate, conflict.ActionApply),
-	"v1alpha1.Effect": strs(admission.Mutates, admission.MayMutate, admission.MayDeny, admission.MayWarn, admission.Audits, admission.Warns, admission.Denies, admission.Admits),
-	"v1alpha1.AdmissionStepKind": strs(admission.Builtin, admission.ValidatingAdmissionPolicy, admission.MutatingAdmissionPolicy,
-		admission.ValidatingWebhook, admission.MutatingWebhook),
-	"v1alpha1.VerifyStatus": strs(conflict.VerifyAgrees, conflict.VerifyDiffers, conflict.VerifyRefused, conflict.VerifyNotRun, conflict.VerifyResolved),
-	"v1alpha1.ChangeKind":   strs(diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership),
-	"v1alpha1.HandoverMode": strs(handover.ModeAuto, handover.ModeController, handover.ModeApplier, handover.ModeRelease),
-	"v1alpha1.HandoverStatus": strs(handover.StatusPlanned, handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHeld,
-		handover.StatusHandedOver, handover.StatusFailed),
-	"v1alpha1.StepStatus": strs(handover.StepPlanned, handover.StepDone, handover.StepSkipped, handover.StepDryRun, handover.StepFailed, handover.StepTimedOut),
-	"v1alpha1.StepName":   strs(handover.StepHold, handover.StepShare, handover.StepRelease, handover.StepWait, handover.StepCleanup, handover.StepLastApplied),
-	"audit.Code":          strs(audit.Codes...),
-	"audit.MarkKind":      strs(audit.MarkLabel, audit.MarkAnnotation),
-	"audit.Severity":      strs(audit.SeverityInfo, audit.SeverityWarning, audit.SeverityError),
-	"audit.FixMode":       strs(audit.FixAdopt, audit.FixForget),
-	"write.DryRun":        strs(write.DryRunNone, write.DryRunClient, write.DryRunServer),
-	"migrate.Result":      strs(migrate.ResultMigrated, migrate.ResultWouldMigrate, migrate.ResultUnchanged, migrate.ResultSkipped, migrate.ResultFailed, migrate.ResultNeedsWork),
-	"migrate.Mode":        strs(migrate.ModeCSA, migrate.ModeRename, migrate.ModeRelease, migrate.ModeAPIVersions, migrate.ModeUndo),
-	"remedy.Kind":         strs(remedy.Kinds...),
-	"remedy.Tool":         strs(remedy.Tools...),
-	"remedy.Edit":         strs(remedy.Edits...),
-	"cmd.ServerSupport":   strs(cmd.ServerExact, cmd.ServerDiffers, cmd.ServerUntested),
+	"v1alpha1.Action": strs(v1alpha1.ActionCreate, v1alpha1.ActionApply),
+	"v1alpha1.Effect": strs(v1alpha1.EffectMutates, v1alpha1.EffectMayMutate, v1alpha1.EffectMayDeny, v1alpha1.EffectMayWarn,
+		v1alpha1.EffectAudits, v1alpha1.EffectWarns, v1alpha1.EffectDenies, v1alpha1.EffectAdmits),
+	"v1alpha1.AdmissionStepKind": strs(v1alpha1.BuiltinPlugin, v1alpha1.ValidatingAdmissionPolicy, v1alpha1.MutatingAdmissionPolicy,
+		v1alpha1.ValidatingWebhook, v1alpha1.MutatingWebhook),
+	"v1alpha1.VerifyStatus": strs(v1alpha1.VerifyAgrees, v1alpha1.VerifyDiffers, v1alpha1.VerifyRefused, v1alpha1.VerifyNotRun, v1alpha1.VerifyResolved),
+	"v1alpha1.ChangeKind":   strs(v1alpha1.ChangeModified, v1alpha1.ChangeAdded, v1alpha1.ChangeRemoved, v1alpha1.ChangeReset, v1alpha1.ChangeOwnership),
+	"v1alpha1.HandoverMode": strs(v1alpha1.HandoverAuto, v1alpha1.HandoverController, v1alpha1.HandoverApplier, v1alpha1.HandoverRelease),
+	"v1alpha1.HandoverStatus": strs(v1alpha1.HandoverPlanned, v1alpha1.HandoverCompleted, v1alpha1.HandoverAlreadyComplete, v1alpha1.HandoverHeld,
+		v1alpha1.HandoverHandedOver, v1alpha1.HandoverFailed),
+	"v1alpha1.StepStatus": strs(v1alpha1.StepPlanned, v1alpha1.StepDone, v1alpha1.StepSkipped, v1alpha1.StepDryRun, v1alpha1.StepFailed, v1alpha1.StepTimedOut),
+	"v1alpha1.StepName":   strs(v1alpha1.StepHold, v1alpha1.StepShare, v1alpha1.StepRelease, v1alpha1.StepWait, v1alpha1.StepCleanup, v1alpha1.StepLastApplied),
+	"v1alpha1.Code":       strs(v1alpha1.Codes...),
+	"v1alpha1.MarkKind":   strs(v1alpha1.MarkLabel, v1alpha1.MarkAnnotation),
+	"v1alpha1.Severity":   strs(v1alpha1.SeverityInfo, v1alpha1.SeverityWarning, v1alpha1.SeverityError),
+	"v1alpha1.FixMode":    strs(v1alpha1.FixAdopt, v1alpha1.FixForget),
+	"v1alpha1.DryRun":     strs(v1alpha1.DryRunNone, v1alpha1.DryRunClient, v1alpha1.DryRunServer),
+	"v1alpha1.MigrationResult": strs(v1alpha1.ResultMigrated, v1alpha1.ResultWouldMigrate, v1alpha1.ResultUnchanged, v1alpha1.ResultSkipped,
+		v1alpha1.ResultFailed, v1alpha1.ResultNeedsWork),
+	"v1alpha1.MigrationMode": strs(v1alpha1.MigrateCSA, v1alpha1.MigrateRename, v1alpha1.MigrateRelease, v1alpha1.MigrateAPIVersions, v1alpha1.MigrateUndo),
+	"remedy.Kind":            strs(remedy.Kinds...),
+	"remedy.Tool":            strs(remedy.Tools...),
+	"remedy.Edit":            strs(remedy.Edits...),
+	"v1alpha1.ServerSupport": strs(v1alpha1.ServerExact, v1alpha1.ServerDiffers, v1alpha1.ServerUntested),
 }
 
 // names are the names the schemas give the report types under $defs and

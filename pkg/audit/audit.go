@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -17,89 +18,53 @@ import (
 )
 
 // ReportKind is the kind of the report of an audit.
-const ReportKind = "AuditReport"
+const ReportKind = v1alpha1.AuditReportKind
 
 // Code names a kind of finding; codes are stable.
-type Code string
+type Code = v1alpha1.Code
 
 // The findings.
 const (
-	// CodeDrift: with expected managers, fields of the main resource owned
-	// by a manager that is neither expected nor allowed.
-	CodeDrift Code = "drift"
-	// CodeManualEdit: without expected managers, fields owned by kubectl's
-	// imperative commands (edit, patch, label, ...).
-	CodeManualEdit Code = "manual-edit"
-	// CodeCSALeftover: an entry of client-side kubectl apply.
-	CodeCSALeftover Code = "csa-leftover"
-	// CodeBeforeFirstApply: fields owned by before-first-apply.
-	CodeBeforeFirstApply Code = "before-first-apply"
-	// CodeAncientChanges: fields owned by ancient-changes.
-	CodeAncientChanges Code = "ancient-changes"
-	// CodeUnservedAPIVersion: an entry recorded at an apiVersion the
-	// server no longer serves (the apiserver drops it on the next write).
-	CodeUnservedAPIVersion Code = "unserved-apiversion"
-	// CodeGenericManager: a manager named after an HTTP user agent.
-	CodeGenericManager Code = "generic-manager"
-	// CodeEmptyManager: an entry that owns nothing.
-	CodeEmptyManager Code = "empty-manager"
-	// CodeLastAppliedSize: a last-applied annotation over the threshold.
-	CodeLastAppliedSize Code = "last-applied-size"
-	// CodeSharedAppliers: fields owned by two or more Apply managers.
-	CodeSharedAppliers Code = "shared-appliers"
-	// CodeRolloutRestart: kubectl rollout restart's stamp on the pod
-	// template, which every restart writes: history, not drift.
-	CodeRolloutRestart Code = "rollout-restart"
-	// CodeHandoverHeld: kubectl ssa handover's temporary manager holds
-	// fields until the controller they were handed to writes them.
-	CodeHandoverHeld Code = "handover-held"
-	// CodeManagedFieldsWiped: an object with no managedFields at all,
-	// although an applier's bookkeeping says it was applied
-	// (kubernetes/kubernetes#136919).
-	CodeManagedFieldsWiped Code = "managed-fields-wiped"
-	// CodeUpdateAndApply: one manager recorded both as Update and as
-	// Apply of the main resource: two identities (helm/helm#31516).
-	CodeUpdateAndApply Code = "update-and-apply"
-	// CodeSharedListItems: fields of an associative list's items owned
-	// by a hand edit (kubectl, Argo CD's UI) in an object an applier
-	// applies (argoproj/argo-cd#25474).
-	CodeSharedListItems Code = "shared-list-items"
-	// CodeControllerScope: a Kubernetes component owning fields of an
-	// applied object's spec that it never writes.
-	CodeControllerScope Code = "controller-scope"
-	// CodeImperative (optional): an object made by kubectl create, run,
-	// expose or autoscale, and applied by nobody.
-	CodeImperative Code = "imperative"
-	// CodeAdoptedEdit (optional): a hand edit whose every field the
-	// applier applies since, with the same values: history.
-	CodeAdoptedEdit Code = "adopted-edit"
+	CodeDrift              = v1alpha1.CodeDrift
+	CodeManualEdit         = v1alpha1.CodeManualEdit
+	CodeCSALeftover        = v1alpha1.CodeCSALeftover
+	CodeBeforeFirstApply   = v1alpha1.CodeBeforeFirstApply
+	CodeAncientChanges     = v1alpha1.CodeAncientChanges
+	CodeUnservedAPIVersion = v1alpha1.CodeUnservedAPIVersion
+	CodeGenericManager     = v1alpha1.CodeGenericManager
+	CodeEmptyManager       = v1alpha1.CodeEmptyManager
+	CodeLastAppliedSize    = v1alpha1.CodeLastAppliedSize
+	CodeSharedAppliers     = v1alpha1.CodeSharedAppliers
+	CodeRolloutRestart     = v1alpha1.CodeRolloutRestart
+	CodeHandoverHeld       = v1alpha1.CodeHandoverHeld
+	CodeManagedFieldsWiped = v1alpha1.CodeManagedFieldsWiped
+	CodeUpdateAndApply     = v1alpha1.CodeUpdateAndApply
+	CodeSharedListItems    = v1alpha1.CodeSharedListItems
+	CodeControllerScope    = v1alpha1.CodeControllerScope
+	CodeImperative         = v1alpha1.CodeImperative
+	CodeAdoptedEdit        = v1alpha1.CodeAdoptedEdit
 )
 
 // Codes lists every code, in the order the README documents them.
-var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart, CodeHandoverHeld,
-	CodeManagedFieldsWiped, CodeUpdateAndApply, CodeSharedListItems, CodeControllerScope, CodeImperative, CodeAdoptedEdit}
+var Codes = v1alpha1.Codes
 
 // Optional are the codes an audit leaves out unless Options.Rules turns
 // them on (--rules=+imperative).
 var Optional = []Code{CodeImperative, CodeAdoptedEdit}
 
 // Severity orders findings for --fail-on.
-type Severity string
+type Severity = v1alpha1.Severity
 
 // Severities, lowest first.
 const (
-	SeverityInfo    Severity = "info"
-	SeverityWarning Severity = "warning"
-	SeverityError   Severity = "error"
-	// SeverityNever is no severity: --fail-on=never never fails.
-	SeverityNever Severity = "never"
+	SeverityInfo    = v1alpha1.SeverityInfo
+	SeverityWarning = v1alpha1.SeverityWarning
+	SeverityError   = v1alpha1.SeverityError
+	SeverityNever   = v1alpha1.SeverityNever
 )
 
 // Severities are the values --fail-on takes, lowest first.
-var Severities = []Severity{SeverityInfo, SeverityWarning, SeverityError, SeverityNever}
-
-// Rank orders severities; -1 for an unknown one.
-func (s Severity) Rank() int { return slices.Index(Severities, s) }
+var Severities = v1alpha1.Severities
 
 // SeverityOf is the severity of each code: error for what changes fields
 // behind the declared owner's back or will break writes, warning for what
@@ -115,56 +80,32 @@ func SeverityOf(c Code) Severity {
 	return SeverityInfo
 }
 
-// Finding is one problem of one object's managedFields.
-type Finding struct {
-	// Cluster is the kubeconfig context the object was read from.
-	Cluster     string              `json:"cluster"`
-	Object      ownership.ObjectRef `json:"object"`
-	Code        Code                `json:"code"`
-	Severity    Severity            `json:"severity"`
-	Manager     string              `json:"manager"`
-	Operation   string              `json:"operation"`
-	Subresource string              `json:"subresource"`
-	// SharedWith names the other appliers of shared-appliers, and the
-	// appliers whose list a hand edit shares (shared-list-items).
-	SharedWith []string        `json:"sharedWith,omitempty"`
-	Paths      []pathlang.Path `json:"paths"`
-	// Message says what is wrong in a sentence.
-	Message string `json:"message"`
-	// Reference is the public report of the incident a finding is the
-	// signature of, when there is one.
-	Reference string `json:"reference,omitempty"`
-	// Evidence is what the finding was read from, beyond the manager and
-	// paths (the findings of this year's incidents).
-	Evidence *Evidence `json:"evidence,omitempty"`
-	// Fix is the kubectl-ssa command that fixes it: that of the first of
-	// Fixes when there are several ways; empty when nothing is to be done.
-	Fix remedy.Command `json:"fix"`
-	// Fixes are the ways to fix it, the default first, each saying what
-	// it does to the values (drift and manual edits: adopt, forget).
-	Fixes []Fix `json:"fixes,omitempty"`
-}
-
-// FixMode says what a fix does to the values of the fields.
-type FixMode string
+// The types of the report, defined in package v1alpha1.
+type (
+	Finding      = v1alpha1.Finding
+	FixMode      = v1alpha1.FixMode
+	Fix          = v1alpha1.Fix
+	Report       = v1alpha1.AuditReport
+	Summary      = v1alpha1.AuditSummary
+	CodeCount    = v1alpha1.CodeCount
+	ManagerCount = v1alpha1.ManagerCount
+	Evidence     = v1alpha1.Evidence
+	EntryRef     = v1alpha1.EntryRef
+	MarkKind     = v1alpha1.MarkKind
+	Mark         = v1alpha1.Mark
+)
 
 // The fix modes.
 const (
-	// FixAdopt: the applier takes the fields; its next apply keeps or
-	// reverts them as its manifest says (the declared state).
-	FixAdopt FixMode = "adopt"
-	// FixForget: the fields are released; their values stay, owned by
-	// nobody, until an apply whose manifest sets them: it then sets its
-	// own value with no conflict (nothing protects the edit any more).
-	FixForget FixMode = "forget"
+	FixAdopt  = v1alpha1.FixAdopt
+	FixForget = v1alpha1.FixForget
 )
 
-// Fix is one way to fix a finding.
-type Fix struct {
-	Mode    FixMode        `json:"mode"`
-	Summary string         `json:"summary"`
-	Command remedy.Command `json:"command"`
-}
+// The places of marks.
+const (
+	MarkLabel      = v1alpha1.MarkLabel
+	MarkAnnotation = v1alpha1.MarkAnnotation
+)
 
 // Options tune Check.
 type Options struct {

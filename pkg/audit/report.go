@@ -8,42 +8,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
-// Report is the result of an audit over one or more clusters.
-type Report struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	// Clusters are the contexts audited.
-	Clusters []string `json:"clusters"`
-	// Scanned is the number of objects read.
-	Scanned  int       `json:"scanned"`
-	Findings []Finding `json:"findings"`
-	Summary  Summary   `json:"summary"`
-	// Unlisted are the kinds that could not be listed, with why.
-	Unlisted []string `json:"unlisted"`
-}
-
-// Summary counts findings per code and per manager.
-type Summary struct {
-	Codes    []CodeCount    `json:"codes"`
-	Managers []ManagerCount `json:"managers"`
-}
-
-// CodeCount is how often a code was found.
-type CodeCount struct {
-	Code     Code     `json:"code"`
-	Severity Severity `json:"severity"`
-	Findings int      `json:"findings"`
-	Objects  int      `json:"objects"`
-}
-
-// ManagerCount is what was found about one manager.
-type ManagerCount struct {
-	Manager  string `json:"manager"`
-	Findings int    `json:"findings"`
-	Objects  int    `json:"objects"`
-	Codes    []Code `json:"codes"`
-}
-
 // NewReport sorts the findings and summarizes them.
 func NewReport(clusters []string, scanned int, findings []Finding, unlisted []string) *Report {
 	if findings == nil {
@@ -56,17 +20,6 @@ func NewReport(clusters []string, scanned int, findings []Finding, unlisted []st
 	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Clusters: clusters, Scanned: scanned, Findings: findings, Unlisted: unlisted}
 	r.Summary = summarize(findings)
 	return r
-}
-
-// Max is the highest severity found, "" when nothing was.
-func (r *Report) Max() Severity {
-	best := Severity("")
-	for _, f := range r.Findings {
-		if best == "" || f.Severity.Rank() > best.Rank() {
-			best = f.Severity
-		}
-	}
-	return best
 }
 
 func objectKey(f Finding) string {

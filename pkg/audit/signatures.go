@@ -17,60 +17,6 @@ import (
 // The signatures of this year's field-ownership incidents, read from
 // managedFields as the apiserver writes them.
 
-// Evidence is what a finding was read from, beyond its manager and paths.
-type Evidence struct {
-	// Entries are the managedFields entries involved: update-and-apply's
-	// Update and Apply entries of one manager; shared-list-items' hand
-	// edit and the appliers of its list.
-	Entries []EntryRef `json:"entries,omitempty"`
-	// Bookkeeping are the labels and annotations that say an applier
-	// applied the object (managed-fields-wiped).
-	Bookkeeping []Mark `json:"bookkeeping,omitempty"`
-	// Applier is the field manager of the tool the bookkeeping names
-	// (managed-fields-wiped).
-	Applier string `json:"applier,omitempty"`
-	// List is the associative list whose items a hand edit holds in an
-	// applied object (shared-list-items).
-	List pathlang.Path `json:"list,omitempty"`
-	// Shared are the fields both entries of update-and-apply hold: a
-	// changed value conflicts with the manager itself.
-	Shared []pathlang.Path `json:"shared,omitempty"`
-	// Rule is the rule a finding applies, in a sentence (controller-scope:
-	// what the component writes).
-	Rule string `json:"rule,omitempty"`
-}
-
-// EntryRef names one managedFields entry, with how many fields it owns.
-type EntryRef struct {
-	Manager     string       `json:"manager"`
-	Operation   string       `json:"operation"`
-	Subresource string       `json:"subresource,omitempty"`
-	APIVersion  string       `json:"apiVersion"`
-	Time        *metav1.Time `json:"time,omitempty"`
-	Fields      int          `json:"fields"`
-}
-
-// MarkKind says where a bookkeeping mark is.
-type MarkKind string
-
-// The places of marks.
-const (
-	MarkLabel      MarkKind = "label"
-	MarkAnnotation MarkKind = "annotation"
-)
-
-// Mark is one label or annotation an applier leaves on what it applies.
-type Mark struct {
-	Kind MarkKind `json:"kind"`
-	Key  string   `json:"key"`
-	// Value is the mark's value: a name (a release, an application, a
-	// Kustomization); never the last-applied annotation's, which holds
-	// the object (a Secret's data too).
-	Value string `json:"value,omitempty"`
-	// Tool is who leaves it: Argo CD, Flux, Helm, kubectl apply.
-	Tool string `json:"tool"`
-}
-
 // bookkeeping is the marks (tools.Marks) an object carries, and the
 // first that names the applier ("" when none does: a chart's managed-by
 // label alone is also rendered by Argo CD and Flux).

@@ -27,7 +27,7 @@ import (
 )
 
 // ReportKind is the kind of the report Simulate returns.
-const ReportKind = "ConflictReport"
+const ReportKind = v1alpha1.ConflictReportKind
 
 // Action says whether an apply creates the object or changes it.
 type Action = v1alpha1.Action

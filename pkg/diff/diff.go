@@ -23,7 +23,7 @@ import (
 )
 
 // ReportKind is the kind of the report Compute returns.
-const ReportKind = "DiffReport"
+const ReportKind = v1alpha1.DiffReportKind
 
 // The types of the report, defined in package v1alpha1.
 type (

@@ -13,12 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Kind is the kind of a Fight record.
-const Kind = "Fight"
+const Kind = v1alpha1.FightKind
 
 // Options tune a Tracker.
 type Options struct {
@@ -36,30 +37,11 @@ const (
 	DefaultWindow   = 5 * time.Minute
 )
 
-// Writer is one side of a fight: a manager and the value it writes.
-type Writer struct {
-	ownership.Owner
-	Value interface{} `json:"value"`
-}
-
-// Fight is a path fought over, as it stands.
-type Fight struct {
-	APIVersion string              `json:"apiVersion"`
-	Kind       string              `json:"kind"`
-	Object     ownership.ObjectRef `json:"object"`
-	Path       pathlang.Path       `json:"path"`
-	// Managers are the writers, in the order they first took the path.
-	Managers []Writer `json:"managers"`
-	// Values are the distinct values written, in the order first seen.
-	Values []interface{} `json:"values"`
-	// Flips is the number of changes of owner and value within the
-	// window; Since is the first of them and Last the latest.
-	Flips int         `json:"flips"`
-	Since metav1.Time `json:"since"`
-	Last  metav1.Time `json:"last"`
-	// PerMinute is the rate of flips over the window.
-	PerMinute float64 `json:"perMinute"`
-}
+// The types of the report, defined in package v1alpha1.
+type (
+	Writer = v1alpha1.Writer
+	Fight  = v1alpha1.Fight
+)
 
 // Tracker follows objects over time. It is not safe for concurrent use.
 type Tracker struct {

@@ -12,26 +12,21 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // Mode is what a migration does.
-type Mode string
+type Mode = v1alpha1.MigrationMode
 
 // Modes.
 const (
-	// ModeCSA moves client-side apply's entries to the target applier.
-	ModeCSA Mode = "csa"
-	// ModeRename renames or merges managers into the target.
-	ModeRename Mode = "rename"
-	// ModeRelease drops managers' entries: they own nothing afterwards.
-	ModeRelease Mode = "release"
-	// ModeAPIVersions rewrites entries recorded at apiVersions the server
-	// no longer serves to the object's apiVersion.
-	ModeAPIVersions Mode = "apiversions"
-	// ModeUndo restores managedFields from backups.
-	ModeUndo Mode = "undo"
+	ModeCSA         = v1alpha1.MigrateCSA
+	ModeRename      = v1alpha1.MigrateRename
+	ModeRelease     = v1alpha1.MigrateRelease
+	ModeAPIVersions = v1alpha1.MigrateAPIVersions
+	ModeUndo        = v1alpha1.MigrateUndo
 )
 
 // Managers that only record history.
@@ -75,13 +70,7 @@ type Object struct {
 }
 
 // Change is one entry's fate.
-type Change struct {
-	Manager     string `json:"manager"`
-	Operation   string `json:"operation"`
-	Subresource string `json:"subresource"`
-	APIVersion  string `json:"apiVersion"`
-	Change      string `json:"change"`
-}
+type Change = v1alpha1.MigrationChange
 
 // Plan is the migration of one object.
 type Plan struct {

@@ -16,12 +16,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // ReportKind is the kind of the migration report.
-const ReportKind = "MigrationReport"
+const ReportKind = v1alpha1.MigrationReportKind
 
 // Resource is a kind and where it is served.
 type Resource struct {
@@ -41,55 +42,22 @@ type Item struct {
 // list in chunks so that memory stays flat however many objects there are.
 type Source func(ctx context.Context, yield func(Item) error) error
 
-// ObjectResult is one object's outcome.
-type ObjectResult struct {
-	Object   ownership.ObjectRef `json:"object"`
-	Result   Result              `json:"result"`
-	Reason   string              `json:"reason"`
-	Changes  []Change            `json:"changes"`
-	Findings []string            `json:"findings"`
-	// Before and After are set by client dry runs, for the diff.
-	Before []metav1.ManagedFieldsEntry `json:"managedFieldsBefore,omitempty"`
-	After  []metav1.ManagedFieldsEntry `json:"managedFieldsAfter,omitempty"`
-	Backup string                      `json:"backup,omitempty"`
-}
-
-// Summary counts outcomes.
-type Summary struct {
-	Scanned   int `json:"scanned"`
-	Migrated  int `json:"migrated"`
-	Unchanged int `json:"unchanged"`
-	Skipped   int `json:"skipped"`
-	Failed    int `json:"failed"`
-}
-
-// Report is a run's report.
-type Report struct {
-	APIVersion   string       `json:"apiVersion"`
-	Kind         string       `json:"kind"`
-	Mode         Mode         `json:"mode"`
-	FieldManager string       `json:"fieldManager"`
-	DryRun       write.DryRun `json:"dryRun"`
-	Check        bool         `json:"check"`
-	BackupDir    string       `json:"backupDir"`
-	Summary      Summary      `json:"summary"`
-	// Unlisted are the kinds that could not be listed (forbidden, ...):
-	// their objects were not looked at.
-	Unlisted []string       `json:"unlisted"`
-	Objects  []ObjectResult `json:"objects"`
-}
-
-// Result is one object's outcome.
-type Result string
+// The types of the report, defined in package v1alpha1.
+type (
+	ObjectResult = v1alpha1.ObjectResult
+	Summary      = v1alpha1.MigrationSummary
+	Report       = v1alpha1.MigrationReport
+	Result       = v1alpha1.MigrationResult
+)
 
 // The results.
 const (
-	ResultMigrated     Result = "migrated"
-	ResultWouldMigrate Result = "would-migrate" // a dry run
-	ResultUnchanged    Result = "unchanged"
-	ResultSkipped      Result = "skipped"
-	ResultFailed       Result = "failed"
-	ResultNeedsWork    Result = "needs-migration" // --check
+	ResultMigrated     = v1alpha1.ResultMigrated
+	ResultWouldMigrate = v1alpha1.ResultWouldMigrate
+	ResultUnchanged    = v1alpha1.ResultUnchanged
+	ResultSkipped      = v1alpha1.ResultSkipped
+	ResultFailed       = v1alpha1.ResultFailed
+	ResultNeedsWork    = v1alpha1.ResultNeedsWork
 )
 
 // RunOptions configure Run.

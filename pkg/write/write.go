@@ -12,20 +12,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
-// DryRun is the value of --dry-run.
-type DryRun string
+// DryRun is the value of --dry-run (defined in package v1alpha1: reports
+// print it).
+type DryRun = v1alpha1.DryRun
 
 // Dry-run modes, as kubectl's.
 const (
-	DryRunNone   DryRun = "none"
-	DryRunClient DryRun = "client"
-	DryRunServer DryRun = "server"
+	DryRunNone   = v1alpha1.DryRunNone
+	DryRunClient = v1alpha1.DryRunClient
+	DryRunServer = v1alpha1.DryRunServer
 )
-
-// Enabled tells whether nothing is to be stored.
-func (d DryRun) Enabled() bool { return d == DryRunClient || d == DryRunServer }
 
 // ParseDryRun reads --dry-run; a bare --dry-run means client (the flag's
 // NoOptDefVal), "unchanged" is kubectl's old spelling of none.
