@@ -290,26 +290,6 @@ func ownersAt(x *ownership.OwnerIndex, p fieldpath.Path) []ownership.Owner {
 	return out
 }
 
-// SameOwners compares owners by identity (manager, operation,
-// subresource), in any order, not by time or apiVersion.
-func SameOwners(a, b []ownership.Owner) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	key := func(o ownership.Owner) string { return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource }
-	seen := map[string]int{}
-	for _, o := range a {
-		seen[key(o)]++
-	}
-	for _, o := range b {
-		if seen[key(o)] == 0 {
-			return false
-		}
-		seen[key(o)]--
-	}
-	return true
-}
-
 // changes compares live and result leaf by leaf, with the schema of the
 // apply: a keyed list item is compared by key, an atomic value as a whole.
 func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.Unstructured) error {
@@ -395,7 +375,7 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 
 	// Values that stay while their owners change.
 	ownerChange := func(p fieldpath.Path) {
-		if changed.Has(p) || IsBookkeeping(p) || SameOwners(ownersAt(before, p), ownersAt(after, p)) {
+		if changed.Has(p) || IsBookkeeping(p) || v1alpha1.SameOwners(ownersAt(before, p), ownersAt(after, p)) {
 			return
 		}
 		if _, ok := pathlang.Lookup(result.Object, p); !ok {

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
@@ -68,7 +68,7 @@ type diffRow struct {
 // Diff renders a DiffReport: a header, a unified diff of the object from
 // live to after the apply with each changed line's owners, and what
 // other managers keep.
-func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets bool) error {
+func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showSecrets bool) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	var sb strings.Builder
@@ -76,7 +76,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
 	values, owners := 0, 0
 	for _, ch := range r.Changes {
-		if ch.Change == diff.Ownership {
+		if ch.Change == v1alpha1.ChangeOwnership {
 			owners++
 		} else {
 			values++
@@ -136,7 +136,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 		if ch.Conflict {
 			conflicts[ch.Elements.String()] = true
 		}
-		if ch.Change != diff.Ownership {
+		if ch.Change != v1alpha1.ChangeOwnership {
 			valueChanged[ch.Elements.String()] = true
 		}
 	}
@@ -153,7 +153,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 	interesting := make([]bool, len(rows))
 	any := false
 	for i, row := range rows {
-		interesting[i] = row.op != ' ' || !diff.SameOwners(live.owners[row.a], result.owners[row.b])
+		interesting[i] = row.op != ' ' || !v1alpha1.SameOwners(live.owners[row.a], result.owners[row.b])
 		any = any || interesting[i]
 	}
 	if any {
@@ -184,7 +184,7 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 					line(p.Green("+"+Escape(result.text[row.b])) + annotation(p, result.owners[row.b], conflicts[result.paths[row.b].String()], o))
 				default:
 					text := " " + Escape(result.text[row.b])
-					if diff.SameOwners(live.owners[row.a], result.owners[row.b]) {
+					if v1alpha1.SameOwners(live.owners[row.a], result.owners[row.b]) {
 						line(text)
 						continue
 					}
@@ -253,13 +253,13 @@ func Diff(w io.Writer, r *diff.Report, o Options, t remedy.Target, showSecrets b
 
 func count(n int, what string) string { return fmt.Sprintf("%d %s%s", n, what, plural(n)) }
 
-func countKinds(changes []diff.Change) string {
-	counts := map[diff.ChangeKind]int{}
+func countKinds(changes []v1alpha1.DiffChange) string {
+	counts := map[v1alpha1.ChangeKind]int{}
 	for _, c := range changes {
 		counts[c.Change]++
 	}
 	var parts []string
-	for _, k := range []diff.ChangeKind{diff.Modified, diff.Added, diff.Removed, diff.Reset, diff.Ownership} {
+	for _, k := range []v1alpha1.ChangeKind{v1alpha1.ChangeModified, v1alpha1.ChangeAdded, v1alpha1.ChangeRemoved, v1alpha1.ChangeReset, v1alpha1.ChangeOwnership} {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

@@ -54,3 +54,23 @@ type Owner struct {
 	APIVersion  string       `json:"apiVersion"`
 	Time        *metav1.Time `json:"time"`
 }
+
+// SameOwners compares owners by identity (manager, operation,
+// subresource), in any order, not by time or apiVersion.
+func SameOwners(a, b []Owner) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	key := func(o Owner) string { return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource }
+	seen := map[string]int{}
+	for _, o := range a {
+		seen[key(o)]++
+	}
+	for _, o := range b {
+		if seen[key(o)] == 0 {
+			return false
+		}
+		seen[key(o)]--
+	}
+	return true
+}
