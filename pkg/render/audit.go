@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // AuditOptions tune AuditReport.
@@ -19,7 +19,7 @@ type AuditOptions struct {
 
 // AuditReport renders an audit: one row per finding, then the findings
 // per code and per manager.
-func AuditReport(w io.Writer, r *audit.Report, o AuditOptions, p *Palette) error {
+func AuditReport(w io.Writer, r *v1alpha1.AuditReport, o AuditOptions, p *Palette) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	if len(r.Findings) == 0 {
 		_, err := fmt.Fprintf(w, "No findings in %d object%s.\n", r.Scanned, plural(r.Scanned))
@@ -69,7 +69,7 @@ func AuditReport(w io.Writer, r *audit.Report, o AuditOptions, p *Palette) error
 	return err
 }
 
-func ownerText(f audit.Finding) string {
+func ownerText(f v1alpha1.Finding) string {
 	if f.Manager == "" {
 		return "-"
 	}
@@ -85,7 +85,7 @@ func ownerText(f audit.Finding) string {
 }
 
 // fieldsText shows the first paths of a finding and how many more.
-func fieldsText(f audit.Finding) string {
+func fieldsText(f v1alpha1.Finding) string {
 	const shown = 2
 	if len(f.Paths) == 0 {
 		return "-"
@@ -101,11 +101,11 @@ func fieldsText(f audit.Finding) string {
 	return strings.Join(parts, " ")
 }
 
-func severityColor(s audit.Severity, p *Palette) func(string) string {
+func severityColor(s v1alpha1.Severity, p *Palette) func(string) string {
 	switch s {
-	case audit.SeverityError:
+	case v1alpha1.SeverityError:
 		return p.Red
-	case audit.SeverityWarning:
+	case v1alpha1.SeverityWarning:
 		return p.Yellow
 	}
 	return nil

@@ -7,13 +7,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // FightLine writes one line of watch's live view: the object, the path,
 // each side with the value it writes, and how often they flipped.
-func FightLine(w io.Writer, f fight.Fight, p *Palette) error {
+func FightLine(w io.Writer, f v1alpha1.Fight, p *Palette) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	sides := make([]string, 0, len(f.Managers))
 	for _, m := range f.Managers {
@@ -32,7 +32,7 @@ func FightLine(w io.Writer, f fight.Fight, p *Palette) error {
 }
 
 // FightJSON writes a fight as one line of JSON (watch -o json).
-func FightJSON(w io.Writer, f fight.Fight) error {
+func FightJSON(w io.Writer, f v1alpha1.Fight) error {
 	b, err := marshalPlain(f)
 	if err != nil {
 		return err

@@ -5,12 +5,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // HandoverNarrative tells a handover step by step.
-func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
+func HandoverNarrative(w io.Writer, r *v1alpha1.HandoverReport, o Options) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
@@ -24,9 +24,9 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	}
 	var what string
 	switch r.Mode {
-	case handover.ModeRelease:
+	case v1alpha1.HandoverRelease:
 		what = from + " releases fields"
-	case handover.ModeController:
+	case v1alpha1.HandoverController:
 		what = fmt.Sprintf("hand fields from %s to the controller %q", from, r.To)
 	default:
 		what = fmt.Sprintf("hand fields from %s to %q", from, r.To)
@@ -44,12 +44,12 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 		for i, s := range r.Steps {
 			status := string(s.Status)
 			switch s.Status {
-			case handover.StepDone:
+			case v1alpha1.StepDone:
 				status = p.Green(status)
 				if s.ResourceVersion != "" {
 					status += p.Dim(" (resourceVersion " + s.ResourceVersion + ")")
 				}
-			case handover.StepFailed, handover.StepTimedOut:
+			case v1alpha1.StepFailed, v1alpha1.StepTimedOut:
 				status = p.Red(status)
 			default:
 				status = p.Yellow(status)
@@ -73,7 +73,7 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 			}
 		}
 	}
-	if len(r.After) > 0 && r.Status != handover.StatusPlanned {
+	if len(r.After) > 0 && r.Status != v1alpha1.HandoverPlanned {
 		fmt.Fprintln(w, "After:")
 		writeStates(w, r.After, o)
 	}
@@ -91,9 +91,9 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	}
 	status := string(r.Status)
 	switch r.Status {
-	case handover.StatusCompleted, handover.StatusAlreadyComplete, handover.StatusHandedOver:
+	case v1alpha1.HandoverCompleted, v1alpha1.HandoverAlreadyComplete, v1alpha1.HandoverHandedOver:
 		status = p.Green(status)
-	case handover.StatusHeld, handover.StatusPlanned:
+	case v1alpha1.HandoverHeld, v1alpha1.HandoverPlanned:
 		status = p.Yellow(status)
 	default:
 		status = p.Red(status)
@@ -108,7 +108,7 @@ func HandoverNarrative(w io.Writer, r *handover.Report, o Options) {
 	}
 }
 
-func writeStates(w io.Writer, states []handover.FieldState, o Options) {
+func writeStates(w io.Writer, states []v1alpha1.FieldState, o Options) {
 	for _, s := range states {
 		owners := "nobody"
 		if len(s.Owners) > 0 {
@@ -120,6 +120,6 @@ func writeStates(w io.Writer, states []handover.FieldState, o Options) {
 
 // HandoverProgress prints one line as a step of a handover finishes, for
 // a terminal: the object, the step, its manager and its status, escaped.
-func HandoverProgress(w io.Writer, object string, s handover.Step) {
+func HandoverProgress(w io.Writer, object string, s v1alpha1.HandoverStep) {
 	fmt.Fprintln(Terminal(w), Escape(object)+": "+string(s.Name)+" ("+Escape(s.Manager)+") "+string(s.Status))
 }

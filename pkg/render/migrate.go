@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -15,27 +15,27 @@ import (
 // MigrationReport renders a migration run: one line per object that
 // changed, was skipped or failed (with the plan and a managedFields diff
 // for client dry runs), then the summary.
-func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
+func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, p *Palette) {
 	w = Terminal(w) // the one way out: see terminal.go
 	for _, o := range r.Objects {
 		name := Escape(ownership.ObjectName(o.Object.Kind, o.Object.Namespace, o.Object.Name))
 		var tag string
 		switch o.Result {
-		case migrate.ResultMigrated:
+		case v1alpha1.ResultMigrated:
 			tag = p.Green("migrated")
-			if r.Mode == migrate.ModeUndo {
+			if r.Mode == v1alpha1.MigrateUndo {
 				tag = p.Green("restored")
 			}
-		case migrate.ResultWouldMigrate:
+		case v1alpha1.ResultWouldMigrate:
 			tag = p.Yellow("would migrate")
-			if r.Mode == migrate.ModeUndo {
+			if r.Mode == v1alpha1.MigrateUndo {
 				tag = p.Yellow("would restore")
 			}
-		case migrate.ResultNeedsWork:
+		case v1alpha1.ResultNeedsWork:
 			tag = p.Yellow("needs migration")
-		case migrate.ResultSkipped:
+		case v1alpha1.ResultSkipped:
 			tag = p.Yellow("skipped")
-		case migrate.ResultFailed:
+		case v1alpha1.ResultFailed:
 			tag = p.Red("failed")
 		default:
 			tag = p.Dim(string(o.Result))
@@ -55,7 +55,7 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 			}
 			fmt.Fprintf(w, "    %s %s%s\n", p.Dim("→"), Escape(who), Escape(c.Change))
 		}
-		if o.Result == migrate.ResultWouldMigrate && (o.Before != nil || o.After != nil) {
+		if o.Result == v1alpha1.ResultWouldMigrate && (o.Before != nil || o.After != nil) {
 			for _, l := range managedFieldsDiff(o.Before, o.After) {
 				switch l[0] {
 				case '+':
@@ -75,11 +75,11 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 	s := r.Summary
 	verb := "migrated"
 	switch {
-	case r.DryRun.Enabled() && r.Mode == migrate.ModeUndo:
+	case r.DryRun.Enabled() && r.Mode == v1alpha1.MigrateUndo:
 		verb = "to restore (dry run: nothing written)"
 	case r.DryRun.Enabled():
 		verb = "to migrate (dry run: nothing written)"
-	case r.Mode == migrate.ModeUndo:
+	case r.Mode == v1alpha1.MigrateUndo:
 		verb = "restored"
 	case r.Check:
 		verb = "need migration"
@@ -88,7 +88,7 @@ func MigrationReport(w io.Writer, r *migrate.Report, p *Palette) {
 	if len(r.Unlisted) > 0 {
 		fmt.Fprintf(w, "%s %d kind(s) could not be listed: their objects were not looked at\n", p.Red("Partial:"), len(r.Unlisted))
 	}
-	if r.BackupDir != "" && s.Migrated > 0 && r.Mode != migrate.ModeUndo {
+	if r.BackupDir != "" && s.Migrated > 0 && r.Mode != v1alpha1.MigrateUndo {
 		fmt.Fprintf(w, "Backups: %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", Escape(r.BackupDir), Escape(r.BackupDir))
 	}
 }
