@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -57,14 +56,13 @@ type VersionInfo = v1alpha1.Version
 
 func versionInfo() VersionInfo {
 	v := VersionInfo{
-		APIVersion: ownership.ReportAPIVersion,
-		Kind:       VersionKind,
-		Version:    version,
-		GitCommit:  gitCommit,
-		BuildDate:  buildDate,
-		GoVersion:  runtime.Version(),
-		Platform:   runtime.GOOS + "/" + runtime.GOARCH,
-		Libraries:  map[string]string{},
+		TypeMeta:  v1alpha1.NewTypeMeta(VersionKind),
+		Version:   version,
+		GitCommit: gitCommit,
+		BuildDate: buildDate,
+		GoVersion: runtime.Version(),
+		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+		Libraries: map[string]string{},
 
 		EngineKubernetesVersion: engineKubernetesVersion,
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // fakeServer answers /version with gitVersion and counts the requests.
@@ -208,7 +210,7 @@ func TestVersionStamped(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatal(err)
 			}
-			want := VersionInfo{APIVersion: "ssa.kubectl-ssa.io/v1alpha1", Kind: "Version", Version: "v0.1.0", GitCommit: "3f684b1", BuildDate: "2026-11-23T09:12:00Z", EngineKubernetesVersion: "1.37", ServerSupport: ServerExact}
+			want := VersionInfo{TypeMeta: v1alpha1.TypeMeta{APIVersion: "ssa.kubectl-ssa.io/v1alpha1", Kind: "Version"}, Version: "v0.1.0", GitCommit: "3f684b1", BuildDate: "2026-11-23T09:12:00Z", EngineKubernetesVersion: "1.37", ServerSupport: ServerExact}
 			got.GoVersion, got.Platform, got.Libraries = "", "", nil
 			if got.ServerVersion == nil || got.ServerVersion.GitVersion != "v1.37.1" || got.ServerVersion.Platform != "linux/amd64" {
 				t.Errorf("serverVersion %+v, want gitVersion v1.37.1 on linux/amd64", got.ServerVersion)

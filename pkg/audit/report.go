@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // NewReport sorts the findings and summarizes them.
@@ -17,7 +17,7 @@ func NewReport(clusters []string, scanned int, findings []Finding, unlisted []st
 		unlisted = []string{}
 	}
 	sort.SliceStable(findings, func(i, j int) bool { return less(findings[i], findings[j]) })
-	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Clusters: clusters, Scanned: scanned, Findings: findings, Unlisted: unlisted}
+	r := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Clusters: clusters, Scanned: scanned, Findings: findings, Unlisted: unlisted}
 	r.Summary = summarize(findings)
 	return r
 }

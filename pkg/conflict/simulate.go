@@ -372,8 +372,7 @@ func simulateApply(in Input) (*Simulation, error) {
 		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
 	r := &Simulation{Report: Report{
-		APIVersion:     ownership.ReportAPIVersion,
-		Kind:           ReportKind,
+		TypeMeta:       v1alpha1.NewTypeMeta(ReportKind),
 		Action:         ActionApply,
 		FieldManager:   in.FieldManager,
 		Force:          in.Force,

@@ -72,8 +72,7 @@ func Compute(asked *conflict.Simulation, o Options) (*Report, error) {
 	}
 	name := ownership.ObjectName(asked.Object.Kind, asked.Object.Namespace, asked.Object.Name)
 	r := &Report{
-		APIVersion:   ownership.ReportAPIVersion,
-		Kind:         ReportKind,
+		TypeMeta:     v1alpha1.NewTypeMeta(ReportKind),
 		Object:       asked.Object,
 		Action:       asked.Action,
 		FieldManager: asked.FieldManager,

@@ -243,7 +243,7 @@ func (st *pathState) fighting(minFlips int) bool {
 }
 
 func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
-	f := Fight{APIVersion: ownership.ReportAPIVersion, Kind: Kind, Object: ref, Path: st.path, Flips: len(st.flips),
+	f := Fight{TypeMeta: v1alpha1.NewTypeMeta(Kind), Object: ref, Path: st.path, Flips: len(st.flips),
 		Since: metav1.NewTime(st.flips[0].at), Last: metav1.NewTime(now), Managers: []Writer{}, Values: []interface{}{}}
 	seen := map[string]int{}
 	addWriter := func(o owners, v interface{}) {

@@ -107,7 +107,7 @@ func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Spr
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
+	r := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}

@@ -103,7 +103,7 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
 	}
-	rep := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}, Unlisted: []string{}}
+	rep := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	if opts.Check {
 		rep.BackupDir, rep.Check = "", true
 	}

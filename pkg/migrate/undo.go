@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
@@ -22,7 +23,7 @@ import (
 // directory. An object changed since the migration is refused unless
 // force; a deleted or re-created object (other uid) is always refused.
 func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force bool) (*Report, error) {
-	rep := &Report{APIVersion: ownership.ReportAPIVersion, Kind: ReportKind, Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
+	rep := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {

@@ -103,7 +103,7 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{OwnershipReport: v1alpha1.OwnershipReport{APIVersion: ReportAPIVersion, Kind: ReportKind, Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []pathlang.Path{}}, Entries: len(entries)}
+	r := &Report{OwnershipReport: v1alpha1.OwnershipReport{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []pathlang.Path{}}, Entries: len(entries)}
 	r.Tree = &Node{}
 	arena := &nodeArena{}
 	for i, e := range entries {

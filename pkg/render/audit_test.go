@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -54,7 +55,7 @@ func TestAuditReport(t *testing.T) {
 
 func TestFightLine(t *testing.T) {
 	since := time.Date(2026, 11, 23, 12, 0, 1, 0, time.UTC)
-	f := fight.Fight{APIVersion: ownership.ReportAPIVersion, Kind: fight.Kind, Object: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
+	f := fight.Fight{TypeMeta: v1alpha1.NewTypeMeta(fight.Kind), Object: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
 		Managers: []fight.Writer{
 			{Owner: ownership.Owner{Manager: "argocd-controller", Operation: "Apply"}, Value: int64(2)},
 			{Owner: ownership.Owner{Manager: "hpa\x1b[31m", Operation: "Update", Subresource: "scale"}, Value: int64(5)},

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -39,7 +40,7 @@ func TestConflictRemovals(t *testing.T) {
 		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
 	}
 	r := &conflict.Simulation{Report: conflict.Report{
-		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "ci",
+		TypeMeta: v1alpha1.TypeMeta{Kind: conflict.ReportKind}, Action: conflict.ActionApply, FieldManager: "ci",
 		Object:  ownership.RefOf(live),
 		Removed: []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
 		Reset: []conflict.Reset{
@@ -63,7 +64,7 @@ func conflictSimulation(t *testing.T) *conflict.Simulation {
 	}
 	at := metav1.NewTime(now.Add(-time.Hour))
 	return &conflict.Simulation{Report: conflict.Report{
-		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "kubectl",
+		TypeMeta: v1alpha1.TypeMeta{Kind: conflict.ReportKind}, Action: conflict.ActionApply, FieldManager: "kubectl",
 		Object:    ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
 		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
 		Message:   "Apply failed with 1 conflict",
@@ -141,7 +142,7 @@ func TestConflictOnStringData(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &conflict.Simulation{Report: conflict.Report{
-		Kind: conflict.ReportKind, Action: conflict.ActionApply, FieldManager: "argocd-controller",
+		TypeMeta: v1alpha1.TypeMeta{Kind: conflict.ReportKind}, Action: conflict.ActionApply, FieldManager: "argocd-controller",
 		Object:    ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
 		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
 		Message:   "Apply failed with 1 conflict",

@@ -140,8 +140,7 @@ type Fix struct {
 
 // AuditReport is the result of an audit over one or more clusters.
 type AuditReport struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta
 	// Clusters are the contexts audited.
 	Clusters []string `json:"clusters"`
 	// Scanned is the number of objects read.

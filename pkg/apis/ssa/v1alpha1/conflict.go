@@ -62,8 +62,7 @@ type Refusal struct {
 // ConflictReport is the prediction for one apply to one object
 // (explain-conflict).
 type ConflictReport struct {
-	APIVersion   string     `json:"apiVersion"`
-	Kind         string     `json:"kind"`
+	TypeMeta
 	Object       ObjectRef  `json:"object"`
 	Action       Action     `json:"action"`
 	FieldManager string     `json:"fieldManager"`

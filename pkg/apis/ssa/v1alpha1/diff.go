@@ -69,8 +69,7 @@ type Stay struct {
 
 // DiffReport is what one apply changes in one object.
 type DiffReport struct {
-	APIVersion   string    `json:"apiVersion"`
-	Kind         string    `json:"kind"`
+	TypeMeta
 	Object       ObjectRef `json:"object"`
 	Action       Action    `json:"action"`
 	FieldManager string    `json:"fieldManager"`

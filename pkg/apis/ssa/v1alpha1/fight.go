@@ -14,10 +14,9 @@ type Writer struct {
 
 // Fight is a path fought over, as it stands.
 type Fight struct {
-	APIVersion string        `json:"apiVersion"`
-	Kind       string        `json:"kind"`
-	Object     ObjectRef     `json:"object"`
-	Path       pathlang.Path `json:"path"`
+	TypeMeta
+	Object ObjectRef     `json:"object"`
+	Path   pathlang.Path `json:"path"`
 	// Managers are the writers, in the order they first took the path.
 	Managers []Writer `json:"managers"`
 	// Values are the distinct values written, in the order first seen.

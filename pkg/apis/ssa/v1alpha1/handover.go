@@ -61,8 +61,7 @@ type FieldState struct {
 
 // HandoverReport is a handover's plan and outcome.
 type HandoverReport struct {
-	APIVersion      string         `json:"apiVersion"`
-	Kind            string         `json:"kind"`
+	TypeMeta
 	Object          ObjectRef      `json:"object"`
 	Mode            HandoverMode   `json:"mode"`
 	From            string         `json:"from"`

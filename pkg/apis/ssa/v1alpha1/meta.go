@@ -22,6 +22,19 @@ const (
 	VersionKind         = "Version"
 )
 
+// TypeMeta is the header of every report: its apiVersion (GroupVersion)
+// and kind. Reports embed it first, so encoding/json writes these two keys
+// first, inline.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// NewTypeMeta is the header of a report of kind.
+func NewTypeMeta(kind string) TypeMeta {
+	return TypeMeta{APIVersion: GroupVersion, Kind: kind}
+}
+
 // ObjectRef names an object in every report kubectl-ssa writes.
 type ObjectRef struct {
 	APIVersion      string `json:"apiVersion"`

@@ -68,8 +68,7 @@ type MigrationSummary struct {
 
 // MigrationReport is a migration's report.
 type MigrationReport struct {
-	APIVersion   string           `json:"apiVersion"`
-	Kind         string           `json:"kind"`
+	TypeMeta
 	Mode         MigrationMode    `json:"mode"`
 	FieldManager string           `json:"fieldManager"`
 	DryRun       DryRun           `json:"dryRun"`

@@ -36,11 +36,10 @@ type Field struct {
 
 // OwnershipReport is the ownership of one object (who-owns).
 type OwnershipReport struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Object     ObjectRef `json:"object"`
-	Managers   []Manager `json:"managers"`
-	Fields     []Field   `json:"fields"`
+	TypeMeta
+	Object   ObjectRef `json:"object"`
+	Managers []Manager `json:"managers"`
+	Fields   []Field   `json:"fields"`
 	// Unowned lists the top-most paths present in the object that no
 	// manager owns (defaulted fields, fields written before managedFields
 	// existed or after they were reset). Identity and server-managed

@@ -24,14 +24,13 @@ const (
 
 // Version is the output of "kubectl ssa version -o json".
 type Version struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Version    string            `json:"version"`
-	GitCommit  string            `json:"gitCommit"`
-	BuildDate  string            `json:"buildDate"`
-	GoVersion  string            `json:"goVersion"`
-	Platform   string            `json:"platform"`
-	Libraries  map[string]string `json:"libraries"`
+	TypeMeta
+	Version   string            `json:"version"`
+	GitCommit string            `json:"gitCommit"`
+	BuildDate string            `json:"buildDate"`
+	GoVersion string            `json:"goVersion"`
+	Platform  string            `json:"platform"`
+	Libraries map[string]string `json:"libraries"`
 	// EngineKubernetesVersion is the Kubernetes minor ("1.37") whose field
 	// manager is embedded.
 	EngineKubernetesVersion string `json:"engineKubernetesVersion"`
