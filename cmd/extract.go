@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -180,11 +180,11 @@ func liveAtVersion(ctx context.Context, cluster *kube.Cluster, obj *unstructured
 }
 
 func ownerLabel(o ownership.Owner) string {
-	s := o.Manager + " (" + o.Operation
+	s := o.Manager + " (" + string(o.Operation)
 	if o.Subresource != "" {
-		s += ", /" + o.Subresource
+		s += ", /" + string(o.Subresource)
 	}
-	if o.Operation == string(metav1.ManagedFieldsOperationUpdate) && o.APIVersion != "" {
+	if o.Operation == v1alpha1.OperationUpdate && o.APIVersion != "" {
 		s += ", " + o.APIVersion
 	}
 	return s + ")"

@@ -337,7 +337,7 @@ func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.P
 	}
 	c.out = append(c.out, Finding{
 		Cluster: c.o.Cluster, Object: c.obj.Ref, Code: code, Severity: SeverityOf(code),
-		Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource,
+		Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource),
 		Paths: paths, Message: msg, Fix: fix,
 	})
 	return &c.out[len(c.out)-1]

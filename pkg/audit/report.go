@@ -92,5 +92,5 @@ func less(a, b Finding) bool {
 	if ia, ib := slices.Index(Codes, a.Code), slices.Index(Codes, b.Code); ia != ib {
 		return ia < ib
 	}
-	return strings.Join([]string{a.Manager, a.Operation, a.Subresource}, "\x00") < strings.Join([]string{b.Manager, b.Operation, b.Subresource}, "\x00")
+	return strings.Join([]string{a.Manager, string(a.Operation), string(a.Subresource)}, "\x00") < strings.Join([]string{b.Manager, string(b.Operation), string(b.Subresource)}, "\x00")
 }

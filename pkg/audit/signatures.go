@@ -113,7 +113,7 @@ func without(paths []pathlang.Path, set *fieldpath.Set) []pathlang.Path {
 
 func (c *checker) ref(i int) EntryRef {
 	e := c.obj.ManagedFields[i]
-	return EntryRef{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Time: e.Time, Fields: len(leaves(c.sets[i]))}
+	return EntryRef{Manager: e.Manager, Operation: ownership.Operation(e.Operation), Subresource: ownership.Subresource(e.Subresource), APIVersion: e.APIVersion, Time: e.Time, Fields: len(leaves(c.sets[i]))}
 }
 
 // listEdit is what one hand edit holds of the items of one associative

@@ -50,9 +50,9 @@ func (e entry) matches(o ownership.Owner, path string) bool {
 		return false
 	}
 	switch {
-	case e.op != "" && o.Operation != e.op,
+	case e.op != "" && string(o.Operation) != e.op,
 		e.sub == noSub && o.Subresource != "",
-		e.sub != anySub && e.sub != noSub && o.Subresource != e.sub,
+		e.sub != anySub && e.sub != noSub && string(o.Subresource) != e.sub,
 		e.pathSuffix != "" && !strings.HasSuffix(path, e.pathSuffix):
 		return false
 	}

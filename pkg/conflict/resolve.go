@@ -93,11 +93,11 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		}
 		args = append(args, "--from", cf.Manager)
 		if cf.Subresource != "" {
-			args = append(args, "--from-subresource", cf.Subresource)
+			args = append(args, "--from-subresource", string(cf.Subresource))
 		}
 		args = append(args, "--to", t.FieldManager, "--mode", "applier")
 		out = append(out, remedy.Remedy{Kind: remedy.Handover, Summary: fmt.Sprintf("hand the fields over from %q to %q, without their values changing now (the next apply then sets its own, with no conflict)", cf.Manager, t.FieldManager),
-			Manager: cf.Manager, Subresource: cf.Subresource, Paths: paths, Command: t.SSA([]string{"handover"}, args...)})
+			Manager: cf.Manager, Subresource: string(cf.Subresource), Paths: paths, Command: t.SSA([]string{"handover"}, args...)})
 	}
 	out = append(out, toolFixes(r, t)...)
 	return append(out, remedy.Remedy{Kind: remedy.WhoOwns, Summary: "see who owns what", Command: t.SSA([]string{"who-owns"})})
@@ -107,7 +107,10 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 // subresource), in order.
 func FirstPerOwner(conflicts []Conflict) []Conflict {
 	var out []Conflict
-	type owner struct{ manager, subresource string }
+	type owner struct {
+		manager     string
+		subresource ownership.Subresource
+	}
 	seen := map[owner]bool{}
 	for _, cf := range conflicts {
 		if o := (owner{cf.Manager, cf.Subresource}); !seen[o] {

@@ -79,7 +79,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 	// (autoscaling/v1): name the object's own entries.
 	for i, cf := range r.Conflicts {
 		for _, e := range in.Live.GetManagedFields() {
-			if e.Manager == cf.Manager && string(e.Operation) == cf.Operation && e.Subresource == cf.Subresource {
+			if e.Manager == cf.Manager && ownership.Operation(e.Operation) == cf.Operation && ownership.Subresource(e.Subresource) == cf.Subresource {
 				r.Conflicts[i].APIVersion = e.APIVersion
 				break
 			}

@@ -376,7 +376,7 @@ func simulateApply(in Input) (*Simulation, error) {
 		Action:         ActionApply,
 		FieldManager:   in.FieldManager,
 		Force:          in.Force,
-		Subresource:    in.Subresource,
+		Subresource:    ownership.Subresource(in.Subresource),
 		Conflicts:      []Conflict{},
 		Removed:        []pathlang.Path{},
 		Reset:          []Reset{},
@@ -532,7 +532,7 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 		if m[3] != "" {
 			op = string(metav1.ManagedFieldsOperationUpdate)
 		}
-		cf := Conflict{Manager: mgr, Operation: op, Subresource: sub, APIVersion: m[3]}
+		cf := Conflict{Manager: mgr, Operation: ownership.Operation(op), Subresource: ownership.Subresource(sub), APIVersion: m[3]}
 		for _, e := range entries {
 			if e.Manager == mgr && e.Subresource == sub && string(e.Operation) == op && (m[3] == "" || e.APIVersion == m[3]) {
 				cf.APIVersion, cf.Time = e.APIVersion, e.Time

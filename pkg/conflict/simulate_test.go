@@ -130,7 +130,7 @@ func reportView(t *testing.T, r *conflict.Simulation) want {
 		v.Removed = append(v.Removed, p.APIServerString())
 	}
 	for _, c := range r.Conflicts {
-		v.Conflicts = append(v.Conflicts, conflictView{Manager: c.Manager, Operation: c.Operation, Path: c.Path.APIServerString()})
+		v.Conflicts = append(v.Conflicts, conflictView{Manager: c.Manager, Operation: string(c.Operation), Path: c.Path.APIServerString()})
 		if r.Message != "" && !strings.Contains(r.Message, c.Path.APIServerString()) {
 			t.Errorf("conflict at %s: not the path of the apiserver's message %q", c.Path, r.Message)
 		}
@@ -138,12 +138,12 @@ func reportView(t *testing.T, r *conflict.Simulation) want {
 	for _, rt := range r.Retained {
 		rv := retainedView{Path: rt.Path.APIServerString()}
 		for _, o := range rt.Owners {
-			rv.Owners = append(rv.Owners, o.Manager+" "+o.Operation)
+			rv.Owners = append(rv.Owners, o.Manager+" "+string(o.Operation))
 		}
 		v.Retained = append(v.Retained, rv)
 	}
 	for _, o := range r.Released {
-		v.Released = append(v.Released, o.Manager+" "+o.Operation)
+		v.Released = append(v.Released, o.Manager+" "+string(o.Operation))
 	}
 	for _, e := range r.ManagedFields {
 		set, err := ownership.DecodeEntry(e)

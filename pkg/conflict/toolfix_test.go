@@ -49,7 +49,7 @@ func TestLookup(t *testing.T) {
 		{ownership.Owner{Manager: "Go-http-client", Operation: "Update"}, "", "", "HTTP user agent", false, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.owner.Manager+"/"+tt.owner.Operation+"/"+tt.owner.Subresource, func(t *testing.T) {
+		t.Run(tt.owner.Manager+"/"+string(tt.owner.Operation)+"/"+string(tt.owner.Subresource), func(t *testing.T) {
 			k, ok := conflict.Lookup(tt.owner, tt.path)
 			if !ok {
 				t.Fatal("not in the catalogue")

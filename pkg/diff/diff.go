@@ -397,7 +397,7 @@ func stays(r *Report, result *unstructured.Unstructured, src defaults.Source, o 
 	}
 	applier := fieldpath.NewSet()
 	for _, s := range sets {
-		if s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply) && s.owner.Subresource == r.Subresource {
+		if s.owner.Manager == r.FieldManager && s.owner.Operation == v1alpha1.OperationApply && s.owner.Subresource == r.Subresource {
 			applier = applier.Union(s.set)
 		}
 	}
@@ -416,7 +416,7 @@ func stays(r *Report, result *unstructured.Unstructured, src defaults.Source, o 
 	for _, s := range sets {
 		// /status is not the main resource's; /scale writes .spec.replicas,
 		// which stays when the manifest drops it.
-		if s.owner.Subresource == "status" || (s.owner.Manager == r.FieldManager && s.owner.Operation == string(metav1.ManagedFieldsOperationApply) && s.owner.Subresource == "") {
+		if s.owner.Subresource == "status" || (s.owner.Manager == r.FieldManager && s.owner.Operation == v1alpha1.OperationApply && s.owner.Subresource == "") {
 			continue
 		}
 		paths, defaulted := []pathlang.Path{}, []pathlang.Path{}

@@ -98,9 +98,9 @@ func (e *NoEntryError) Error() string { return e.Err.Error() }
 func (e *NoEntryError) Unwrap() error { return e.Err }
 
 func ownerText(o ownership.Owner) string {
-	s := o.Manager + " (" + o.Operation
+	s := o.Manager + " (" + string(o.Operation)
 	if o.Subresource != "" {
-		s += ", " + o.Subresource
+		s += ", " + string(o.Subresource)
 	}
 	return s + ")"
 }

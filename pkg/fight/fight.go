@@ -212,7 +212,7 @@ func latest(list []ownership.Owner) []ownership.Owner {
 func ownersOf(list []ownership.Owner) owners {
 	ids := make([]string, len(list))
 	for i, o := range list {
-		ids[i] = o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource
+		ids[i] = o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource)
 	}
 	sort.Strings(ids)
 	return owners{key: strings.Join(ids, "\x01"), list: list}
@@ -248,7 +248,7 @@ func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
 	seen := map[string]int{}
 	addWriter := func(o owners, v interface{}) {
 		for _, ow := range o.list {
-			id := ow.Manager + "\x00" + ow.Operation + "\x00" + ow.Subresource
+			id := ow.Manager + "\x00" + string(ow.Operation) + "\x00" + string(ow.Subresource)
 			ow.Time = nil
 			if i, ok := seen[id]; ok {
 				f.Managers[i].Value = v // the latest value it wrote

@@ -271,7 +271,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 		if opts.Mode == ModeCSA && obj.isCSA(e) {
 			change = fmt.Sprintf("client-side apply: its declared fields move to %q (Apply)", opts.Target)
 		}
-		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Change: change})
+		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: change})
 	}
 	moved := ownership.UnionAll(movedSets)
 	// Never nil: the sources go, even when nothing is left.
@@ -442,7 +442,7 @@ func (p *Plan) release(obj Object, opts Options) []metav1.ManagedFieldsEntry {
 	for _, e := range obj.ManagedFields {
 		if drop[e.Manager] {
 			changed = true
-			p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Change: "released: owns nothing any more"})
+			p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: "released: owns nothing any more"})
 			continue
 		}
 		out = append(out, e)
@@ -487,7 +487,7 @@ func (p *Plan) rewriteVersions(obj Object, opts Options) ([]metav1.ManagedFields
 			return nil, nil
 		}
 		changed = true
-		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, APIVersion: e.APIVersion, Change: "apiVersion rewritten to " + objGV.String()})
+		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: "apiVersion rewritten to " + objGV.String()})
 		e = *e.DeepCopy()
 		e.APIVersion = obj.Ref.APIVersion
 		merged := false

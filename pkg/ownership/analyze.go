@@ -68,8 +68,8 @@ func ObjectName(kind, namespace, name string) string {
 func OwnerOf(e metav1.ManagedFieldsEntry) Owner {
 	return Owner{
 		Manager:     e.Manager,
-		Operation:   string(e.Operation),
-		Subresource: e.Subresource,
+		Operation:   Operation(e.Operation),
+		Subresource: Subresource(e.Subresource),
 		APIVersion:  e.APIVersion,
 		Time:        e.Time,
 	}

@@ -27,9 +27,9 @@ const widget = testkit.Widget
 
 // ownerText is "manager Operation[ /subresource] apiVersion".
 func ownerText(o ownership.Owner) string {
-	s := o.Manager + " " + o.Operation
+	s := o.Manager + " " + string(o.Operation)
 	if o.Subresource != "" {
-		s += " /" + o.Subresource
+		s += " /" + string(o.Subresource)
 	}
 	return s + " " + o.APIVersion
 }

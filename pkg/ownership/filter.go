@@ -41,7 +41,7 @@ func (f Filter) ownerMatch(o Owner) bool {
 			return false
 		}
 	}
-	if f.Operation != "" && !strings.EqualFold(f.Operation, o.Operation) {
+	if f.Operation != "" && !strings.EqualFold(f.Operation, string(o.Operation)) {
 		return false
 	}
 	if f.Subresource != "" {
@@ -49,7 +49,7 @@ func (f Filter) ownerMatch(o Owner) bool {
 		if want == "-" || want == "none" {
 			want = ""
 		}
-		if want != o.Subresource {
+		if want != string(o.Subresource) {
 			return false
 		}
 	}
@@ -198,7 +198,7 @@ func (f Filter) Unmatched(r *Report) []string {
 
 // identity is the owner's managedFields identity, without its time.
 func identity(o Owner) string {
-	return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource + "\x00" + o.APIVersion
+	return o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource) + "\x00" + o.APIVersion
 }
 
 // matchBelow calls add for the top-most paths below p (holding v) that ok

@@ -14,10 +14,12 @@ const ReportAPIVersion = v1alpha1.GroupVersion
 
 // The parts of the reports, defined in package v1alpha1.
 type (
-	ObjectRef = v1alpha1.ObjectRef
-	Owner     = v1alpha1.Owner
-	Manager   = v1alpha1.Manager
-	Field     = v1alpha1.Field
+	ObjectRef   = v1alpha1.ObjectRef
+	Owner       = v1alpha1.Owner
+	Manager     = v1alpha1.Manager
+	Field       = v1alpha1.Field
+	Operation   = v1alpha1.Operation
+	Subresource = v1alpha1.Subresource
 )
 
 // Report is the ownership of one object: the report it prints

@@ -73,9 +73,9 @@ func ownerText(f v1alpha1.Finding) string {
 	if f.Manager == "" {
 		return "-"
 	}
-	s := f.Manager + " (" + f.Operation
+	s := f.Manager + " (" + string(f.Operation)
 	if f.Subresource != "" {
-		s += " /" + f.Subresource
+		s += " /" + string(f.Subresource)
 	}
 	s += ")"
 	if len(f.SharedWith) > 0 {

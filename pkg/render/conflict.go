@@ -28,7 +28,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
 	verb := "apply"
 	if r.Subresource != "" {
-		verb = "apply to /" + r.Subresource
+		verb = "apply to /" + string(r.Subresource)
 	}
 	who := fmt.Sprintf("%q", r.FieldManager)
 	switch {
@@ -94,7 +94,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 					since += " ago"
 				}
 			}
-			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(cf.Subresource), Escape(cf.APIVersion), since)
+			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(string(cf.Subresource)), Escape(cf.APIVersion), since)
 			d := cf.Likely
 			if d == "" {
 				// (a report not made by Explain: a test's, or older JSON)
@@ -321,7 +321,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 	fmt.Fprintln(w, "  4. Hand them over to you, without their values changing now (your next apply then sets yours, with no conflict):")
 	handovers := resolutions(r, remedy.Handover)
 	if r.Subresource != "" {
-		fmt.Fprintf(w, "       (not to an apply to /%s: handover gives fields to an applier of the object itself; apply the object with them instead)\n", Escape(r.Subresource))
+		fmt.Fprintf(w, "       (not to an apply to /%s: handover gives fields to an applier of the object itself; apply the object with them instead)\n", Escape(string(r.Subresource)))
 	}
 	for _, cf := range conflict.FirstPerOwner(r.Conflicts) {
 		if conflict.AutoscalerTakesBack(r, cf) {
@@ -329,7 +329,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 			continue
 		}
 		for _, h := range handovers {
-			if h.Manager == cf.Manager && h.Subresource == cf.Subresource {
+			if h.Manager == cf.Manager && h.Subresource == string(cf.Subresource) {
 				fmt.Fprintln(w, cmd(h.Command.String()))
 			}
 		}

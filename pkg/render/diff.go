@@ -220,7 +220,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 			case s.Note != "":
 				// The note said why there is no command.
 			case s.Manager.Subresource != "":
-				line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(s.Manager.Subresource))))
+				line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(string(s.Manager.Subresource)))))
 			default:
 				line(p.Dim("#     a controller writes them; it keeps them"))
 			}

@@ -17,9 +17,9 @@ func FightLine(w io.Writer, f v1alpha1.Fight, p *Palette) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	sides := make([]string, 0, len(f.Managers))
 	for _, m := range f.Managers {
-		who := m.Manager + " (" + m.Operation
+		who := m.Manager + " (" + string(m.Operation)
 		if m.Subresource != "" {
-			who += " /" + m.Subresource
+			who += " /" + string(m.Subresource)
 		}
 		who += ")"
 		sides = append(sides, p.Manager(m.Manager, who)+" writes "+jsonValue(m.Value))

@@ -51,7 +51,7 @@ func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, p *Palette) {
 		for _, c := range o.Changes {
 			who := ""
 			if c.Manager != "" {
-				who = fmt.Sprintf("%q (%s%s, %s): ", c.Manager, c.Operation, subDesc(c.Subresource), c.APIVersion)
+				who = fmt.Sprintf("%q (%s%s, %s): ", c.Manager, c.Operation, subDesc(string(c.Subresource)), c.APIVersion)
 			}
 			fmt.Fprintf(w, "    %s %s%s\n", p.Dim("→"), Escape(who), Escape(c.Change))
 		}

@@ -64,9 +64,9 @@ func (o Options) showTime() bool { return o.Time != TimeNone }
 
 // OwnerLabel is "manager (Operation[ /subresource][, age])", escaped.
 func (o Options) OwnerLabel(ow ownership.Owner) string {
-	s := Escape(ow.Manager) + " (" + ow.Operation
+	s := Escape(ow.Manager) + " (" + string(ow.Operation)
 	if ow.Subresource != "" {
-		s += " /" + Escape(ow.Subresource)
+		s += " /" + Escape(string(ow.Subresource))
 	}
 	if o.showTime() {
 		s += ", " + o.FormatTime(ow.Time)
@@ -229,8 +229,8 @@ func ownerColumn(owners []ownership.Owner, attr func(ownership.Owner) string) st
 }
 
 func managerText(ow ownership.Owner) string     { return Escape(ow.Manager) }
-func operationText(ow ownership.Owner) string   { return ow.Operation }
-func subresourceText(ow ownership.Owner) string { return dash(Escape(ow.Subresource)) }
+func operationText(ow ownership.Owner) string   { return string(ow.Operation) }
+func subresourceText(ow ownership.Owner) string { return dash(Escape(string(ow.Subresource))) }
 func apiVersionText(ow ownership.Owner) string  { return Escape(ow.APIVersion) }
 
 func (o Options) empty() string {
@@ -297,7 +297,7 @@ func ManagerTable(w io.Writer, r *ownership.Report, o Options) error {
 		name := m.Manager
 		row := []Cell{
 			{Text: Escape(name), Color: func(s string) string { return o.Palette.Manager(name, s) }},
-			C(m.Operation), C(dash(Escape(m.Subresource))), C(Escape(m.APIVersion)),
+			C(string(m.Operation)), C(dash(Escape(string(m.Subresource)))), C(Escape(m.APIVersion)),
 		}
 		if o.showTime() {
 			row = append(row, C(o.FormatTime(m.Time)))

@@ -201,7 +201,7 @@ func valueChanges(d diffReport) []string {
 		}
 		var owners []string
 		for _, o := range c.OwnersBefore {
-			owners = append(owners, strings.TrimSuffix(o.Manager+"/"+o.Subresource, "/"))
+			owners = append(owners, strings.TrimSuffix(o.Manager+"/"+string(o.Subresource), "/"))
 		}
 		out = append(out, fmt.Sprintf("%s %v -> %v (%s)", c.Path, c.Before, c.After, strings.Join(owners, ",")))
 	}

@@ -90,13 +90,13 @@ func (s Severity) Rank() int { return slices.Index(Severities, s) }
 // Finding is one problem of one object's managedFields.
 type Finding struct {
 	// Cluster is the kubeconfig context the object was read from.
-	Cluster     string    `json:"cluster"`
-	Object      ObjectRef `json:"object"`
-	Code        Code      `json:"code"`
-	Severity    Severity  `json:"severity"`
-	Manager     string    `json:"manager"`
-	Operation   string    `json:"operation"`
-	Subresource string    `json:"subresource"`
+	Cluster     string      `json:"cluster"`
+	Object      ObjectRef   `json:"object"`
+	Code        Code        `json:"code"`
+	Severity    Severity    `json:"severity"`
+	Manager     string      `json:"manager"`
+	Operation   Operation   `json:"operation"`
+	Subresource Subresource `json:"subresource"`
 	// SharedWith names the other appliers of shared-appliers, and the
 	// appliers whose list a hand edit shares (shared-list-items).
 	SharedWith []string        `json:"sharedWith,omitempty"`
@@ -210,8 +210,8 @@ type Evidence struct {
 // EntryRef names one managedFields entry, with how many fields it owns.
 type EntryRef struct {
 	Manager     string       `json:"manager"`
-	Operation   string       `json:"operation"`
-	Subresource string       `json:"subresource,omitempty"`
+	Operation   Operation    `json:"operation"`
+	Subresource Subresource  `json:"subresource,omitempty"`
 	APIVersion  string       `json:"apiVersion"`
 	Time        *metav1.Time `json:"time,omitempty"`
 	Fields      int          `json:"fields"`

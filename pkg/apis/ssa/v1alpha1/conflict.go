@@ -21,8 +21,8 @@ const (
 type Conflict struct {
 	Path         pathlang.Path `json:"path"`
 	Manager      string        `json:"manager"`
-	Operation    string        `json:"operation"`
-	Subresource  string        `json:"subresource"`
+	Operation    Operation     `json:"operation"`
+	Subresource  Subresource   `json:"subresource"`
 	APIVersion   string        `json:"apiVersion"`
 	Time         *metav1.Time  `json:"time"`
 	LiveValue    interface{}   `json:"liveValue"`
@@ -63,12 +63,12 @@ type Refusal struct {
 // (explain-conflict).
 type ConflictReport struct {
 	TypeMeta
-	Object       ObjectRef  `json:"object"`
-	Action       Action     `json:"action"`
-	FieldManager string     `json:"fieldManager"`
-	Force        bool       `json:"force"`
-	Subresource  string     `json:"subresource"`
-	Conflicts    []Conflict `json:"conflicts"`
+	Object       ObjectRef   `json:"object"`
+	Action       Action      `json:"action"`
+	FieldManager string      `json:"fieldManager"`
+	Force        bool        `json:"force"`
+	Subresource  Subresource `json:"subresource"`
+	Conflicts    []Conflict  `json:"conflicts"`
 	// Message is the apiserver's error message for this apply, empty
 	// when it succeeds.
 	Message string `json:"message"`

@@ -56,14 +56,28 @@ func (r ObjectRef) ResourceArg() string {
 	return k + "/" + r.Name
 }
 
+// Operation is a managedFields entry's operation (metav1's
+// ManagedFieldsOperationType, as reports write it): Apply or Update.
+type Operation string
+
+// The operations.
+const (
+	OperationApply  Operation = "Apply"
+	OperationUpdate Operation = "Update"
+)
+
+// Subresource is the subresource a write went to, as managedFields records
+// it: "" for the object itself, "status", "scale".
+type Subresource string
+
 // Owner identifies one managedFields entry: the manager name with operation,
 // subresource and (for Update) apiVersion is the manager's identity. Time is
 // the entry's time, i.e. that manager's last write to the object, not the
 // time the field changed; nil where the entry has none.
 type Owner struct {
 	Manager     string       `json:"manager"`
-	Operation   string       `json:"operation"`
-	Subresource string       `json:"subresource"`
+	Operation   Operation    `json:"operation"`
+	Subresource Subresource  `json:"subresource"`
 	APIVersion  string       `json:"apiVersion"`
 	Time        *metav1.Time `json:"time"`
 }
@@ -74,7 +88,7 @@ func SameOwners(a, b []Owner) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	key := func(o Owner) string { return o.Manager + "\x00" + o.Operation + "\x00" + o.Subresource }
+	key := func(o Owner) string { return o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource) }
 	seen := map[string]int{}
 	for _, o := range a {
 		seen[key(o)]++

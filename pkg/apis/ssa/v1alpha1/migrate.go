@@ -37,11 +37,11 @@ const (
 
 // MigrationChange is one managedFields entry's fate.
 type MigrationChange struct {
-	Manager     string `json:"manager"`
-	Operation   string `json:"operation"`
-	Subresource string `json:"subresource"`
-	APIVersion  string `json:"apiVersion"`
-	Change      string `json:"change"`
+	Manager     string      `json:"manager"`
+	Operation   Operation   `json:"operation"`
+	Subresource Subresource `json:"subresource"`
+	APIVersion  string      `json:"apiVersion"`
+	Change      string      `json:"change"`
 }
 
 // ObjectResult is one object's outcome.
