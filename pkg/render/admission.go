@@ -7,17 +7,18 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // mayDo words what a step whose effect is not known may do.
-var mayDo = map[admission.Effect]string{admission.MayDeny: "deny the apply", admission.MayMutate: "change the object", admission.MayWarn: "warn"}
+var mayDo = map[v1alpha1.Effect]string{v1alpha1.EffectMayDeny: "deny the apply", v1alpha1.EffectMayMutate: "change the object", v1alpha1.EffectMayWarn: "warn"}
 
 // admissionLines say what admission does to the apply, one line a step,
 // and whether the prediction is exact; bad tells the lines that make it
 // not exact. check is how the user has the server's dry run check it
 // ("": it was checked).
-func admissionLines(a *admission.Report, check string) (lines []string, bad []bool) {
+func admissionLines(a *v1alpha1.AdmissionReport, check string) (lines []string, bad []bool) {
 	if a == nil {
 		return nil, nil
 	}
@@ -27,7 +28,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 	}
 	for _, s := range a.Steps {
 		what := fmt.Sprintf("%s %s", s.Kind, Escape(s.Name))
-		if s.Kind == admission.Builtin {
+		if s.Kind == v1alpha1.BuiltinPlugin {
 			what = "plugin " + Escape(s.Name)
 			if strings.Contains(s.Name, "+") {
 				what = "plugins " + Escape(strings.ReplaceAll(s.Name, "+", ", "))
@@ -35,7 +36,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 		}
 		var l string
 		switch {
-		case s.Effect == admission.Mutates:
+		case s.Effect == v1alpha1.EffectMutates:
 			var ops []string
 			owner := "owned by no one"
 			for _, op := range s.Ops {
@@ -44,24 +45,24 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 					owner = "owned by the applier with the rest of the atomic list: its next apply without it removes it"
 				}
 			}
-			if s.Kind == admission.MutatingAdmissionPolicy {
+			if s.Kind == v1alpha1.MutatingAdmissionPolicy {
 				owner = "evaluated here; the server records no manager for admission's changes"
 			}
 			l = fmt.Sprintf("admission: %s %s (%s; in the prediction)", what, strings.Join(ops, ", "), owner)
-		case s.Effect == admission.Warns:
+		case s.Effect == v1alpha1.EffectWarns:
 			l = fmt.Sprintf("admission: %s warns: %s", what, Escape(s.Message))
-		case s.Effect == admission.Denies:
+		case s.Effect == v1alpha1.EffectDenies:
 			// The message is the denial's, said once where it is.
 			l = fmt.Sprintf("admission: %s denies the apply", what)
-		case s.Effect == admission.Audits && s.Message != "":
+		case s.Effect == v1alpha1.EffectAudits && s.Message != "":
 			l = fmt.Sprintf("admission: %s audits: %s", what, Escape(s.Message))
-		case s.Effect == admission.Audits:
+		case s.Effect == v1alpha1.EffectAudits:
 			l = fmt.Sprintf("admission: %s matches: it only audits", what)
-		case s.Effect == admission.Admits && s.Kind == admission.MutatingAdmissionPolicy:
+		case s.Effect == v1alpha1.EffectAdmits && s.Kind == v1alpha1.MutatingAdmissionPolicy:
 			l = fmt.Sprintf("admission: %s changes nothing (evaluated here)", what)
-		case s.Effect == admission.Admits:
+		case s.Effect == v1alpha1.EffectAdmits:
 			l = fmt.Sprintf("admission: %s admits the apply (evaluated here)", what)
-		case s.Kind == admission.Builtin:
+		case s.Kind == v1alpha1.BuiltinPlugin:
 			// A built-in plugin always acts; it is its effect that is not
 			// known here.
 			l = fmt.Sprintf("admission: %s may %s", what, mayDo[s.Effect])
@@ -74,7 +75,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 		if len(s.Unknown) > 0 {
 			l += "; not known here: " + Escape(strings.Join(pathlang.Strings(s.Unknown), ", "))
 		}
-		add(l, s.Effect != admission.Mutates && s.Effect != admission.Audits && s.Effect != admission.Admits)
+		add(l, s.Effect != v1alpha1.EffectMutates && s.Effect != v1alpha1.EffectAudits && s.Effect != v1alpha1.EffectAdmits)
 	}
 	for _, r := range a.Reasons {
 		if strings.HasPrefix(r, "admission is not fully known") {
@@ -88,7 +89,7 @@ func admissionLines(a *admission.Report, check string) (lines []string, bad []bo
 }
 
 // opLine says what one op does.
-func opLine(op admission.Op) string {
+func opLine(op v1alpha1.AdmissionOp) string {
 	path := Escape(admission.FieldPath(op).String())
 	v := Escape(opValue(op.Value))
 	switch {
@@ -104,19 +105,19 @@ func opLine(op admission.Op) string {
 			v = Escape(opValue(shown))
 		}
 		return fmt.Sprintf("adds %s to %s, named %s and five characters the server generates", v, path, Escape(op.GenerateName))
-	case op.Op == admission.OpAppend:
+	case op.Op == v1alpha1.OpAppend:
 		if s, ok := op.Value.(string); ok {
 			v = Escape(s) // a finalizer, as it is
 		}
 		return fmt.Sprintf("adds %s to %s", v, path)
-	case op.Op == admission.OpReplace:
+	case op.Op == v1alpha1.OpReplace:
 		if names := itemNames(op.Value); names != "" {
 			// A list of named items: its names say it; the JSON report
 			// has it whole.
 			return fmt.Sprintf("replaces %s with the items %s", path, Escape(names))
 		}
 		return fmt.Sprintf("replaces %s with %s", path, v)
-	case op.Op == admission.OpRemove:
+	case op.Op == v1alpha1.OpRemove:
 		return "removes " + path
 	}
 	return fmt.Sprintf("sets %s to %s", path, v)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -36,7 +37,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("REFUSED: %s refuses it before it applies anything: %s", r.Refused.Tool, Escape(r.Refused.Message))))
 	case r.Admission != nil && r.Admission.Denied != "":
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, Escape(who), Escape(r.Admission.Denied))))
-	case r.Action == conflict.ActionCreate:
+	case r.Action == v1alpha1.ActionCreate:
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, Escape(who))))
 	case r.Message != "":
 		n := len(r.Conflicts)
@@ -183,15 +184,15 @@ func writeVerification(w io.Writer, p *Palette, r *conflict.Simulation) {
 	}
 	fmt.Fprintln(w)
 	switch r.Verify.Status {
-	case conflict.VerifyAgrees:
+	case v1alpha1.VerifyAgrees:
 		line := "--verify: the server's dry run agrees with the prediction"
 		if r.FirstApply != nil {
 			line += " of " + r.Verify.Compared
 		}
 		fmt.Fprintln(w, p.Green(line))
-	case conflict.VerifyRefused, conflict.VerifyNotRun:
+	case v1alpha1.VerifyRefused, v1alpha1.VerifyNotRun:
 		fmt.Fprintln(w, p.Red("--verify: not verified: "+Escape(r.Verify.Reason)))
-	case conflict.VerifyResolved:
+	case v1alpha1.VerifyResolved:
 		line := "--verify: the server's dry run answers for what is not evaluated here: it applies the apply, with:"
 		if r.Verify.ServerDenied != "" {
 			// The denial is among the differences.
@@ -225,7 +226,7 @@ func writeVerification(w io.Writer, p *Palette, r *conflict.Simulation) {
 // to an autoscaler: one from each manager that holds it, computed from the
 // live object (a client-side apply manager holds it in its last-applied
 // annotation even once the autoscaler's writes took its managedFields).
-func writeAutoscalerNote(w io.Writer, p *Palette, r *conflict.Report) {
+func writeAutoscalerNote(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
 	if len(r.Autoscalers) == 0 {
 		return
 	}
@@ -254,7 +255,7 @@ func writeAutoscalerNote(w io.Writer, p *Palette, r *conflict.Report) {
 }
 
 // resolutions are the report's remedies of a kind, in order.
-func resolutions(r *conflict.Report, k remedy.Kind) []remedy.Remedy {
+func resolutions(r *v1alpha1.ConflictReport, k remedy.Kind) []remedy.Remedy {
 	var out []remedy.Remedy
 	for _, rm := range r.Resolutions {
 		if rm.Kind == k {
@@ -265,14 +266,14 @@ func resolutions(r *conflict.Report, k remedy.Kind) []remedy.Remedy {
 }
 
 // command is the report's first remedy of a kind's command, pasteable.
-func command(r *conflict.Report, k remedy.Kind) string {
+func command(r *v1alpha1.ConflictReport, k remedy.Kind) string {
 	if rs := resolutions(r, k); len(rs) > 0 {
 		return rs[0].Command.String()
 	}
 	return ""
 }
 
-func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
+func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
 	for _, cf := range r.Conflicts {
@@ -298,7 +299,7 @@ func writeResolutions(w io.Writer, r *conflict.Report, p *Palette) {
 		fmt.Fprintln(w, cmd(force))
 	}
 	// A path two managers own is one conflict per manager: list it once.
-	var unique []conflict.Conflict
+	var unique []v1alpha1.Conflict
 	listed := map[string]bool{}
 	for _, cf := range r.Conflicts {
 		if key := cf.Path.APIServerString(); !listed[key] {
@@ -370,7 +371,7 @@ func writeSnippet(w io.Writer, rm remedy.Remedy, p *Palette) {
 	}
 }
 
-func displayConflictPath(cf conflict.Conflict) string { return cf.Path.String() }
+func displayConflictPath(cf v1alpha1.Conflict) string { return cf.Path.String() }
 
 func subDesc(sub string) string {
 	if sub == "" {
@@ -401,7 +402,7 @@ func plural(n int) string {
 }
 
 // resetText says what a reset field becomes, and whether that changes it.
-func resetText(rs conflict.Reset, live map[string]interface{}) string {
+func resetText(rs v1alpha1.Reset, live map[string]interface{}) string {
 	text := "reset to its default " + valueText(rs.Value)
 	if rs.Kept {
 		text = "kept: the apiserver keeps the value it allocated, " + valueText(rs.Value)
