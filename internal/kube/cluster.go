@@ -46,11 +46,11 @@ type Cluster struct {
 
 	mu     sync.Mutex
 	served map[schema.GroupVersion]bool
-	gvs    map[schema.GroupVersion]*served
+	gvs    map[schema.GroupVersion]*gvResources
 }
 
-// served is what the server serves in one group-version.
-type served struct {
+// gvResources is what the server serves in one group-version.
+type gvResources struct {
 	// kinds holds the resources of each kind, subresources left out.
 	kinds map[string][]metav1.APIResource
 	subs  map[string]bool
@@ -224,16 +224,16 @@ func (c *Cluster) HasSubresource(m *meta.RESTMapping, sub string) bool {
 
 // resources reads, once per group-version, the kinds and subresources the
 // server serves there.
-func (c *Cluster) resources(gv schema.GroupVersion) *served {
+func (c *Cluster) resources(gv schema.GroupVersion) *gvResources {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gvs == nil {
-		c.gvs = map[schema.GroupVersion]*served{}
+		c.gvs = map[schema.GroupVersion]*gvResources{}
 	}
 	if r, ok := c.gvs[gv]; ok {
 		return r
 	}
-	r := &served{kinds: map[string][]metav1.APIResource{}, subs: map[string]bool{}}
+	r := &gvResources{kinds: map[string][]metav1.APIResource{}, subs: map[string]bool{}}
 	if served, err := c.servedVersions(); err == nil && served[gv] {
 		if list, err := c.Discovery.ServerResourcesForGroupVersion(gv.String()); err == nil {
 			for _, res := range list.APIResources {
