@@ -373,10 +373,7 @@ func simulateApply(in Input) (*Simulation, error) {
 	}
 	r := &Simulation{Report: Report{
 		TypeMeta:       v1alpha1.NewTypeMeta(ReportKind),
-		Action:         ActionApply,
-		FieldManager:   in.FieldManager,
-		Force:          in.Force,
-		Subresource:    ownership.Subresource(in.Subresource),
+		ApplyMeta:      v1alpha1.ApplyMeta{Action: ActionApply, FieldManager: in.FieldManager, Force: in.Force, Subresource: ownership.Subresource(in.Subresource)},
 		Conflicts:      []Conflict{},
 		Removed:        []pathlang.Path{},
 		Reset:          []Reset{},

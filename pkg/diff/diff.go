@@ -72,20 +72,16 @@ func Compute(asked *conflict.Simulation, o Options) (*Report, error) {
 	}
 	name := ownership.ObjectName(asked.Object.Kind, asked.Object.Namespace, asked.Object.Name)
 	r := &Report{
-		TypeMeta:     v1alpha1.NewTypeMeta(ReportKind),
-		Object:       asked.Object,
-		Action:       asked.Action,
-		FieldManager: asked.FieldManager,
-		Force:        asked.Force,
-		Subresource:  asked.Subresource,
-		Conflicts:    asked.Conflicts,
-		Message:      asked.Message,
-		Changes:      []Change{},
-		Stays:        []Stay{},
-		Unknown:      []pathlang.Path{},
-		Warnings:     append([]string{}, forced.Warnings...),
-		Admission:    forced.Admission,
-		Unchecked:    forced.Unchecked,
+		TypeMeta:  v1alpha1.NewTypeMeta(ReportKind),
+		ApplyMeta: asked.ApplyMeta,
+		Conflicts: asked.Conflicts,
+		Message:   asked.Message,
+		Changes:   []Change{},
+		Stays:     []Stay{},
+		Unknown:   []pathlang.Path{},
+		Warnings:  append([]string{}, forced.Warnings...),
+		Admission: forced.Admission,
+		Unchecked: forced.Unchecked,
 	}
 	result, unknown, err := Result(forced)
 	if err != nil {

@@ -40,9 +40,9 @@ func TestConflictRemovals(t *testing.T) {
 		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
 	}
 	r := &conflict.Simulation{Report: conflict.Report{
-		TypeMeta: v1alpha1.TypeMeta{Kind: conflict.ReportKind}, Action: conflict.ActionApply, FieldManager: "ci",
-		Object:  ownership.RefOf(live),
-		Removed: []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
+		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},
+		ApplyMeta: v1alpha1.ApplyMeta{Action: conflict.ActionApply, FieldManager: "ci", Object: ownership.RefOf(live)},
+		Removed:   []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
 		Reset: []conflict.Reset{
 			reset(".spec.replicas", int64(1), false),
 			reset(".spec.template.spec.restartPolicy", "Always", true),
@@ -64,8 +64,8 @@ func conflictSimulation(t *testing.T) *conflict.Simulation {
 	}
 	at := metav1.NewTime(now.Add(-time.Hour))
 	return &conflict.Simulation{Report: conflict.Report{
-		TypeMeta: v1alpha1.TypeMeta{Kind: conflict.ReportKind}, Action: conflict.ActionApply, FieldManager: "kubectl",
-		Object:    ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
+		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},
+		ApplyMeta: v1alpha1.ApplyMeta{Action: conflict.ActionApply, FieldManager: "kubectl", Object: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}},
 		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
 		Message:   "Apply failed with 1 conflict",
 	}}
@@ -142,8 +142,8 @@ func TestConflictOnStringData(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &conflict.Simulation{Report: conflict.Report{
-		TypeMeta: v1alpha1.TypeMeta{Kind: conflict.ReportKind}, Action: conflict.ActionApply, FieldManager: "argocd-controller",
-		Object:    ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
+		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},
+		ApplyMeta: v1alpha1.ApplyMeta{Action: conflict.ActionApply, FieldManager: "argocd-controller", Object: ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"}},
 		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "cert-sync", Operation: "Apply", APIVersion: "v1", AppliedValue: ownership.Redacted}},
 		Message:   "Apply failed with 1 conflict",
 	}}

@@ -63,12 +63,8 @@ type Refusal struct {
 // (explain-conflict).
 type ConflictReport struct {
 	TypeMeta
-	Object       ObjectRef   `json:"object"`
-	Action       Action      `json:"action"`
-	FieldManager string      `json:"fieldManager"`
-	Force        bool        `json:"force"`
-	Subresource  Subresource `json:"subresource"`
-	Conflicts    []Conflict  `json:"conflicts"`
+	ApplyMeta
+	Conflicts []Conflict `json:"conflicts"`
 	// Message is the apiserver's error message for this apply, empty
 	// when it succeeds.
 	Message string `json:"message"`

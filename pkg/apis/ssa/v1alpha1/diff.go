@@ -70,11 +70,7 @@ type Stay struct {
 // DiffReport is what one apply changes in one object.
 type DiffReport struct {
 	TypeMeta
-	Object       ObjectRef   `json:"object"`
-	Action       Action      `json:"action"`
-	FieldManager string      `json:"fieldManager"`
-	Force        bool        `json:"force"`
-	Subresource  Subresource `json:"subresource"`
+	ApplyMeta
 	// Conflicts are those of the apply as asked (as in ConflictReport);
 	// when there are some and Force is false, Changes and Result are
 	// those of the forced apply, and the apply itself fails.

@@ -30,6 +30,17 @@ type TypeMeta struct {
 	Kind       string `json:"kind"`
 }
 
+// ApplyMeta names the apply a prediction is of, after TypeMeta in the
+// reports of explain-conflict and diff: the object, what the apply does
+// to it, and the field manager, force and subresource it is made with.
+type ApplyMeta struct {
+	Object       ObjectRef   `json:"object"`
+	Action       Action      `json:"action"`
+	FieldManager string      `json:"fieldManager"`
+	Force        bool        `json:"force"`
+	Subresource  Subresource `json:"subresource"`
+}
+
 // NewTypeMeta is the header of a report of kind.
 func NewTypeMeta(kind string) TypeMeta {
 	return TypeMeta{APIVersion: GroupVersion, Kind: kind}
