@@ -25,7 +25,7 @@ type Options struct {
 }
 
 // Redacted replaces a hidden value.
-const Redacted = "<redacted>"
+const Redacted = v1alpha1.Redacted
 
 // LastAppliedAnnotation is the annotation client-side apply keeps.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
@@ -58,10 +58,7 @@ func RefOf(obj *unstructured.Unstructured) ObjectRef {
 // ObjectName formats an object as Kind/namespace/name (Kind/name when it is
 // cluster-scoped), the form every error message uses.
 func ObjectName(kind, namespace, name string) string {
-	if namespace == "" {
-		return kind + "/" + name
-	}
-	return kind + "/" + namespace + "/" + name
+	return v1alpha1.ObjectName(kind, namespace, name)
 }
 
 // OwnerOf returns the identity of a managedFields entry.

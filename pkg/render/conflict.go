@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
@@ -26,7 +25,7 @@ func nsFlag(t remedy.Target) string {
 func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remedy.Target) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
-	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+	obj := Escape(r.Object.Display())
 	verb := "apply"
 	if r.Subresource != "" {
 		verb = "apply to /" + string(r.Subresource)
@@ -384,8 +383,8 @@ func valueText(v interface{}) string {
 	if v == nil {
 		return "(not set)"
 	}
-	if v == ownership.Redacted {
-		return ownership.Redacted
+	if v == v1alpha1.Redacted {
+		return v1alpha1.Redacted
 	}
 	s := compactJSON(v)
 	if r := []rune(s); len(r) > 200 {

@@ -73,7 +73,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 	p := o.Palette
 	var sb strings.Builder
 	line := func(s string) { sb.WriteString(s + "\n") }
-	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+	obj := r.Object.Display()
 	values, owners := 0, 0
 	for _, ch := range r.Changes {
 		if ch.Change == v1alpha1.ChangeOwnership {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // FightLine writes one line of watch's live view: the object, the path,
@@ -26,7 +25,7 @@ func FightLine(w io.Writer, f v1alpha1.Fight, p *Palette) error {
 	}
 	_, err := fmt.Fprintf(w, "%s  %s %s  %s: %s; %d flips since %s (%.1f/min)\n",
 		f.Last.UTC().Format("15:04:05"), p.Red("FIGHT"),
-		ownership.ObjectName(f.Object.Kind, f.Object.Namespace, f.Object.Name), f.Path.String(),
+		f.Object.Display(), f.Path.String(),
 		strings.Join(sides, " vs "), f.Flips, f.Since.UTC().Format("15:04:05"), f.PerMinute)
 	return err
 }

@@ -6,14 +6,13 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // HandoverNarrative tells a handover step by step.
 func HandoverNarrative(w io.Writer, r *v1alpha1.HandoverReport, o Options) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
-	obj := Escape(ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name))
+	obj := Escape(r.Object.Display())
 	from := fmt.Sprintf("%q", r.From)
 	switch r.FromSubresource {
 	case "":

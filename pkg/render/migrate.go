@@ -18,7 +18,7 @@ import (
 func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, p *Palette) {
 	w = Terminal(w) // the one way out: see terminal.go
 	for _, o := range r.Objects {
-		name := Escape(ownership.ObjectName(o.Object.Kind, o.Object.Namespace, o.Object.Name))
+		name := Escape(o.Object.Display())
 		var tag string
 		switch o.Result {
 		case v1alpha1.ResultMigrated:

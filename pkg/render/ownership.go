@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -109,7 +110,7 @@ func joinOwners(owners []ownership.Owner, sep string, text func(ownership.Owner)
 // Header prints the line above an object's view.
 func Header(w io.Writer, r *ownership.Report, o Options, what string) error {
 	w = Terminal(w) // the one way out: see terminal.go
-	obj := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+	obj := r.Object.Display()
 	line := fmt.Sprintf("# %s (%s)", Escape(obj), Escape(r.Object.APIVersion))
 	if what != "" {
 		line += " " + what
@@ -255,7 +256,7 @@ func (o Options) value(f ownership.Field) string {
 		return ""
 	}
 	if f.Redacted {
-		return ownership.Redacted
+		return v1alpha1.Redacted
 	}
 	return o.truncate(compactJSON(f.Value))
 }

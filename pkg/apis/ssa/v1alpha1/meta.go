@@ -67,6 +67,23 @@ func (r ObjectRef) ResourceArg() string {
 	return k + "/" + r.Name
 }
 
+// Display is the object as Kind/namespace/name (Kind/name when it is
+// cluster-scoped), the form every message and view uses.
+func (r ObjectRef) Display() string { return ObjectName(r.Kind, r.Namespace, r.Name) }
+
+// ObjectName formats an object as Kind/namespace/name (Kind/name when it is
+// cluster-scoped).
+func ObjectName(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
+// Redacted stands in a report for a value it does not print (a Secret's
+// data unless asked for).
+const Redacted = "<redacted>"
+
 // Operation is a managedFields entry's operation (metav1's
 // ManagedFieldsOperationType, as reports write it): Apply or Update.
 type Operation string
