@@ -1,9 +1,7 @@
 package celeval
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"strings"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
 )
 
 func obj(t *testing.T, doc string) *unstructured.Unstructured {
@@ -183,9 +182,9 @@ spec:
 // withSchema types req's object by deduction (JSON patches need no more).
 func withSchema(t *testing.T, req *admission.PolicyRequest) {
 	t.Helper()
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(typed.DeducedParseableType.Schema); err != nil {
+	b, err := schemacodec.Encode(typed.DeducedParseableType.Schema)
+	if err != nil {
 		t.Fatal(err)
 	}
-	req.Schema, req.TypeName = b.Bytes(), *typed.DeducedParseableType.TypeRef.NamedType
+	req.Schema, req.TypeName = b, *typed.DeducedParseableType.TypeRef.NamedType
 }

@@ -1,9 +1,7 @@
 package celeval
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"maps"
 	"reflect"
@@ -25,6 +23,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
 )
 
 // compileMutating compiles a policy as the apiserver's mutating plugin
@@ -88,19 +88,14 @@ func (s *staticTypes) TypedToObject(value *typed.TypedValue) (runtime.Object, er
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-func init() {
-	// The JSON forms a field default can hold, besides gob's basic types
-	// (as kubectl-ssa encodes them).
-	gob.Register(map[string]interface{}{})
-	gob.Register([]interface{}{})
-}
-
 // types is the type converter of the request's schema.
 func (e *evaluation) types() (patch.TypeConverterManager, error) {
-	parser := &typed.Parser{}
-	if err := gob.NewDecoder(bytes.NewReader(e.req.Schema)).Decode(&parser.Schema); err != nil {
+	s, err := schemacodec.Decode(e.req.Schema)
+	if err != nil {
 		return nil, fmt.Errorf("decoding the schema: %w", err)
 	}
+	parser := &typed.Parser{}
+	parser.Schema.Types = s.Types
 	return &staticTypes{parser: parser, gvk: e.gvk, name: e.req.TypeName}, nil
 }
 

@@ -1,9 +1,7 @@
 package admission
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/gob"
 	"fmt"
 	"strings"
 
@@ -11,6 +9,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
 )
 
 // PolicyEvaluator evaluates admission policies' CEL for one request, with
@@ -83,8 +82,8 @@ type PolicyRequest struct {
 	// ServerMinor is the apiserver's Kubernetes minor (0: not known): the
 	// CEL environment is the one it compiles stored expressions with.
 	ServerMinor int `json:"serverMinor,omitempty"`
-	// Schema (a structured-merge-diff schema, gob-encoded: its Atom's
-	// embedded List and Map share JSON names) and TypeName type the
+	// Schema (a structured-merge-diff schema, in pkg/schemacodec's form:
+	// its Atom's embedded List and Map share JSON names) and TypeName type the
 	// object for mutating policies (none: not known; they are then not
 	// evaluable).
 	Schema   []byte `json:"schema,omitempty"`
@@ -199,11 +198,11 @@ func evaluatePolicies(c *Config, req Request, obj *unstructured.Unstructured, ho
 		TypeName:     req.TypeName,
 	}
 	if req.Schema != nil && len(c.MutatingPolicies) > 0 {
-		var b bytes.Buffer
-		if err := gob.NewEncoder(&b).Encode(req.Schema); err != nil {
+		b, err := schemacodec.Encode(req.Schema)
+		if err != nil {
 			return nil, fmt.Errorf("encoding the schema of %s: %w", req.Object.GroupVersionKind(), err)
 		}
-		pr.Schema = b.Bytes()
+		pr.Schema = b
 	}
 	bound(c.MutatingPolicies, c.MutatingBindings, req, func(p, b *unstructured.Unstructured, _ []string) {
 		pr.MutatingPolicies = appendOnce(pr.MutatingPolicies, p)

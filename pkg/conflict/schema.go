@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -25,6 +24,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
 )
 
 // Schema is a managedfields.TypeConverter over the structured-merge-diff
@@ -490,7 +491,7 @@ func cacheName(gv schema.GroupVersion, serverURL string) string {
 	if group == "" {
 		group = "core"
 	}
-	return unsafeChars.ReplaceAllString(group+"_"+gv.Version+"_"+hash, "_") + ".smd.gob"
+	return unsafeChars.ReplaceAllString(group+"_"+gv.Version+"_"+hash, "_") + ".smd"
 }
 
 // CacheDirFor returns the schema cache directory of a cluster under base.
@@ -534,33 +535,36 @@ func uniqueGVs(gvs []schema.GroupVersion) []schema.GroupVersion {
 	return out
 }
 
-// encodeCache writes a converted group-version schema for the disk cache,
-// with encoding/gob: it decodes several times faster than YAML (JSON can't
-// carry structured-merge-diff's embedded List and Map, whose fields
-// collide), and field defaults come back with the types the conversion
-// from the server's JSON gave them, so the schema read back equals the
-// converted one.
+// encodeCache writes a converted group-version schema for the disk cache:
+// its kinds, then its types in pkg/schemacodec's form, which reads back
+// equal (field defaults keep the Go types the conversion from the
+// server's JSON gave them).
 func encodeCache(p *gvSchema) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(p); err != nil {
-		return nil, err
+	w := schemacodec.NewWriter()
+	w.Uint(uint64(len(p.Kinds)))
+	for _, k := range p.Kinds {
+		w.String(k.Group)
+		w.String(k.Version)
+		w.String(k.Kind)
+		w.String(k.Type)
 	}
-	return b.Bytes(), nil
+	w.Schema(&p.Types)
+	return w.Bytes()
 }
 
 // decodeCache reads a cached group-version schema.
 func decodeCache(b []byte) (*gvSchema, error) {
 	p := &gvSchema{}
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(p); err != nil {
+	r := schemacodec.NewReader(b)
+	n := r.Uint()
+	for i := uint64(0); i < n && r.Err() == nil; i++ {
+		p.Kinds = append(p.Kinds, kindEntry{Group: r.String(), Version: r.String(), Kind: r.String(), Type: r.String()})
+	}
+	r.Schema(&p.Types)
+	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-func init() {
-	// The JSON forms a field default can hold, besides gob's basic types.
-	gob.Register(map[string]interface{}{})
-	gob.Register([]interface{}{})
 }
 
 // ErrNoSchema is returned when no schema source fits an object.

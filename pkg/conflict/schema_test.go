@@ -318,10 +318,10 @@ func TestCacheName(t *testing.T) {
 		url  string
 		want string
 	}{
-		{name: "core group, hash from the URL", gv: schema.GroupVersion{Version: "v1"}, url: "/openapi/v3/api/v1?hash=0123ABCD", want: "core_v1_0123ABCD.smd.gob"},
-		{name: "named group", gv: schema.GroupVersion{Group: "apps", Version: "v1"}, url: "/openapi/v3/apis/apps/v1?hash=FF", want: "apps_v1_FF.smd.gob"},
-		{name: "unsafe characters in the hash", gv: schema.GroupVersion{Group: "example.com", Version: "v1"}, url: "/openapi/v3/apis/example.com/v1?hash=a/../b", want: "example.com_v1_a_.._b.smd.gob"},
-		{name: "no hash: the URL's digest", gv: schema.GroupVersion{Group: "apps", Version: "v1"}, url: "/openapi/v3/apis/apps/v1", want: "apps_v1_cb4c24f48aaa234e.smd.gob"},
+		{name: "core group, hash from the URL", gv: schema.GroupVersion{Version: "v1"}, url: "/openapi/v3/api/v1?hash=0123ABCD", want: "core_v1_0123ABCD.smd"},
+		{name: "named group", gv: schema.GroupVersion{Group: "apps", Version: "v1"}, url: "/openapi/v3/apis/apps/v1?hash=FF", want: "apps_v1_FF.smd"},
+		{name: "unsafe characters in the hash", gv: schema.GroupVersion{Group: "example.com", Version: "v1"}, url: "/openapi/v3/apis/example.com/v1?hash=a/../b", want: "example.com_v1_a_.._b.smd"},
+		{name: "no hash: the URL's digest", gv: schema.GroupVersion{Group: "apps", Version: "v1"}, url: "/openapi/v3/apis/apps/v1", want: "apps_v1_cb4c24f48aaa234e.smd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
