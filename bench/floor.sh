@@ -6,7 +6,8 @@
 # printing the conflicts) and bench/paired (paired runs, wall and CPU
 # from the kernel's accounting, peak RSS), starts the test bed apiserver,
 # and measures $RUNS paired runs (default 15) of, on a Deployment with
-# $CONTAINERS containers (default 50) and on a ConfigMap:
+# $CONTAINERS containers (default 50) and on a ConfigMap, with the CPU the
+# client spends and the CPU the apiserver spends during the run:
 #   floor                                     the server's dry run, nothing more
 #   kubectl-ssa explain-conflict              warm: schema and discovery caches filled
 #   kubectl-ssa explain-conflict              cold: an empty --cache-dir each run
@@ -102,5 +103,7 @@ for s in deployment configmap diff-one diff-many; do
 	diff-one) echo "diff: Deployment with $CONTAINERS containers, one image changed" ;;
 	diff-many) echo "diff: Deployment with $CONTAINERS containers, 49 images changed" ;;
 	esac
-	"$WORK/paired" -runs "$RUNS" "$WORK/$s.spec"
+	# SERVER_MS: the apiserver's (and its etcd's) CPU during each run;
+	# BOTH_MS: client and server together.
+	"$WORK/paired" -runs "$RUNS" -server-pid "$TESTBED_PID" "$WORK/$s.spec"
 done
