@@ -1,59 +1,16 @@
 package admission
 
 import (
-	"strconv"
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
-
-// item is the segment of an Op's path that selects the item of a keyed
-// list whose key is value, written as the apiserver writes it:
-// [name="c"].
-func item(key, value string) string {
-	return pathlang.ElementString(fieldpath.PathElement{Key: fieldpath.KeyByFields(key, value)})
-}
-
-// splitItem reads a segment written by item.
-func splitItem(seg string) (key, value string, ok bool) {
-	if !strings.HasPrefix(seg, "[") || !strings.HasSuffix(seg, "]") {
-		return "", "", false
-	}
-	key, quoted, found := strings.Cut(seg[1:len(seg)-1], "=")
-	if !found {
-		return "", "", false
-	}
-	value, err := strconv.Unquote(quoted)
-	return key, value, err == nil
-}
-
-// FieldPath is the op's path as report paths are written
-// (.spec.containers[name="c"].resources).
-func FieldPath(op Op) pathlang.Path {
-	return pathlang.Path(opPath(op.Path))
-}
-
-func opPath(path []string) fieldpath.Path {
-	var p fieldpath.Path
-	for _, seg := range path {
-		if key, value, ok := splitItem(seg); ok {
-			p = append(p, fieldpath.PathElement{Key: fieldpath.KeyByFields(key, value)})
-			continue
-		}
-		name := seg
-		p = append(p, fieldpath.PathElement{FieldName: &name})
-	}
-	return p
-}
 
 // lookup is the value at path in obj.
 func lookup(obj map[string]interface{}, path []string) (interface{}, bool) {
 	var cur interface{} = obj
 	for _, seg := range path {
-		if key, value, ok := splitItem(seg); ok {
+		if key, value, ok := pathlang.SplitItemSegment(seg); ok {
 			list, _ := cur.([]interface{})
 			found := false
 			for _, it := range list {
@@ -85,7 +42,7 @@ func put(obj map[string]interface{}, path []string, v interface{}) {
 	}
 	var cur interface{} = obj
 	for _, seg := range path[:len(path)-1] {
-		if key, value, ok := splitItem(seg); ok {
+		if key, value, ok := pathlang.SplitItemSegment(seg); ok {
 			list, _ := cur.([]interface{})
 			var found map[string]interface{}
 			for _, it := range list {

@@ -132,7 +132,7 @@ type container struct {
 }
 
 func (c container) path(rest ...string) []string {
-	return append([]string{"spec", c.field, item("name", c.name)}, rest...)
+	return append([]string{"spec", c.field, pathlang.ItemSegment("name", c.name)}, rest...)
 }
 
 // containers are the Pod's containers, then its init containers (the
@@ -456,12 +456,12 @@ func (m *podModel) mountToken(r *recorder) []pathlang.Path {
 		r.add(Op{Op: OpAppend, Path: c.path("volumeMounts"), GenerateName: genName,
 			Value: map[string]interface{}{"name": volumeName, "readOnly": true, "mountPath": tokenMountPath}})
 		if generated {
-			unknown = append(unknown, pathlang.Path(opPath(c.path("volumeMounts", item("mountPath", tokenMountPath), "name"))))
+			unknown = append(unknown, pathlang.FromSegments(c.path("volumeMounts", pathlang.ItemSegment("mountPath", tokenMountPath), "name")))
 		}
 	}
 	if !hasVolume && needed {
 		r.add(Op{Op: OpAppend, Path: []string{"spec", "volumes"}, GenerateName: genName, Value: tokenVolume(volumeName)})
-		unknown = append([]pathlang.Path{pathlang.Path(opPath([]string{"spec", "volumes", item("name", volumeName), "name"}))}, unknown...)
+		unknown = append([]pathlang.Path{pathlang.FromSegments([]string{"spec", "volumes", pathlang.ItemSegment("name", volumeName), "name"})}, unknown...)
 	}
 	return unknown
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -59,11 +61,11 @@ func TestServiceAccountPlugin(t *testing.T) {
 	mount := `[{"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount","name":"kube-api-access-","readOnly":true}]`
 	for _, c := range []string{"initContainers", "containers"} {
 		name := map[string]string{"initContainers": "i", "containers": "c"}[c]
-		if got := at(t, out, "spec", c, item("name", name), "volumeMounts"); got != mount {
+		if got := at(t, out, "spec", c, pathlang.ItemSegment("name", name), "volumeMounts"); got != mount {
 			t.Errorf("%s %s mounts %s", c, name, got)
 		}
 	}
-	if got := at(t, out, "spec", "containers", item("name", "own"), "volumeMounts"); strings.Contains(got, "kube-api-access") {
+	if got := at(t, out, "spec", "containers", pathlang.ItemSegment("name", "own"), "volumeMounts"); strings.Contains(got, "kube-api-access") {
 		t.Errorf("a container that mounts the path gets the token too: %s", got)
 	}
 	if got := at(t, out, "spec", "volumes"); !strings.HasPrefix(got, `[{"name":"kube-api-access-","projected":{"defaultMode":420,"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}`) {
@@ -84,7 +86,7 @@ func TestServiceAccountPlugin(t *testing.T) {
 
 	// A token volume of the Pod's own is used, and its name is known.
 	_, out = podCreate(t, reads, "spec:\n  volumes: [{name: kube-api-access-mine, emptyDir: {}}]\n  containers: [{name: c, image: nginx}]\n")
-	if got := at(t, out, "spec", "containers", item("name", "c"), "volumeMounts"); !strings.Contains(got, `"name":"kube-api-access-mine"`) {
+	if got := at(t, out, "spec", "containers", pathlang.ItemSegment("name", "c"), "volumeMounts"); !strings.Contains(got, `"name":"kube-api-access-mine"`) {
 		t.Errorf("own token volume: mounts %s", got)
 	}
 	if got := at(t, out, "spec", "volumes"); strings.Count(got, "kube-api-access") != 1 {
@@ -290,12 +292,12 @@ spec:
 	if !r.Exact || r.Denied != "" {
 		t.Fatalf("exact %v, denied %q", r.Exact, r.Denied)
 	}
-	if got := at(t, out, "spec", "containers", item("name", "c"), "resources"); got != `{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"100m","memory":"256Mi"}}` {
+	if got := at(t, out, "spec", "containers", pathlang.ItemSegment("name", "c"), "resources"); got != `{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"100m","memory":"256Mi"}}` {
 		t.Errorf("container c: %s", got)
 	}
 	// The init container's memory request is its limit (decoding's
 	// default), not the LimitRange's.
-	if got := at(t, out, "spec", "initContainers", item("name", "i"), "resources"); got != `{"limits":{"cpu":"500m","memory":"300Mi"},"requests":{"cpu":"100m"}}` {
+	if got := at(t, out, "spec", "initContainers", pathlang.ItemSegment("name", "i"), "resources"); got != `{"limits":{"cpu":"500m","memory":"300Mi"},"requests":{"cpu":"100m"}}` {
 		t.Errorf("init container i: %s", got)
 	}
 	want := `"LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c; cpu request for init container i; cpu limit for init container i"`
@@ -340,7 +342,7 @@ func TestAdoptGeneratedNames(t *testing.T) {
 	vols, _, _ := unstructured.NestedSlice(server.Object, "spec", "volumes")
 	vols[1].(map[string]interface{})["name"] = "kube-api-access-x7k2p"
 	_ = unstructured.SetNestedSlice(server.Object, vols, "spec", "volumes")
-	mounts, _ := lookup(server.Object, []string{"spec", "containers", item("name", "c"), "volumeMounts"})
+	mounts, _ := lookup(server.Object, []string{"spec", "containers", pathlang.ItemSegment("name", "c"), "volumeMounts"})
 	mounts.([]interface{})[0].(map[string]interface{})["name"] = "kube-api-access-x7k2p"
 	AdoptGeneratedNames(r, predicted, server)
 	if diff := cmp.Diff(server.Object, predicted.Object); diff != "" {

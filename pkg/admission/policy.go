@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
 )
 
@@ -352,7 +353,7 @@ func SetBy(r *Report, p fieldpath.Path) string {
 			if op.Op == OpRemove {
 				continue
 			}
-			if at := opPath(op.Path); len(at) <= len(p) && p[:len(at)].Equals(at) {
+			if at := pathlang.FromSegments(op.Path).Elements(); len(at) <= len(p) && p[:len(at)].Equals(at) {
 				by = fmt.Sprintf("%s %s", s.Kind, s.Name)
 			}
 		}
@@ -369,7 +370,7 @@ func RedactSecrets(r *Report) {
 	for i := range r.Steps {
 		for j := range r.Steps[i].Ops {
 			op := &r.Steps[i].Ops[j]
-			op.Value = ownership.RedactValue(opPath(op.Path), op.Value)
+			op.Value = ownership.RedactValue(pathlang.FromSegments(op.Path).Elements(), op.Value)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -90,7 +89,7 @@ func admissionLines(a *v1alpha1.AdmissionReport, check string) (lines []string, 
 
 // opLine says what one op does.
 func opLine(op v1alpha1.AdmissionOp) string {
-	path := Escape(admission.FieldPath(op).String())
+	path := Escape(pathlang.FromSegments(op.Path).String())
 	v := Escape(opValue(op.Value))
 	switch {
 	case op.GenerateName != "":
