@@ -12,10 +12,9 @@
 // the views. It does not render and does not talk to a cluster; Loader
 // fetches and caches schemas.
 //
-// Describe and Lookup say what a field manager is, from a catalogue of the
-// managers of kubectl, Kubernetes' controllers, Argo CD, Flux, Helm,
-// cert-manager and others, read in each project's source; Resolutions
-// writes the ways out, for kubectl and in the applier's own terms (an
-// Argo CD Application's ignoreDifferences, a Flux ignore rule, a Helm
-// chart change), as remedy data.
+// Each conflict says what its owner most likely is (Likely), from
+// pkg/tools' catalogue of field managers; Resolutions writes the ways
+// out, for kubectl and in the applier's own terms (an Argo CD
+// Application's ignoreDifferences, a Flux ignore rule, a Helm chart
+// change), as remedy data.
 package conflict

@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // Resolutions are the ways out of what the report predicts, as data: for
@@ -66,7 +67,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	} else if fa != nil && !fa.Exact {
 		force += "; admission not evaluated here matches the forced apply: check it with --force-conflicts --verify"
 	}
-	if ToolFor(t) != remedy.Helm {
+	if tools.ToolFor(t) != remedy.Helm {
 		// Helm's own force (helmForce) replaces kubectl's: kubectl apply of
 		// a chart's render would remove the label and annotations Helm
 		// adds, outside the release's history.

@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // ReportKind is the kind of the report Simulate returns.
@@ -418,7 +419,7 @@ func simulateApply(in Input) (*Simulation, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for i := range conflicts {
-			conflicts[i].Likely = Describe(conflicts[i].Owner(), conflicts[i].Path.APIServerString())
+			conflicts[i].Likely = tools.Describe(conflicts[i].Owner(), conflicts[i].Path.APIServerString())
 		}
 		r.Conflicts = conflicts
 		if !in.Force {

@@ -17,18 +17,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
-// ToolFor is the tool whose settings the fixes of an apply are written
-// in: --for when given, else the tool the applier's field manager is
-// (argocd-controller: Argo CD; kustomize-controller, helm-controller:
-// Flux; helm: Helm); empty when neither says.
-func ToolFor(t remedy.Target) remedy.Tool {
-	if t.Tool != "" {
-		return t.Tool
-	}
-	tool, _ := ToolOf(t.FieldManager)
-	return tool
-}
-
 // toolConflict is one conflicting path, with every owner of it.
 type toolConflict struct {
 	path   pathlang.Path
@@ -56,7 +44,7 @@ func byPath(conflicts []Conflict) []toolConflict {
 // their live values: none resets a value, except Helm's
 // --force-conflicts, which says so.
 func toolFixes(r *Simulation, t remedy.Target) []remedy.Remedy {
-	tool := ToolFor(t)
+	tool := tools.ToolFor(t)
 	if tool == "" || len(r.Conflicts) == 0 || r.Subresource != "" {
 		// The tools apply objects, not their subresources.
 		return nil
@@ -64,7 +52,7 @@ func toolFixes(r *Simulation, t remedy.Target) []remedy.Remedy {
 	f := fixer{r: r, t: t, paths: byPath(r.Conflicts)}
 	f.gvk = schema.FromAPIVersionAndKind(r.Object.APIVersion, r.Object.Kind)
 	f.name = ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
-	f.applier, _ = ApplierOf(t.FieldManager)
+	f.applier, _ = tools.ApplierOf(t.FieldManager)
 	switch tool {
 	case remedy.ArgoCD:
 		return []remedy.Remedy{f.argoCD()}
@@ -89,7 +77,7 @@ type fixer struct {
 	paths   []toolConflict
 	gvk     schema.GroupVersionKind
 	name    string // Kind/namespace/name
-	applier Known
+	applier tools.Known
 }
 
 // owners names the owners of the conflicting paths: "a" and "b".
@@ -119,8 +107,8 @@ func (f fixer) forcedNote(tool string) string {
 	return fmt.Sprintf(" Without it, %s does not fail on these conflicts: it forces its apply, taking the fields from %s and setting the manifest's values, which their owners may write back.", tool, f.owners())
 }
 
-func (f fixer) known(cf Conflict) Known {
-	k, _ := Lookup(cf.Owner(), cf.Path.APIServerString())
+func (f fixer) known(cf Conflict) tools.Known {
+	k, _ := tools.Lookup(cf.Owner(), cf.Path.APIServerString())
 	return k
 }
 

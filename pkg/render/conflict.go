@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // nsFlag is the connection flags and -n, as pasted.
@@ -58,7 +59,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 		}
 		fmt.Fprintf(w, "%s\n", p.Yellow(line))
 	}
-	if k, ok := conflict.ApplierOf(r.FieldManager); ok && k.Forces && r.Message != "" && len(r.Conflicts) > 0 {
+	if k, ok := tools.ApplierOf(r.FieldManager); ok && k.Forces && r.Message != "" && len(r.Conflicts) > 0 {
 		// What the prediction of a plain apply means for a tool that
 		// always forces.
 		fmt.Fprintf(w, "%s\n", p.Yellow("  note: "+Escape(fmt.Sprintf("%q is %s: it does not fail, it takes the conflicting fields and sets your values (the fixes in %s's terms are below)", r.FieldManager, k.Says, k.Product))))
@@ -85,7 +86,6 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 			fmt.Fprintln(w, p.Bold("Conflicts:"))
 		}
 		for _, cf := range r.Conflicts {
-			ow := cf.Owner()
 			fmt.Fprintf(w, "  %s\n", p.Bold(Escape(displayConflictPath(cf))))
 			since := ""
 			if cf.Time != nil && o.showTime() {
@@ -95,13 +95,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 				}
 			}
 			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(string(cf.Subresource)), Escape(cf.APIVersion), since)
-			d := cf.Likely
-			if d == "" {
-				// (a report not made by Explain: a test's, or older JSON)
-				d = conflict.Describe(ow, cf.Path.APIServerString())
-			}
-			if d != "" {
-				fmt.Fprintf(w, "    likely:     %s\n", Escape(d))
+			if cf.Likely != "" {
+				fmt.Fprintf(w, "    likely:     %s\n", Escape(cf.Likely))
 			}
 			if d, ok := conflict.StringDataStore(&r.Report, cf); ok {
 				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d.String()))

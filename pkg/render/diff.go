@@ -10,9 +10,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // diffContext is the number of unchanged lines around each change, as
@@ -103,7 +103,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 	if len(r.Conflicts) > 0 && !r.Force {
 		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
 		switch {
-		case conflict.ToolFor(t) == remedy.Helm:
+		case tools.ToolFor(t) == remedy.Helm:
 			// kubectl apply of the render would drop what Helm adds.
 			verb := "upgrade"
 			if t.HelmInstall {

@@ -1,10 +1,13 @@
 // Package tools names the tools that write objects by the field managers
 // they write as: kubectl's commands, Argo CD, Flux and Helm, and the
-// labels and annotations the appliers leave on what they apply. It is
-// the one table of these facts for the engines that read them (audit's
-// findings, conflict's catalogue and fixes), which don't import each
-// other. The names were read in each project's source (cited in
-// pkg/conflict's catalogue).
+// labels and annotations the appliers leave on what they apply. Its
+// catalogue (Lookup, Describe, ApplierOf, ToolOf, ToolFor) says what a
+// field manager most likely is, from the managers of kubectl,
+// Kubernetes' controllers, Argo CD, Flux, Helm, cert-manager and others.
+// It is the one table of these facts for the engines that read them
+// (audit's findings, conflict's descriptions and fixes), which don't
+// import each other, and for the views. The names were read in each
+// project's source (cited in catalogue.go).
 package tools
 
 import (

@@ -27,8 +27,9 @@ type Conflict struct {
 	Time         *metav1.Time  `json:"time"`
 	LiveValue    interface{}   `json:"liveValue"`
 	AppliedValue interface{}   `json:"appliedValue"`
-	// Likely says what the owner most likely is (Describe): "Argo CD's
-	// UI", "the HorizontalPodAutoscaler"; empty when nothing is known.
+	// Likely says what the owner most likely is (pkg/tools' Describe):
+	// "Argo CD's UI", "the HorizontalPodAutoscaler"; empty when nothing
+	// is known.
 	Likely string `json:"likely,omitempty"`
 }
 

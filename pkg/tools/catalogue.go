@@ -1,11 +1,10 @@
-package conflict
+package tools
 
 import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // Known is what the catalogue knows of a field manager.
@@ -60,26 +59,22 @@ func (e entry) matches(o ownership.Owner, path string) bool {
 }
 
 const (
-	kubectl    = tools.ProductKubectl
 	kubernetes = "Kubernetes"
-	argoCD     = tools.ProductArgoCD
-	flux       = tools.ProductFlux
-	helm       = tools.ProductHelm
 	certMgr    = "cert-manager"
 	crossplane = "Crossplane"
 )
 
 // catalogue is read top down: the first row that matches says. The names
 // and operations were read in each project's source, cited per group;
-// kubectl's, Argo CD's, Flux's and Helm's are pkg/tools' (audit reads
-// them there too).
+// kubectl's, Argo CD's, Flux's and Helm's are the constants of go
+// (audit reads them there too).
 var catalogue = []entry{
 	// kubectl: every command names its writes "kubectl-<verb>"
 	// (cmdutil.AddFieldManagerFlagVar in k8s.io/kubectl/pkg/cmd/...);
 	// scale sets none, so its /scale writes carry the user agent's
 	// "kubectl"; apply is "kubectl-client-side-apply", or "kubectl" with
 	// --server-side (pkg/cmd/apply/apply.go, FieldManagerClientSideApply).
-	{name: tools.Kubectl, sub: "scale", known: Known{Product: kubectl, Says: "`kubectl scale` (kubectl writes /scale under the manager \"kubectl\")"}},
+	{name: Kubectl, sub: "scale", known: Known{Product: ProductKubectl, Says: "`kubectl scale` (kubectl writes /scale under the manager \"kubectl\")"}},
 	// The HPA controller scales through /scale as kube-controller-manager.
 	{name: "kube-controller-manager", sub: "scale", known: Known{Product: kubernetes, Controller: true,
 		Says: "the HorizontalPodAutoscaler: kube-controller-manager's horizontal-pod-autoscaler controller scales the object through /scale"}},
@@ -87,23 +82,23 @@ var catalogue = []entry{
 	{name: "kube-controller-manager", pathSuffix: ".spec.replicas", known: Known{Product: kubernetes, Controller: true,
 		Says: "the horizontal-pod-autoscaler controller (it writes .spec.replicas of the scale target) or another kube-controller-manager controller"}},
 	{name: "kube-controller-manager", known: Known{Product: kubernetes, Controller: true, Says: "a controller in kube-controller-manager (deployment, replicaset, HPA, garbage collector, ...)"}},
-	{name: ownership.ClientSideApplyManager, known: Known{Product: kubectl,
+	{name: ownership.ClientSideApplyManager, known: Known{Product: ProductKubectl,
 		Says: "a leftover of client-side `kubectl apply` (before the object was server-side applied); `kubectl ssa migrate` converts it"}},
-	{name: tools.KubectlLastApplied, known: Known{Product: kubectl, Says: "`kubectl apply --server-side` keeping the last-applied annotation of an object that was client-side applied"}},
-	{name: tools.Kubectl, op: "Apply", known: Known{Product: kubectl, Says: "`kubectl apply --server-side` with the default field manager"}},
-	{name: tools.Kubectl, op: "Update", known: Known{Product: kubectl, Says: "an older kubectl write (kubectl before 1.22 named every write \"kubectl\")"}},
-	{name: tools.KubectlEdit, known: Known{Product: kubectl, Says: "a manual `kubectl edit`"}},
-	{name: tools.KubectlPatch, known: Known{Product: kubectl, Says: "a manual `kubectl patch`"}},
-	{name: tools.KubectlLabel, known: Known{Product: kubectl, Says: "a manual `kubectl label`"}},
-	{name: tools.KubectlAnnotate, known: Known{Product: kubectl, Says: "a manual `kubectl annotate`"}},
-	{name: tools.KubectlSet, known: Known{Product: kubectl, Says: "a manual `kubectl set` (image, env, resources, ...)"}},
-	{name: tools.KubectlRollout, known: Known{Product: kubectl, Says: "`kubectl rollout` (restart, undo, pause, resume)"}},
-	{name: tools.KubectlReplace, known: Known{Product: kubectl, Says: "a manual `kubectl replace`"}},
-	{name: tools.KubectlTaint, known: Known{Product: kubectl, Says: "a manual `kubectl taint`"}},
-	{name: tools.KubectlAutoscale, known: Known{Product: kubectl, Says: "an imperative `kubectl autoscale` (it creates a HorizontalPodAutoscaler)"}},
-	{name: tools.KubectlCreate, known: Known{Product: kubectl, Says: "an imperative `kubectl create`"}},
-	{name: tools.KubectlRun, known: Known{Product: kubectl, Says: "an imperative `kubectl run`"}},
-	{name: tools.KubectlExpose, known: Known{Product: kubectl, Says: "an imperative `kubectl expose`"}},
+	{name: KubectlLastApplied, known: Known{Product: ProductKubectl, Says: "`kubectl apply --server-side` keeping the last-applied annotation of an object that was client-side applied"}},
+	{name: Kubectl, op: "Apply", known: Known{Product: ProductKubectl, Says: "`kubectl apply --server-side` with the default field manager"}},
+	{name: Kubectl, op: "Update", known: Known{Product: ProductKubectl, Says: "an older kubectl write (kubectl before 1.22 named every write \"kubectl\")"}},
+	{name: KubectlEdit, known: Known{Product: ProductKubectl, Says: "a manual `kubectl edit`"}},
+	{name: KubectlPatch, known: Known{Product: ProductKubectl, Says: "a manual `kubectl patch`"}},
+	{name: KubectlLabel, known: Known{Product: ProductKubectl, Says: "a manual `kubectl label`"}},
+	{name: KubectlAnnotate, known: Known{Product: ProductKubectl, Says: "a manual `kubectl annotate`"}},
+	{name: KubectlSet, known: Known{Product: ProductKubectl, Says: "a manual `kubectl set` (image, env, resources, ...)"}},
+	{name: KubectlRollout, known: Known{Product: ProductKubectl, Says: "`kubectl rollout` (restart, undo, pause, resume)"}},
+	{name: KubectlReplace, known: Known{Product: ProductKubectl, Says: "a manual `kubectl replace`"}},
+	{name: KubectlTaint, known: Known{Product: ProductKubectl, Says: "a manual `kubectl taint`"}},
+	{name: KubectlAutoscale, known: Known{Product: ProductKubectl, Says: "an imperative `kubectl autoscale` (it creates a HorizontalPodAutoscaler)"}},
+	{name: KubectlCreate, known: Known{Product: ProductKubectl, Says: "an imperative `kubectl create`"}},
+	{name: KubectlRun, known: Known{Product: ProductKubectl, Says: "an imperative `kubectl run`"}},
+	{name: KubectlExpose, known: Known{Product: ProductKubectl, Says: "an imperative `kubectl expose`"}},
 	{name: ownership.HandoverManager, known: Known{Product: "kubectl-ssa",
 		Says: "kubectl ssa handover's temporary manager: it holds fields handed to a controller until the controller writes them"}},
 	{name: ownership.BeforeFirstApply, known: Known{Product: kubernetes,
@@ -123,15 +118,15 @@ var catalogue = []entry{
 	// (cmd/argocd-server/commands/argocd_server.go). The application
 	// controller's own other writes carry "argocd-application-controller"
 	// (kubectl auth reconcile of RBAC objects, argo-cd#20815).
-	{name: tools.ArgoCDSync, op: "Apply", known: Known{Product: argoCD, Tool: remedy.ArgoCD, Forces: true,
+	{name: ArgoCDSync, op: "Apply", known: Known{Product: ProductArgoCD, Tool: remedy.ArgoCD, Forces: true,
 		Says: "Argo CD's sync (server-side apply as \"argocd-controller\"; it forces conflicts)"}},
-	{name: tools.ArgoCDSync, op: "Update", known: Known{Product: argoCD, Tool: remedy.ArgoCD,
+	{name: ArgoCDSync, op: "Update", known: Known{Product: ProductArgoCD, Tool: remedy.ArgoCD,
 		Says: "Argo CD's sync with client-side apply (ServerSideApply not set): a different manager from its server-side sync"}},
-	{name: tools.ArgoCDUI, known: Known{Product: argoCD,
+	{name: ArgoCDUI, known: Known{Product: ProductArgoCD,
 		Says: "Argo CD's UI: an edit or a resource action in the Argo CD web UI or CLI (argocd app patch-resource, actions run), written by argocd-server"}},
-	{name: tools.ArgoCDApplicationController, known: Known{Product: argoCD, Controller: true,
+	{name: ArgoCDApplicationController, known: Known{Product: ProductArgoCD, Controller: true,
 		Says: "Argo CD's application controller writing outside its sync manager (kubectl auth reconcile of RBAC objects, its own bookkeeping)"}},
-	{name: "argocd*", known: Known{Product: argoCD, Says: "an Argo CD component"}},
+	{name: "argocd*", known: Known{Product: ProductArgoCD, Says: "an Argo CD component"}},
 
 	// Flux: kustomize-controller applies as its controller name with
 	// ForceOwnership (fluxcd/kustomize-controller@186fb3b2 main.go
@@ -143,15 +138,15 @@ var catalogue = []entry{
 	// internal/action/install.go and upgrade.go). Both take
 	// --override-manager: managers whose entries they fold into their own
 	// before each apply, as they do with kubectl's and before-first-apply.
-	{name: tools.FluxKustomize, op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
+	{name: FluxKustomize, op: "Apply", known: Known{Product: ProductFlux, Tool: remedy.Flux, Forces: true,
 		Says: "Flux's kustomize-controller applying a Kustomization (server-side apply; it forces conflicts)"}},
-	{name: tools.FluxKustomize, op: "Update", known: Known{Product: flux,
+	{name: FluxKustomize, op: "Update", known: Known{Product: ProductFlux,
 		Says: "Flux's kustomize-controller before it applied server-side (it folds this entry into its own at its next apply)"}},
-	{name: tools.FluxHelm, op: "Apply", known: Known{Product: flux, Tool: remedy.Flux, Forces: true,
+	{name: FluxHelm, op: "Apply", known: Known{Product: ProductFlux, Tool: remedy.Flux, Forces: true,
 		Says: "Flux's helm-controller installing or upgrading a HelmRelease (the Helm SDK with server-side apply; it forces conflicts)"}},
-	{name: tools.FluxHelm, op: "Update", known: Known{Product: flux, Tool: remedy.Flux,
+	{name: FluxHelm, op: "Update", known: Known{Product: ProductFlux, Tool: remedy.Flux,
 		Says: "Flux's helm-controller with client-side apply (a HelmRelease with serverSideApply disabled, or Helm 3 era)"}},
-	{name: "gotk-*", known: Known{Product: flux, Controller: true, Says: "a Flux controller writing its own objects' status"}},
+	{name: "gotk-*", known: Known{Product: ProductFlux, Controller: true, Says: "a Flux controller writing its own objects' status"}},
 
 	// Helm names its writes after its binary, "helm", unless an SDK user
 	// sets kube.ManagedFieldsManager (helm/helm@e9b85e4d
@@ -161,13 +156,13 @@ var catalogue = []entry{
 	// upgrade and rollback to auto, --force-conflicts to false:
 	// pkg/cmd/install.go, upgrade.go); Helm 3 sends three-way merge
 	// patches, recorded as Update (v3.21.4 pkg/kube/client.go).
-	{name: tools.Helm, op: "Apply", known: Known{Product: helm, Tool: remedy.Helm,
+	{name: Helm, op: "Apply", known: Known{Product: ProductHelm, Tool: remedy.Helm,
 		Says: "Helm 4 (helm install/upgrade with server-side apply, its default for new releases; it forces conflicts only with --force-conflicts)"}},
-	{name: tools.Helm, op: "Update", known: Known{Product: helm, Tool: remedy.Helm,
+	{name: Helm, op: "Update", known: Known{Product: ProductHelm, Tool: remedy.Helm,
 		Says: "Helm 3, or Helm 4 with client-side apply (--server-side=false, or a release kept client-side by --server-side=auto): a different manager from Helm 4's server-side apply"}},
-	{name: "terraform-provider-helm*", known: Known{Product: helm,
+	{name: "terraform-provider-helm*", known: Known{Product: ProductHelm,
 		Says: "Terraform's Helm provider (the Helm SDK names its writes after the program)"}},
-	{name: "helm*", known: Known{Product: helm, Says: "Helm, or a program built on the Helm SDK (which names its writes after the program)"}},
+	{name: "helm*", known: Known{Product: ProductHelm, Says: "Helm, or a program built on the Helm SDK (which names its writes after the program)"}},
 
 	// cert-manager's cainjector applies caBundle with ForceOwnership as
 	// the prefix of its user agent, "cert-manager-cainjector"
@@ -248,4 +243,16 @@ func ToolOf(fieldManager string) (remedy.Tool, bool) {
 // ApplierOf is what the catalogue knows of an applier's field manager.
 func ApplierOf(fieldManager string) (Known, bool) {
 	return Lookup(ownership.Owner{Manager: fieldManager, Operation: "Apply"}, "")
+}
+
+// ToolFor is the tool whose settings the fixes of an apply are written
+// in: --for when given, else the tool the applier's field manager is
+// (argocd-controller: Argo CD; kustomize-controller, helm-controller:
+// Flux; helm: Helm); empty when neither says.
+func ToolFor(t remedy.Target) remedy.Tool {
+	if t.Tool != "" {
+		return t.Tool
+	}
+	tool, _ := ToolOf(t.FieldManager)
+	return tool
 }
