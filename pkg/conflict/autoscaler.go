@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -72,7 +73,7 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 
 // AutoscalerController is the manager an HPA's writes to /scale are
 // recorded as.
-const AutoscalerController = "kube-controller-manager"
+const AutoscalerController = v1alpha1.AutoscalerController
 
 var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 

@@ -3,10 +3,10 @@ package conflict
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -61,7 +61,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 			}
 		}
 	}
-	force := "take the fields: force the apply (it takes " + Takes(r.Conflicts) + "); the other manager may write them back (a controller will): then hand them over instead"
+	force := "take the fields: force the apply (it takes " + v1alpha1.Takes(r.Conflicts) + "); the other manager may write them back (a controller will): then hand them over instead"
 	if fa := r.ForcedAdmission; fa != nil && fa.Denied != "" {
 		force += "; admission would then refuse it: " + fa.Denied
 	} else if fa != nil && !fa.Exact {
@@ -78,8 +78,8 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	if len(shareable) > 0 {
 		out = append(out, remedy.Remedy{Kind: remedy.Share, Summary: "share them: set them in your manifest to the live values; equal values are co-owned, not conflicts", Paths: shareable})
 	}
-	for _, cf := range FirstPerOwner(r.Conflicts) {
-		if AutoscalerTakesBack(&r.Report, cf) || r.Subresource != "" {
+	for _, cf := range v1alpha1.FirstPerOwner(r.Conflicts) {
+		if r.AutoscalerTakesBack(cf) || r.Subresource != "" {
 			// handover gives fields to an applier of the main resource:
 			// an apply to a subresource is another manager entry.
 			continue
@@ -104,31 +104,6 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	return append(out, remedy.Remedy{Kind: remedy.WhoOwns, Summary: "see who owns what", Command: t.SSA([]string{"who-owns"})})
 }
 
-// FirstPerOwner is the first conflict with each owner (manager and
-// subresource), in order.
-func FirstPerOwner(conflicts []Conflict) []Conflict {
-	var out []Conflict
-	type owner struct {
-		manager     string
-		subresource ownership.Subresource
-	}
-	seen := map[owner]bool{}
-	for _, cf := range conflicts {
-		if o := (owner{cf.Manager, cf.Subresource}); !seen[o] {
-			seen[o] = true
-			out = append(out, cf)
-		}
-	}
-	return out
-}
-
-// AutoscalerTakesBack tells whether a conflict is with the autoscaler's
-// writes to /scale: taken from it, replicas go back to it at its next
-// scaling, so no handover is offered from it.
-func AutoscalerTakesBack(r *Report, cf Conflict) bool {
-	return len(r.Autoscalers) > 0 && cf.Manager == AutoscalerController && cf.Subresource == "scale"
-}
-
 // StringDataStore is where the apiserver keeps a conflict's Secret
 // stringData key (.data.KEY): stringData is write-only, so its live value
 // can't be shared.
@@ -141,29 +116,6 @@ func StringDataStore(r *Report, cf Conflict) (pathlang.Path, bool) {
 		return pathlang.Path{}, false
 	}
 	return pathlang.Path(fieldpath.MakePathOrDie("data", key)), true
-}
-
-// Takes says which fields a forced apply takes from whom:
-// `.spec.replicas from "kube-controller-manager" with subresource "scale"`.
-func Takes(conflicts []Conflict) string {
-	byOwner := map[string][]string{}
-	var owners []string
-	for _, cf := range conflicts {
-		key := fmt.Sprintf("%q", cf.Manager)
-		if cf.Subresource != "" {
-			key += fmt.Sprintf(" with subresource %q", cf.Subresource)
-		}
-		if _, ok := byOwner[key]; !ok {
-			owners = append(owners, key)
-		}
-		byOwner[key] = append(byOwner[key], cf.Path.String())
-	}
-	sort.Strings(owners)
-	out := make([]string, 0, len(owners))
-	for _, k := range owners {
-		out = append(out, fmt.Sprintf("%s from %s", strings.Join(byOwner[k], ", "), k))
-	}
-	return strings.Join(out, "; ")
 }
 
 // keyValues are a map's entries as KEY=VALUE words, in key order.

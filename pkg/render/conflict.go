@@ -279,9 +279,9 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	force := command(r, remedy.Force)
 	if force == "" {
 		// Helm's input: Helm's own flags, with the tool's fixes below.
-		fmt.Fprintf(w, "  1. Take the fields: force the upgrade, with Helm's flags below. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
+		fmt.Fprintf(w, "  1. Take the fields: force the upgrade, with Helm's flags below. This takes %s.\n", Escape(v1alpha1.Takes(r.Conflicts)))
 	} else {
-		fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(conflict.Takes(r.Conflicts)))
+		fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(v1alpha1.Takes(r.Conflicts)))
 	}
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
 	if fa := r.ForcedAdmission; fa != nil && fa.Denied != "" {
@@ -318,8 +318,8 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	if r.Subresource != "" {
 		fmt.Fprintf(w, "       (not to an apply to /%s: handover gives fields to an applier of the object itself; apply the object with them instead)\n", Escape(string(r.Subresource)))
 	}
-	for _, cf := range conflict.FirstPerOwner(r.Conflicts) {
-		if conflict.AutoscalerTakesBack(r, cf) {
+	for _, cf := range v1alpha1.FirstPerOwner(r.Conflicts) {
+		if r.AutoscalerTakesBack(cf) {
 			fmt.Fprintln(w, "       (not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)")
 			continue
 		}

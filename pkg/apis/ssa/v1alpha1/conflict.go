@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -36,6 +40,47 @@ type Conflict struct {
 // Owner returns the conflicting manager's identity.
 func (c Conflict) Owner() Owner {
 	return Owner{Manager: c.Manager, Operation: c.Operation, Subresource: c.Subresource, APIVersion: c.APIVersion, Time: c.Time}
+}
+
+// FirstPerOwner is the first conflict with each owner (manager and
+// subresource), in order.
+func FirstPerOwner(conflicts []Conflict) []Conflict {
+	var out []Conflict
+	type owner struct {
+		manager     string
+		subresource Subresource
+	}
+	seen := map[owner]bool{}
+	for _, cf := range conflicts {
+		if o := (owner{cf.Manager, cf.Subresource}); !seen[o] {
+			seen[o] = true
+			out = append(out, cf)
+		}
+	}
+	return out
+}
+
+// Takes says which fields a forced apply takes from whom:
+// `.spec.replicas from "kube-controller-manager" with subresource "scale"`.
+func Takes(conflicts []Conflict) string {
+	byOwner := map[string][]string{}
+	var owners []string
+	for _, cf := range conflicts {
+		key := fmt.Sprintf("%q", cf.Manager)
+		if cf.Subresource != "" {
+			key += fmt.Sprintf(" with subresource %q", cf.Subresource)
+		}
+		if _, ok := byOwner[key]; !ok {
+			owners = append(owners, key)
+		}
+		byOwner[key] = append(byOwner[key], cf.Path.String())
+	}
+	sort.Strings(owners)
+	out := make([]string, 0, len(owners))
+	for _, k := range owners {
+		out = append(out, fmt.Sprintf("%s from %s", strings.Join(byOwner[k], ", "), k))
+	}
+	return strings.Join(out, "; ")
 }
 
 // Retained is a field the applier stopped setting that stays, because
@@ -202,6 +247,17 @@ type Verification struct {
 	// (deprecations, admission's); a warning the prediction has
 	// (admission.warnings) and the server does not is a difference.
 	ServerWarnings []string `json:"serverWarnings"`
+}
+
+// AutoscalerController is the manager an HPA's writes to /scale are
+// recorded as.
+const AutoscalerController = "kube-controller-manager"
+
+// AutoscalerTakesBack tells whether a conflict is with the autoscaler's
+// writes to /scale: taken from it, replicas go back to it at its next
+// scaling, so no handover is offered from it.
+func (r *ConflictReport) AutoscalerTakesBack(cf Conflict) bool {
+	return len(r.Autoscalers) > 0 && cf.Manager == AutoscalerController && cf.Subresource == "scale"
 }
 
 // Autoscaler is a HorizontalPodAutoscaler whose scaleTargetRef is the
