@@ -56,7 +56,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		if key := cf.Path.APIServerString(); !listed[key] {
 			listed[key] = true
 			unique = append(unique, cf.Path)
-			if _, ok := StringDataStore(&r.Report, cf); !ok {
+			if cf.StoredAs == nil {
 				shareable = append(shareable, cf.Path)
 			}
 		}
@@ -104,18 +104,19 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	return append(out, remedy.Remedy{Kind: remedy.WhoOwns, Summary: "see who owns what", Command: t.SSA([]string{"who-owns"})})
 }
 
-// StringDataStore is where the apiserver keeps a conflict's Secret
-// stringData key (.data.KEY): stringData is write-only, so its live value
-// can't be shared.
-func StringDataStore(r *Report, cf Conflict) (pathlang.Path, bool) {
-	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
-		return pathlang.Path{}, false
+// stringDataStore is where the apiserver keeps a conflict's Secret
+// stringData key (.data.KEY), nil for any other field: stringData is
+// write-only, so its live value can't be shared.
+func stringDataStore(obj ownership.ObjectRef, cf Conflict) *pathlang.Path {
+	if !ownership.IsSecret(obj.APIVersion, obj.Kind) {
+		return nil
 	}
 	key, ok := ownership.StringDataKey(cf.Path.Elements())
 	if !ok {
-		return pathlang.Path{}, false
+		return nil
 	}
-	return pathlang.Path(fieldpath.MakePathOrDie("data", key)), true
+	p := pathlang.Path(fieldpath.MakePathOrDie("data", key))
+	return &p
 }
 
 // keyValues are a map's entries as KEY=VALUE words, in key order.

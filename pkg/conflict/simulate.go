@@ -420,6 +420,7 @@ func simulateApply(in Input) (*Simulation, error) {
 		}
 		for i := range conflicts {
 			conflicts[i].Likely = tools.Describe(conflicts[i].Owner(), conflicts[i].Path.APIServerString())
+			conflicts[i].StoredAs = stringDataStore(r.Object, conflicts[i])
 		}
 		r.Conflicts = conflicts
 		if !in.Force {

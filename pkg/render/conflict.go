@@ -98,8 +98,8 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 			if cf.Likely != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(cf.Likely))
 			}
-			if d, ok := conflict.StringDataStore(&r.Report, cf); ok {
-				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(d.String()))
+			if cf.StoredAs != nil {
+				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(cf.StoredAs.String()))
 			} else {
 				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
 			}
@@ -307,8 +307,8 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
 	for _, cf := range unique {
-		if d, ok := conflict.StringDataStore(r, cf); ok {
-			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(d.String()))
+		if cf.StoredAs != nil {
+			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(cf.StoredAs.String()))
 			continue
 		}
 		fmt.Fprintf(w, "       %s: %s\n", Escape(displayConflictPath(cf)), valueText(cf.LiveValue))

@@ -35,6 +35,10 @@ type Conflict struct {
 	// "Argo CD's UI", "the HorizontalPodAutoscaler"; empty when nothing
 	// is known.
 	Likely string `json:"likely,omitempty"`
+	// StoredAs is where the apiserver keeps the value of a Secret's
+	// .stringData.KEY: .data.KEY. stringData is write-only, so the live
+	// object has no value at Path to share. Unset for every other field.
+	StoredAs *pathlang.Path `json:"storedAs,omitempty"`
 }
 
 // Owner returns the conflicting manager's identity.

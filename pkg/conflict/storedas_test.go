@@ -1,0 +1,41 @@
+package conflict_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+)
+
+// A conflict on a Secret's stringData key says where the apiserver keeps
+// its value (storedAs, in the JSON too); no other conflict does.
+func TestStoredAs(t *testing.T) {
+	tests := []struct {
+		name, manifest, want string
+	}{
+		{"stringData", "{apiVersion: v1, kind: Secret, metadata: {name: tls, namespace: shop}, stringData: {tls.key: %s}}", `"storedAs":".data.tls.key"`},
+		{"data", "{apiVersion: v1, kind: Secret, metadata: {name: tls, namespace: shop}, data: {tls.key: %s}}", ""},
+		{"ConfigMap", "{apiVersion: v1, kind: ConfigMap, metadata: {name: tls, namespace: shop}, data: {tls.key: %s}}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			with := func(v string) string { return strings.Replace(tt.manifest, "%s", v, 1) }
+			s := (&state{}).Run(t, apply{Manager: "cert-sync", Manifest: with("YWJj")})
+			r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: manifest(t, with("ZGVm")), FieldManager: "argocd-controller", Schema: conflict.BuiltinSchema()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Conflicts) != 1 {
+				t.Fatalf("conflicts: %+v", r.Conflicts)
+			}
+			b, err := json.Marshal(r.Conflicts[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" && strings.Contains(string(b), "storedAs") || tt.want != "" && !strings.Contains(string(b), tt.want) {
+				t.Errorf("want %q in %s", tt.want, b)
+			}
+		})
+	}
+}
