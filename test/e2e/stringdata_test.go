@@ -34,6 +34,17 @@ func TestExplainConflictSecretStringData(t *testing.T) {
 	if strings.Contains(res.stdout, "(not set)") || strings.Contains(res.stdout+res.stderr, "from-vault") {
 		t.Errorf("a write-only field shown as not set, or a secret value shown:\n%s", res.stdout)
 	}
+	// The report says where the value is kept, for scripts too.
+	js := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", "argocd-controller", "-o", "json")
+	var report struct {
+		Conflicts []struct {
+			Path     string `json:"path"`
+			StoredAs string `json:"storedAs"`
+		} `json:"conflicts"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &report); err != nil || len(report.Conflicts) != 1 || report.Conflicts[0].StoredAs != ".data.password" {
+		t.Errorf("storedAs of the conflict (%v):\n%s", err, js.stdout)
+	}
 	// The handover it suggests works, as a server dry run and for real;
 	// then the same manifest applies without conflict.
 	var handover string
