@@ -56,8 +56,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	opts.Verify, opts.Result = o.verify, diff.Result
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
-	var sims []*conflict.Simulation
-	var reports []*conflict.Report // what sims print
+	var reports []*conflict.Report
 	var sources []string
 	var failed []error
 	for _, m := range manifests {
@@ -77,7 +76,6 @@ func (o *explainOptions) run(ctx context.Context) error {
 		}
 		r.Refused = o.helm.refusal(m)
 		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, &r.Report))
-		sims = append(sims, r)
 		reports = append(reports, &r.Report)
 		sources = append(sources, m.Source)
 	}
@@ -94,11 +92,11 @@ func (o *explainOptions) run(ctx context.Context) error {
 		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
 		o.printHelmHeader(o.streams.Out)
-		for i, s := range sims {
+		for i, r := range reports {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
-			render.ConflictExplanation(o.streams.Out, s, ropts, o.target(sources[i], &s.Report))
+			render.ConflictExplanation(o.streams.Out, r, ropts, o.target(sources[i], r))
 		}
 	}
 	return exitCode(o.streams.ErrOut, reports, failed)

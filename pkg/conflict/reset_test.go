@@ -68,6 +68,8 @@ type removalView struct {
 	Warnings   []string
 	// Changes are the paths whose value the apply changes.
 	Changes []string
+	// Was is the live value each reset that changes it replaces, by path.
+	Was map[string]interface{}
 }
 
 func removals(r *conflict.Report) removalView {
@@ -77,6 +79,12 @@ func removals(r *conflict.Report) removalView {
 			v.Warnings = append(v.Warnings, "PathElements "+rs.PathElements.String()+" for "+rs.Path.APIServerString())
 		}
 		v.Reset = append(v.Reset, resetView{Path: rs.Path.APIServerString(), Value: rs.Value, Unchanged: rs.Unchanged})
+		if rs.Was != nil {
+			if v.Was == nil {
+				v.Was = map[string]interface{}{}
+			}
+			v.Was[rs.Path.APIServerString()] = rs.Was
+		}
 	}
 	for _, m := range r.MaybeReset {
 		v.MaybeReset = append(v.MaybeReset, m.Path.APIServerString()+": "+m.DependsOn)
@@ -122,13 +130,15 @@ func TestSimulateResets(t *testing.T) {
 					{web + ".terminationMessagePolicy", "File", true},
 				},
 				Changes: []string{`.spec.template.spec.containers[name="side"]`, ".spec.template.spec.securityContext.runAsNonRoot", ".spec.replicas"},
+				Was:     map[string]interface{}{".spec.replicas": float64(3)}, // (as the manifest's YAML reads)
 			},
 		},
 		{
 			name:    "the pull policy follows the new image",
 			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27","imagePullPolicy":"IfNotPresent"}]}}}}`,
 			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:latest"}]}}}}`,
-			want:    removalView{Reset: []resetView{{web + ".imagePullPolicy", "Always", false}}, Changes: []string{web + ".imagePullPolicy"}},
+			want: removalView{Reset: []resetView{{web + ".imagePullPolicy", "Always", false}}, Changes: []string{web + ".imagePullPolicy"},
+				Was: map[string]interface{}{web + ".imagePullPolicy": "IfNotPresent"}},
 		},
 		{
 			name:    "no rolling update parameters for Recreate",
@@ -193,6 +203,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 					{".spec.tls.enabled", true, false},
 				},
 				Changes: []string{".spec.note", ".spec.size", `.spec.ports[name="http"].protocol`, ".spec.tls.enabled"},
+				Was:     map[string]interface{}{".spec.size": "l", `.spec.ports[name="http"].protocol`: "UDP", ".spec.tls.enabled": false},
 			},
 		},
 		{

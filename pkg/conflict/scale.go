@@ -87,6 +87,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 	}
 	r.Object = ownership.RefOf(in.Live)
 	r.Live = in.Live
+	noteWas(r)
 	r.Result = in.Live.DeepCopy()
 	if r.Message == "" {
 		_ = unstructured.SetNestedField(r.Result.Object, replicas, "spec", "replicas")

@@ -142,7 +142,23 @@ func Simulate(in Input) (*Simulation, error) {
 	if err == nil && r != nil && r.Result != nil && in.Subresource == "" {
 		resetToLive(r.Result, in.Live, resetSet(in.Applied.GroupVersionKind().GroupKind(), "", in.HasStatus))
 	}
+	if err == nil && r != nil {
+		noteWas(r)
+	}
 	return r, err
+}
+
+// noteWas gives each reset that changes its field the value it replaces,
+// read from the object before the apply (the first of kubectl's
+// sequence).
+func noteWas(r *Simulation) {
+	for i := range r.Reset {
+		rs := &r.Reset[i]
+		rs.Was = nil
+		if !rs.Unchanged && r.Live != nil {
+			rs.Was, _ = pathlang.Lookup(r.Live.Object, rs.PathElements)
+		}
+	}
 }
 
 // resetToLive does what the storage strategy does to the fields a write
@@ -669,6 +685,7 @@ func RedactSecrets(r *Report) {
 		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
 			r.Reset[i].Value = ownership.Redacted
 		}
+		r.Reset[i].Was = ownership.RedactValue(r.Reset[i].PathElements, r.Reset[i].Was)
 	}
 	for i := range r.Conflicts {
 		if ownership.SecretPath(r.Conflicts[i].Path.Elements()) {

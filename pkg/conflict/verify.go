@@ -39,17 +39,17 @@ const (
 // none): another than the predicted live object's means a writer came in
 // between, and the comparison is of two different objects.
 func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*Verification, string, error) {
-	against, compared := r, comparedApply
+	against, compared, firstOnly := r, comparedApply, false
 	if r.FirstApply != nil {
-		against, compared = r.FirstApply, comparedFirstApply
+		against, compared, firstOnly = r.FirstApply, comparedFirstApply, true
 		if r.Admission.Mutated() {
 			// The mutating policies were evaluated on the last apply of
 			// kubectl's sequence, not on the first, which the dry run is.
-			return &Verification{Status: VerifyNotRun, Compared: compared, Differences: []string{}, ServerWarnings: []string{},
+			return &Verification{Status: VerifyNotRun, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}, ServerWarnings: []string{},
 				Reason: "mutating admission policies change the object, and they were evaluated on the last apply of kubectl's sequence, not on the first, which is what a server dry run can send"}, "", nil
 		}
 	}
-	v := &Verification{Status: VerifyAgrees, Compared: compared, Differences: []string{}}
+	v := &Verification{Status: VerifyAgrees, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}}
 	// core: a difference admission can't make (conflicts, managedFields):
 	// the prediction is wrong, whatever it said of admission.
 	core := false

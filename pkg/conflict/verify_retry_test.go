@@ -72,7 +72,7 @@ func TestVerifyRetriesWhenTheObjectChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verify == nil || !r.Verify.Agrees {
+	if r.Verify == nil || !r.Verify.Agrees || r.Verify.FirstApplyOnly {
 		t.Fatalf("verify: %+v", r.Verify)
 	}
 	if src.dryRuns != 2 || src.predicted != 2 {

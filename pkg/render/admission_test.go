@@ -134,7 +134,7 @@ func TestAdmissionPodView(t *testing.T) {
 func views(t *testing.T, r *conflict.Simulation, opts render.Options, target remedy.Target) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	render.ConflictExplanation(&buf, r, opts, target)
+	render.ConflictExplanation(&buf, &r.Report, opts, target)
 	buf.WriteString("---- diff\n")
 	d, err := diff.Compute(r, diff.Options{Target: target})
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
@@ -22,8 +20,8 @@ func nsFlag(t remedy.Target) string {
 }
 
 // ConflictExplanation renders the prediction for one object: its report,
-// with values quoted from the live object.
-func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remedy.Target) {
+// with the values it quotes.
+func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t remedy.Target) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	obj := Escape(r.Object.Display())
@@ -72,7 +70,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 			fmt.Fprintf(w, "  %s\n", p.Dim(l))
 		}
 	}
-	writeAutoscalerNote(w, p, &r.Report)
+	writeAutoscalerNote(w, p, r)
 
 	// A forced apply that admission refuses takes nothing.
 	deniedForce := r.Force && r.Admission != nil && r.Admission.Denied != ""
@@ -115,7 +113,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
-		writeResolutions(w, &r.Report, p)
+		writeResolutions(w, r, p)
 	}
 	if r.Refused != nil {
 		fmt.Fprintln(w)
@@ -149,7 +147,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold("The apply resets (you owned them alone and no longer set them; the apiserver sets them again):"))
 		for _, rs := range r.Reset {
-			fmt.Fprintf(w, "  %s  %s\n", Escape(rs.Path.String()), resetText(rs, liveObject(r)))
+			fmt.Fprintf(w, "  %s  %s\n", Escape(rs.Path.String()), resetText(rs))
 		}
 	}
 	if len(r.MaybeReset) > 0 {
@@ -172,7 +170,7 @@ func ConflictExplanation(w io.Writer, r *conflict.Simulation, o Options, t remed
 
 // writeVerification says what --verify found, and the server's warnings
 // that the prediction did not say already.
-func writeVerification(w io.Writer, p *Palette, r *conflict.Simulation) {
+func writeVerification(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
 	if r.Verify == nil {
 		return
 	}
@@ -180,7 +178,7 @@ func writeVerification(w io.Writer, p *Palette, r *conflict.Simulation) {
 	switch r.Verify.Status {
 	case v1alpha1.VerifyAgrees:
 		line := "--verify: the server's dry run agrees with the prediction"
-		if r.FirstApply != nil {
+		if r.Verify.FirstApplyOnly {
 			line += " of " + r.Verify.Compared
 		}
 		fmt.Fprintln(w, p.Green(line))
@@ -396,7 +394,7 @@ func plural(n int) string {
 }
 
 // resetText says what a reset field becomes, and whether that changes it.
-func resetText(rs v1alpha1.Reset, live map[string]interface{}) string {
+func resetText(rs v1alpha1.Reset) string {
 	text := "reset to its default " + valueText(rs.Value)
 	if rs.Kept {
 		text = "kept: the apiserver keeps the value it allocated, " + valueText(rs.Value)
@@ -404,15 +402,8 @@ func resetText(rs v1alpha1.Reset, live map[string]interface{}) string {
 	if rs.Unchanged {
 		return text + " (unchanged)"
 	}
-	if was, ok := pathlang.Lookup(live, rs.PathElements); ok {
-		return text + " (was " + valueText(was) + ")"
+	if rs.Was != nil {
+		return text + " (was " + valueText(rs.Was) + ")"
 	}
 	return text
-}
-
-func liveObject(r *conflict.Simulation) map[string]interface{} {
-	if r.Live == nil {
-		return nil
-	}
-	return r.Live.Object
 }

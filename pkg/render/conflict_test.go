@@ -37,17 +37,18 @@ func TestConflictRemovals(t *testing.T) {
 		}
 		return p
 	}
-	reset := func(s string, v interface{}, unchanged bool) conflict.Reset {
-		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: unchanged, PathElements: path(s)}
+	// was: the live value the reset replaces; nil: unchanged.
+	reset := func(s string, v, was interface{}) conflict.Reset {
+		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: was == nil, Was: was, PathElements: path(s)}
 	}
 	r := &conflict.Simulation{Report: conflict.Report{
 		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},
 		ApplyMeta: v1alpha1.ApplyMeta{Action: conflict.ActionApply, FieldManager: "ci", Object: ownership.RefOf(live)},
 		Removed:   []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
 		Reset: []conflict.Reset{
-			reset(".spec.replicas", int64(1), false),
-			reset(".spec.template.spec.restartPolicy", "Always", true),
-			reset(`.spec.template.spec.containers[name="web"].imagePullPolicy`, "Always", false),
+			reset(".spec.replicas", int64(1), int64(3)),
+			reset(".spec.template.spec.restartPolicy", "Always", nil),
+			reset(`.spec.template.spec.containers[name="web"].imagePullPolicy`, "Always", "IfNotPresent"),
 			{Path: pathlang.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
 		},
 		MaybeReset: []conflict.MaybeReset{{Path: pathlang.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
@@ -166,5 +167,5 @@ func TestConflictOnStringData(t *testing.T) {
 // built for t.
 func explanation(w io.Writer, r *conflict.Simulation, o render.Options, t remedy.Target) {
 	r.Resolutions = conflict.Resolutions(r, t)
-	render.ConflictExplanation(w, r, o, t)
+	render.ConflictExplanation(w, &r.Report, o, t)
 }

@@ -70,7 +70,7 @@ func TestConflictExplanation(t *testing.T) {
 			c := tt.ctx
 			c.File, c.ResourceArg, c.Namespace, c.FieldManager = "ci.yaml", "deployment.v1.apps/web", "shop", tt.opts.FieldManager
 			r.Resolutions = conflict.Resolutions(r, c)
-			render.ConflictExplanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
+			render.ConflictExplanation(&buf, &r.Report, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
 			golden(t, tt.name+".golden", buf.Bytes())
 		})
 	}

@@ -34,8 +34,8 @@ func TestAutoscalerNoteOfTwo(t *testing.T) {
 func TestPredictedServerWarningSaidOnce(t *testing.T) {
 	var b strings.Builder
 	warn := "would violate PodSecurity \"restricted:latest\": privileged"
-	r := &conflict.Simulation{Report: conflict.Report{Admission: &admission.Report{Exact: true, Warnings: []string{warn}},
-		Verify: &conflict.Verification{Status: conflict.VerifyAgrees, ServerWarnings: []string{warn, "other"}}}}
+	r := &conflict.Report{Admission: &admission.Report{Exact: true, Warnings: []string{warn}},
+		Verify: &conflict.Verification{Status: conflict.VerifyAgrees, ServerWarnings: []string{warn, "other"}}}
 	writeVerification(&b, NewPalette(false), r)
 	out := b.String()
 	if strings.Contains(out, "dry run warns: "+warn) || !strings.Contains(out, "dry run warns: other") || !strings.Contains(out, "the 1 predicted warning(s)") {

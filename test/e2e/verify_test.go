@@ -10,11 +10,12 @@ import (
 type verifyReport struct {
 	Message string `json:"message"`
 	Verify  *struct {
-		Status      string   `json:"status"`
-		Agrees      bool     `json:"agrees"`
-		Compared    string   `json:"compared"`
-		Differences []string `json:"differences"`
-		Reason      string   `json:"reason"`
+		Status         string   `json:"status"`
+		Agrees         bool     `json:"agrees"`
+		Compared       string   `json:"compared"`
+		FirstApplyOnly bool     `json:"firstApplyOnly"`
+		Differences    []string `json:"differences"`
+		Reason         string   `json:"reason"`
 	} `json:"verify"`
 }
 
@@ -50,8 +51,8 @@ func TestVerifyAfterMigrateAgrees(t *testing.T) {
 		if r.Verify.Status != "agrees" || !r.Verify.Agrees || len(r.Verify.Differences) != 0 {
 			t.Errorf("%s: %+v", manifest[:60], *r.Verify)
 		}
-		if !strings.Contains(r.Verify.Compared, "first apply") {
-			t.Errorf("compared %q: the follow-up step should be named", r.Verify.Compared)
+		if !strings.Contains(r.Verify.Compared, "first apply") || !r.Verify.FirstApplyOnly {
+			t.Errorf("compared %q (first apply only: %v): the follow-up step should be named", r.Verify.Compared, r.Verify.FirstApplyOnly)
 		}
 	}
 }

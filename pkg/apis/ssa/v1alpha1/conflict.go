@@ -177,6 +177,10 @@ type Reset struct {
 	// Kept: not a default but a value the apiserver allocated (a
 	// Service's cluster IP, a node port), which its storage keeps.
 	Kept bool `json:"kept"`
+	// Was is the live value the reset replaces, unset when Unchanged (or
+	// when the live object has none); a Secret's values are redacted
+	// unless --show-secret-values.
+	Was interface{} `json:"was,omitempty"`
 
 	PathElements fieldpath.Path `json:"-"`
 }
@@ -239,8 +243,12 @@ type Verification struct {
 	Agrees bool `json:"agrees"`
 	// Compared says what the dry run was compared with: a server dry run
 	// is one request, so of kubectl's sequence only the first apply.
-	Compared    string   `json:"compared"`
-	Differences []string `json:"differences"`
+	Compared string `json:"compared"`
+	// FirstApplyOnly: the apply is kubectl's sequence of requests, and
+	// the dry run was compared with its first apply only (as Compared
+	// says).
+	FirstApplyOnly bool     `json:"firstApplyOnly,omitempty"`
+	Differences    []string `json:"differences"`
 	// Reason says why nothing was compared (refused, not-run), or what
 	// the server's answer resolved (resolved).
 	Reason string `json:"reason,omitempty"`

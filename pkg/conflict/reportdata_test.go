@@ -5,7 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // A conflict on a Secret's stringData key says where the apiserver keeps
@@ -37,5 +41,24 @@ func TestStoredAs(t *testing.T) {
 				t.Errorf("want %q in %s", tt.want, b)
 			}
 		})
+	}
+}
+
+// A Secret's values are hidden in what a reset replaced as in the
+// conflicts; other fields' are not.
+func TestRedactResetWas(t *testing.T) {
+	data := fieldpath.MakePathOrDie("data", "password")
+	typ := fieldpath.MakePathOrDie("type")
+	r := &conflict.Report{Reset: []conflict.Reset{
+		{Path: pathlang.Path(data), Value: "ZGVm", Was: "YWJj", PathElements: data},
+		{Path: pathlang.Path(typ), Value: "Opaque", Was: "kubernetes.io/tls", PathElements: typ},
+	}}
+	r.Object = ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "db"}
+	conflict.RedactSecrets(r)
+	if r.Reset[0].Was != ownership.Redacted || r.Reset[0].Value != ownership.Redacted {
+		t.Errorf("data shown: %+v", r.Reset[0])
+	}
+	if r.Reset[1].Was != "kubernetes.io/tls" {
+		t.Errorf("type hidden: %+v", r.Reset[1])
 	}
 }
