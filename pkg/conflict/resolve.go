@@ -56,7 +56,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		if key := cf.Path.APIServerString(); !listed[key] {
 			listed[key] = true
 			unique = append(unique, cf.Path)
-			if cf.StoredAs == nil {
+			if len(cf.StoredAs) == 0 {
 				shareable = append(shareable, cf.Path)
 			}
 		}
@@ -105,9 +105,9 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 }
 
 // stringDataStore is where the apiserver keeps a conflict's Secret
-// stringData key (.data.KEY), nil for any other field: stringData is
+// stringData key (.data.KEY), empty for any other field: stringData is
 // write-only, so its live value can't be shared.
-func stringDataStore(obj ownership.ObjectRef, cf Conflict) *pathlang.Path {
+func stringDataStore(obj ownership.ObjectRef, cf Conflict) pathlang.Path {
 	if !ownership.IsSecret(obj.APIVersion, obj.Kind) {
 		return nil
 	}
@@ -115,8 +115,7 @@ func stringDataStore(obj ownership.ObjectRef, cf Conflict) *pathlang.Path {
 	if !ok {
 		return nil
 	}
-	p := pathlang.Path(fieldpath.MakePathOrDie("data", key))
-	return &p
+	return pathlang.Path(fieldpath.MakePathOrDie("data", key))
 }
 
 // keyValues are a map's entries as KEY=VALUE words, in key order.

@@ -96,7 +96,7 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 			if cf.Likely != "" {
 				fmt.Fprintf(w, "    likely:     %s\n", Escape(cf.Likely))
 			}
-			if cf.StoredAs != nil {
+			if len(cf.StoredAs) > 0 {
 				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(cf.StoredAs.String()))
 			} else {
 				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
@@ -305,7 +305,7 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	}
 	fmt.Fprintln(w, "  3. Share them: set them in your manifest to the live values; equal values are co-owned, not conflicts:")
 	for _, cf := range unique {
-		if cf.StoredAs != nil {
+		if len(cf.StoredAs) > 0 {
 			fmt.Fprintf(w, "       %s: can't be shared: stringData is write-only (stored as %s), so every apply of it changes it\n", Escape(displayConflictPath(cf)), Escape(cf.StoredAs.String()))
 			continue
 		}

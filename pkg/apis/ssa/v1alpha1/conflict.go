@@ -37,8 +37,8 @@ type Conflict struct {
 	Likely string `json:"likely,omitempty"`
 	// StoredAs is where the apiserver keeps the value of a Secret's
 	// .stringData.KEY: .data.KEY. stringData is write-only, so the live
-	// object has no value at Path to share. Unset for every other field.
-	StoredAs *pathlang.Path `json:"storedAs,omitempty"`
+	// object has no value at Path to share. Empty for every other field.
+	StoredAs pathlang.Path `json:"storedAs,omitempty"`
 }
 
 // Owner returns the conflicting manager's identity.
