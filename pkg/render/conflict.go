@@ -19,8 +19,8 @@ func nsFlag(t remedy.Target) string {
 	return ""
 }
 
-// ConflictExplanation renders the prediction for one object: its report,
-// with the values it quotes.
+// ConflictExplanation renders the prediction for one object from its
+// report alone: every value it quotes is report data.
 func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t remedy.Target) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
