@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
@@ -107,21 +108,23 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	}
 	pal, manifests, src, opts := p.pal, p.manifests, p.src, p.opts
 	var reports []*diff.Report
+	var computed []*diff.Computed
 	var targets []remedy.Target
 	var failed []error
 	for _, m := range manifests {
 		d, rc, err := diffOne(ctx, src, m, opts, o)
-		if err != nil || d.Message != "" {
+		if err != nil || d.Report.Message != "" {
 			noteApplied(src, m.Object, nil)
 		}
 		if err != nil {
 			failed = append(failed, err)
 			continue
 		}
-		if d.Message == "" {
-			noteApplied(src, m.Object, d.ResultObject)
+		if d.Report.Message == "" {
+			noteApplied(src, m.Object, &unstructured.Unstructured{Object: d.Report.Result})
 		}
-		reports = append(reports, d)
+		reports = append(reports, d.Report)
+		computed = append(computed, d)
 		targets = append(targets, rc)
 	}
 
@@ -143,11 +146,11 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 		tm := o.time.mode
 		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
 		o.printHelmHeader(o.streams.Out)
-		for i, r := range reports {
+		for i, d := range computed {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
-			if err := render.Diff(o.streams.Out, r, ropts, targets[i], o.showSecrets); err != nil {
+			if err := render.Diff(o.streams.Out, d.Report, d.Live, d.Result, ropts, targets[i]); err != nil {
 				return err
 			}
 		}
@@ -193,19 +196,16 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 
 // diffOne predicts the apply of one manifest (and, when it conflicts, the
 // forced apply) and compares.
-func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Report, remedy.Target, error) {
+func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Computed, remedy.Target, error) {
 	opts.AlsoForced = true
 	asked, err := conflict.Explain(ctx, src, m.Object, opts)
 	if err != nil {
 		return nil, remedy.Target{}, err
 	}
 	rc := o.target(m.Source, &asked.Report)
-	d, err := diff.Compute(asked, diff.Options{Target: rc})
+	d, err := diff.Compute(asked, diff.Options{Target: rc, ShowSecretValues: o.showSecrets})
 	if err != nil {
 		return nil, rc, err
-	}
-	if !o.showSecrets {
-		diff.RedactSecrets(d)
 	}
 	return d, rc, nil
 }

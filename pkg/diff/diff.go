@@ -47,6 +47,22 @@ type Options struct {
 	// Target makes the stays' commands pasteable (no commands when its
 	// ResourceArg is empty).
 	Target remedy.Target
+	// ShowSecretValues keeps the values of a Secret, in the report and in
+	// the ownership; by default they are redacted.
+	ShowSecretValues bool
+}
+
+// Computed is what Compute finds: the report (what -o json prints) and
+// the ownership of the object before and after the apply, which the text
+// view lays out line by line in its gutter. The ownership is a view's
+// input, not the report's data: it is computed here, once, with what the
+// report's changes need.
+type Computed struct {
+	Report *Report
+	// Live is the ownership of the live object, nil when the apply
+	// creates it; Result that of the object after the apply. Their
+	// Content is redacted as the report is.
+	Live, Result *ownership.Report
 }
 
 // StayCommand is the command that merges a manager's entry into the
@@ -65,7 +81,7 @@ func StayCommand(t remedy.Target, manager ownership.Owner) remedy.Command {
 // Compute builds the diff of one apply from its prediction, asked as the
 // user asks it (explained with Options.AlsoForced): when it conflicts, the
 // changes are the forced apply's (asked.Forced).
-func Compute(asked *conflict.Simulation, o Options) (*Report, error) {
+func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 	forced := asked
 	if asked.Forced != nil {
 		forced = asked.Forced
@@ -94,17 +110,29 @@ func Compute(asked *conflict.Simulation, o Options) (*Report, error) {
 	if asked.Action != conflict.ActionCreate && forced.Live != nil {
 		live = forced.Live
 	}
-	r.LiveObject, r.ResultObject = live, result
 	if live != nil {
 		r.Live = live.Object
 	}
 	r.Result = result.Object
+	out := &Computed{Report: r}
+	own := ownership.Options{ShowSecretValues: o.ShowSecretValues}
+	if live != nil {
+		if out.Live, err = ownership.Analyze(live, own); err != nil {
+			return nil, err
+		}
+	}
+	if out.Result, err = ownership.Analyze(result, own); err != nil {
+		return nil, err
+	}
 
 	if err := changes(r, forced, live, result); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	stays(r, result, forced.Defaults, o)
-	return r, nil
+	if !o.ShowSecretValues {
+		redactSecrets(r)
+	}
+	return out, nil
 }
 
 // Result is the object the server stores after the apply predicted by r:
@@ -493,19 +521,17 @@ func setRedacted(obj map[string]interface{}, p fieldpath.Path, v string) {
 	}
 }
 
-// RedactSecrets hides the values of a Secret: in the objects and in the
+// redactSecrets hides the values of a Secret: in the objects and in the
 // changes.
-func RedactSecrets(r *Report) {
+func redactSecrets(r *Report) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}
 	if r.Live != nil {
 		r.Live = ownership.RedactSecret(r.Live)
-		r.LiveObject = &unstructured.Unstructured{Object: r.Live}
 	}
 	if r.Result != nil {
 		r.Result = ownership.RedactSecret(r.Result)
-		r.ResultObject = &unstructured.Unstructured{Object: r.Result}
 	}
 	admission.RedactSecrets(r.Admission)
 	for i := range r.Changes {

@@ -51,11 +51,11 @@ func compute(t *testing.T, live *unstructured.Unstructured, applied string, o co
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := diff.Compute(asked, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
+	d, err := diff.Compute(asked, diff.Options{Target: remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: o.FieldManager}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return d.Report
 }
 
 func changes(r *diff.Report) map[string]string {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
@@ -30,14 +29,12 @@ type blamed struct {
 	paths  []fieldpath.Path
 }
 
-func blameObject(obj *unstructured.Unstructured, showSecrets bool) (*blamed, error) {
+// blameObject lays out an object's ownership (nil: no object) as YAML
+// lines.
+func blameObject(r *ownership.Report) *blamed {
 	out := &blamed{}
-	if obj == nil {
-		return out, nil
-	}
-	r, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: showSecrets})
-	if err != nil {
-		return nil, err
+	if r == nil {
+		return out
 	}
 	b := &blamer{r: r}
 	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
@@ -46,7 +43,7 @@ func blameObject(obj *unstructured.Unstructured, showSecrets bool) (*blamed, err
 		out.owners = append(out.owners, ownersOf(r, l.owners))
 		out.paths = append(out.paths, l.path)
 	}
-	return out, nil
+	return out
 }
 
 // keys are the lines with their paths: lines are matched as the same
@@ -67,8 +64,10 @@ type diffRow struct {
 
 // Diff renders a DiffReport: a header, a unified diff of the object from
 // live to after the apply with each changed line's owners, and what
-// other managers keep.
-func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showSecrets bool) error {
+// other managers keep. live and result are the ownership of the object
+// before (nil: the apply creates it) and after the apply, as package diff
+// computes them with the report.
+func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o Options, t remedy.Target) error {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
 	var sb strings.Builder
@@ -122,14 +121,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 		line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))
 	}
 
-	live, err := blameObject(r.LiveObject, showSecrets)
-	if err != nil {
-		return err
-	}
-	result, err := blameObject(r.ResultObject, showSecrets)
-	if err != nil {
-		return err
-	}
+	before, after := blameObject(live), blameObject(result)
 	conflicts := map[string]bool{}
 	valueChanged := map[string]bool{}
 	for _, ch := range r.Changes {
@@ -143,8 +135,8 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 	// A changed value whose line reads the same (a redacted Secret value)
 	// still shows as changed.
 	var rows []diffRow
-	for _, row := range diffRows(live.keys(), result.keys()) {
-		if row.op == ' ' && valueChanged[result.paths[row.b].String()] {
+	for _, row := range diffRows(before.keys(), after.keys()) {
+		if row.op == ' ' && valueChanged[after.paths[row.b].String()] {
 			rows = append(rows, diffRow{op: '-', a: row.a, b: -1}, diffRow{op: '+', a: -1, b: row.b})
 			continue
 		}
@@ -153,7 +145,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 	interesting := make([]bool, len(rows))
 	any := false
 	for i, row := range rows {
-		interesting[i] = row.op != ' ' || !v1alpha1.SameOwners(live.owners[row.a], result.owners[row.b])
+		interesting[i] = row.op != ' ' || !v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b])
 		any = any || interesting[i]
 	}
 	if any {
@@ -179,16 +171,16 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 			for _, row := range rows[h[0]:h[1]] {
 				switch row.op {
 				case '-':
-					line(p.Red("-"+Escape(live.text[row.a])) + annotation(p, live.owners[row.a], conflicts[live.paths[row.a].String()], o))
+					line(p.Red("-"+Escape(before.text[row.a])) + annotation(p, before.owners[row.a], conflicts[before.paths[row.a].String()], o))
 				case '+':
-					line(p.Green("+"+Escape(result.text[row.b])) + annotation(p, result.owners[row.b], conflicts[result.paths[row.b].String()], o))
+					line(p.Green("+"+Escape(after.text[row.b])) + annotation(p, after.owners[row.b], conflicts[after.paths[row.b].String()], o))
 				default:
-					text := " " + Escape(result.text[row.b])
-					if v1alpha1.SameOwners(live.owners[row.a], result.owners[row.b]) {
+					text := " " + Escape(after.text[row.b])
+					if v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b]) {
 						line(text)
 						continue
 					}
-					line(text + p.Yellow("  # owners: "+ownerList(o, live.owners[row.a])+" -> "+ownerList(o, result.owners[row.b])))
+					line(text + p.Yellow("  # owners: "+ownerList(o, before.owners[row.a])+" -> "+ownerList(o, after.owners[row.b])))
 				}
 			}
 		}
@@ -247,7 +239,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, o Options, t remedy.Target, showS
 	for _, wn := range r.Warnings {
 		line(p.Yellow("# warning: " + Escape(wn)))
 	}
-	_, err = io.WriteString(w, sb.String())
+	_, err := io.WriteString(w, sb.String())
 	return err
 }
 

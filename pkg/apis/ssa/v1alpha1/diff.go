@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -96,10 +95,6 @@ type DiffReport struct {
 	// (the forced apply, when it conflicts), defaults included.
 	Live   map[string]interface{} `json:"live"`
 	Result map[string]interface{} `json:"result"`
-
-	// LiveObject and ResultObject are Live and Result, for rendering.
-	LiveObject   *unstructured.Unstructured `json:"-"`
-	ResultObject *unstructured.Unstructured `json:"-"`
 }
 
 // HasChanges tells whether the apply changes a value, or fails on a
