@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"sort"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -125,10 +124,10 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 		return nil, err
 	}
 
-	if err := changes(r, forced, live, result); err != nil {
+	if err := changes(r, forced, live, result, newOwners(out.Live, out.Result)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	stays(r, result, forced.Defaults, o)
+	stays(r, result, out.Result, forced.Defaults, o)
 	if !o.ShowSecretValues {
 		redactSecrets(r)
 	}
@@ -288,34 +287,9 @@ func IsBookkeeping(p fieldpath.Path) bool {
 	return false
 }
 
-type entrySet struct {
-	owner ownership.Owner
-	set   *fieldpath.Set
-}
-
-func decodeAll(entries []metav1.ManagedFieldsEntry) ([]entrySet, error) {
-	out := make([]entrySet, 0, len(entries))
-	for _, e := range entries {
-		s, err := ownership.DecodeEntry(e)
-		if err != nil {
-			return nil, fmt.Errorf("managedFields of %s: %w", e.Manager, err)
-		}
-		out = append(out, entrySet{owner: ownership.OwnerOf(e), set: s})
-	}
-	return out, nil
-}
-
-func ownersAt(x *ownership.OwnerIndex, p fieldpath.Path) []ownership.Owner {
-	out := []ownership.Owner{}
-	for _, e := range x.Owners(p) {
-		out = append(out, ownership.OwnerOf(e))
-	}
-	return out
-}
-
 // changes compares live and result leaf by leaf, with the schema of the
 // apply: a keyed list item is compared by key, an atomic value as a whole.
-func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.Unstructured) error {
+func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.Unstructured, own *owners) error {
 	tc := forced.Schema
 	if tc == nil {
 		return fmt.Errorf("no schema to compare with")
@@ -332,18 +306,9 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 	if err != nil {
 		return fmt.Errorf("comparing: %w", err)
 	}
-	var liveEntries []metav1.ManagedFieldsEntry
 	var liveObj map[string]interface{}
 	if live != nil {
-		liveEntries, liveObj = live.GetManagedFields(), live.Object
-	}
-	before, err := ownership.NewOwnerIndex(liveEntries, nil)
-	if err != nil {
-		return err
-	}
-	after, err := ownership.NewOwnerIndex(result.GetManagedFields(), nil)
-	if err != nil {
-		return err
+		liveObj = live.Object
 	}
 	conflicts := map[string]bool{}
 	for _, c := range r.Conflicts {
@@ -377,7 +342,7 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 			kind = Reset
 		}
 		c := Change{Path: pathlang.Path(p), Change: kind, Elements: p,
-			OwnersBefore: ownersAt(before, p), OwnersAfter: ownersAt(after, p),
+			OwnersBefore: at(own.before, p), OwnersAfter: at(own.after, p),
 			Conflict: conflicts[p.String()]}
 		c.Before, c.HasBefore = pathlang.Lookup(liveObj, p)
 		c.After, c.HasAfter = pathlang.Lookup(result.Object, p)
@@ -397,32 +362,26 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 	cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Removed) })
 
 	// Values that stay while their owners change.
-	ownerChange := func(p fieldpath.Path) {
-		if changed.Has(p) || IsBookkeeping(p) || v1alpha1.SameOwners(ownersAt(before, p), ownersAt(after, p)) {
+	own.eachLeaf(func(p fieldpath.Path, b, a *ownership.Node) {
+		if own.same(b, a) || changed.Has(p) || IsBookkeeping(p) {
 			return
 		}
 		if _, ok := pathlang.Lookup(result.Object, p); !ok {
 			return // owned but absent (stale managedFields): no value to show
 		}
-		add(p.Copy(), Ownership) // add puts p in changed: seen once
-	}
-	before.EachLeaf(ownerChange)
-	after.EachLeaf(ownerChange)
+		add(p.Copy(), Ownership)
+	})
 	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Elements.Compare(r.Changes[j].Elements) < 0 })
 	return nil
 }
 
 // stays lists, per manager other than the applier, the fields of the main
 // resource it owns in the result that the manifest does not set.
-func stays(r *Report, result *unstructured.Unstructured, src defaults.Source, o Options) {
-	sets, err := decodeAll(result.GetManagedFields())
-	if err != nil {
-		return
-	}
+func stays(r *Report, result *unstructured.Unstructured, own *ownership.Report, src defaults.Source, o Options) {
 	applier := fieldpath.NewSet()
-	for _, s := range sets {
-		if s.owner.Manager == r.FieldManager && s.owner.Operation == v1alpha1.OperationApply && s.owner.Subresource == r.Subresource {
-			applier = applier.Union(s.set)
+	for _, s := range own.Managers {
+		if s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == r.Subresource {
+			applier = applier.Union(s.Set)
 		}
 	}
 	if r.Subresource != "" {
@@ -437,16 +396,16 @@ func stays(r *Report, result *unstructured.Unstructured, src defaults.Source, o 
 			changed.Insert(c.Elements)
 		}
 	}
-	for _, s := range sets {
+	for _, s := range own.Managers {
 		// /status is not the main resource's; /scale writes .spec.replicas,
 		// which stays when the manifest drops it.
-		if s.owner.Subresource == "status" || (s.owner.Manager == r.FieldManager && s.owner.Operation == v1alpha1.OperationApply && s.owner.Subresource == "") {
+		if s.Subresource == "status" || (s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == "") {
 			continue
 		}
 		paths, defaulted := []pathlang.Path{}, []pathlang.Path{}
 		// Leaves not in applier: Difference would cost the applier's size
 		// for each of thousands of managers.
-		s.set.Leaves().Iterate(func(p fieldpath.Path) {
+		s.Set.Leaves().Iterate(func(p fieldpath.Path) {
 			// The last-applied annotation is kubectl's bookkeeping, which
 			// kubectl keeps current itself.
 			if applier.Has(p) || changed.Has(p) || IsBookkeeping(p) || p.Equals(lastApplied) || (len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "status") {
@@ -464,12 +423,12 @@ func stays(r *Report, result *unstructured.Unstructured, src defaults.Source, o 
 		if len(paths)+len(defaulted) == 0 {
 			continue
 		}
-		st := Stay{Manager: s.owner, Paths: paths, Defaulted: defaulted}
-		if !ownership.IsSystemManager(s.owner.Manager) && s.owner.Subresource == "" && o.Target.ResourceArg != "" {
-			st.Command = StayCommand(o.Target, s.owner)
+		st := Stay{Manager: s.Owner, Paths: paths, Defaulted: defaulted}
+		if !ownership.IsSystemManager(s.Manager) && s.Subresource == "" && o.Target.ResourceArg != "" {
+			st.Command = StayCommand(o.Target, s.Owner)
 		}
 		switch {
-		case s.set.Has(ownership.RestartedAtPath):
+		case s.Set.Has(ownership.RestartedAtPath):
 			// The applier would own the stamp and, its manifest not
 			// setting it, remove it at its next apply: a restart of
 			// every pod that nobody asked for.

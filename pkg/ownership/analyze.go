@@ -529,6 +529,17 @@ func (n *Node) Child(pe fieldpath.PathElement) *Node {
 	return n.others[peKey(pe)]
 }
 
+// Find returns the node of p below n, or nil: the indices of p's owners
+// are its Owners, as a walk of each manager's set finds them.
+func (n *Node) Find(p fieldpath.Path) *Node {
+	for _, pe := range p {
+		if n = n.Child(pe); n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
 // Atomic tells whether the node is owned as a whole: it is a member of some
 // manager's set with nothing owned below it, and it is not a list item
 // (whose "." member marks only the item's existence).
