@@ -21,12 +21,12 @@ const diffContext = 3
 // maxStayPaths is how many paths a stays line names.
 const maxStayPaths = 10
 
-// blamed is an object's YAML, line by line, with each line's path and
-// owners.
+// blamed is an object's YAML, line by line, with each line's owners and
+// the text of its path.
 type blamed struct {
 	text   []string
 	owners [][]ownership.Owner
-	paths  []fieldpath.Path
+	paths  []string
 }
 
 // blameObject lays out an object's ownership (nil: no object) as YAML
@@ -38,12 +38,54 @@ func blameObject(r *ownership.Report) *blamed {
 	}
 	b := &blamer{r: r}
 	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
-	for _, l := range b.lines {
+	paths := make([]fieldpath.Path, len(b.lines))
+	for i, l := range b.lines {
 		out.text = append(out.text, l.text)
 		out.owners = append(out.owners, ownersOf(r, l.owners))
-		out.paths = append(out.paths, l.path)
+		paths[i] = l.path
+	}
+	out.paths = pathStrings(paths)
+	return out
+}
+
+// pathStrings is the String of each path. Consecutive lines share most
+// of their paths' elements (the trie's, or copies of them): the text of a
+// shared prefix is reused, and only the rest (a list item's key, costly
+// to print) is printed.
+func pathStrings(paths []fieldpath.Path) []string {
+	out := make([]string, len(paths))
+	var prev fieldpath.Path
+	var ends []int // ends[k] is where element k of prev ends in its text
+	var sb strings.Builder
+	for i, p := range paths {
+		k := 0
+		for k < len(p) && k < len(prev) && sameElement(p[k], prev[k]) {
+			k++
+		}
+		sb.Reset()
+		if k > 0 {
+			sb.WriteString(out[i-1][:ends[k-1]])
+		}
+		ends = ends[:k]
+		for _, pe := range p[k:] {
+			sb.WriteString(pe.String())
+			ends = append(ends, sb.Len())
+		}
+		out[i], prev = sb.String(), p
 	}
 	return out
+}
+
+// sameElement tells whether a and b print the same: the same field name,
+// index, or the same key or value (the same one, not an equal one).
+func sameElement(a, b fieldpath.PathElement) bool {
+	switch {
+	case a.FieldName != nil && b.FieldName != nil:
+		return *a.FieldName == *b.FieldName
+	case a.Index != nil && b.Index != nil:
+		return *a.Index == *b.Index
+	}
+	return a.FieldName == nil && b.FieldName == nil && a.Index == nil && b.Index == nil && a.Key == b.Key && a.Value == b.Value && (a.Key != nil || a.Value != nil)
 }
 
 // keys are the lines with their paths: lines are matched as the same
@@ -52,7 +94,7 @@ func blameObject(r *ownership.Report) *blamed {
 func (b *blamed) keys() []string {
 	out := make([]string, len(b.text))
 	for i, t := range b.text {
-		out[i] = b.paths[i].String() + "\x00" + t
+		out[i] = b.paths[i] + "\x00" + t
 	}
 	return out
 }
@@ -136,7 +178,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 	// still shows as changed.
 	var rows []diffRow
 	for _, row := range diffRows(before.keys(), after.keys()) {
-		if row.op == ' ' && valueChanged[after.paths[row.b].String()] {
+		if row.op == ' ' && valueChanged[after.paths[row.b]] {
 			rows = append(rows, diffRow{op: '-', a: row.a, b: -1}, diffRow{op: '+', a: -1, b: row.b})
 			continue
 		}
@@ -171,9 +213,9 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 			for _, row := range rows[h[0]:h[1]] {
 				switch row.op {
 				case '-':
-					line(p.Red("-"+Escape(before.text[row.a])) + annotation(p, before.owners[row.a], conflicts[before.paths[row.a].String()], o))
+					line(p.Red("-"+Escape(before.text[row.a])) + annotation(p, before.owners[row.a], conflicts[before.paths[row.a]], o))
 				case '+':
-					line(p.Green("+"+Escape(after.text[row.b])) + annotation(p, after.owners[row.b], conflicts[after.paths[row.b].String()], o))
+					line(p.Green("+"+Escape(after.text[row.b])) + annotation(p, after.owners[row.b], conflicts[after.paths[row.b]], o))
 				default:
 					text := " " + Escape(after.text[row.b])
 					if v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b]) {
