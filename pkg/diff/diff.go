@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -211,7 +212,11 @@ func serverForm(u *unstructured.Unstructured) error {
 	if err != nil {
 		return nil //nolint:nilerr // not a built-in type after all: left as it is
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+	// managedFields, which the field manager wrote in this form already,
+	// skip the round trip: their fieldsV1 would go through JSON twice. An
+	// empty list comes back as none, as it would from the round trip.
+	in, managed := withoutManagedFields(u.Object)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(in, obj); err != nil {
 		return fmt.Errorf("the result does not fit %s: %w", gvk, err)
 	}
 	nilEmpty(reflect.ValueOf(obj))
@@ -219,14 +224,41 @@ func serverForm(u *unstructured.Unstructured) error {
 	if err != nil {
 		return err
 	}
-	if meta, ok := out["metadata"].(map[string]interface{}); ok && meta["creationTimestamp"] == nil {
-		delete(meta, "creationTimestamp")
+	if meta, ok := out["metadata"].(map[string]interface{}); ok {
+		if meta["creationTimestamp"] == nil {
+			delete(meta, "creationTimestamp")
+		}
+		if len(managed) > 0 {
+			meta["managedFields"] = managed
+		}
 	}
 	u.Object = out
 	if gvk.Group == "" && gvk.Kind == "Secret" {
 		secretStringData(u.Object)
 	}
 	return nil
+}
+
+// withoutManagedFields is obj without its managedFields (copying the top
+// level and metadata when it has some), and them.
+func withoutManagedFields(obj map[string]interface{}) (map[string]interface{}, []interface{}) {
+	meta, _ := obj["metadata"].(map[string]interface{})
+	managed, ok := meta["managedFields"].([]interface{})
+	if !ok {
+		return obj, nil
+	}
+	out := make(map[string]interface{}, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	m := make(map[string]interface{}, len(meta))
+	for k, v := range meta {
+		if k != "managedFields" {
+			m[k] = v
+		}
+	}
+	out["metadata"] = m
+	return out, managed
 }
 
 // secretStringData does what the apiserver does with a Secret's
@@ -255,21 +287,28 @@ func secretStringData(obj map[string]interface{}) {
 var bookkeeping = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
 
 // comparable is obj without its bookkeeping metadata; nil obj is the
-// empty object of result's kind.
+// empty object of result's kind. Only the top level and metadata are
+// copies: the rest is obj's, to be read only (typed and compared).
 func comparable(obj, like *unstructured.Unstructured) *unstructured.Unstructured {
-	var out *unstructured.Unstructured
 	if obj == nil {
-		out = &unstructured.Unstructured{Object: map[string]interface{}{}}
+		out := &unstructured.Unstructured{Object: map[string]interface{}{}}
 		out.SetGroupVersionKind(like.GroupVersionKind())
 		out.SetName(like.GetName())
 		out.SetNamespace(like.GetNamespace())
-	} else {
-		out = obj.DeepCopy()
+		return out
 	}
-	if meta, ok := out.Object["metadata"].(map[string]interface{}); ok {
-		for _, k := range bookkeeping {
-			delete(meta, k)
+	out := &unstructured.Unstructured{Object: make(map[string]interface{}, len(obj.Object))}
+	for k, v := range obj.Object {
+		out.Object[k] = v
+	}
+	if meta, ok := obj.Object["metadata"].(map[string]interface{}); ok {
+		m := make(map[string]interface{}, len(meta))
+		for k, v := range meta {
+			if !slices.Contains(bookkeeping, k) {
+				m[k] = v
+			}
 		}
+		out.Object["metadata"] = m
 	}
 	return out
 }
