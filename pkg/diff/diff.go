@@ -61,7 +61,8 @@ type Computed struct {
 	Report *Report
 	// Live is the ownership of the live object, nil when the apply
 	// creates it; Result that of the object after the apply. Their
-	// Content is redacted as the report is.
+	// Content is redacted as the report is; they hold what a view walks
+	// (ownership.AnalyzeTree), not Fields nor Unowned.
 	Live, Result *ownership.Report
 }
 
@@ -117,11 +118,11 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 	out := &Computed{Report: r}
 	own := ownership.Options{ShowSecretValues: o.ShowSecretValues}
 	if live != nil {
-		if out.Live, err = ownership.Analyze(live, own); err != nil {
+		if out.Live, err = ownership.AnalyzeTree(live, own); err != nil {
 			return nil, err
 		}
 	}
-	if out.Result, err = ownership.Analyze(result, own); err != nil {
+	if out.Result, err = ownership.AnalyzeTree(result, own); err != nil {
 		return nil, err
 	}
 

@@ -93,6 +93,18 @@ func DecodeEntry(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 // the report's Content shares the values Analyze leaves as they are with
 // obj, so treat both as read-only.
 func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
+	r, err := AnalyzeTree(obj, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.fields()
+	return r, nil
+}
+
+// AnalyzeTree is Analyze less the report's Fields and Unowned, left
+// empty: the managers with their sets, Tree and Content, which a view
+// that walks the object (a diff's gutter) needs, for less work.
+func AnalyzeTree(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 	ref := RefOf(obj)
 	name := ObjectName(ref.Kind, ref.Namespace, ref.Name)
 	entries, err := managedFields(obj)
@@ -118,7 +130,12 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 		redactSecret(content)
 	}
 	r.Content = content
+	return r, nil
+}
 
+// fields fills Fields and Unowned from Tree and Content.
+func (r *Report) fields() {
+	content := r.Content
 	// One allocation for all fields and one for all their owners.
 	fields, owners := 0, 0
 	r.Tree.walk(func(n *Node) {
@@ -159,7 +176,6 @@ func Analyze(obj *unstructured.Unstructured, opts Options) (*Report, error) {
 	for _, p := range unowned(content, r.Tree) {
 		r.Unowned = append(r.Unowned, pathlang.Path(p))
 	}
-	return r, nil
 }
 
 // withoutManagedFields copies the top level and metadata of an object,

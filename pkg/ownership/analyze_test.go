@@ -575,3 +575,34 @@ func TestAnalyzeDecodesAsStructuredMergeDiff(t *testing.T) {
 		})
 	}
 }
+
+// AnalyzeTree is Analyze without Fields and Unowned: the same managers,
+// owners, trie and content.
+func TestAnalyzeTreeIsAnalyzeLessFields(t *testing.T) {
+	obj := object(t, widget)
+	full, err := ownership.Analyze(obj, ownership.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := ownership.AnalyzeTree(obj, ownership.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree.Fields) != 0 || len(tree.Unowned) != 0 || len(full.Fields) == 0 {
+		t.Fatalf("fields %d, unowned %d (Analyze: %d fields)", len(tree.Fields), len(tree.Unowned), len(full.Fields))
+	}
+	want, got := view(full), view(tree)
+	want.Fields, want.Unowned = nil, nil
+	got.Fields, got.Unowned = nil, nil
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-Analyze +AnalyzeTree):\n%s", d)
+	}
+	paths := func(n *ownership.Node) []string {
+		var out []string
+		n.Walk(func(c *ownership.Node) { out = append(out, fmt.Sprint(c.Path.String(), c.Owners)) })
+		return out
+	}
+	if d := cmp.Diff(paths(full.Tree), paths(tree.Tree)); d != "" || !cmp.Equal(full.Owners, tree.Owners) || !cmp.Equal(full.Content, tree.Content) {
+		t.Errorf("trie, owners or content differ: %s", d)
+	}
+}
