@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
@@ -314,28 +313,6 @@ func ownerList(o Options, owners []ownership.Owner) string {
 		return "(unowned)"
 	}
 	return o.plainOwners(owners)
-}
-
-// diffRows aligns two line lists.
-func diffRows(a, b []string) []diffRow {
-	m := difflib.NewMatcherWithJunk(a, b, false, nil)
-	var rows []diffRow
-	for _, op := range m.GetOpCodes() {
-		switch op.Tag {
-		case 'e':
-			for i := 0; i < op.I2-op.I1; i++ {
-				rows = append(rows, diffRow{op: ' ', a: op.I1 + i, b: op.J1 + i})
-			}
-		default:
-			for i := op.I1; i < op.I2; i++ {
-				rows = append(rows, diffRow{op: '-', a: i, b: -1})
-			}
-			for j := op.J1; j < op.J2; j++ {
-				rows = append(rows, diffRow{op: '+', a: -1, b: j})
-			}
-		}
-	}
-	return rows
 }
 
 // hunks groups the interesting rows with n rows of context, merging

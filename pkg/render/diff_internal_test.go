@@ -1,8 +1,13 @@
 package render
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"reflect"
 	"testing"
+
+	"github.com/pmezard/go-difflib/difflib"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -38,6 +43,71 @@ func TestPathStringsOfLines(t *testing.T) {
 			if got[i] != p.String() {
 				t.Errorf("%s: line %d (%q): %q, want %q", f, i, bl.lines[i].text, got[i], p.String())
 			}
+		}
+	}
+}
+
+// difflibRows are the rows difflib's SequenceMatcher gives, as diffRows
+// once took them from it.
+func difflibRows(a, b []string) []diffRow {
+	var rows []diffRow
+	for _, op := range difflib.NewMatcherWithJunk(a, b, false, nil).GetOpCodes() {
+		switch op.Tag {
+		case 'e':
+			for i := 0; i < op.I2-op.I1; i++ {
+				rows = append(rows, diffRow{op: ' ', a: op.I1 + i, b: op.J1 + i})
+			}
+		default:
+			for i := op.I1; i < op.I2; i++ {
+				rows = append(rows, diffRow{op: '-', a: i, b: -1})
+			}
+			for j := op.J1; j < op.J2; j++ {
+				rows = append(rows, diffRow{op: '+', a: -1, b: j})
+			}
+		}
+	}
+	return rows
+}
+
+// diffRows aligns lines exactly as difflib does: over random line lists
+// with few distinct lines (repeated lines make ties and nested matches),
+// edits of a long one, and the edge cases.
+func TestDiffRowsAsDifflib(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	random := func(n, alphabet int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = string(rune('a' + rnd.IntN(alphabet)))
+		}
+		return out
+	}
+	type pair struct{ a, b []string }
+	cases := []pair{{nil, nil}, {[]string{"x"}, nil}, {nil, []string{"x"}}, {[]string{"x"}, []string{"x"}}}
+	for n := 0; n < 3000; n++ {
+		alphabet := 1 + rnd.IntN(8)
+		cases = append(cases, pair{random(rnd.IntN(40), alphabet), random(rnd.IntN(40), alphabet)})
+	}
+	long := make([]string, 800)
+	for i := range long {
+		long[i] = fmt.Sprintf("line %d", i%300)
+	}
+	for n := 0; n < 50; n++ {
+		b := append([]string{}, long...)
+		for k := rnd.IntN(60); k > 0; k-- {
+			switch i := rnd.IntN(len(b)); rnd.IntN(3) {
+			case 0:
+				b[i] = "changed"
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = append(b[:i], append([]string{long[rnd.IntN(len(long))]}, b[i:]...)...)
+			}
+		}
+		cases = append(cases, pair{long, b}, pair{b, long})
+	}
+	for _, c := range cases {
+		if got, want := diffRows(c.a, c.b), difflibRows(c.a, c.b); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q -> %q:\n got %v\nwant %v", c.a, c.b, got, want)
 		}
 	}
 }
