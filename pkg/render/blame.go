@@ -337,7 +337,11 @@ func childPath(p fieldpath.Path, pe fieldpath.PathElement, n *ownership.Node) fi
 	if n != nil {
 		return n.Path
 	}
-	return append(p.Copy(), pe)
+	// A new slice, sharing p's elements (read only, as the trie's).
+	out := make(fieldpath.Path, len(p)+1)
+	copy(out, p)
+	out[len(p)] = pe
+	return out
 }
 
 func unionInts(a, b []int) []int {

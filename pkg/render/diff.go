@@ -38,10 +38,9 @@ func blameObject(r *ownership.Report) *blamed {
 	b := &blamer{r: r}
 	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
 	paths := make([]fieldpath.Path, len(b.lines))
+	out.text, out.owners = make([]string, len(b.lines)), make([][]ownership.Owner, len(b.lines))
 	for i, l := range b.lines {
-		out.text = append(out.text, l.text)
-		out.owners = append(out.owners, ownersOf(r, l.owners))
-		paths[i] = l.path
+		out.text[i], out.owners[i], paths[i] = l.text, ownersOf(r, l.owners), l.path
 	}
 	out.paths = pathStrings(paths)
 	return out
@@ -60,6 +59,10 @@ func pathStrings(paths []fieldpath.Path) []string {
 		k := 0
 		for k < len(p) && k < len(prev) && sameElement(p[k], prev[k]) {
 			k++
+		}
+		if i > 0 && k == len(p) && k == len(prev) {
+			out[i] = out[i-1] // the same path: a literal block's lines
+			continue
 		}
 		sb.Reset()
 		if k > 0 {

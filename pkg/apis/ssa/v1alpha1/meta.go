@@ -116,6 +116,13 @@ func SameOwners(a, b []Owner) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	same := true // in the same order, as most are: no multiset to build
+	for i := range a {
+		same = same && a[i].Manager == b[i].Manager && a[i].Operation == b[i].Operation && a[i].Subresource == b[i].Subresource
+	}
+	if same {
+		return true
+	}
 	key := func(o Owner) string { return o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource) }
 	seen := map[string]int{}
 	for _, o := range a {
