@@ -170,7 +170,7 @@ func (o *migrateOptions) finish(rep *migrate.Report) error {
 		if err != nil {
 			return err
 		}
-		render.MigrationReport(o.streams.Out, rep, pal)
+		render.MigrationReport(o.streams.Out, rep, migrate.EntryChanges(rep), pal)
 	}
 	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
 		names := make([]string, len(o.from))

@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // ReportKind is the kind of the report Analyze returns.
@@ -60,4 +61,29 @@ type Node struct {
 	// path element.
 	fields map[string]*Node
 	others map[string]*Node
+}
+
+// EntryChangeKind says what became of a managedFields entry.
+type EntryChangeKind string
+
+// The kinds of EntryChange.
+const (
+	EntryRemoved EntryChangeKind = "removed"
+	EntryAdded   EntryChangeKind = "added"
+	// EntryChanged: the entry owns other paths.
+	EntryChanged EntryChangeKind = "changed"
+)
+
+// EntryChange is how one managedFields entry (an identity: manager,
+// operation, subresource and apiVersion) changes from one list of entries
+// to another: what a view of a managedFields rewrite lists.
+type EntryChange struct {
+	// Owner is the entry's identity (no Time).
+	Owner  Owner
+	Change EntryChangeKind
+	// Owned is how many paths a removed entry owned.
+	Owned int
+	// Lost and Gained are the paths the entry owns no more and those it
+	// owns anew (every path of an added entry), in path order.
+	Lost, Gained []pathlang.Path
 }

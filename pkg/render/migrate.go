@@ -4,20 +4,18 @@ import (
 	"fmt"
 	"io"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // MigrationReport renders a migration run: one line per object that
-// changed, was skipped or failed (with the plan and a managedFields diff
-// for client dry runs), then the summary.
-func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, p *Palette) {
+// changed, was skipped or failed (with the plan and, for client dry runs,
+// how its managedFields change: entries[i] for r.Objects[i], as
+// migrate.EntryChanges has them), then the summary.
+func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, entries [][]ownership.EntryChange, p *Palette) {
 	w = Terminal(w) // the one way out: see terminal.go
-	for _, o := range r.Objects {
+	for i, o := range r.Objects {
 		name := Escape(o.Object.Display())
 		var tag string
 		switch o.Result {
@@ -55,8 +53,8 @@ func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, p *Palette) {
 			}
 			fmt.Fprintf(w, "    %s %s%s\n", p.Dim("→"), Escape(who), Escape(c.Change))
 		}
-		if o.Result == v1alpha1.ResultWouldMigrate && (o.Before != nil || o.After != nil) {
-			for _, l := range managedFieldsDiff(o.Before, o.After) {
+		if i < len(entries) && entries[i] != nil {
+			for _, l := range entryLines(entries[i]) {
 				switch l[0] {
 				case '+':
 					fmt.Fprintln(w, "      "+p.Green(Escape(l)))
@@ -93,52 +91,27 @@ func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, p *Palette) {
 	}
 }
 
-// managedFieldsDiff tells, entry by entry, how managedFields change: an
-// entry that goes, one that comes, and the paths an entry gains or loses.
-func managedFieldsDiff(before, after []metav1.ManagedFieldsEntry) []string {
-	type entry struct {
-		label string
-		set   *fieldpath.Set
-	}
-	index := func(es []metav1.ManagedFieldsEntry) (map[string]entry, []string) {
-		m := map[string]entry{}
-		var order []string
-		for _, e := range es {
-			key := e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
-			set, err := ownership.DecodeEntry(e)
-			if err != nil {
-				set = &fieldpath.Set{}
-			}
-			label := fmt.Sprintf("%q (%s%s, %s)", e.Manager, e.Operation, subDesc(e.Subresource), e.APIVersion)
-			if _, ok := m[key]; !ok {
-				order = append(order, key)
-			}
-			m[key] = entry{label: label, set: set}
-		}
-		return m, order
-	}
-	b, bOrder := index(before)
-	a, aOrder := index(after)
+// entryLines are the lines of a managedFields rewrite, entry by entry: an
+// entry that goes, one that comes, and the paths an entry loses or gains.
+func entryLines(changes []ownership.EntryChange) []string {
 	var out []string
-	paths := func(prefix string, s *fieldpath.Set) {
-		s.Iterate(func(p fieldpath.Path) { out = append(out, prefix+"   "+pathlang.Path(p).String()) })
-	}
-	for _, k := range bOrder {
-		old := b[k]
-		nw, ok := a[k]
-		switch {
-		case !ok:
-			out = append(out, fmt.Sprintf("- %s: entry removed (it owned %d paths)", old.label, old.set.Size()))
-		case !old.set.Equals(nw.set):
-			out = append(out, fmt.Sprintf("~ %s:", old.label))
-			paths("-", old.set.Difference(nw.set))
-			paths("+", nw.set.Difference(old.set))
+	paths := func(prefix string, ps []pathlang.Path) {
+		for _, p := range ps {
+			out = append(out, prefix+"   "+p.String())
 		}
 	}
-	for _, k := range aOrder {
-		if _, ok := b[k]; !ok {
-			out = append(out, fmt.Sprintf("+ %s: new entry, owns:", a[k].label))
-			paths("+", a[k].set)
+	for _, c := range changes {
+		label := fmt.Sprintf("%q (%s%s, %s)", c.Owner.Manager, c.Owner.Operation, subDesc(string(c.Owner.Subresource)), c.Owner.APIVersion)
+		switch c.Change {
+		case ownership.EntryRemoved:
+			out = append(out, fmt.Sprintf("- %s: entry removed (it owned %d paths)", label, c.Owned))
+		case ownership.EntryChanged:
+			out = append(out, fmt.Sprintf("~ %s:", label))
+			paths("-", c.Lost)
+			paths("+", c.Gained)
+		case ownership.EntryAdded:
+			out = append(out, fmt.Sprintf("+ %s: new entry, owns:", label))
+			paths("+", c.Gained)
 		}
 	}
 	if len(out) == 0 {

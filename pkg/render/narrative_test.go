@@ -151,7 +151,7 @@ func TestMigrationReport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			render.MigrationReport(&buf, &tt.r, render.NewPalette(false))
+			render.MigrationReport(&buf, &tt.r, migrate.EntryChanges(&tt.r), render.NewPalette(false))
 			golden(t, tt.name+".golden", buf.Bytes())
 		})
 	}

@@ -1,0 +1,26 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+)
+
+// An entry that owns other paths lists those it loses, then those it
+// gains; a rewrite that changes no entry says so.
+func TestEntryLines(t *testing.T) {
+	path := func(s ...interface{}) pathlang.Path { return pathlang.Path(fieldpath.MakePathOrDie(s...)) }
+	got := entryLines([]ownership.EntryChange{{Owner: ownership.Owner{Manager: "helm", Operation: "Apply", Subresource: "status", APIVersion: "v1"},
+		Change: ownership.EntryChanged, Lost: []pathlang.Path{path("data", "a")}, Gained: []pathlang.Path{path("data", "b"), path("data", "c")}}})
+	want := []string{`~ "helm" (Apply with subresource "status", v1):`, "-   .data.a", "+   .data.b", "+   .data.c"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if got := entryLines([]ownership.EntryChange{}); len(got) != 1 || got[0] != "  (managedFields unchanged)" {
+		t.Errorf("unchanged: %q", got)
+	}
+}
