@@ -76,6 +76,9 @@ func (g *generator) schema(t reflect.Type) Schema {
 		return Schema{"type": "object"}
 	}
 	if t.Kind() == reflect.Pointer {
+		if t.Elem().Kind() == reflect.Interface {
+			return Schema{} // any value already takes null
+		}
 		return nullable(g.schema(t.Elem()))
 	}
 	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) ||

@@ -50,15 +50,18 @@ func TestRedactResetWas(t *testing.T) {
 	data := fieldpath.MakePathOrDie("data", "password")
 	typ := fieldpath.MakePathOrDie("type")
 	r := &conflict.Report{Reset: []conflict.Reset{
-		{Path: pathlang.Path(data), Value: "ZGVm", Was: "YWJj", PathElements: data},
-		{Path: pathlang.Path(typ), Value: "Opaque", Was: "kubernetes.io/tls", PathElements: typ},
+		{Path: pathlang.Path(data), Value: "ZGVm", Was: anyOf("YWJj"), PathElements: data},
+		{Path: pathlang.Path(typ), Value: "Opaque", Was: anyOf("kubernetes.io/tls"), PathElements: typ},
 	}}
 	r.Object = ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "db"}
 	conflict.RedactSecrets(r)
-	if r.Reset[0].Was != ownership.Redacted || r.Reset[0].Value != ownership.Redacted {
+	if *r.Reset[0].Was != ownership.Redacted || r.Reset[0].Value != ownership.Redacted {
 		t.Errorf("data shown: %+v", r.Reset[0])
 	}
-	if r.Reset[1].Was != "kubernetes.io/tls" {
+	if *r.Reset[1].Was != "kubernetes.io/tls" {
 		t.Errorf("type hidden: %+v", r.Reset[1])
 	}
 }
+
+// anyOf is a report's optional value.
+func anyOf(v interface{}) *interface{} { return &v }

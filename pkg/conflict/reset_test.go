@@ -83,7 +83,7 @@ func removals(r *conflict.Report) removalView {
 			if v.Was == nil {
 				v.Was = map[string]interface{}{}
 			}
-			v.Was[rs.Path.APIServerString()] = rs.Was
+			v.Was[rs.Path.APIServerString()] = *rs.Was
 		}
 	}
 	for _, m := range r.MaybeReset {

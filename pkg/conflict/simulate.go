@@ -156,7 +156,10 @@ func noteWas(r *Simulation) {
 		rs := &r.Reset[i]
 		rs.Was = nil
 		if !rs.Unchanged && r.Live != nil {
-			rs.Was, _ = pathlang.Lookup(r.Live.Object, rs.PathElements)
+			// (present and null is not absent: it is said as "(not set)")
+			if v, ok := pathlang.Lookup(r.Live.Object, rs.PathElements); ok {
+				rs.Was = &v
+			}
 		}
 	}
 }
@@ -685,7 +688,10 @@ func RedactSecrets(r *Report) {
 		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
 			r.Reset[i].Value = ownership.Redacted
 		}
-		r.Reset[i].Was = ownership.RedactValue(r.Reset[i].PathElements, r.Reset[i].Was)
+		if was := r.Reset[i].Was; was != nil {
+			v := ownership.RedactValue(r.Reset[i].PathElements, *was)
+			r.Reset[i].Was = &v
+		}
 	}
 	for i := range r.Conflicts {
 		if ownership.SecretPath(r.Conflicts[i].Path.Elements()) {

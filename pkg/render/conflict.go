@@ -403,7 +403,7 @@ func resetText(rs v1alpha1.Reset) string {
 		return text + " (unchanged)"
 	}
 	if rs.Was != nil {
-		return text + " (was " + valueText(rs.Was) + ")"
+		return text + " (was " + valueText(*rs.Was) + ")"
 	}
 	return text
 }

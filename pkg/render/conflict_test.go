@@ -39,7 +39,11 @@ func TestConflictRemovals(t *testing.T) {
 	}
 	// was: the live value the reset replaces; nil: unchanged.
 	reset := func(s string, v, was interface{}) conflict.Reset {
-		return conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: was == nil, Was: was, PathElements: path(s)}
+		rs := conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: was == nil, PathElements: path(s)}
+		if was != nil {
+			rs.Was = &was
+		}
+		return rs
 	}
 	r := &conflict.Simulation{Report: conflict.Report{
 		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},

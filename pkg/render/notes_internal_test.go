@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
@@ -40,5 +41,25 @@ func TestPredictedServerWarningSaidOnce(t *testing.T) {
 	out := b.String()
 	if strings.Contains(out, "dry run warns: "+warn) || !strings.Contains(out, "dry run warns: other") || !strings.Contains(out, "the 1 predicted warning(s)") {
 		t.Errorf("%s", out)
+	}
+}
+
+// TestResetTextSaysANullWas: a reset of a field the live object holds as
+// null says it was not set; one the live object lacks says nothing of it.
+func TestResetTextSaysANullWas(t *testing.T) {
+	var null interface{}
+	old := interface{}("m")
+	for _, c := range []struct {
+		rs   v1alpha1.Reset
+		want string
+	}{
+		{v1alpha1.Reset{Value: "red", Was: &null}, `reset to its default "red" (was (not set))`},
+		{v1alpha1.Reset{Value: "l", Was: &old}, `reset to its default "l" (was "m")`},
+		{v1alpha1.Reset{Value: "round"}, `reset to its default "round"`},
+		{v1alpha1.Reset{Value: "l", Unchanged: true}, `reset to its default "l" (unchanged)`},
+	} {
+		if got := resetText(c.rs); got != c.want {
+			t.Errorf("resetText = %q, want %q", got, c.want)
+		}
 	}
 }

@@ -177,10 +177,11 @@ type Reset struct {
 	// Kept: not a default but a value the apiserver allocated (a
 	// Service's cluster IP, a node port), which its storage keeps.
 	Kept bool `json:"kept"`
-	// Was is the live value the reset replaces, unset when Unchanged (or
-	// when the live object has none); a Secret's values are redacted
-	// unless --show-secret-values.
-	Was interface{} `json:"was,omitempty"`
+	// Was is the live value the reset replaces: unset when Unchanged or
+	// when the live object has none, null when the live object holds an
+	// explicit null; a Secret's values are redacted unless
+	// --show-secret-values.
+	Was *interface{} `json:"was,omitempty"`
 
 	PathElements fieldpath.Path `json:"-"`
 }
