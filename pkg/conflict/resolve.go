@@ -71,7 +71,15 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		// Helm's own force (helmForce) replaces kubectl's: kubectl apply of
 		// a chart's render would remove the label and annotations Helm
 		// adds, outside the release's history.
-		out = append(out, remedy.Remedy{Kind: remedy.Force, Summary: force, Paths: unique, Command: t.ForceApply()})
+		rm := remedy.Remedy{Kind: remedy.Force, Summary: force, Paths: unique, Command: t.ForceApply()}
+		if t.Subresource == "scale" {
+			// The server takes only an autoscaling/v1 Scale at /scale, and
+			// kubectl's apply sends the manifest's kind (a Scale it can't
+			// map): no kubectl command forces it.
+			rm.Command = nil
+			rm.Summary += "; kubectl can't apply to /scale (the server takes only an autoscaling/v1 Scale there, which kubectl apply can't send): force it in the program that applies to /scale (client-go: ApplyOptions{Force: true})"
+		}
+		out = append(out, rm)
 	}
 	out = append(out,
 		remedy.Remedy{Kind: remedy.Leave, Summary: "leave them to their owner: remove these fields from your manifest, then apply", Paths: unique})

@@ -321,3 +321,31 @@ func TestHelmReplicasTemplate(t *testing.T) {
 		}
 	}
 }
+
+// The force of an apply to /scale has no kubectl command: the server
+// takes only a Scale there, which kubectl apply can't send (it answers
+// "invalid object type" for the object's own kind, and can't map Scale).
+// To /status, and to the object, kubectl's force is the command.
+func TestForceCommandOfASubresourceApply(t *testing.T) {
+	r := hpaIncident().simulate(t)
+	for _, sub := range []string{"", "status", "scale"} {
+		var force *remedy.Remedy
+		rms := conflict.Resolutions(r, remedy.Target{ResourceArg: "deployment.v1.apps/web", FieldManager: "platform", Subresource: sub, File: "m.yaml"})
+		for i := range rms {
+			if rms[i].Kind == remedy.Force {
+				force = &rms[i]
+			}
+		}
+		if force == nil {
+			t.Fatalf("subresource %q: no force remedy in %+v", sub, rms)
+		}
+		switch got := force.Command.String(); {
+		case sub == "scale" && got != "":
+			t.Errorf("an apply to /scale: force command %q, want none (kubectl can't apply there)", got)
+		case sub == "scale" && !strings.Contains(force.Summary, "kubectl can't apply to /scale"):
+			t.Errorf("an apply to /scale: the summary does not say why there is no command: %q", force.Summary)
+		case sub != "scale" && !strings.Contains(got, "kubectl apply --server-side --force-conflicts"):
+			t.Errorf("subresource %q: force command %q", sub, got)
+		}
+	}
+}

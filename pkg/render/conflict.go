@@ -275,10 +275,14 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 		fmt.Fprintln(w, "  (The owner scales or controls the object: usually leave the field to it, option 2.)")
 	}
 	force := command(r, remedy.Force)
-	if force == "" {
+	switch {
+	case len(resolutions(r, remedy.Force)) == 0:
 		// Helm's input: Helm's own flags, with the tool's fixes below.
 		fmt.Fprintf(w, "  1. Take the fields: force the upgrade, with Helm's flags below. This takes %s.\n", Escape(v1alpha1.Takes(r.Conflicts)))
-	} else {
+	case force == "":
+		// An apply to /scale: kubectl has no command for it.
+		fmt.Fprintf(w, "  1. Take the fields: force the apply in the program that applies to /scale (client-go: ApplyOptions{Force: true}); kubectl apply can't send the Scale object /scale takes. This takes %s.\n", Escape(v1alpha1.Takes(r.Conflicts)))
+	default:
 		fmt.Fprintf(w, "  1. Take the fields: force the apply. This takes %s.\n", Escape(v1alpha1.Takes(r.Conflicts)))
 	}
 	fmt.Fprintln(w, "     The other manager may write them back (a controller will): then hand them over instead.")
