@@ -3,6 +3,7 @@ package conflict
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,6 +214,17 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		r.Warnings = append(r.Warnings, warnings...)
 		if r.Message == "" && r.Result != nil {
 			r.Unchecked = duplicatePortNames(r.Result)
+			if first := r.FirstApply; first != nil && first.Result != nil {
+				// kubectl's sequence stops at its first apply when the
+				// server refuses that one: client-side apply's manager
+				// still holds what the manifest no longer sets, beside
+				// what it sets now.
+				for _, u := range duplicatePortNames(first.Result) {
+					if !slices.Contains(r.Unchecked, u) {
+						r.Unchecked = append(r.Unchecked, "kubectl's first apply, before it moves client-side apply's ownership, leaves "+u)
+					}
+				}
+			}
 		}
 		r.Schema = tc
 		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())

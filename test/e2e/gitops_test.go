@@ -656,3 +656,38 @@ spec:
 		t.Errorf("diff: exit %d:\n%s%s", d.code, d.stdout, d.stderr)
 	}
 }
+
+// TestClientSideAppliedPortNumberChange: a port's number changed in a
+// manifest kubectl applied client-side. kubectl apply --server-side's
+// first apply keeps client-side apply's port beside the new one, two ports
+// named http, and the server refuses it before kubectl moves client-side
+// apply's ownership; the end of the sequence alone would look fine. The
+// prediction is not exact (exit 4), and --verify has the server refuse it
+// (exit 1), not call the prediction a bug.
+func TestClientSideAppliedPortNumberChange(t *testing.T) {
+	ns := namespace(t)
+	const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        ports: [{name: http, containerPort: 80}]
+`
+	kubectlApply(t, ns, manifest)
+	file := filepath.Join(t.TempDir(), "web.yaml")
+	writeFile(t, file, strings.Replace(manifest, "containerPort: 80", "containerPort: 8080", 1))
+	r := ssa(t, "explain-conflict", "-n", ns, "-f", file)
+	want := `not exact: kubectl's first apply, before it moves client-side apply's ownership, leaves two ports named "http" in .spec.template.spec.containers[name="app"].ports`
+	if r.code != 4 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, want 4 with %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+	if v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--verify"); v.code != 1 || !strings.Contains(v.stdout+v.stderr, `Duplicate value: "http"`) || strings.Contains(v.stderr, "kubectl-ssa bug") {
+		t.Errorf("--verify: exit %d, want 1 with the server's refusal:\n%s%s", v.code, v.stdout, v.stderr)
+	}
+}
