@@ -104,7 +104,7 @@ func entryLines(changes []ownership.EntryChange) []string {
 		label := fmt.Sprintf("%q (%s%s, %s)", c.Owner.Manager, c.Owner.Operation, subDesc(string(c.Owner.Subresource)), c.Owner.APIVersion)
 		switch c.Change {
 		case ownership.EntryRemoved:
-			out = append(out, fmt.Sprintf("- %s: entry removed (it owned %d paths)", label, c.Owned))
+			out = append(out, fmt.Sprintf("- %s: entry removed (it owned %s)", label, count(c.Owned, "path")))
 		case ownership.EntryChanged:
 			out = append(out, fmt.Sprintf("~ %s:", label))
 			paths("-", c.Lost)

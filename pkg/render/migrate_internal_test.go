@@ -20,6 +20,11 @@ func TestEntryLines(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	gone := entryLines([]ownership.EntryChange{{Owner: ownership.Owner{Manager: "a", Operation: "Update", APIVersion: "v1"}, Change: ownership.EntryRemoved, Owned: 1},
+		{Owner: ownership.Owner{Manager: "b", Operation: "Update", APIVersion: "v1"}, Change: ownership.EntryRemoved, Owned: 6}})
+	if d := cmp.Diff([]string{`- "a" (Update, v1): entry removed (it owned 1 path)`, `- "b" (Update, v1): entry removed (it owned 6 paths)`}, gone); d != "" {
+		t.Errorf("removed entries (-want +got):\n%s", d)
+	}
 	if got := entryLines([]ownership.EntryChange{}); len(got) != 1 || got[0] != "  (managedFields unchanged)" {
 		t.Errorf("unchanged: %q", got)
 	}
