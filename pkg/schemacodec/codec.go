@@ -197,6 +197,10 @@ func Encode(s *schema.Schema) ([]byte, error) {
 type Reader struct {
 	b   []byte
 	err error
+	// all is the encoding as one string, copied once: the strings read
+	// are parts of it (a schema's thousands of names cost one
+	// allocation). b is always its tail.
+	all string
 }
 
 // errShort is returned for an encoding that ends early or is not one.
@@ -207,7 +211,8 @@ func NewReader(b []byte) *Reader {
 	if len(b) < len(magic) || string(b[:len(magic)]) != magic {
 		return &Reader{err: errors.New("schemacodec: not an encoded schema of this version")}
 	}
-	return &Reader{b: b[len(magic):]}
+	b = b[len(magic):]
+	return &Reader{b: b, all: string(b)}
 }
 
 // Err is the first error met, or nil; Done also fails on bytes left over.
@@ -265,7 +270,8 @@ func (r *Reader) String() string {
 	if r.err != nil {
 		return ""
 	}
-	s := string(r.b[:n])
+	off := len(r.all) - len(r.b)
+	s := r.all[off : off+n]
 	r.b = r.b[n:]
 	return s
 }
