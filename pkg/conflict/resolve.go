@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -116,14 +114,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 // stringData key (.data.KEY), empty for any other field: stringData is
 // write-only, so its live value can't be shared.
 func stringDataStore(obj ownership.ObjectRef, cf Conflict) pathlang.Path {
-	if !ownership.IsSecret(obj.APIVersion, obj.Kind) {
-		return nil
-	}
-	key, ok := ownership.StringDataKey(cf.Path.Elements())
-	if !ok {
-		return nil
-	}
-	return pathlang.Path(fieldpath.MakePathOrDie("data", key))
+	return ownership.StoredAs(obj.APIVersion, obj.Kind, cf.Path.Elements())
 }
 
 // keyValues are a map's entries as KEY=VALUE words, in key order.

@@ -487,7 +487,7 @@ func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 		if index != nil {
 			owners = index.Owners(p)
 		}
-		fs := FieldState{Path: pathlang.Path(p), Value: v, Owners: []ownership.Owner{}}
+		fs := FieldState{Path: pathlang.Path(p), Value: v, Owners: []ownership.Owner{}, StoredAs: ownership.StoredAs(obj.GetAPIVersion(), obj.GetKind(), p)}
 		for _, o := range owners {
 			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
 		}

@@ -3,6 +3,8 @@ package ownership
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // This file edits managedFields entries in memory, the way the tools that
@@ -124,6 +126,20 @@ func StringDataKey(p fieldpath.Path) (string, bool) {
 		return "", false
 	}
 	return *p[1].FieldName, true
+}
+
+// StoredAs is where the apiserver keeps a Secret's .stringData.KEY:
+// .data.KEY (stringData is write-only: the live object has no value
+// there). Nil for every other field and object.
+func StoredAs(apiVersion, kind string, p fieldpath.Path) pathlang.Path {
+	if !IsSecret(apiVersion, kind) {
+		return nil
+	}
+	key, ok := StringDataKey(p)
+	if !ok {
+		return nil
+	}
+	return pathlang.Path(fieldpath.MakePathOrDie("data", key))
 }
 
 // Union is the set of paths the entries sel selects own together.

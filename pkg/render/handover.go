@@ -113,7 +113,11 @@ func writeStates(w io.Writer, states []v1alpha1.FieldState, o Options) {
 		if len(s.Owners) > 0 {
 			owners = o.colorOwners(s.Owners)
 		}
-		fmt.Fprintf(w, "  %s = %s  owned by %s\n", Escape(s.Path.String()), valueText(s.Value), owners)
+		value := valueText(s.Value)
+		if len(s.StoredAs) > 0 && s.Value == nil {
+			value = "(write-only: the apiserver stores it as " + Escape(s.StoredAs.String()) + ")"
+		}
+		fmt.Fprintf(w, "  %s = %s  owned by %s\n", Escape(s.Path.String()), value, owners)
 	}
 }
 

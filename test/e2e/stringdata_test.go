@@ -60,6 +60,11 @@ func TestExplainConflictSecretStringData(t *testing.T) {
 	if r := handoverJSON(t, 0, append(args, "--dry-run=server")...); r.Status != "planned" {
 		t.Errorf("handover --dry-run=server: %s %s", r.Status, stepNames(r))
 	}
+	// Its view says where the write-only value is, not that it is unset.
+	if r := ssa(t, append(args, "--dry-run=server", "--color", "never")...); r.code != 0 ||
+		!strings.Contains(r.stdout, ".stringData.password = (write-only: the apiserver stores it as .data.password)") || strings.Contains(r.stdout, "(not set)") {
+		t.Errorf("handover --dry-run=server: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := handoverJSON(t, 0, args...); r.Status != "completed" {
 		t.Errorf("handover: %s %s", r.Status, stepNames(r))
 	}

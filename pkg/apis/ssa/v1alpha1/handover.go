@@ -57,6 +57,10 @@ type FieldState struct {
 	Path   pathlang.Path `json:"path"`
 	Value  interface{}   `json:"value"`
 	Owners []Owner       `json:"owners"`
+	// StoredAs is where the apiserver keeps the value of a Secret's
+	// .stringData.KEY: .data.KEY. stringData is write-only, so Value is
+	// null. Empty for every other field.
+	StoredAs pathlang.Path `json:"storedAs,omitempty"`
 }
 
 // HandoverReport is a handover's plan and outcome.
