@@ -146,18 +146,23 @@ webhooks:
 }
 
 // holdStatus makes the controller's status writes wait until the
-// returned func is called.
-func (g *gate) holdStatus() func() {
+// returned func is called (or the test ends).
+func (g *gate) holdStatus(t *testing.T) func() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.hold = make(chan struct{})
 	hold := g.hold
-	return func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		close(hold)
-		g.hold = nil
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			close(hold)
+			g.hold = nil
+		})
 	}
+	t.Cleanup(release)
+	return release
 }
 
 // settled waits until the deployment controller has seen d's generation,
@@ -203,7 +208,7 @@ func TestMigrateVerifyRemoveLastAppliedDeployment(t *testing.T) {
 	for _, d := range ds {
 		before[d.GetName()] = settled(t, d).GetGeneration()
 	}
-	release := g.holdStatus()
+	release := g.holdStatus(t)
 	r := migrateJSON(t, 0, "migrate", "-n", ns, "deploy", "--verify", "--remove-last-applied", "--backup-dir", filepath.Join(t.TempDir(), "b"))
 	release()
 	g.mu.Lock()
