@@ -141,7 +141,7 @@ func TestUndoControllerWritesBetweenPatches(t *testing.T) {
 func TestUndoWriterChangesManagedFieldsAfterRestore(t *testing.T) {
 	_, res := newUndoRace(t, func(m *metav1.PartialObjectMetadata) {
 		m.ManagedFields = append(m.ManagedFields, metav1.ManagedFieldsEntry{Manager: "other", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)}})
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)})
 	})
 	want := "its kubectl-client-side-apply entry keeps the time of the undo: another writer changed the object right after the restore"
 	if res.Result != ResultMigrated || res.Reason != want {
