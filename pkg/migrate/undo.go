@@ -85,10 +85,18 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 		}
 	}
 	done := errors.New("done")
+	// restored: the first patch went through, and a try after it only puts
+	// the entries' times back (a controller may write in between: adding
+	// the annotation back bumps a Deployment's generation, and its
+	// controller writes the status at once).
+	restored := false
 	err = write.RetryOnConflict(ctx, backoff, func(ctx context.Context, _ int) error {
 		live, err := c.metaClient(it).Get(ctx, b.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if restored {
+			return restoreTime(ctx, c, it, b, live, manager, &res, done)
 		}
 		res.Object.ResourceVersion = live.ResourceVersion
 		switch {
@@ -118,12 +126,17 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 		if err != nil || b.LastApplied == nil || dryRun == write.DryRunServer {
 			return err
 		}
+		restored = true
 		// Writing the annotation stamped its manager's entry with the
 		// time of the undo: put the saved entries back as they were.
 		_, err = write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, write.ManagedFieldsOps(b.ManagedFields), wo)
 		return err
 	})
 	switch {
+	case restored && err != nil && !errors.Is(err, done):
+		// Restored all the same: only the time of the entry is the undo's.
+		res.Reason = "its " + manager + " entry keeps the time of the undo: putting the saved one back failed: " + write.APIMessage(err)
+	case restored:
 	case errors.Is(err, done):
 		return res
 	case err != nil:
@@ -136,6 +149,50 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 	}
 	res.Changes = append(res.Changes, Change{Change: "managedFields restored from the backup"})
 	return res
+}
+
+// restoreTime is a try after the restoring patch went through and the
+// one that put the entries' times back met a 409: it reads the object
+// again and puts back the time the restoring patch gave manager's entry,
+// unless another writer changed the restored managedFields or annotation
+// meanwhile (res.Reason then says so, and it returns done).
+func restoreTime(ctx context.Context, c Clients, it Item, b Backup, live *metav1.PartialObjectMetadata, manager string, res *ObjectResult, done error) error {
+	if string(live.UID) != b.UID || !SameManagedFields(live.ManagedFields, b.ManagedFields) || live.Annotations[ownership.LastAppliedAnnotation] != *b.LastApplied {
+		res.Reason = "its " + manager + " entry keeps the time of the undo: another writer changed the object right after the restore"
+		return done
+	}
+	entries, stamped := unstamped(live.ManagedFields, b.ManagedFields, manager)
+	if !stamped {
+		return nil
+	}
+	_, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, write.ManagedFieldsOps(entries), write.Options{FieldManager: manager})
+	return err
+}
+
+// unstamped is live's entries with the time of manager's Update entries
+// as saved; stamped tells whether one differed.
+func unstamped(live, saved []metav1.ManagedFieldsEntry, manager string) ([]metav1.ManagedFieldsEntry, bool) {
+	out := make([]metav1.ManagedFieldsEntry, len(live))
+	stamped := false
+	for i, e := range live {
+		out[i] = e
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" {
+			continue
+		}
+		for _, s := range saved {
+			if s.Manager == e.Manager && s.Operation == e.Operation && s.Subresource == "" && s.APIVersion == e.APIVersion && !timeEqual(s.Time, e.Time) {
+				out[i].Time, stamped = s.Time, true
+			}
+		}
+	}
+	return out, stamped
+}
+
+func timeEqual(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
 }
 
 // SameManagedFields compares entries by identity and fields, ignoring

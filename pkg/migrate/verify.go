@@ -12,9 +12,11 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
-// verify re-reads the object and compares every value with before. When
-// another writer changed it after the migration, the values can't be
-// attributed: that is a note, not a failure.
+// verify re-reads the object and compares every value with before, the
+// server's bookkeeping aside (managedFields, resourceVersion, and the
+// generation, which the write itself may bump). When another writer
+// changed it after the migration, the values can't be attributed: that is
+// a note, not a failure.
 func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstructured, written *metav1.PartialObjectMetadata, p *Plan, opts RunOptions) error {
 	after, err := c.dynClient(it).Get(ctx, it.Meta.Name, metav1.GetOptions{})
 	if err != nil {
@@ -27,6 +29,8 @@ func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstru
 		o := u.DeepCopy().Object
 		unstructured.RemoveNestedField(o, "metadata", "managedFields")
 		unstructured.RemoveNestedField(o, "metadata", "resourceVersion")
+		// The server's counter, compared on its own below.
+		unstructured.RemoveNestedField(o, "metadata", "generation")
 		if p.RemoveLastApplied {
 			unstructured.RemoveNestedField(o, "metadata", "annotations", ownership.LastAppliedAnnotation)
 			if a, ok, _ := unstructured.NestedMap(o, "metadata", "annotations"); ok && len(a) == 0 {
@@ -39,9 +43,24 @@ func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstru
 		if path := firstDifference(strip(before), strip(after), ""); path != "" {
 			return fmt.Errorf("%s differs from before the migration", path)
 		}
+		if err := sameGeneration(before.GetGeneration(), after.GetGeneration()); err != nil {
+			return err
+		}
 	}
 	if opts.VerifyApply != nil {
 		return opts.VerifyApply(ctx, after)
+	}
+	return nil
+}
+
+// sameGeneration checks the server's counter of the object's changes. A
+// kind's strategy may count the migration's one write (a Deployment counts
+// every change of its annotations, so --remove-last-applied bumps it by
+// one): the counter then moves by one, which is no value changing. Any
+// other move is not the migration's one write, and fails the check.
+func sameGeneration(before, after int64) error {
+	if after != before && after != before+1 {
+		return fmt.Errorf(".metadata.generation went from %d to %d, which the migration's one write does not explain (it adds one at most)", before, after)
 	}
 	return nil
 }
