@@ -157,7 +157,7 @@ func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
 	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and "+what+".")
 	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager (with --helm-release: helm).")
 	f.BoolVar(&o.force, "force-conflicts", false, force)
-	f.StringVar(&o.subresource, "subresource", "", "Predict an apply to a subresource: status or scale.")
+	f.StringVar(&o.subresource, "subresource", "", "Predict an apply to a subresource: status or scale. The manifest is the object's own kind; for scale, with the .spec.replicas a controller applies to /scale (kubectl apply itself can't apply to /scale).")
 	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: predict against --live-file objects with the built-in schema.")
 	f.StringSliceVar(&o.liveFiles, "live-file", nil, "With --local: files with the live objects, with their managedFields.")
 	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
