@@ -593,15 +593,17 @@ func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) er
 	applier := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == in.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == in.Subresource
 	}
-	before, err := ownership.Union(live.GetManagedFields(), applier)
+	// (GetManagedFields decodes the entries anew each call: once each.)
+	liveEntries, resEntries := live.GetManagedFields(), res.GetManagedFields()
+	before, err := ownership.Union(liveEntries, applier)
 	if err != nil {
 		return err
 	}
-	after, err := ownership.Union(res.GetManagedFields(), applier)
+	after, err := ownership.Union(resEntries, applier)
 	if err != nil {
 		return err
 	}
-	others, err := ownership.NewOwnerIndex(res.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool { return !applier(e) })
+	others, err := ownership.NewOwnerIndex(resEntries, func(e metav1.ManagedFieldsEntry) bool { return !applier(e) })
 	if err != nil {
 		return err
 	}
@@ -634,10 +636,10 @@ func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) er
 	// Managers that existed before and are gone after a forced apply.
 	if in.Force && len(r.Conflicts) > 0 {
 		kept := map[string]bool{}
-		for _, e := range res.GetManagedFields() {
+		for _, e := range resEntries {
 			kept[identity(e)] = true
 		}
-		for _, e := range live.GetManagedFields() {
+		for _, e := range liveEntries {
 			if !kept[identity(e)] && !applier(e) {
 				r.Released = append(r.Released, ownership.OwnerOf(e))
 			}

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,6 +107,14 @@ func TestYAMLScalarMatchesYAML(t *testing.T) {
 		"a: b", "a:b", "#x", "x#y", "- x", "[x]", "{x}", "*x", "&x", "!x", "%x", "@x", "`x", "'x'", "\"x\"", "x'", "<<", "=", "a=b",
 		"Deployment", "IfNotPresent", "RollingUpdate", "25%", "/dev/termination-log", "production", "key-00001.conf", "é",
 		int64(0), int64(-42), int64(1 << 62), true, false, nil,
+	}
+	// Numbers as strings (an env value, a port as text), with leading
+	// zeros and up to 20 digits, and 21 (past the shortcut).
+	for _, d := range []string{"0", "7", "00", "007", "42", "8080", "65535", "0123", "99999999999999999999", "000000000000000000000"} {
+		values = append(values, d)
+	}
+	for i := 0; i < 2000; i += 7 {
+		values = append(values, strconv.Itoa(i))
 	}
 	for _, v := range values {
 		b, err := yamlv3.Marshal(v)

@@ -445,6 +445,11 @@ func yamlScalar(v interface{}) string {
 		if plainString(t) {
 			return t
 		}
+		if digits(t) {
+			// A number's text: yaml.v3 double-quotes it (an env value, a
+			// port as a string), without an encoder's cost.
+			return `"` + t + `"`
+		}
 	case int64:
 		return strconv.FormatInt(t, 10)
 	case bool:
@@ -489,6 +494,19 @@ var scalarMemo = struct {
 // " #"), and not a word YAML 1.1 or
 // 1.2 reads as a bool or null. Most keys and values are such strings, and
 // yaml.Marshal costs a new encoder a call.
+// digits tells whether s is 1 to 20 ASCII digits.
+func digits(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func plainString(s string) bool {
 	if s == "" || len(s) > 256 {
 		return false
