@@ -129,7 +129,10 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 		restored = true
 		// Writing the annotation stamped its manager's entry with the
 		// time of the undo: put the saved entries back as they were.
-		_, err = write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, write.ManagedFieldsOps(b.ManagedFields), wo)
+		again, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, out.ResourceVersion, write.ManagedFieldsOps(b.ManagedFields), wo)
+		if err == nil {
+			noteTimeKept(again, b, manager, &res)
+		}
 		return err
 	})
 	switch {
@@ -165,8 +168,25 @@ func restoreTime(ctx context.Context, c Clients, it Item, b Backup, live *metav1
 	if !stamped {
 		return nil
 	}
-	_, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, write.ManagedFieldsOps(entries), write.Options{FieldManager: manager})
+	again, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, write.ManagedFieldsOps(entries), write.Options{FieldManager: manager})
+	if err == nil {
+		noteTimeKept(again, b, manager, res)
+	}
 	return err
+}
+
+// noteTimeKept says when the write that put manager's saved time back
+// left the undo's: since Kubernetes 1.27 the apiserver keeps the stored
+// times of a write that changes nothing but managedFields times
+// (KUBE_APISERVER_AVOID_NOOP_SSA_TIMESTAMP_UPDATES), so the entry keeps
+// the time of the write that put the annotation back.
+func noteTimeKept(out *metav1.PartialObjectMetadata, b Backup, manager string, res *ObjectResult) {
+	if out == nil {
+		return
+	}
+	if _, stamped := unstamped(out.ManagedFields, b.ManagedFields, manager); stamped {
+		res.Reason = "its " + manager + " entry keeps the time of the undo: the apiserver ignores a write that changes only managedFields times"
+	}
 }
 
 // unstamped is live's entries with the time of manager's Update entries

@@ -33,6 +33,13 @@ type undoRace struct {
 }
 
 func newUndoRace(t *testing.T, controller func(m *metav1.PartialObjectMetadata)) (*undoRace, ObjectResult) {
+	return newUndoRaceOn(t, controller, false)
+}
+
+// newUndoRaceOn is newUndoRace on a server that, when keepsTimes, keeps
+// the stored times of a write that changes only managedFields times, as
+// the apiserver does since 1.27.
+func newUndoRaceOn(t *testing.T, controller func(m *metav1.PartialObjectMetadata), keepsTimes bool) (*undoRace, ObjectResult) {
 	t.Helper()
 	orig := built(t, csaCreate, controllerStatus)
 	saved := orig.ManagedFields
@@ -75,6 +82,11 @@ func newUndoRace(t *testing.T, controller func(m *metav1.PartialObjectMetadata))
 		m := o.(*metav1.PartialObjectMetadata).DeepCopy()
 		if m.ResourceVersion != precondition(t, a) {
 			return true, nil, apierrors.NewConflict(deployments.GroupResource(), "app", nil)
+		}
+		if keepsTimes && len(r.patches) > 1 && SameManagedFields(m.ManagedFields, sent) && len(m.ManagedFields) == len(sent) {
+			for i := range sent {
+				sent[i].Time = m.ManagedFields[i].Time
+			}
 		}
 		m.ManagedFields = sent
 		if len(r.patches) == 1 {
@@ -144,6 +156,17 @@ func TestUndoWriterChangesManagedFieldsAfterRestore(t *testing.T) {
 			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)})
 	})
 	want := "its kubectl-client-side-apply entry keeps the time of the undo: another writer changed the object right after the restore"
+	if res.Result != ResultMigrated || res.Reason != want {
+		t.Errorf("result %s (%s), want restored (%s)", res.Result, res.Reason, want)
+	}
+}
+
+// The apiserver keeps the stored times of a write that changes only
+// managedFields times: the undo restored the object, and says that the
+// entry keeps the time of the undo rather than claim the saved one.
+func TestUndoSaysTheServerKeptTheTime(t *testing.T) {
+	_, res := newUndoRaceOn(t, func(*metav1.PartialObjectMetadata) {}, true)
+	want := "its kubectl-client-side-apply entry keeps the time of the undo: the apiserver ignores a write that changes only managedFields times"
 	if res.Result != ResultMigrated || res.Reason != want {
 		t.Errorf("result %s (%s), want restored (%s)", res.Result, res.Reason, want)
 	}

@@ -235,11 +235,12 @@ func TestMigrateVerifyRemoveLastAppliedDeployment(t *testing.T) {
 }
 
 // Undo restores the annotation (which bumps the generation: the
-// controller writes the status at once), then puts back the time of the
-// entry that write stamped. The controller's write between the two gets
-// the second a 409; the undo restored all the same and says so, not
+// controller writes the status at once), then tries to put back the time
+// of the entry that write stamped. The controller's write between the two
+// gets the second a 409; the undo restored all the same and says so, not
 // "already as in the backup". The gate makes the controller win that race
-// every time.
+// every time. The apiserver then keeps the stamped time (a write of
+// times alone changes nothing), and the undo says that too.
 func TestMigrateUndoControllerWritesBetween(t *testing.T) {
 	ns := namespace(t)
 	d := csaApply(t, ns, csaDeployment)
@@ -249,6 +250,15 @@ func TestMigrateUndoControllerWritesBetween(t *testing.T) {
 	migrateJSON(t, 0, "migrate", "-n", ns, "deploy/app", "--remove-last-applied", "--backup-dir", backup)
 	settled(t, d)
 
+	csaTime := func(u *unstructured.Unstructured) string {
+		for _, e := range u.GetManagedFields() {
+			if e.Manager == "kubectl-client-side-apply" && e.Time != nil {
+				return e.Time.UTC().Format(time.RFC3339)
+			}
+		}
+		return "none"
+	}
+	afterSecondOf(csaTime(orig))
 	g.mu.Lock()
 	g.raceRestore = true
 	g.mu.Unlock()
@@ -259,7 +269,7 @@ func TestMigrateUndoControllerWritesBetween(t *testing.T) {
 	if !raced {
 		t.Fatal("the controller did not write between the undo's writes within 20s")
 	}
-	if u.Summary.Migrated != 1 || len(u.Objects) != 1 || u.Objects[0].Result != "migrated" || u.Objects[0].Reason != "" {
+	if u.Summary.Migrated != 1 || len(u.Objects) != 1 || u.Objects[0].Result != "migrated" {
 		t.Fatalf("undo: %+v %+v, want app restored", u.Summary, u.Objects)
 	}
 	restored := get(t, d)
@@ -269,15 +279,59 @@ func TestMigrateUndoControllerWritesBetween(t *testing.T) {
 	if normalizeExcept(restored, "kube-controller-manager") != normalizeExcept(orig, "kube-controller-manager") {
 		t.Errorf("undo: managedFields\n%s\nwant\n%s", normalize(restored.GetManagedFields()), normalize(orig.GetManagedFields()))
 	}
-	csaTime := func(u *unstructured.Unstructured) string {
-		for _, e := range u.GetManagedFields() {
-			if e.Manager == "kubectl-client-side-apply" && e.Time != nil {
-				return e.Time.UTC().Format(time.RFC3339)
-			}
-		}
-		return "none"
+	// Whether the apiserver takes the saved time back or keeps the
+	// stamped one (it ignores a write of times alone: TestMigrateUndoTime),
+	// the report says which.
+	switch got, was := csaTime(restored), csaTime(orig); {
+	case got != was && u.Objects[0].Reason != undoKeptTime:
+		t.Errorf("kubectl-client-side-apply's entry at %s, before the migration %s: the undo's reason is %q, want %q", got, was, u.Objects[0].Reason, undoKeptTime)
+	case got == was && u.Objects[0].Reason != "":
+		t.Errorf("the entry's time is back (%s), yet the undo's reason is %q", got, u.Objects[0].Reason)
 	}
-	if got, want := csaTime(restored), csaTime(orig); got != want {
-		t.Errorf("kubectl-client-side-apply's entry at %s, want its time before the migration, %s", got, want)
+}
+
+// undoKeptTime is undo's reason when the apiserver kept the time its
+// restoring write stamped.
+const undoKeptTime = "its kubectl-client-side-apply entry keeps the time of the undo: the apiserver ignores a write that changes only managedFields times"
+
+// afterSecondOf waits until this machine's clock (the test bed's) is past
+// the second of an RFC 3339 time, so that a write now is stamped with a
+// time told from it.
+func afterSecondOf(stamp string) {
+	for time.Now().UTC().Format(time.RFC3339) <= stamp {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMigrateUndoTime: undo puts a client-side-applied ConfigMap's
+// managedFields and annotation back. Writing the annotation stamps its
+// manager's entry with the time of the undo, and the apiserver ignores
+// the write that would put the saved time back (it changes times alone):
+// the undo says the entry keeps the time of the undo, not that it is as
+// saved.
+func TestMigrateUndoTime(t *testing.T) {
+	ns := namespace(t)
+	cm := csaApply(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\"}\n")
+	var was string
+	for _, e := range cm.GetManagedFields() {
+		if e.Manager == "kubectl-client-side-apply" && e.Time != nil {
+			was = e.Time.UTC().Format(time.RFC3339)
+		}
+	}
+	backup := filepath.Join(t.TempDir(), "b")
+	migrateJSON(t, 0, "migrate", "-n", ns, "configmap/settings", "--remove-last-applied", "--backup-dir", backup)
+	afterSecondOf(was)
+	u := migrateJSON(t, 0, "migrate", "undo", "--backup-dir", backup)
+	if len(u.Objects) != 1 || u.Objects[0].Result != "migrated" || u.Objects[0].Reason != undoKeptTime {
+		t.Fatalf("undo: %+v, want restored with the reason %q", u.Objects, undoKeptTime)
+	}
+	now := get(t, cm)
+	if now.GetAnnotations()[lastAppliedKey] != cm.GetAnnotations()[lastAppliedKey] {
+		t.Error("undo did not restore the annotation")
+	}
+	for _, e := range now.GetManagedFields() {
+		if e.Manager == "kubectl-client-side-apply" && e.Time != nil && e.Time.UTC().Format(time.RFC3339) == was {
+			t.Errorf("the entry's time is the saved one (%s): the reason %q is wrong", was, undoKeptTime)
+		}
 	}
 }
