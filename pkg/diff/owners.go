@@ -27,7 +27,7 @@ func newOwners(before, after *ownership.Report) *owners {
 		}
 		out := make([]int, len(r.Owners))
 		for i, ow := range r.Owners {
-			k := ow.Manager + "\x00" + string(ow.Operation) + "\x00" + string(ow.Subresource)
+			k := ow.Identity()
 			id, ok := ids[k]
 			if !ok {
 				id = len(ids)

@@ -110,6 +110,12 @@ type Owner struct {
 	Time        *metav1.Time `json:"time"`
 }
 
+// Identity is what SameOwners compares an owner by: its manager,
+// operation and subresource, not its time or apiVersion.
+func (o Owner) Identity() string {
+	return o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource)
+}
+
 // SameOwners compares owners by identity (manager, operation,
 // subresource), in any order, not by time or apiVersion.
 func SameOwners(a, b []Owner) bool {
@@ -123,16 +129,15 @@ func SameOwners(a, b []Owner) bool {
 	if same {
 		return true
 	}
-	key := func(o Owner) string { return o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource) }
 	seen := map[string]int{}
 	for _, o := range a {
-		seen[key(o)]++
+		seen[o.Identity()]++
 	}
 	for _, o := range b {
-		if seen[key(o)] == 0 {
+		if seen[o.Identity()] == 0 {
 			return false
 		}
-		seen[key(o)]--
+		seen[o.Identity()]--
 	}
 	return true
 }
