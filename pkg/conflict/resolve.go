@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
@@ -108,13 +107,6 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	}
 	out = append(out, toolFixes(r, t)...)
 	return append(out, remedy.Remedy{Kind: remedy.WhoOwns, Summary: "see who owns what", Command: t.SSA([]string{"who-owns"})})
-}
-
-// stringDataStore is where the apiserver keeps a conflict's Secret
-// stringData key (.data.KEY), empty for any other field: stringData is
-// write-only, so its live value can't be shared.
-func stringDataStore(obj ownership.ObjectRef, cf Conflict) pathlang.Path {
-	return ownership.StoredAs(obj.APIVersion, obj.Kind, cf.Path.Elements())
 }
 
 // keyValues are a map's entries as KEY=VALUE words, in key order.

@@ -439,7 +439,7 @@ func simulateApply(in Input) (*Simulation, error) {
 		}
 		for i := range conflicts {
 			conflicts[i].Likely = tools.Describe(conflicts[i].Owner(), conflicts[i].Path.APIServerString())
-			conflicts[i].StoredAs = stringDataStore(r.Object, conflicts[i])
+			conflicts[i].StoredAs = ownership.StoredAs(r.Object.APIVersion, r.Object.Kind, conflicts[i].Path.Elements())
 		}
 		r.Conflicts = conflicts
 		if !in.Force {
