@@ -615,14 +615,9 @@ func mustRead(t *testing.T, file string) string {
 	return string(b)
 }
 
-// TestArgoUIPortNumberEdit: argo-cd#25474. A port's number edited in Argo
-// CD's UI is another list item; the next sync merges the declared port
-// back next to it, two ports named http, which the apiserver's validation
-// refuses. Validation is not modelled: the prediction is not exact (exit
-// 4), never a plain success, and --verify has the server say it.
-func TestArgoUIPortNumberEdit(t *testing.T) {
-	ns := namespace(t)
-	const manifest = `apiVersion: apps/v1
+// guestbookPort80 is a Deployment whose one container has a port named
+// http, at 80.
+const guestbookPort80 = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: guestbook}
 spec:
@@ -635,6 +630,15 @@ spec:
         image: nginx:1.27
         ports: [{name: http, containerPort: 80, protocol: TCP}]
 `
+
+// TestArgoUIPortNumberEdit: argo-cd#25474. A port's number edited in Argo
+// CD's UI is another list item; the next sync merges the declared port
+// back next to it, two ports named http, which the apiserver's validation
+// refuses. Validation is not modelled: the prediction is not exact (exit
+// 4), never a plain success, and --verify has the server say it.
+func TestArgoUIPortNumberEdit(t *testing.T) {
+	ns := namespace(t)
+	const manifest = guestbookPort80
 	apply(t, ns, "argocd-controller", manifest, true)
 	if _, err := resourceFor(t, objRef("apps/v1", "Deployment", ns, "guestbook")).Patch(context.Background(), "guestbook", types.JSONPatchType,
 		[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/ports/0/containerPort","value":8080}]`), metav1.PatchOptions{FieldManager: "argocd-server"}); err != nil {
@@ -666,24 +670,11 @@ spec:
 // (exit 1), not call the prediction a bug.
 func TestClientSideAppliedPortNumberChange(t *testing.T) {
 	ns := namespace(t)
-	const manifest = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: app
-        image: nginx:1.27
-        ports: [{name: http, containerPort: 80}]
-`
-	kubectlApply(t, ns, manifest)
-	file := filepath.Join(t.TempDir(), "web.yaml")
-	writeFile(t, file, strings.Replace(manifest, "containerPort: 80", "containerPort: 8080", 1))
+	kubectlApply(t, ns, guestbookPort80)
+	file := filepath.Join(t.TempDir(), "guestbook.yaml")
+	writeFile(t, file, strings.Replace(guestbookPort80, "containerPort: 80", "containerPort: 8080", 1))
 	r := ssa(t, "explain-conflict", "-n", ns, "-f", file)
-	want := `not exact: kubectl's first apply, before it moves client-side apply's ownership, leaves two ports named "http" in .spec.template.spec.containers[name="app"].ports`
+	want := `not exact: kubectl's first apply, before it moves client-side apply's ownership, leaves two ports named "http" in .spec.template.spec.containers[name="ui"].ports`
 	if r.code != 4 || !strings.Contains(r.stdout, want) {
 		t.Errorf("exit %d, want 4 with %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
