@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // Cluster reads live objects, schemas and served versions from a
@@ -261,7 +262,7 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 	if live == nil {
 		return false
 	}
-	for _, e := range live.GetManagedFields() {
+	for _, e := range ownership.Heads(live) {
 		if e.APIVersion != obj.GetAPIVersion() {
 			return true
 		}
@@ -279,7 +280,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 func (s *Cluster) Schema(ctx context.Context, applied, live *unstructured.Unstructured) (managedfields.TypeConverter, string, error) {
 	gvs := []schema.GroupVersion{applied.GroupVersionKind().GroupVersion()}
 	if live != nil {
-		for _, e := range live.GetManagedFields() {
+		for _, e := range ownership.Heads(live) {
 			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil {
 				gvs = append(gvs, gv)
 			}

@@ -28,7 +28,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 		return nil, fmt.Errorf("%s: an apply to /scale needs spec.replicas", ownership.ObjectName(in.Live.GetKind(), in.Live.GetNamespace(), in.Live.GetName()))
 	}
 	mappings := managedfields.ResourcePathMappings{}
-	for _, e := range in.Live.GetManagedFields() {
+	for _, e := range ownership.Heads(in.Live) {
 		mappings[e.APIVersion] = fieldpath.MakePathOrDie("spec", "replicas")
 	}
 	mappings[parentGV.String()] = fieldpath.MakePathOrDie("spec", "replicas")
@@ -78,7 +78,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 	// The conflicts name the owners' entries as the Scale sees them
 	// (autoscaling/v1): name the object's own entries.
 	for i, cf := range r.Conflicts {
-		for _, e := range in.Live.GetManagedFields() {
+		for _, e := range ownership.Heads(in.Live) {
 			if e.Manager == cf.Manager && ownership.Operation(e.Operation) == cf.Operation && ownership.Subresource(e.Subresource) == cf.Subresource {
 				r.Conflicts[i].APIVersion = e.APIVersion
 				break

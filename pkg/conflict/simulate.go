@@ -312,7 +312,7 @@ func csaUpgradeFirst(in *Input) (string, error) {
 	}
 	names := sets.New(in.CSAUpgrade...)
 	var moved []string
-	for _, e := range in.Live.GetManagedFields() {
+	for _, e := range ownership.Heads(in.Live) {
 		if names.Has(e.Manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
 			moved = append(moved, e.Manager)
 		}
@@ -494,7 +494,7 @@ func unconvertible(name string, gvk schema.GroupVersionKind, live *unstructured.
 		}
 	}
 	managers := sets.New[string]()
-	for _, m := range live.GetManagedFields() {
+	for _, m := range ownership.Heads(live) {
 		if versions.Has(m.APIVersion) {
 			managers.Insert(m.Manager)
 		}
@@ -507,7 +507,7 @@ func newFieldManager(in Input, live *unstructured.Unstructured, failed failedCon
 	gvk := in.Applied.GroupVersionKind()
 	gv := gvk.GroupVersion()
 	var versions []schema.GroupVersion
-	for _, e := range live.GetManagedFields() {
+	for _, e := range ownership.Heads(live) {
 		if v, err := schema.ParseGroupVersion(e.APIVersion); err == nil {
 			versions = append(versions, v)
 		}
@@ -532,7 +532,7 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 	if st.Details == nil {
 		return nil, fmt.Errorf("conflict without details: %s", st.Message)
 	}
-	entries := live.GetManagedFields()
+	entries := ownership.Heads(live)
 	for _, c := range st.Details.Causes {
 		if c.Type != metav1.CauseTypeFieldManagerConflict {
 			continue

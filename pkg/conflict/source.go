@@ -98,7 +98,7 @@ func (s *OfflineSource) Target(_ context.Context, obj *unstructured.Unstructured
 		return nil, fmt.Errorf("%s: the live file has it at %s, the manifest at %s: save the live object at the manifest's apiVersion", ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName()), t.Live.GetAPIVersion(), obj.GetAPIVersion())
 	}
 	_, t.HasStatus, _ = unstructured.NestedFieldNoCopy(t.Live.Object, "status")
-	if len(t.Live.GetManagedFields()) == 0 {
+	if len(ownership.Heads(t.Live)) == 0 {
 		t.Notes = append(t.Notes, "the live file has no managedFields (saved without --show-managed-fields?): the prediction treats the object as never applied, so before-first-apply owns everything; save it with kubectl get -o yaml --show-managed-fields")
 	}
 	return t, nil

@@ -606,3 +606,31 @@ func TestAnalyzeTreeIsAnalyzeLessFields(t *testing.T) {
 		t.Errorf("trie, owners or content differ: %s", d)
 	}
 }
+
+// Heads is GetManagedFields without FieldsV1, malformed entries included.
+func TestHeadsIsGetManagedFieldsWithoutFieldsV1(t *testing.T) {
+	objects := map[string]*unstructured.Unstructured{
+		"widget":                   object(t, widget),
+		"secret":                   object(t, secret),
+		"deployment-50-containers": benchdata.Deployment(50),
+		"no managedFields":         object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"),
+		"empty managedFields":      object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: []}\n"),
+		"null managedFields":       object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: null}\n"),
+		"not a list":               object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: {a: b}}\n"),
+		"entry not an object":      object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: [x]}\n"),
+		"manager not a string":     object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: [{manager: [1]}]}\n"),
+		"bad time":                 object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: [{manager: m, time: yesterday}]}\n"),
+		"fieldsV1 a string":        object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: [{manager: m, operation: Update, fieldsType: FieldsV1, fieldsV1: x, subresource: status, time: '2026-11-26T10:00:00Z'}]}\n"),
+	}
+	for name, obj := range objects {
+		t.Run(name, func(t *testing.T) {
+			want := obj.GetManagedFields()
+			for i := range want {
+				want[i].FieldsV1 = nil
+			}
+			if diff := cmp.Diff(want, ownership.Heads(obj)); diff != "" {
+				t.Errorf("(-GetManagedFields +Heads):\n%s", diff)
+			}
+		})
+	}
+}
