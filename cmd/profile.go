@@ -5,13 +5,15 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/spf13/pflag"
 )
 
 // profileOptions are kubectl's hidden --profile and --profile-output: a
-// CPU or memory profile of one run, for bench/ and for whoever chases a
-// slow command (go tool pprof kubectl-ssa profile.pprof).
+// CPU or memory profile of one run, or its execution trace, for bench/
+// and for whoever chases a slow command (go tool pprof kubectl-ssa
+// profile.pprof; go tool trace profile.pprof).
 type profileOptions struct {
 	name   string
 	output string
@@ -19,7 +21,7 @@ type profileOptions struct {
 }
 
 func (p *profileOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.name, "profile", "none", "Name of profile to capture. One of (none|cpu|heap|allocs).")
+	fs.StringVar(&p.name, "profile", "none", "Name of profile to capture. One of (none|cpu|heap|allocs|trace).")
 	fs.StringVar(&p.output, "profile-output", "profile.pprof", "Name of the file to write the profile to.")
 	_ = fs.MarkHidden("profile")
 	_ = fs.MarkHidden("profile-output")
@@ -29,17 +31,22 @@ func (p *profileOptions) start() error {
 	switch p.name {
 	case "none":
 		return nil
-	case "cpu", "heap", "allocs":
+	case "cpu", "heap", "allocs", "trace":
 	default:
-		return fmt.Errorf("--profile must be none, cpu, heap or allocs, not %q", p.name)
+		return fmt.Errorf("--profile must be none, cpu, heap, allocs or trace, not %q", p.name)
 	}
 	f, err := os.Create(p.output)
 	if err != nil {
 		return fmt.Errorf("--profile-output: %w", err)
 	}
 	p.file = f
-	if p.name == "cpu" {
+	switch p.name {
+	case "cpu":
 		return pprof.StartCPUProfile(f)
+	case "trace":
+		// go tool trace: when the run waits on the server, and what runs
+		// side by side.
+		return trace.Start(f)
 	}
 	return nil
 }
@@ -51,9 +58,12 @@ func (p *profileOptions) stop() error {
 	}
 	defer func() { p.file = nil }()
 	var err error
-	if p.name == "cpu" {
+	switch p.name {
+	case "cpu":
 		pprof.StopCPUProfile()
-	} else {
+	case "trace":
+		trace.Stop()
+	default:
 		runtime.GC()
 		err = pprof.Lookup(p.name).WriteTo(p.file, 0)
 	}
