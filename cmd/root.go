@@ -94,9 +94,11 @@ func (g *globalOptions) cacheDir() string {
 	return ""
 }
 
-// redactSecrets makes a client configuration remember the Secrets it reads.
+// redactSecrets makes a client configuration remember the Secrets it
+// reads, and share the process's first connection to its server.
 func redactSecrets(c *rest.Config) *rest.Config {
 	c.Wrap(redact.Seen.Transport)
+	c.Wrap(kube.OneDial.Transport)
 	return c
 }
 

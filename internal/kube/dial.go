@@ -1,0 +1,64 @@
+package kube
+
+import (
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+)
+
+// OneDial holds back a process's requests to a server until its first
+// request there has a connection. Requests sent side by side before there
+// is one would each dial their own (net/http dials for every waiting
+// request, and HTTP/2 then keeps one): a TLS handshake apiece, for the
+// client and for the apiserver, where one connection carries them all.
+// The first request's connection opens the way; so does its end, whatever
+// it was (a failed dial lets the others try theirs).
+var OneDial = &dialGate{hosts: map[string]*hostGate{}}
+
+type dialGate struct {
+	mu    sync.Mutex
+	hosts map[string]*hostGate
+}
+
+type hostGate struct {
+	started bool
+	ready   chan struct{}
+	once    sync.Once
+}
+
+func (h *hostGate) open() { h.once.Do(func() { close(h.ready) }) }
+
+// Transport wraps a client's round tripper (rest.Config.Wrap).
+func (g *dialGate) Transport(rt http.RoundTripper) http.RoundTripper {
+	return &gatedTransport{gate: g, next: rt}
+}
+
+type gatedTransport struct {
+	gate *dialGate
+	next http.RoundTripper
+}
+
+func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	g := t.gate
+	g.mu.Lock()
+	h := g.hosts[req.URL.Host]
+	if h == nil {
+		h = &hostGate{ready: make(chan struct{})}
+		g.hosts[req.URL.Host] = h
+	}
+	first := !h.started
+	h.started = true
+	g.mu.Unlock()
+	if !first {
+		select {
+		case <-h.ready:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return t.next.RoundTrip(req)
+	}
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { h.open() }}
+	resp, err := t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	h.open()
+	return resp, err
+}
