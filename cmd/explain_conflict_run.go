@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,16 +36,49 @@ func (o *explainOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	manifests, err := o.manifests(ctx)
-	if err != nil {
-		return nil, err
-	}
-	src, err := o.source(ctx)
+	manifests, src, err := o.inputAndSource(ctx)
 	if err != nil {
 		return nil, err
 	}
 	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade}
 	return &prepared{pal: pal, manifests: manifests, src: src, opts: opts}, nil
+}
+
+// inputAndSource reads the input and sets up the source. Against a
+// cluster, the source is set up, and the server's OpenAPI index read,
+// while the files are read: the round trips overlap the parsing. The
+// input's error comes first, as when one followed the other. Standard
+// input, a Helm release and --local keep the order: a client-go exec
+// credential plugin may prompt on the terminal the manifest is typed on,
+// a release is read from the cluster, and --live-file may be standard
+// input too.
+func (o *explainOptions) inputAndSource(ctx context.Context) ([]kube.Manifest, conflict.Source, error) {
+	if o.local || o.helm.release != "" || slices.Contains(o.files.Filenames, "-") {
+		manifests, err := o.manifests(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		src, err := o.source(ctx)
+		return manifests, src, err
+	}
+	type sourceResult struct {
+		src conflict.Source
+		err error
+	}
+	done := make(chan sourceResult, 1)
+	go func() {
+		src, err := o.source(ctx)
+		if c, ok := src.(*source.Cluster); ok {
+			c.Loader.Prefetch()
+		}
+		done <- sourceResult{src, err}
+	}()
+	manifests, err := o.manifests(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := <-done
+	return manifests, r.src, r.err
 }
 
 func (o *explainOptions) run(ctx context.Context) error {

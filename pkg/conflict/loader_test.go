@@ -2,9 +2,12 @@ package conflict
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/openapi"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
@@ -44,5 +47,48 @@ func TestLoaderRefreshStaleIndex(t *testing.T) {
 	// A group-version the index does not hold is not fetched.
 	if ok, err := l.Refresh(context.Background(), schema.GroupVersion{Group: "other.com", Version: "v1"}); ok || err != nil || fetched != 1 {
 		t.Errorf("unpublished group-version: %v %v, fetched %d", ok, err, fetched)
+	}
+}
+
+// countingIndex is an index that counts its reads, and may fail.
+type countingIndex struct {
+	testkit.OpenAPIIndex
+	reads atomic.Int32
+	err   error
+}
+
+func (c *countingIndex) Paths() (map[string]openapi.GroupVersion, error) {
+	c.reads.Add(1)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.OpenAPIIndex.Paths()
+}
+
+// Prefetch reads the index once, for the Load after it; its error is
+// Load's, as when Load reads the index itself.
+func TestLoaderPrefetch(t *testing.T) {
+	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
+	idx := &countingIndex{OpenAPIIndex: testkit.OpenAPIIndex{"apis/example.com/v1": testkit.OpenAPIDoc{Body: testkit.OpenAPIDocument("Dial")}}}
+	l := &Loader{Client: idx}
+	l.Prefetch()
+	l.Prefetch()
+	for range 2 {
+		s, err := l.Load(context.Background(), []schema.GroupVersion{gv})
+		if err != nil || !s.Has(gv.WithKind("Dial")) {
+			t.Fatalf("Load: %v", err)
+		}
+	}
+	if n := idx.reads.Load(); n != 1 {
+		t.Errorf("the index was read %d times, want 1", n)
+	}
+
+	failing := &countingIndex{err: errors.New("forbidden")}
+	l = &Loader{Client: failing}
+	l.Prefetch()
+	_, err := l.Load(context.Background(), []schema.GroupVersion{gv})
+	want := "reading the cluster's OpenAPI v3 index (/openapi/v3): forbidden"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }

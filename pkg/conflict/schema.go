@@ -188,10 +188,32 @@ type Loader struct {
 	Get func(ctx context.Context, serverRelativeURL string) ([]byte, error)
 
 	paths map[string]openapi.GroupVersion
+	// index, when Prefetch started it, delivers the index once.
+	index chan indexResult
 	// parts and built memoize the run: many objects of one kind read and
 	// merge the same documents once. Loader is not safe for concurrent use.
 	parts map[schema.GroupVersion]*gvSchema
 	built map[string]*Schema
+}
+
+type indexResult struct {
+	paths map[string]openapi.GroupVersion
+	err   error
+}
+
+// Prefetch starts reading the server's OpenAPI v3 index, which every Load
+// needs first: its round trip (and the connection's TLS handshake, when it
+// is the run's first request) then overlaps the reading of the input. Call
+// it once, before the first Load.
+func (l *Loader) Prefetch() {
+	if l.paths != nil || l.index != nil {
+		return
+	}
+	l.index = make(chan indexResult, 1)
+	go func() {
+		paths, err := l.Client.Paths()
+		l.index <- indexResult{paths, err}
+	}()
 }
 
 // Load returns a schema holding every group-version in gvs that the server
@@ -199,7 +221,15 @@ type Loader struct {
 // managers are then dropped, as the server drops them.
 func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, error) {
 	if l.paths == nil {
-		paths, err := l.Client.Paths()
+		var paths map[string]openapi.GroupVersion
+		var err error
+		if l.index != nil {
+			r := <-l.index
+			l.index = nil
+			paths, err = r.paths, r.err
+		} else {
+			paths, err = l.Client.Paths()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the cluster's OpenAPI v3 index (/openapi/v3): %w", err)
 		}
