@@ -48,6 +48,14 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	if err != nil {
 		return nil, admission.Request{}, err
 	}
+	// PodSecurity reads the namespace's labels whatever the policies:
+	// they are read beside the policies, not after them.
+	var nsDone chan nsLabels
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && admission.PodSecurityChecks(m.Resource.GroupResource()) {
+		nsDone = make(chan nsLabels, 1)
+		ns := obj.GetNamespace()
+		go func() { nsDone <- s.namespaceLabels(ctx, ns) }()
+	}
 	cfg := s.admissionConfig(ctx) // a copy: the classes are the object's own
 	switch m.Resource.GroupResource() {
 	case schema.GroupResource{Resource: "persistentvolumeclaims"}:
@@ -68,7 +76,12 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	matchers := len(cfg.ValidatingPolicies) + len(cfg.MutatingPolicies) + len(cfg.ValidatingWebhooks) + len(cfg.MutatingWebhooks)
 	if req.Namespaced && (matchers > 0 || admission.PodSecurityChecks(m.Resource.GroupResource())) {
 		// Only a namespaceSelector and PodSecurity need them.
-		ns := s.namespaceLabels(ctx, obj.GetNamespace())
+		var ns nsLabels
+		if nsDone != nil {
+			ns = <-nsDone
+		} else {
+			ns = s.namespaceLabels(ctx, obj.GetNamespace())
+		}
 		req.NamespaceLabels, req.NamespaceUnknown = ns.labels, ns.unknown
 		for k := range ns.labels {
 			if strings.HasPrefix(k, "pod-security.kubernetes.io/") {

@@ -165,6 +165,16 @@ func NewCluster(c *kube.Cluster, cacheBase string) *Cluster {
 	return &Cluster{Cluster: c, Loader: loader}
 }
 
+var _ conflict.Resolver = (*Cluster)(nil)
+
+// Resolve implements conflict.Resolver: obj's namespace as Target puts it,
+// from the discovery Target reads too. A Pod's admission waits for
+// Target, which finds whether the apply creates it.
+func (s *Cluster) Resolve(obj *unstructured.Unstructured) bool {
+	_, m, err := s.Cluster.Resource(obj)
+	return err == nil && m.Resource.GroupResource() != pods
+}
+
 // Target implements conflict.Source.
 func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*conflict.Target, error) {
 	// A custom resource's CRD (its storage version, its conversion) is

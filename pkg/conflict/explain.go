@@ -74,6 +74,15 @@ type AdmissionReader interface {
 	Admission(ctx context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error)
 }
 
+// Resolver is a source that puts a manifest's namespace as Target would
+// (defaulted, checked) without a round trip, and tells whether the
+// autoscalers and admission may then be read while the live object is,
+// instead of after it (false: after it; an error is left for Target to
+// return).
+type Resolver interface {
+	Resolve(obj *unstructured.Unstructured) bool
+}
+
 // WarningDryRunner is a DryRunner that also returns the warnings the
 // server answered the dry run with.
 type WarningDryRunner interface {
@@ -132,39 +141,56 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}()
 	}
 	obj := manifest.DeepCopy()
-	t, err := src.Target(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	sent := obj.DeepCopy() // the manifest as sent, its namespace defaulted
-	// The autoscalers are listed while the schema is read: the list costs
-	// a round trip, not a serial one. It starts once Target defaulted the
-	// namespace: a manifest without one must not list every namespace's
-	// autoscalers. Nothing else in this run lists them meanwhile; the memo
-	// is guarded all the same.
+	// The autoscalers are listed while the live object and the schema are
+	// read: the list costs a round trip, not a serial one. It starts once
+	// the namespace is defaulted (by Resolve, or else by Target): a
+	// manifest without one must not list every namespace's autoscalers.
+	// Nothing else in this run lists them meanwhile; the memo is guarded
+	// all the same. Admission is read meanwhile too (once a run).
 	type hpaResult struct {
 		list    []Autoscaler
 		warning string
 	}
-	hpaDone := make(chan hpaResult, 1)
-	probe := obj.DeepCopy() // the simulation may change obj meanwhile
-	go func() {
-		l, w := AutoscalersOf(ctx, src, probe)
-		hpaDone <- hpaResult{l, w}
-	}()
-	// Admission is read meanwhile too (once a run).
 	type admissionResult struct {
 		config *admission.Config
 		req    admission.Request
 		err    error
 	}
+	var hpaDone chan hpaResult
 	var admissionDone chan admissionResult
-	if ar, ok := src.(AdmissionReader); ok {
-		admissionDone = make(chan admissionResult, 1)
+	startReads := func() {
+		hpaDone = make(chan hpaResult, 1)
+		probe := obj.DeepCopy() // the simulation may change obj meanwhile
 		go func() {
-			c, req, err := ar.Admission(ctx, probe)
-			admissionDone <- admissionResult{c, req, err}
+			l, w := AutoscalersOf(ctx, src, probe)
+			hpaDone <- hpaResult{l, w}
 		}()
+		if ar, ok := src.(AdmissionReader); ok {
+			admissionDone = make(chan admissionResult, 1)
+			go func() {
+				c, req, err := ar.Admission(ctx, probe)
+				admissionDone <- admissionResult{c, req, err}
+			}()
+		}
+	}
+	if r, ok := src.(Resolver); ok && r.Resolve(obj) {
+		startReads()
+	}
+	t, err := src.Target(ctx, obj)
+	if err != nil {
+		// The reads end first: they read what the caller changes next
+		// (the namespaces the input applies).
+		if hpaDone != nil {
+			<-hpaDone
+		}
+		if admissionDone != nil {
+			<-admissionDone
+		}
+		return nil, err
+	}
+	sent := obj.DeepCopy() // the manifest as sent, its namespace defaulted
+	if hpaDone == nil {
+		startReads()
 	}
 	gvk := obj.GroupVersionKind()
 	tc, warnings, err := TypeConverter(ctx, src, obj, t.Live)
