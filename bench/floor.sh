@@ -16,20 +16,40 @@
 #   kubectl-ssa diff / kubectl diff --server-side   one image changed
 #   kubectl-ssa diff / kubectl diff --server-side   49 images changed
 #
+# With LATENCY_MS (say 5), every request goes through bench/latency, a
+# proxy that delays each direction by that much: a cluster a round trip
+# of 2*LATENCY_MS away, as a user's is, rather than on this machine.
+#
 #   make build testbed && bench/floor.sh
 #   RUNS=21 bench/floor.sh
+#   LATENCY_MS=5 bench/floor.sh
 set -euo pipefail
 RUNS=${RUNS:-15}
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh"
 CONTAINERS=${CONTAINERS:-50}
 [[ "$CONTAINERS" =~ ^[1-9][0-9]*$ ]] && [ "$CONTAINERS" -ge 50 ] || { echo "error: CONTAINERS must be a number of at least 50, not '$CONTAINERS'" >&2; exit 2; }
+LATENCY_MS=${LATENCY_MS:-0}
+[[ "$LATENCY_MS" =~ ^[0-9]+$ ]] || { echo "error: LATENCY_MS must be a whole number of milliseconds, not '$LATENCY_MS'" >&2; exit 2; }
 
 go build -o "$WORK/floor.built" ./bench/floor
 go build -o "$WORK/paired" ./bench/paired
 # A copy, as lib.sh copies the others (see there).
 cp "$WORK/floor.built" "$WORK/floor"
 start_testbed
+LATENCY_PID=""
+if [ "$LATENCY_MS" -gt 0 ]; then
+	go build -o "$WORK/latency" ./bench/latency
+	server=$(sed -n 's#^ *server: https://##p' "$KUBECONFIG" | head -1)
+	"$WORK/latency" -to "$server" -one-way "${LATENCY_MS}ms" >"$WORK/latency.out" 2>"$WORK/latency.log" &
+	LATENCY_PID=$!
+	trap 'kill "$LATENCY_PID" 2>/dev/null || true; stop_testbed' EXIT
+	for _ in $(seq 1 50); do grep -q '^listening ' "$WORK/latency.out" && break; sleep 0.1; done
+	proxy=$(sed -n 's/^listening //p' "$WORK/latency.out")
+	[ -n "$proxy" ] || { echo "error: bench/latency did not start:" >&2; cat "$WORK/latency.log" >&2; exit 1; }
+	sed "s#server: https://$server#server: https://$proxy#" "$KUBECONFIG" >"$WORK/kubeconfig.latency"
+	export KUBECONFIG="$WORK/kubeconfig.latency"
+fi
 
 conflicting_deployment
 # diff's inputs: the live object with one image changed, and with 49.
@@ -95,6 +115,7 @@ cold="rm -rf $WORK/cold"
 } >"$WORK/diff-many.spec"
 
 echo "on $(nproc) cores; $(go version | cut -d' ' -f3); server $("$KUBECTL" version -o json 2>/dev/null | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1)"
+[ "$LATENCY_MS" -gt 0 ] && echo "every request through bench/latency: ${LATENCY_MS} ms each way (a $((2 * LATENCY_MS)) ms round trip)"
 for s in deployment configmap diff-one diff-many; do
 	echo
 	case $s in
