@@ -175,6 +175,11 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	}
 	if r, ok := src.(Resolver); ok && r.Resolve(obj) {
 		startReads()
+		if gvk := obj.GroupVersionKind(); !IsCustom(gvk) {
+			// The kind's defaults are decoded meanwhile too (memoized:
+			// the prediction's own lookup waits for this one).
+			go defaults.Builtin(gvk)
+		}
 	}
 	t, err := src.Target(ctx, obj)
 	if err != nil {
