@@ -45,7 +45,7 @@ func (o *explainOptions) prepare(ctx context.Context) (*prepared, error) {
 }
 
 // inputAndSource reads the input and sets up the source. Against a
-// cluster, the source is set up, and the server's OpenAPI index read,
+// cluster, the source is set up (its OpenAPI index read, see source)
 // while the files are read: the round trips overlap the parsing. The
 // input's error comes first, as when one followed the other. Standard
 // input, a Helm release and --local keep the order: a client-go exec
@@ -68,9 +68,6 @@ func (o *explainOptions) inputAndSource(ctx context.Context) ([]kube.Manifest, c
 	done := make(chan sourceResult, 1)
 	go func() {
 		src, err := o.source(ctx)
-		if c, ok := src.(*source.Cluster); ok {
-			c.Loader.Prefetch()
-		}
 		done <- sourceResult{src, err}
 	}()
 	manifests, err := o.manifests(ctx)
@@ -229,10 +226,14 @@ func (o *explainOptions) source(ctx context.Context) (conflict.Source, error) {
 		if err != nil {
 			return nil, err
 		}
+		src := source.NewCluster(c, o.cacheDir())
+		// The OpenAPI index, which every prediction reads first, is read
+		// while discovery is checked (on a first run, two round trips).
+		src.Loader.Prefetch()
 		if err := c.CheckServer(); err != nil {
 			return nil, err
 		}
-		return source.NewCluster(c, o.cacheDir()), nil
+		return src, nil
 	}
 	lives, err := kube.ReadManifests(ctx, o.streams.In, &resource.FilenameOptions{Filenames: o.liveFiles})
 	if err != nil {

@@ -168,11 +168,16 @@ func NewCluster(c *kube.Cluster, cacheBase string) *Cluster {
 var _ conflict.Resolver = (*Cluster)(nil)
 
 // Resolve implements conflict.Resolver: obj's namespace as Target puts it,
-// from the discovery Target reads too. A Pod's admission waits for
-// Target, which finds whether the apply creates it.
-func (s *Cluster) Resolve(obj *unstructured.Unstructured) bool {
+// from the discovery Target reads too, and the schema of obj's
+// group-version read meanwhile. A Pod's admission waits for Target, which
+// finds whether the apply creates it.
+func (s *Cluster) Resolve(ctx context.Context, obj *unstructured.Unstructured) bool {
 	_, m, err := s.Cluster.Resource(obj)
-	return err == nil && m.Resource.GroupResource() != pods
+	if err != nil {
+		return false
+	}
+	s.Loader.PrefetchDocuments(ctx, obj.GroupVersionKind().GroupVersion())
+	return m.Resource.GroupResource() != pods
 }
 
 // Target implements conflict.Source.

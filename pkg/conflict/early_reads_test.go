@@ -25,7 +25,7 @@ type readsSource struct {
 	sawReads  bool          // Target saw both reads started
 }
 
-func (s *readsSource) Resolve(obj *unstructured.Unstructured) bool {
+func (s *readsSource) Resolve(_ context.Context, obj *unstructured.Unstructured) bool {
 	if obj.GetNamespace() == "" {
 		obj.SetNamespace("shop")
 	}

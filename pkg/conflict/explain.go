@@ -75,12 +75,12 @@ type AdmissionReader interface {
 }
 
 // Resolver is a source that puts a manifest's namespace as Target would
-// (defaulted, checked) without a round trip, and tells whether the
-// autoscalers and admission may then be read while the live object is,
-// instead of after it (false: after it; an error is left for Target to
-// return).
+// (defaulted, checked) without a round trip, and may start reading what
+// the prediction needs next (its schema). It tells whether the autoscalers
+// and admission may then be read while the live object is, instead of
+// after it (false: after it; an error is left for Target to return).
 type Resolver interface {
-	Resolve(obj *unstructured.Unstructured) bool
+	Resolve(ctx context.Context, obj *unstructured.Unstructured) bool
 }
 
 // WarningDryRunner is a DryRunner that also returns the warnings the
@@ -173,7 +173,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			}()
 		}
 	}
-	if r, ok := src.(Resolver); ok && r.Resolve(obj) {
+	if r, ok := src.(Resolver); ok && r.Resolve(ctx, obj) {
 		startReads()
 		if gvk := obj.GroupVersionKind(); !IsCustom(gvk) {
 			// The kind's defaults are decoded meanwhile too (memoized:

@@ -92,3 +92,41 @@ func TestLoaderPrefetch(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// countingDoc is a document that counts its reads.
+type countingDoc struct {
+	testkit.OpenAPIDoc
+	reads *atomic.Int32
+}
+
+func (d countingDoc) Schema(contentType string) ([]byte, error) {
+	d.reads.Add(1)
+	return d.OpenAPIDoc.Schema(contentType)
+}
+
+// PrefetchDocuments loads a group-version's document once, for the Load
+// that asks for it; a group-version the index does not name is left out,
+// as Load leaves it out; a document that fails is Load's error.
+func TestLoaderPrefetchDocuments(t *testing.T) {
+	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
+	unpublished := schema.GroupVersion{Group: "other.com", Version: "v1"}
+	var reads atomic.Int32
+	idx := &countingIndex{OpenAPIIndex: testkit.OpenAPIIndex{"apis/example.com/v1": countingDoc{testkit.OpenAPIDoc{Body: testkit.OpenAPIDocument("Dial")}, &reads}}}
+	l := &Loader{Client: idx}
+	l.PrefetchDocuments(context.Background(), gv, unpublished, gv)
+	l.PrefetchDocuments(context.Background(), gv)
+	for range 2 {
+		s, err := l.Load(context.Background(), []schema.GroupVersion{gv, unpublished})
+		if err != nil || !s.Has(gv.WithKind("Dial")) {
+			t.Fatalf("Load: %v", err)
+		}
+	}
+	if n, m := idx.reads.Load(), reads.Load(); n != 1 || m != 1 {
+		t.Errorf("the index was read %d times and the document %d, want 1 and 1", n, m)
+	}
+	l = &Loader{Client: testkit.OpenAPIIndex{"apis/example.com/v1": testkit.OpenAPIDoc{Body: []byte(`{"components": 1}`)}}}
+	l.PrefetchDocuments(context.Background(), gv)
+	if _, err := l.Load(context.Background(), []schema.GroupVersion{gv}); err == nil {
+		t.Error("a document that does not parse loaded")
+	}
+}

@@ -188,17 +188,23 @@ type Loader struct {
 	Get func(ctx context.Context, serverRelativeURL string) ([]byte, error)
 
 	paths map[string]openapi.GroupVersion
-	// index, when Prefetch started it, delivers the index once.
-	index chan indexResult
+	// index, when Prefetch started it, is closed once the index is read
+	// (indexPaths, indexErr); pending are the documents PrefetchDocuments
+	// started loading.
+	index      chan struct{}
+	indexPaths map[string]openapi.GroupVersion
+	indexErr   error
+	pending    map[schema.GroupVersion]chan partResult
 	// parts and built memoize the run: many objects of one kind read and
 	// merge the same documents once. Loader is not safe for concurrent use.
 	parts map[schema.GroupVersion]*gvSchema
 	built map[string]*Schema
 }
 
-type indexResult struct {
-	paths map[string]openapi.GroupVersion
-	err   error
+type partResult struct {
+	part   *gvSchema // nil: not published
+	cached bool
+	err    error
 }
 
 // Prefetch starts reading the server's OpenAPI v3 index, which every Load
@@ -209,11 +215,47 @@ func (l *Loader) Prefetch() {
 	if l.paths != nil || l.index != nil {
 		return
 	}
-	l.index = make(chan indexResult, 1)
+	l.index = make(chan struct{})
 	go func() {
-		paths, err := l.Client.Paths()
-		l.index <- indexResult{paths, err}
+		defer close(l.index)
+		l.indexPaths, l.indexErr = l.Client.Paths()
 	}()
+}
+
+// PrefetchDocuments starts loading the documents of gvs (from the cache,
+// or from the server) once the index is read: on a first run against a
+// cluster, a manifest's own group-version, which its Load needs, is then
+// fetched while the live object is read, not after it. Load takes what it
+// started.
+func (l *Loader) PrefetchDocuments(ctx context.Context, gvs ...schema.GroupVersion) {
+	l.Prefetch()
+	if l.pending == nil {
+		l.pending = map[schema.GroupVersion]chan partResult{}
+	}
+	for _, gv := range uniqueGVs(gvs) {
+		if _, ok := l.parts[gv]; ok {
+			continue
+		}
+		if _, ok := l.pending[gv]; ok {
+			continue
+		}
+		done := make(chan partResult, 1)
+		l.pending[gv] = done
+		index, paths := l.index, l.paths
+		go func() {
+			if paths == nil {
+				<-index
+				paths = l.indexPaths
+			}
+			doc, ok := paths[openAPIPath(gv)]
+			if !ok {
+				done <- partResult{}
+				return
+			}
+			p, cached, err := l.loadOne(ctx, gv, doc)
+			done <- partResult{p, cached, err}
+		}()
+	}
 }
 
 // Load returns a schema holding every group-version in gvs that the server
@@ -224,9 +266,8 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 		var paths map[string]openapi.GroupVersion
 		var err error
 		if l.index != nil {
-			r := <-l.index
-			l.index = nil
-			paths, err = r.paths, r.err
+			<-l.index
+			paths, err = l.indexPaths, l.indexErr
 		} else {
 			paths, err = l.Client.Paths()
 		}
@@ -258,12 +299,23 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		key := openAPIPath(gv)
-		doc, ok := l.paths[key]
-		if !ok {
-			continue
+		var p *gvSchema
+		var cached bool
+		var err error
+		if done, ok := l.pending[gv]; ok {
+			delete(l.pending, gv)
+			r := <-done
+			if r.part == nil && r.err == nil {
+				continue // not published
+			}
+			p, cached, err = r.part, r.cached, r.err
+		} else {
+			doc, ok := l.paths[openAPIPath(gv)]
+			if !ok {
+				continue
+			}
+			p, cached, err = l.loadOne(ctx, gv, doc)
 		}
-		p, cached, err := l.loadOne(ctx, gv, doc)
 		if err != nil {
 			return nil, err
 		}
