@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/resource"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
@@ -47,13 +48,14 @@ func (o *explainOptions) prepare(ctx context.Context) (*prepared, error) {
 // inputAndSource reads the input and sets up the source. Against a
 // cluster, the source is set up (its OpenAPI index read, see source)
 // while the files are read: the round trips overlap the parsing. The
-// input's error comes first, as when one followed the other. Standard
-// input, a Helm release and --local keep the order: a client-go exec
-// credential plugin may prompt on the terminal the manifest is typed on,
-// a release is read from the cluster, and --live-file may be standard
-// input too.
+// input's error comes first, as when one followed the other. The order
+// is kept when a cluster must not be reached for a bad input: with
+// credentials that may ask the user (an exec plugin that may prompt, or
+// open a browser, on the terminal the manifest is typed on; an auth
+// provider), for a Helm release (read from the cluster), from standard
+// input, and with --local (--live-file may be standard input too).
 func (o *explainOptions) inputAndSource(ctx context.Context) ([]kube.Manifest, conflict.Source, error) {
-	if o.local || o.helm.release != "" || slices.Contains(o.files.Filenames, "-") {
+	if o.local || o.helm.release != "" || slices.Contains(o.files.Filenames, "-") || o.mayAskForCredentials() {
 		manifests, err := o.manifests(ctx)
 		if err != nil {
 			return nil, nil, err
@@ -76,6 +78,18 @@ func (o *explainOptions) inputAndSource(ctx context.Context) ([]kube.Manifest, c
 	}
 	r := <-done
 	return manifests, r.src, r.err
+}
+
+// mayAskForCredentials tells whether the context's credentials come from
+// an auth provider or an exec plugin whose interactiveMode is not Never
+// (client-go runs it on the first request); true when the configuration
+// can't be read (the source reports that).
+func (o *explainOptions) mayAskForCredentials() bool {
+	cfg, err := o.configFlags.ToRawKubeConfigLoader().ClientConfig()
+	if err != nil {
+		return true
+	}
+	return cfg.AuthProvider != nil || cfg.ExecProvider != nil && cfg.ExecProvider.InteractiveMode != clientcmdapi.NeverExecInteractiveMode
 }
 
 func (o *explainOptions) run(ctx context.Context) error {
