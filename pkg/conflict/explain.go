@@ -158,9 +158,12 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	}
 	var hpaDone chan hpaResult
 	var admissionDone chan admissionResult
+	// sent is the manifest as sent, its namespace defaulted: the reads
+	// read it (the simulation may change obj meanwhile), nothing writes it.
+	var sent *unstructured.Unstructured
 	startReads := func() {
 		hpaDone = make(chan hpaResult, 1)
-		probe := obj.DeepCopy() // the simulation may change obj meanwhile
+		probe := sent
 		go func() {
 			l, w := AutoscalersOf(ctx, src, probe)
 			hpaDone <- hpaResult{l, w}
@@ -174,6 +177,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}
 	}
 	if r, ok := src.(Resolver); ok && r.Resolve(ctx, obj) {
+		sent = obj.DeepCopy()
 		startReads()
 		if gvk := obj.GroupVersionKind(); !IsCustom(gvk) {
 			// The kind's defaults are decoded meanwhile too (memoized:
@@ -193,8 +197,8 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}
 		return nil, err
 	}
-	sent := obj.DeepCopy() // the manifest as sent, its namespace defaulted
-	if hpaDone == nil {
+	if sent == nil {
+		sent = obj.DeepCopy()
 		startReads()
 	}
 	gvk := obj.GroupVersionKind()

@@ -267,7 +267,11 @@ func simulate(in Input) (*Simulation, error) {
 		if cur != r.Result {
 			r.FirstApply = &first
 		}
-		r.Result, r.ManagedFields = cur, cur.GetManagedFields()
+		if cur != r.Result || len(r.ManagedFields) == 0 {
+			// (Else they are cur's already: simulateApply read them.)
+			r.ManagedFields = cur.GetManagedFields()
+		}
+		r.Result = cur
 		return r, nil
 	}
 	upgraded := cur.DeepCopy()
@@ -593,8 +597,9 @@ func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) er
 	applier := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == in.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == in.Subresource
 	}
-	// (GetManagedFields decodes the entries anew each call: once each.)
-	liveEntries, resEntries := live.GetManagedFields(), res.GetManagedFields()
+	// (GetManagedFields decodes the entries anew each call: once each;
+	// res's are r.ManagedFields, which simulateApply has just read.)
+	liveEntries, resEntries := live.GetManagedFields(), r.ManagedFields
 	before, err := ownership.Union(liveEntries, applier)
 	if err != nil {
 		return err
