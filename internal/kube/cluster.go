@@ -180,16 +180,53 @@ func (c *Cluster) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInte
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", ObjectName(obj), err)
 	}
+	ri, err := c.resourceFor(obj, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ri, m, nil
+}
+
+// Resolved defaults obj's namespace as Resource does, from discovery as
+// it is cached, without reading it again: nil when that does not map the
+// kind (Resource then reads discovery again once) or refuses the
+// namespace (Resource says why).
+func (c *Cluster) Resolved(obj *unstructured.Unstructured) *meta.RESTMapping {
+	m := c.directMapping(obj.GroupVersionKind())
+	if m == nil {
+		return nil
+	}
+	if err := c.defaultNamespace(obj, m); err != nil {
+		return nil
+	}
+	return m
+}
+
+// resourceFor is the dynamic client of obj's resource m, obj's namespace
+// defaulted.
+func (c *Cluster) resourceFor(obj *unstructured.Unstructured, m *meta.RESTMapping) (dynamic.ResourceInterface, error) {
+	if err := c.defaultNamespace(obj, m); err != nil {
+		return nil, err
+	}
 	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return c.Dynamic.Resource(m.Resource), nil
+	}
+	return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
+}
+
+// defaultNamespace puts obj's namespace as kubectl does: none for a
+// cluster-scoped kind, the context's when the manifest has none, and an
+// error for one other than an explicit -n.
+func (c *Cluster) defaultNamespace(obj *unstructured.Unstructured, m *meta.RESTMapping) error {
+	switch {
+	case m.Scope.Name() != meta.RESTScopeNameNamespace:
 		obj.SetNamespace("")
-		return c.Dynamic.Resource(m.Resource), m, nil
-	}
-	if obj.GetNamespace() == "" {
+	case obj.GetNamespace() == "":
 		obj.SetNamespace(c.Namespace)
-	} else if c.Enforce && obj.GetNamespace() != c.Namespace {
-		return nil, nil, fmt.Errorf("%s: the namespace from the manifest (%s) does not match --namespace %s", ObjectName(obj), obj.GetNamespace(), c.Namespace)
+	case c.Enforce && obj.GetNamespace() != c.Namespace:
+		return fmt.Errorf("%s: the namespace from the manifest (%s) does not match --namespace %s", ObjectName(obj), obj.GetNamespace(), c.Namespace)
 	}
-	return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()), m, nil
+	return nil
 }
 
 // Live reads the object a manifest names, with its managedFields; nil when

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"time"
 )
 
 // OneDial holds back a process's requests to a server until its first
@@ -12,12 +13,19 @@ import (
 // request, and HTTP/2 then keeps one): a TLS handshake apiece, for the
 // client and for the apiserver, where one connection carries them all.
 // The first request's connection opens the way; so does its end, whatever
-// it was (a failed dial lets the others try theirs).
-var OneDial = &dialGate{hosts: map[string]*hostGate{}}
+// it was, and so does a second's wait (oneDialWait): a server that does
+// not answer its dial costs the others no more than that.
+var OneDial = &dialGate{hosts: map[string]*hostGate{}, wait: oneDialWait}
+
+// oneDialWait is how long a request waits for the first one's connection
+// before it dials its own (as net/http alone does): a TLS handshake takes
+// round trips, far fewer than a second.
+const oneDialWait = time.Second
 
 type dialGate struct {
 	mu    sync.Mutex
 	hosts map[string]*hostGate
+	wait  time.Duration
 }
 
 type hostGate struct {
@@ -50,9 +58,16 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	h.started = true
 	g.mu.Unlock()
 	if !first {
+		timer := time.NewTimer(g.wait)
+		defer timer.Stop()
 		select {
 		case <-h.ready:
+		case <-timer.C:
 		case <-req.Context().Done():
+			// A RoundTripper closes the body, even when it sends nothing.
+			if req.Body != nil {
+				_ = req.Body.Close()
+			}
 			return nil, req.Context().Err()
 		}
 		return t.next.RoundTrip(req)

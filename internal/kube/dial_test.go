@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +30,7 @@ func TestOneDialSharesTheFirstConnection(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
-	gate := &dialGate{hosts: map[string]*hostGate{}}
+	gate := &dialGate{hosts: map[string]*hostGate{}, wait: time.Minute}
 	client := &http.Client{Transport: gate.Transport(srv.Client().Transport)}
 	var wg sync.WaitGroup
 	codes := make([]int, 8)
@@ -67,7 +68,7 @@ func TestOneDialLetsTheOthersGoWhenTheFirstFails(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	_ = l.Close() // nothing listens there now
-	gate := &dialGate{hosts: map[string]*hostGate{}}
+	gate := &dialGate{hosts: map[string]*hostGate{}, wait: time.Minute}
 	client := &http.Client{Transport: gate.Transport(&http.Transport{}), Timeout: 30 * time.Second}
 	var wg sync.WaitGroup
 	for range 4 {
@@ -85,7 +86,7 @@ func TestOneDialLetsTheOthersGoWhenTheFirstFails(t *testing.T) {
 	// A gate whose first request never gets a connection: a waiting
 	// request's context ends its wait.
 	h := &hostGate{started: true, ready: make(chan struct{})}
-	gate = &dialGate{hosts: map[string]*hostGate{"example.invalid": h}}
+	gate = &dialGate{hosts: map[string]*hostGate{"example.invalid": h}, wait: time.Minute}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.invalid/", nil)
@@ -95,5 +96,31 @@ func TestOneDialLetsTheOthersGoWhenTheFirstFails(t *testing.T) {
 	}
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+// A server that never answers the first request's dial holds the others
+// back no longer than the gate's wait: then they dial their own.
+func TestOneDialWaitsNoLongerThanItsWait(t *testing.T) {
+	h := &hostGate{started: true, ready: make(chan struct{})} // the first request never connects
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	gate := &dialGate{hosts: map[string]*hostGate{host: h}, wait: 50 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: gate.Transport(&http.Transport{})}).Get(srv.URL)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the request failed after the wait: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request still waits for a connection that never comes")
 	}
 }

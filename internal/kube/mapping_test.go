@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery/cached/memory"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -58,5 +59,40 @@ func TestDirectMapping(t *testing.T) {
 	var notServed *NotServedError
 	if _, err := c.Mapping(schema.GroupVersionKind{Version: "v1", Kind: "Gadget"}); !errors.As(err, &notServed) {
 		t.Errorf("an unknown kind: got %v, want NotServedError", err)
+	}
+}
+
+// Resolved defaults a namespace from cached discovery alone: a kind it
+// does not know, or a namespace -n refuses, is left to Resource, and
+// discovery is not read again for it.
+func TestResolvedDoesNotReadDiscoveryAgain(t *testing.T) {
+	fake := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	fake.Resources = []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "configmaps", Kind: "ConfigMap", Namespaced: true},
+			{Name: "namespaces", Kind: "Namespace"},
+		}},
+	}
+	c := &Cluster{Discovery: memory.NewMemCacheClient(fake), Mapper: meta.NewDefaultRESTMapper(nil), Namespace: "shop"}
+	cm := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]interface{}{"name": "a"}}}
+	if m := c.Resolved(cm); m == nil || m.Resource.Resource != "configmaps" || cm.GetNamespace() != "shop" {
+		t.Errorf("ConfigMap: %v, namespace %q", m, cm.GetNamespace())
+	}
+	ns := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]interface{}{"name": "a", "namespace": "x"}}}
+	if m := c.Resolved(ns); m == nil || ns.GetNamespace() != "" {
+		t.Errorf("Namespace: %v, namespace %q", m, ns.GetNamespace())
+	}
+	reads := len(fake.Actions())
+	gizmo := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": map[string]interface{}{"name": "a"}}}
+	if m := c.Resolved(gizmo); m != nil {
+		t.Errorf("an unknown kind resolved to %v", m.Resource)
+	}
+	c.Enforce = true
+	other := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]interface{}{"name": "a", "namespace": "other"}}}
+	if m := c.Resolved(other); m != nil {
+		t.Errorf("a namespace -n refuses resolved to %v", m.Resource)
+	}
+	if n := len(fake.Actions()); n != reads {
+		t.Errorf("discovery was read %d more times", n-reads)
 	}
 }

@@ -172,8 +172,10 @@ var _ conflict.Resolver = (*Cluster)(nil)
 // group-version read meanwhile. A Pod's admission waits for Target, which
 // finds whether the apply creates it.
 func (s *Cluster) Resolve(ctx context.Context, obj *unstructured.Unstructured) bool {
-	_, m, err := s.Cluster.Resource(obj)
-	if err != nil {
+	// (A kind discovery does not know yet is left to Target, which reads
+	// discovery again once.)
+	m := s.Cluster.Resolved(obj)
+	if m == nil {
 		return false
 	}
 	s.Loader.PrefetchDocuments(ctx, obj.GroupVersionKind().GroupVersion())
