@@ -94,9 +94,9 @@ func (g *globalOptions) cacheDir() string {
 	return ""
 }
 
-// redactSecrets makes a client configuration remember the Secrets it
+// wrapClients makes a client configuration remember the Secrets it
 // reads, and share the process's first connection to its server.
-func redactSecrets(c *rest.Config) *rest.Config {
+func wrapClients(c *rest.Config) *rest.Config {
 	c.Wrap(redact.Seen.Transport)
 	c.Wrap(kube.OneDial.Transport)
 	return c
@@ -147,8 +147,9 @@ namespaces and clusters (audit), and reports managers fighting over fields
 	root.SetErr(streams.ErrOut)
 	g.configFlags.AddFlags(root.PersistentFlags())
 	// Every answer about Secrets is read on its way in, so that main's
-	// output filter knows their values (see internal/redact).
-	g.configFlags.WrapConfigFn = redactSecrets
+	// output filter knows their values (see internal/redact); requests
+	// sent side by side share one connection (kube.OneDial).
+	g.configFlags.WrapConfigFn = wrapClients
 	// --show-secret-values, where a command has it, turns the filter off.
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		g.commandFlags = clusterFlags(c)
