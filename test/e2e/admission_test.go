@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -461,7 +459,7 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 	ns := namespace(t)
 	var mu sync.Mutex
 	calls := 0
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, ca := webhookServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var review map[string]interface{}
 		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -476,8 +474,6 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 		delete(review, "request")
 		_ = json.NewEncoder(w).Encode(review)
 	}))
-	t.Cleanup(srv.Close)
-	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 	hook := "e2e-inject-" + rand.String(5)
 	clusterObject(t, configMapWebhook(hook, "inject.example.com", ns, "Fail", `url: "`+srv.URL+`/mutate", caBundle: "`+ca+`"`))
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  labels: {webhook: \"on\"}\ndata: {a: b}\n"

@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -106,9 +103,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func startGate(t *testing.T, ns string, probe *unstructured.Unstructured) *gate {
 	t.Helper()
 	g := &gate{}
-	srv := httptest.NewTLSServer(g)
-	t.Cleanup(srv.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	srv, ca := webhookServer(t, g)
 	clusterObject(t, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: e2e-gate-%s}
@@ -122,7 +117,7 @@ webhooks:
   namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
   rules:
   - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [deployments, deployments/status]}
-`, ns, srv.URL+"/validate", base64.StdEncoding.EncodeToString(ca), ns))
+`, ns, srv.URL+"/validate", ca, ns))
 	// The apiserver calls a webhook once its informer has the
 	// configuration: probe with dry runs until it does.
 	deadline := time.Now().Add(60 * time.Second)

@@ -14,6 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// webhookServer serves h over TLS for the apiserver to call, until the
+// test ends; caBundle is its certificate as a webhook's clientConfig (or a
+// CRD's conversion) names it.
+func webhookServer(t *testing.T, h http.Handler) (srv *httptest.Server, caBundle string) {
+	t.Helper()
+	srv = httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	return srv, base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+}
+
 // knobCRD serves Knob at v1 (spec.size) and v2 (spec.replicas), converted
 // by a webhook: the two versions differ in shape, and only the webhook
 // knows how.
@@ -90,10 +100,8 @@ func knobConverter(w http.ResponseWriter, r *http.Request) {
 // changing the apiVersion would give (the server conflicts on
 // .spec.replicas, which alpha owns as .spec.size at v1).
 func TestExplainConflictConversionWebhook(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(knobConverter))
-	t.Cleanup(srv.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	crd := fmt.Sprintf(knobCRD, srv.URL+"/convert", base64.StdEncoding.EncodeToString(ca))
+	srv, ca := webhookServer(t, http.HandlerFunc(knobConverter))
+	crd := fmt.Sprintf(knobCRD, srv.URL+"/convert", ca)
 	apply(t, "", "test-setup", crd, true)
 	waitEstablished(t, "knobs.example.com")
 
