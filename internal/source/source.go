@@ -304,23 +304,44 @@ func (s *Cluster) Schema(ctx context.Context, applied, live *unstructured.Unstru
 		}
 	}
 	sch, err := s.Loader.Load(ctx, gvs)
-	switch {
-	case err != nil:
+	if err != nil {
 		// Not fatal: the caller falls back to another schema and says why.
 		return nil, err.Error(), nil //nolint:nilerr // the error becomes the reason in the report
-	case !sch.Has(applied.GroupVersionKind()):
-		// The index may name an older document (a CRD just created
-		// or changed): read the current one once.
-		ok, err := s.Loader.Refresh(ctx, applied.GroupVersionKind().GroupVersion())
-		if err == nil && ok {
-			sch, err = s.Loader.Load(ctx, gvs)
+	}
+	// The index may name an older document, or none, for a group-version a
+	// CRD has just added or changed (the aggregator reads it again a
+	// second later): the current one is read once, for the applied
+	// version and for each version a manager of the kind recorded that
+	// the server serves (left out, its managers would be dropped, which
+	// the server does only for versions it does not serve).
+	kind := applied.GroupVersionKind()
+	refreshed, published := false, true
+	seen := map[schema.GroupVersion]bool{}
+	for i, gv := range gvs { // gvs[0] is the applied version
+		gvk := gv.WithKind(kind.Kind)
+		if seen[gv] || sch.Has(gvk) || gv.Group != kind.Group {
+			continue
 		}
-		switch {
-		case err != nil:
+		// (The applied kind is served: Target found its resource.)
+		served := i == 0 || s.Cluster.ServedKind(gvk)
+		if !served {
+			continue
+		}
+		seen[gv] = true
+		ok, err := s.Loader.Refresh(ctx, gv, true)
+		if err != nil {
 			return nil, err.Error(), nil //nolint:nilerr // as above
-		case !ok || !sch.Has(applied.GroupVersionKind()):
-			return nil, "the cluster does not publish one", nil
 		}
+		refreshed = refreshed || ok
+		published = published && (ok || i > 0)
+	}
+	if refreshed {
+		if sch, err = s.Loader.Load(ctx, gvs); err != nil {
+			return nil, err.Error(), nil //nolint:nilerr // as above
+		}
+	}
+	if !published || !sch.Has(kind) {
+		return nil, "the cluster does not publish one", nil
 	}
 	return sch, "", nil
 }

@@ -8,13 +8,16 @@ import (
 
 // OpenAPIDocument is an OpenAPI v3 document of example.com/v1 declaring
 // kinds, each with a string spec.size.
-func OpenAPIDocument(kinds ...string) []byte {
+func OpenAPIDocument(kinds ...string) []byte { return OpenAPIDocumentAt("v1", kinds...) }
+
+// OpenAPIDocumentAt is OpenAPIDocument at another version of example.com.
+func OpenAPIDocumentAt(version string, kinds ...string) []byte {
 	out := `{"openapi":"3.0.0","info":{"title":"t","version":"v1"},"paths":{},"components":{"schemas":{`
 	for i, k := range kinds {
 		if i > 0 {
 			out += ","
 		}
-		out += fmt.Sprintf(`"com.example.v1.%s":{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"spec":{"type":"object","properties":{"size":{"type":"string"}}}},"x-kubernetes-group-version-kind":[{"group":"example.com","version":"v1","kind":%q}]}`, k, k)
+		out += fmt.Sprintf(`"com.example.%s.%s":{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"spec":{"type":"object","properties":{"size":{"type":"string"}}}},"x-kubernetes-group-version-kind":[{"group":"example.com","version":%q,"kind":%q}]}`, version, k, version, k)
 	}
 	return []byte(out + "}}}")
 }

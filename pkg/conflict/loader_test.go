@@ -33,7 +33,7 @@ func TestLoaderRefreshStaleIndex(t *testing.T) {
 	if err != nil || s.Has(gizmo) || !s.Has(gv.WithKind("Dial")) {
 		t.Fatalf("before: has Gizmo %v, err %v", s.Has(gizmo), err)
 	}
-	ok, err := l.Refresh(context.Background(), gv)
+	ok, err := l.Refresh(context.Background(), gv, false)
 	if !ok || err != nil {
 		t.Fatalf("Refresh: %v %v", ok, err)
 	}
@@ -45,7 +45,7 @@ func TestLoaderRefreshStaleIndex(t *testing.T) {
 		t.Errorf("fetched %d times", fetched)
 	}
 	// A group-version the index does not hold is not fetched.
-	if ok, err := l.Refresh(context.Background(), schema.GroupVersion{Group: "other.com", Version: "v1"}); ok || err != nil || fetched != 1 {
+	if ok, err := l.Refresh(context.Background(), schema.GroupVersion{Group: "other.com", Version: "v1"}, false); ok || err != nil || fetched != 1 {
 		t.Errorf("unpublished group-version: %v %v, fetched %d", ok, err, fetched)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -335,15 +336,21 @@ func (l *Loader) Load(ctx context.Context, gvs []schema.GroupVersion) (*Schema, 
 // name a document the server has already replaced: the aggregator reads
 // its delegates' indexes again about a second after a CRD changes, and
 // until then the hash it names is the old one, whose content a cache
-// keeps (the server marks it immutable). It tells whether it read one.
-func (l *Loader) Refresh(ctx context.Context, gv schema.GroupVersion) (bool, error) {
+// keeps (the server marks it immutable); until then, a group-version a
+// CRD has just added is not in the index at all. A group-version neither
+// in the index nor served (as discovery says) is not read. It tells
+// whether it read one (false: the server has none).
+func (l *Loader) Refresh(ctx context.Context, gv schema.GroupVersion, served bool) (bool, error) {
 	if l.Fetch == nil || l.parts == nil {
 		return false, nil
 	}
-	if _, ok := l.paths[openAPIPath(gv)]; !ok {
+	if _, ok := l.paths[openAPIPath(gv)]; !ok && !served {
 		return false, nil
 	}
 	raw, err := l.Fetch(ctx, openAPIPath(gv))
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("fetching the OpenAPI v3 schema of %s: %w", gv, err)
 	}
