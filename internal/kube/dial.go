@@ -28,10 +28,10 @@ type dialGate struct {
 	wait  time.Duration
 }
 
+// hostGate is a host's: its first request made it.
 type hostGate struct {
-	started bool
-	ready   chan struct{}
-	once    sync.Once
+	ready chan struct{}
+	once  sync.Once
 }
 
 func (h *hostGate) open() { h.once.Do(func() { close(h.ready) }) }
@@ -50,12 +50,11 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	g := t.gate
 	g.mu.Lock()
 	h := g.hosts[req.URL.Host]
-	if h == nil {
+	first := h == nil
+	if first {
 		h = &hostGate{ready: make(chan struct{})}
 		g.hosts[req.URL.Host] = h
 	}
-	first := !h.started
-	h.started = true
 	g.mu.Unlock()
 	if !first {
 		timer := time.NewTimer(g.wait)

@@ -85,7 +85,7 @@ func TestOneDialLetsTheOthersGoWhenTheFirstFails(t *testing.T) {
 
 	// A gate whose first request never gets a connection: a waiting
 	// request's context ends its wait.
-	h := &hostGate{started: true, ready: make(chan struct{})}
+	h := &hostGate{ready: make(chan struct{})}
 	gate = &dialGate{hosts: map[string]*hostGate{"example.invalid": h}, wait: time.Minute}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -102,7 +102,7 @@ func TestOneDialLetsTheOthersGoWhenTheFirstFails(t *testing.T) {
 // A server that never answers the first request's dial holds the others
 // back no longer than the gate's wait: then they dial their own.
 func TestOneDialWaitsNoLongerThanItsWait(t *testing.T) {
-	h := &hostGate{started: true, ready: make(chan struct{})} // the first request never connects
+	h := &hostGate{ready: make(chan struct{})} // the first request never connects
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
