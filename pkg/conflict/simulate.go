@@ -82,6 +82,9 @@ type Input struct {
 	CSAUpgrade []string
 	// ScaleSchema types autoscaling/v1 Scale, for applies to /scale.
 	ScaleSchema managedfields.TypeConverter
+	// ClientSide, when set, predicts Helm's client-side upgrade of the
+	// object instead of an apply (see ClientSide).
+	ClientSide *ClientSide
 }
 
 // The types of the report, defined in package v1alpha1.
@@ -229,6 +232,9 @@ func contained(a, b interface{}) bool {
 }
 
 func simulate(in Input) (*Simulation, error) {
+	if in.ClientSide != nil && in.Subresource == "" {
+		return simulateClientSide(in)
+	}
 	moved, err := csaUpgradeFirst(&in)
 	if err != nil {
 		return nil, err
@@ -385,15 +391,17 @@ func topmost(paths []pathlang.Path) []pathlang.Path {
 	return out
 }
 
-// simulateApply runs one apply.
-func simulateApply(in Input) (*Simulation, error) {
+// newSimulation is the report of in before the write: empty lists, the
+// object named, and the object the write starts from (live, or an empty
+// one of the applied kind when the write creates it).
+func newSimulation(in Input) (*Simulation, *unstructured.Unstructured, error) {
 	if in.Applied == nil {
-		return nil, errors.New("nothing to apply")
+		return nil, nil, errors.New("nothing to apply")
 	}
 	gvk := in.Applied.GroupVersionKind()
 	name := ownership.ObjectName(gvk.Kind, in.Applied.GetNamespace(), in.Applied.GetName())
 	if _, found, _ := unstructured.NestedFieldNoCopy(in.Applied.Object, "metadata", "managedFields"); found {
-		return nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
+		return nil, nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
 	r := &Simulation{Report: Report{
 		TypeMeta:       v1alpha1.NewTypeMeta(ReportKind),
@@ -410,7 +418,7 @@ func simulateApply(in Input) (*Simulation, error) {
 	live := in.Live
 	if live == nil {
 		if err := checkName(gvk, in.CRD, in.ServerMinor, in.Applied.GetNamespace(), in.Applied.GetName()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.Action = ActionCreate
 		live = &unstructured.Unstructured{Object: map[string]interface{}{}}
@@ -421,7 +429,17 @@ func simulateApply(in Input) (*Simulation, error) {
 	r.Object = ownership.RefOf(live)
 	r.Object.APIVersion, r.Object.Kind = gvk.GroupVersion().String(), gvk.Kind
 	r.Live = live
+	return r, live, nil
+}
 
+// simulateApply runs one apply.
+func simulateApply(in Input) (*Simulation, error) {
+	r, live, err := newSimulation(in)
+	if err != nil {
+		return nil, err
+	}
+	gvk := in.Applied.GroupVersionKind()
+	name := ownership.ObjectName(gvk.Kind, in.Applied.GetNamespace(), in.Applied.GetName())
 	failed := failedConversions{}
 	fm, err := newFieldManager(in, live, failed)
 	if err != nil {

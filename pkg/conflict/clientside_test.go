@@ -1,0 +1,110 @@
+package conflict_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+)
+
+const webReplicas = `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1
+`
+
+// TestClientSideDeletesWhatTheRenderDrops: Helm's client-side upgrade
+// (a release recorded as client-side apply, upgraded the default way)
+// deletes a field the last revision rendered and the render drops, even
+// where an autoscaler's controller owns it now: replicas goes back to its
+// default. Server-side, the same render keeps it (another manager owns
+// it).
+func TestClientSideDeletesWhatTheRenderDrops(t *testing.T) {
+	s := &state{}
+	update{Manager: "helm", Create: webReplicas}.Run(t, s)
+	update{Manager: "kube-controller-manager", Subresource: "scale", Mutate: set(int64(3), "spec", "replicas")}.Run(t, s)
+	original := manifest(t, webReplicas)
+	render := manifest(t, webWith("nginx:2"))
+
+	r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: render, FieldManager: "helm",
+		Schema: conflict.BuiltinSchema(), HasStatus: true, ClientSide: &conflict.ClientSide{Original: original}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resets []string
+	for _, rs := range r.Reset {
+		resets = append(resets, rs.Path.APIServerString())
+	}
+	if diff := cmp.Diff([]string{".spec.replicas"}, resets); diff != "" {
+		t.Errorf("client-side resets (-want +got)\n%s", diff)
+	}
+	// The server defaults the patched object before its field manager
+	// records the update: replicas comes back as 1, helm's.
+	if got, _, _ := unstructuredInt(r.Result.Object, "spec", "replicas"); got != 1 {
+		t.Errorf("replicas %d in the result: the patch deletes it, the default puts 1 back", got)
+	}
+	if img := r.Result.Object["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})["image"]; img != "nginx:2" {
+		t.Errorf("image %v, want nginx:2", img)
+	}
+	for _, e := range r.ManagedFields {
+		if e.Manager == "helm" && e.Operation != "Update" {
+			t.Errorf("helm's entry is %s: a client-side upgrade writes by Update", e.Operation)
+		}
+	}
+
+	ssa, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: render, FieldManager: "helm",
+		Schema: conflict.BuiltinSchema(), HasStatus: true, CSAUpgrade: []string{"helm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ssa.Reset) != 0 || len(ssa.Removed) != 0 {
+		t.Errorf("server-side, replicas stays (the autoscaler's controller owns it): reset %v, removed %v", ssa.Reset, ssa.Removed)
+	}
+}
+
+// TestClientSideOverwritesLiveChanges: the three-way patch sets what the
+// render sets even where the live object was changed by hand since, and
+// keeps what neither revision rendered.
+func TestClientSideOverwritesLiveChanges(t *testing.T) {
+	s := &state{}
+	update{Manager: "helm", Create: webWith("nginx:1")}.Run(t, s)
+	update{Manager: "kubectl-edit", Mutate: func(u *unstructured.Unstructured) {
+		c := u.Object["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})
+		c["image"] = "nginx:hand"
+		u.SetAnnotations(map[string]string{"team": "a"})
+	}}.Run(t, s)
+	r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: manifest(t, webWith("nginx:1")), FieldManager: "helm",
+		Schema: conflict.BuiltinSchema(), HasStatus: true, ClientSide: &conflict.ClientSide{Original: manifest(t, webWith("nginx:1"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Result.Object["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})
+	if c["image"] != "nginx:1" {
+		t.Errorf("image %v: the three-way patch sets the render's nginx:1 back", c["image"])
+	}
+	if r.Result.GetAnnotations()["team"] != "a" {
+		t.Errorf("annotations %v: what no revision rendered stays", r.Result.GetAnnotations())
+	}
+	if len(r.Removed)+len(r.Reset) != 0 {
+		t.Errorf("nothing is deleted: removed %v, reset %v", r.Removed, r.Reset)
+	}
+}
+
+func unstructuredInt(obj map[string]interface{}, path ...string) (int64, bool, error) {
+	return unstructured.NestedInt64(obj, path...)
+}
