@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -394,6 +395,29 @@ func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstr
 
 // DryRunApplyWarnings implements conflict.WarningDryRunner.
 func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
+	var subs []string
+	if subresource != "" {
+		subs = []string{subresource}
+	}
+	return s.dryRun(ctx, obj, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
+		return ri.Apply(ctx, obj.GetName(), body, o, subs...)
+	})
+}
+
+// DryRunWrite implements conflict.PatchDryRunner: a client-side write.
+func (s *Cluster) DryRunWrite(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error) {
+	dry := []string{metav1.DryRunAll}
+	return s.dryRun(ctx, obj, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
+		if patch == nil {
+			return ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: manager, DryRun: dry})
+		}
+		return ri.Patch(ctx, obj.GetName(), pt, patch, metav1.PatchOptions{FieldManager: manager, DryRun: dry})
+	})
+}
+
+// dryRun sends one dry run to the object obj names, keeping the server's
+// warnings.
+func (s *Cluster) dryRun(ctx context.Context, obj *unstructured.Unstructured, send func(context.Context, dynamic.ResourceInterface) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, []string, error) {
 	_, m, err := s.Cluster.Resource(obj)
 	if err != nil {
 		return nil, nil, err
@@ -406,12 +430,8 @@ func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructur
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		ri = dyn.Resource(m.Resource).Namespace(obj.GetNamespace())
 	}
-	var subs []string
-	if subresource != "" {
-		subs = []string{subresource}
-	}
 	kept := &warningsKept{}
-	out, err := ri.Apply(context.WithValue(ctx, warningsKey{}, kept), obj.GetName(), body, o, subs...)
+	out, err := send(context.WithValue(ctx, warningsKey{}, kept), ri)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
 	if apierrors.IsForbidden(err) {

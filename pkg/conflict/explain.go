@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
@@ -89,6 +90,13 @@ type WarningDryRunner interface {
 	DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error)
 }
 
+// PatchDryRunner sends a client-side write as a server dry run: patch
+// (of type pt) to the object obj names, or obj's create when patch is nil,
+// as manager; with the server's warnings.
+type PatchDryRunner interface {
+	DryRunWrite(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error)
+}
+
 // Options are the apply to explain.
 type Options struct {
 	FieldManager   string
@@ -107,6 +115,16 @@ type Options struct {
 	// AlsoForced also predicts the forced apply when the apply conflicts
 	// (Simulation.Forced), from what was read once.
 	AlsoForced bool
+	// ClientSide predicts Helm's client-side upgrade instead of an apply
+	// (see ClientSide).
+	ClientSide *ClientSide
+	// InputAutoscalers are the HorizontalPodAutoscalers of the input
+	// (a render's own): a reset of .spec.replicas of an object they
+	// target is one they undo.
+	InputAutoscalers []unstructured.Unstructured
+	// Unverifiable says why Verify can't dry-run this write ("" when it
+	// can): then the verification is not run, with this reason.
+	Unverifiable string
 }
 
 // TypeConverter types applied (and live's managedFields versions) with
@@ -226,6 +244,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		HasStatus:      t.HasStatus,
 		KubectlUpgrade: o.KubectlUpgrade,
 		CSAUpgrade:     o.CSAUpgrade,
+		ClientSide:     o.ClientSide,
 
 		ConversionWebhook: t.ConversionWebhook,
 		ServerMinor:       t.ServerMinor,
@@ -314,19 +333,14 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		r.ForcedAdmission = r.Forced.Admission
 	}
 	hpas := <-hpaDone
-	if r.Autoscalers = hpas.list; hpas.warning != "" {
-		r.Warnings = append(r.Warnings, hpas.warning)
-	}
-	if len(r.Autoscalers) > 0 {
-		r.ReplicasHolders = ReplicasHolders(t.Live)
-	}
+	noteAutoscalers(r, sent, t.Live, hpas.list, hpas.warning, o.InputAutoscalers)
 	if o.Verify {
 		dr, ok := src.(DryRunner)
 		if !ok {
 			return nil, fmt.Errorf("--verify needs a cluster")
 		}
-		if t.Unverifiable != "" {
-			r.Verify = &Verification{Status: VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: t.Unverifiable}
+		if why := t.Unverifiable + o.Unverifiable; why != "" {
+			r.Verify = &Verification{Status: VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: why}
 			return r, nil
 		}
 		// A writer between the read and the dry run (a controller's

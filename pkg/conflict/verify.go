@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
@@ -85,14 +86,8 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		send.SetName(obj.GetName())
 		send.SetNamespace(obj.GetNamespace())
 	}
-	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
-	var out *unstructured.Unstructured
-	var err error
-	if wd, ok := dr.(WarningDryRunner); ok {
-		out, v.ServerWarnings, err = wd.DryRunApplyWarnings(ctx, obj, send, opts, o.Subresource)
-	} else {
-		out, err = dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
-	}
+	out, warnings, err := dryRun(ctx, dr, obj, send, r, o)
+	v.ServerWarnings = warnings
 	if v.ServerWarnings == nil {
 		v.ServerWarnings = []string{}
 	}
@@ -187,6 +182,33 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		}
 	}
 	return v, answerVersion(out), nil
+}
+
+// dryRun sends the predicted write as a server dry run: the apply, or
+// with o.ClientSide the same client-side patch (a create when the object
+// does not exist).
+func dryRun(ctx context.Context, dr DryRunner, obj, send *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
+	if o.ClientSide != nil {
+		pd, ok := dr.(PatchDryRunner)
+		if !ok {
+			return nil, nil, errors.New("--verify: this source can't dry-run a client-side write")
+		}
+		var patch []byte
+		var pt types.PatchType
+		if r.Action != ActionCreate {
+			var err error
+			if patch, pt, err = HelmPatch(o.ClientSide.Original, obj, r.Live); err != nil {
+				return nil, nil, fmt.Errorf("--verify: %w", err)
+			}
+		}
+		return pd.DryRunWrite(ctx, obj, patch, pt, o.FieldManager)
+	}
+	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
+	if wd, ok := dr.(WarningDryRunner); ok {
+		return wd.DryRunApplyWarnings(ctx, obj, send, opts, o.Subresource)
+	}
+	out, err := dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
+	return out, nil, err
 }
 
 // denied is the denial predicted of r's apply ("": none).
