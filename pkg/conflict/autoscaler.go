@@ -32,15 +32,16 @@ func (s *OfflineSource) Autoscalers(_ context.Context, namespace string) ([]unst
 	return out, nil
 }
 
-// AutoscalersOf finds the HPAs that target obj when the manifest sets
-// .spec.replicas. A failure to list them is a warning: the prediction
-// stands without it.
+// AutoscalersOf finds the HPAs that target obj when the manifest has a
+// .spec (whose replicas they own: a manifest that sets it fights them, one
+// that drops it may reset it). A failure to list them is a warning: the
+// prediction stands without it.
 func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructured) ([]Autoscaler, string) {
 	lister, ok := src.(AutoscalerLister)
 	if !ok {
 		return nil, ""
 	}
-	if _, sets, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); !sets || obj.GetNamespace() == "" {
+	if _, ok := obj.Object["spec"].(map[string]interface{}); !ok || obj.GetNamespace() == "" {
 		// (An autoscaler targets an object of its own namespace: without
 		// one, nothing can target it, and listing "" lists them all.)
 		return nil, ""
@@ -49,6 +50,12 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 	if err != nil {
 		return nil, fmt.Sprintf("could not list the HorizontalPodAutoscalers of namespace %s (%v): an autoscaler of this object would own .spec.replicas", obj.GetNamespace(), err)
 	}
+	return Targeting(hpas, obj), ""
+}
+
+// Targeting are the HPAs among hpas that scale obj (an HPA without a
+// namespace, from an input, is taken as in obj's), ordered by name.
+func Targeting(hpas []unstructured.Unstructured, obj *unstructured.Unstructured) []Autoscaler {
 	group := obj.GroupVersionKind().Group
 	var out []Autoscaler
 	for _, h := range hpas {
@@ -57,7 +64,11 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 		name, _ := ref["name"].(string)
 		apiVersion, _ := ref["apiVersion"].(string)
 		gv, _ := schema.ParseGroupVersion(apiVersion)
-		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group || h.GetNamespace() != obj.GetNamespace() {
+		ns := h.GetNamespace()
+		if ns == "" {
+			ns = obj.GetNamespace()
+		}
+		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group || ns != obj.GetNamespace() {
 			continue
 		}
 		a := Autoscaler{Name: h.GetName(), MinReplicas: 1}
@@ -68,7 +79,45 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, ""
+	return out
+}
+
+// setsReplicas tells whether the manifest sets .spec.replicas.
+func setsReplicas(obj *unstructured.Unstructured) bool {
+	_, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
+	return ok
+}
+
+// controlledResets are the resets and removals of .spec.replicas in r
+// that an autoscaler of the object undoes: those of the cluster (live),
+// then those the input brings (input).
+func controlledResets(r *Simulation, live, input []Autoscaler) []v1alpha1.ControlledReset {
+	var out []v1alpha1.ControlledReset
+	add := func(cr v1alpha1.ControlledReset) {
+		for _, a := range live {
+			cr.Controller = "HorizontalPodAutoscaler " + a.Name
+			out = append(out, cr)
+		}
+		for _, a := range input {
+			cr.Controller, cr.InInput = "HorizontalPodAutoscaler "+a.Name, true
+			out = append(out, cr)
+		}
+	}
+	for _, rs := range r.Reset {
+		if !rs.Unchanged && !rs.Kept && rs.PathElements.Equals(replicasPath) {
+			add(v1alpha1.ControlledReset{Path: rs.Path, Value: rs.Value, Was: rs.Was})
+		}
+	}
+	for _, p := range r.Removed {
+		if fieldpath.Path(p).Equals(replicasPath) {
+			cr := v1alpha1.ControlledReset{Path: p, Removed: true}
+			if v, ok := pathlang.Lookup(r.Live.Object, replicasPath); ok {
+				cr.Was = &v
+			}
+			add(cr)
+		}
+	}
+	return out
 }
 
 // AutoscalerController is the manager an HPA's writes to /scale are
@@ -133,4 +182,32 @@ func lastAppliedHoldsReplicas(ann string) bool {
 	}
 	_, ok := pathlang.Lookup(doc, replicasPath)
 	return ok
+}
+
+// noteAutoscalers puts what the autoscalers of the object mean into r
+// (and its forced apply): with a manifest that sets .spec.replicas, the
+// autoscalers it fights; with one that drops it, the resets they undo
+// (listed, found in the cluster, or in the input: inInput).
+func noteAutoscalers(r *Simulation, sent, live *unstructured.Unstructured, listed []Autoscaler, warning string, inInput []unstructured.Unstructured) {
+	if setsReplicas(sent) {
+		if r.Autoscalers = listed; warning != "" {
+			r.Warnings = append(r.Warnings, warning)
+		}
+		if len(r.Autoscalers) > 0 {
+			r.ReplicasHolders = ReplicasHolders(live)
+		}
+		return
+	}
+	input := Targeting(inInput, sent)
+	for _, s := range []*Simulation{r, r.Forced} {
+		if s == nil {
+			continue
+		}
+		if s.ControlledResets = controlledResets(s, listed, input); len(s.ControlledResets) > 0 {
+			s.ReplicasHolders = ReplicasHolders(live)
+		}
+	}
+	if warning != "" && (len(r.Reset) > 0 || len(r.Removed) > 0) {
+		r.Warnings = append(r.Warnings, warning)
+	}
 }

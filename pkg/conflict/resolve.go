@@ -18,17 +18,7 @@ import (
 // or the tool t.FieldManager is). t makes their commands pasteable (the
 // object, connection, input and field manager flags).
 func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
-	var out []remedy.Remedy
-	if len(r.Autoscalers) > 0 {
-		for _, h := range r.ReplicasHolders {
-			summary := fmt.Sprintf("hand .spec.replicas over from %q to the autoscaler's controller, then leave replicas out of your manifest", h.Manager)
-			if h.LastApplied {
-				summary += "; this also takes .spec.replicas out of its last-applied annotation, so that kubectl apply leaves it to the autoscaler"
-			}
-			out = append(out, remedy.Remedy{Kind: remedy.HandoverToAutoscaler, Summary: summary, Manager: h.Manager, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
-				Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", AutoscalerController)})
-		}
-	}
+	out := replicasRemedies(r, t)
 	if rf := r.Refused; rf != nil && rf.Tool == remedy.Helm {
 		out = append(out, remedy.Remedy{Kind: remedy.HelmTakeOwnership, Tool: remedy.Helm,
 			Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and Helm then applies the chart's values to it",
@@ -116,5 +106,41 @@ func keyValues(m map[string]string) []string {
 		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// replicasRemedies are the ways to leave .spec.replicas to an autoscaler:
+// for a manifest that sets it, handovers from its holders; for a write
+// that resets it (ControlledResets), the same handovers made before the
+// write, and for Helm's client-side upgrade, which deletes it whoever owns
+// it, the server-side upgrade.
+func replicasRemedies(r *Simulation, t remedy.Target) []remedy.Remedy {
+	var out []remedy.Remedy
+	resets := len(r.ControlledResets) > 0
+	if len(r.Autoscalers) == 0 && !resets {
+		return nil
+	}
+	if h := r.HelmUpgrade; resets && h != nil && h.Mode == v1alpha1.HelmClientSide {
+		summary := "helm upgrade of this release is client-side by default (--server-side=auto follows the last revision), and a client-side upgrade deletes .spec.replicas, which the last revision rendered and this render drops, whoever owns it now: upgrade server-side"
+		if o := h.Other; o != nil && !o.ControlledResets && !o.Conflicts {
+			summary += ", which keeps it (the autoscaler's controller owns it)"
+		} else if len(r.ReplicasHolders) > 0 {
+			summary += ", after the handovers below"
+		}
+		out = append(out, remedy.Remedy{Kind: remedy.HelmServerSide, Tool: remedy.Helm, Summary: summary, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
+			Into:    &remedy.Into{Which: fmt.Sprintf("the helm upgrade of release %q", t.HelmRelease), Edit: remedy.Append},
+			Snippet: "--server-side=true"})
+	}
+	for _, h := range r.ReplicasHolders {
+		summary := fmt.Sprintf("hand .spec.replicas over from %q to the autoscaler's controller, then leave replicas out of your manifest", h.Manager)
+		if resets {
+			summary = fmt.Sprintf("before the apply, hand .spec.replicas over from %q to the autoscaler's controller: the apply, which drops replicas, then leaves it to the autoscaler instead of resetting it", h.Manager)
+		}
+		if h.LastApplied {
+			summary += "; this also takes .spec.replicas out of its last-applied annotation, so that kubectl apply leaves it to the autoscaler"
+		}
+		out = append(out, remedy.Remedy{Kind: remedy.HandoverToAutoscaler, Summary: summary, Manager: h.Manager, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
+			Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", AutoscalerController)})
+	}
 	return out
 }

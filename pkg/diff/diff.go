@@ -99,6 +99,9 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 		Warnings:  append([]string{}, forced.Warnings...),
 		Admission: forced.Admission,
 		Unchecked: forced.Unchecked,
+
+		ControlledResets: forced.ControlledResets,
+		HelmUpgrade:      asked.HelmUpgrade,
 	}
 	result, unknown, err := Result(forced)
 	if err != nil {

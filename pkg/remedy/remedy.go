@@ -72,11 +72,15 @@ const (
 	// HelmOwnershipMetadata: give an object the label or annotations
 	// that make Helm adopt it.
 	HelmOwnershipMetadata Kind = "helm-ownership-metadata"
+	// HelmServerSide: helm upgrade --server-side=true, for a release
+	// recorded as client-side apply whose default (client-side) upgrade
+	// deletes what a controller owns now.
+	HelmServerSide Kind = "helm-server-side"
 )
 
 // Kinds are every Kind, in order.
 var Kinds = []Kind{Force, Leave, Share, Handover, HandoverToAutoscaler, WhoOwns,
-	ArgoCDIgnoreDifferences, FluxKustomizationIgnore, FluxHelmReleaseIgnore, HelmChart, HelmForce, HelmTakeOwnership, HelmOwnershipMetadata}
+	ArgoCDIgnoreDifferences, FluxKustomizationIgnore, FluxHelmReleaseIgnore, HelmChart, HelmForce, HelmTakeOwnership, HelmOwnershipMetadata, HelmServerSide}
 
 // Tool is an applier whose own settings a remedy can be written in.
 type Tool string

@@ -29,6 +29,9 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 	if r.Subresource != "" {
 		verb = "apply to /" + string(r.Subresource)
 	}
+	if h := r.HelmUpgrade; h != nil && h.Mode == v1alpha1.HelmClientSide {
+		verb = "client-side upgrade"
+	}
 	who := fmt.Sprintf("%q", r.FieldManager)
 	switch {
 	case r.Refused != nil:
@@ -42,6 +45,8 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, Escape(who), n, plural(n))))
 	case r.Force && len(r.Conflicts) > 0:
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, Escape(who), len(r.Conflicts), plural(len(r.Conflicts)))))
+	case len(r.ControlledResets) > 0:
+		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("RESETS what a controller sets: the %s as %s succeeds, and %s (below)", verb, Escape(who), Escape(r.ControlledResets[0].Path.String()))))
 	case len(r.Unchecked) > 0:
 		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the %s as %s has no conflicts, but validation not modelled here may refuse it (below)", verb, Escape(who))))
 	default:
@@ -71,6 +76,8 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 		}
 	}
 	writeAutoscalerNote(w, p, r)
+	writeWay(w, p, r)
+	writeControlledResets(w, p, r)
 
 	// A forced apply that admission refuses takes nothing.
 	deniedForce := r.Force && r.Admission != nil && r.Admission.Denied != ""

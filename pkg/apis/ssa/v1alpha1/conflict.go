@@ -142,6 +142,14 @@ type ConflictReport struct {
 	// ReplicasHolders, when Autoscalers are set, are the managers that
 	// must hand .spec.replicas over to the autoscaler's controller.
 	ReplicasHolders []ReplicasHolder `json:"replicasHolders,omitempty"`
+	// ControlledResets are fields a controller sets that the write
+	// removes or sets back to a default: the controller sets them again
+	// after it, and meanwhile the object runs with the default (an
+	// autoscaled workload's .spec.replicas: pods go, then come back).
+	ControlledResets []ControlledReset `json:"controlledResets,omitempty"`
+	// HelmUpgrade says how the Helm upgrade predicted writes
+	// (--helm-release), and what the other way would do differently.
+	HelmUpgrade *HelmUpgrade `json:"helmUpgrade,omitempty"`
 	// KubectlUpgrade lists the client-side apply managers kubectl moves
 	// to the field manager before the apply (empty: none).
 	KubectlUpgrade []string `json:"kubectlUpgrade"`
@@ -279,6 +287,63 @@ type Autoscaler struct {
 	Name        string `json:"name"`
 	MinReplicas int64  `json:"minReplicas"`
 	MaxReplicas int64  `json:"maxReplicas"`
+}
+
+// ControlledReset is a field a controller sets that a write removes or
+// resets: see ConflictReport.ControlledResets.
+type ControlledReset struct {
+	Path pathlang.Path `json:"path"`
+	// Controller sets it: "HorizontalPodAutoscaler web".
+	Controller string `json:"controller"`
+	// InInput: the controller's object comes with the same input (the
+	// render's own autoscaler), it is not in the cluster yet.
+	InInput bool `json:"inInput,omitempty"`
+	// Removed: the write removes the field (no default known), else it
+	// resets it to Value.
+	Removed bool        `json:"removed,omitempty"`
+	Value   interface{} `json:"value,omitempty"`
+	// Was is the live value.
+	Was *interface{} `json:"was,omitempty"`
+}
+
+// HelmUpgradeMode is how helm upgrade writes a release's objects.
+type HelmUpgradeMode string
+
+// The ways helm upgrade writes.
+const (
+	// HelmServerSide: a server-side apply as "helm" (after moving a
+	// client-side release's ownership to it, csaupgrade).
+	HelmServerSide HelmUpgradeMode = "server-side"
+	// HelmClientSide: Helm's client-side patch, an update as "helm":
+	// fields the last revision rendered and the render drops are
+	// deleted, whoever owns them.
+	HelmClientSide HelmUpgradeMode = "client-side"
+)
+
+// HelmUpgrade is the Helm upgrade a prediction is of.
+type HelmUpgrade struct {
+	Mode HelmUpgradeMode `json:"mode"`
+	// Flag is helm upgrade's --server-side value that makes this write:
+	// "auto" when the default does.
+	Flag string `json:"flag"`
+	// Other is the other way, with the Flag that makes it, when the
+	// release can be upgraded either way and the two differ; nil when
+	// they don't.
+	Other *HelmOtherWay `json:"other,omitempty"`
+}
+
+// HelmOtherWay is what the other way of writing does differently.
+type HelmOtherWay struct {
+	Mode HelmUpgradeMode `json:"mode"`
+	Flag string          `json:"flag"`
+	// Keeps are fields this write removes or resets that the other way
+	// keeps (another manager owns them); Changes, the reverse.
+	Keeps   []pathlang.Path `json:"keeps,omitempty"`
+	Changes []pathlang.Path `json:"changes,omitempty"`
+	// Conflicts: the other way fails on conflicts.
+	Conflicts bool `json:"conflicts,omitempty"`
+	// ControlledResets: the other way resets a field a controller sets.
+	ControlledResets bool `json:"controlledResets,omitempty"`
 }
 
 // ReplicasHolder is a manager that must let go of .spec.replicas before

@@ -90,6 +90,9 @@ type DiffReport struct {
 	// and this prediction does not, found in the result (as in
 	// ConflictReport).
 	Unchecked []string `json:"unchecked,omitempty"`
+	// ControlledResets and HelmUpgrade: as in ConflictReport.
+	ControlledResets []ControlledReset `json:"controlledResets,omitempty"`
+	HelmUpgrade      *HelmUpgrade      `json:"helmUpgrade,omitempty"`
 	// Live is the object before the apply (null: the apply creates it);
 	// Result the object as the server would store it after the apply
 	// (the forced apply, when it conflicts), defaults included.
