@@ -119,7 +119,7 @@ func exitCode(stderr io.Writer, err error, sig os.Signal) int {
 	if errors.As(err, &exit) {
 		switch {
 		case exit.Err == nil:
-		case exit.Code == cmd.CodeNotVerified:
+		case exit.Code == cmd.CodeNotVerified, exit.Code == cmd.CodeControlledReset:
 			// Not a failure: the answer stands, unchecked.
 			render.Warning(stderr, exit.Err.Error())
 		default:

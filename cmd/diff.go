@@ -167,6 +167,9 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
 		return exit(CodeFound) // said in the header
 	}
+	if err := diffControlledResets(reports); err != nil {
+		return err
+	}
 	for _, r := range reports {
 		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
 			return exit(CodeFound)
@@ -194,11 +197,24 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	return nil
 }
 
+// diffControlledResets is exit 5 when an apply that succeeds resets a field
+// a controller sets (a conflict or a denial is exit 1: nothing is written).
+func diffControlledResets(reports []*diff.Report) error {
+	var as []*conflict.Report
+	for _, r := range reports {
+		if len(r.Conflicts) > 0 || r.Admission != nil && r.Admission.Denied != "" {
+			return nil
+		}
+		as = append(as, &conflict.Report{ApplyMeta: r.ApplyMeta, ControlledResets: r.ControlledResets, HelmUpgrade: r.HelmUpgrade})
+	}
+	return controlledResets(as)
+}
+
 // diffOne predicts the apply of one manifest (and, when it conflicts, the
 // forced apply) and compares.
 func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Computed, remedy.Target, error) {
 	opts.AlsoForced = true
-	asked, err := conflict.Explain(ctx, src, m.Object, opts)
+	asked, err := o.explainOne(ctx, src, m, opts)
 	if err != nil {
 		return nil, remedy.Target{}, err
 	}

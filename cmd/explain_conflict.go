@@ -40,6 +40,9 @@ type explainOptions struct {
 	clusterFlags []string
 	helm         helmInput
 	csaUpgrade   []string
+	// unverifiable says why --verify can't dry-run the prediction ("":
+	// it can).
+	unverifiable string
 	// kc is the run's cluster (kubeCluster).
 	kc *kube.Cluster
 	// what the command does with the manifests: "simulate" or "diff".

@@ -41,7 +41,8 @@ func (o *explainOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade}
+	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade,
+		InputAutoscalers: inputAutoscalers(manifests)}
 	return &prepared{pal: pal, manifests: manifests, src: src, opts: opts}, nil
 }
 
@@ -105,7 +106,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	var sources []string
 	var failed []error
 	for _, m := range manifests {
-		r, err := conflict.Explain(ctx, src, m.Object, opts)
+		r, err := o.explainOne(ctx, src, m, opts)
 		if err != nil || r.Message != "" {
 			noteApplied(src, m.Object, nil)
 		}
@@ -145,6 +146,17 @@ func (o *explainOptions) run(ctx context.Context) error {
 		}
 	}
 	return exitCode(o.streams.ErrOut, reports, failed)
+}
+
+// inputAutoscalers are the HorizontalPodAutoscalers among the manifests.
+func inputAutoscalers(ms []kube.Manifest) []unstructured.Unstructured {
+	var out []unstructured.Unstructured
+	for _, m := range ms {
+		if gvk := m.Object.GroupVersionKind(); gvk.Group == "autoscaling" && gvk.Kind == "HorizontalPodAutoscaler" {
+			out = append(out, *m.Object)
+		}
+	}
+	return out
 }
 
 // target is what makes the suggested commands about r pasteable: the
@@ -196,7 +208,35 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 			return exit(CodeFound)
 		}
 	}
+	if err := controlledResets(reports); err != nil {
+		return err
+	}
 	return inexact(reports)
+}
+
+// controlledResets is exit 5 when a write resets a field a controller
+// sets (ConflictReport.ControlledResets), named with the first of them.
+func controlledResets(reports []*conflict.Report) error {
+	var names []string
+	var first string
+	for _, r := range reports {
+		for _, cr := range r.ControlledResets {
+			name := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+			names = append(names, name)
+			if first == "" {
+				first = render.ControlledReset(name, cr, r.HelmUpgrade)
+			}
+			break
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	more := ""
+	if len(names) > 1 {
+		more = fmt.Sprintf(" (and %d more object(s): %s)", len(names)-1, strings.Join(names[1:], ", "))
+	}
+	return &ExitError{Code: CodeControlledReset, Err: fmt.Errorf("%s%s: see the ways out in the report, and take one before you apply", first, more)}
 }
 
 // inexact is exit 4 when admission that is not evaluated here matches an

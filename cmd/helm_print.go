@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -23,7 +24,7 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 		fmt.Fprintln(w)
 		return
 	}
-	how := helmHow(r, len(o.csaUpgrade) > 0)
+	how := helmHow(r, o.helm.mode, o.helm.serverSide, len(o.csaUpgrade) > 0)
 	status := string(r.Status())
 	if status == "" {
 		status = "no status"
@@ -36,37 +37,33 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// helmHow says how Helm applied the revision and how helm upgrade's
-// --server-side=auto applies next: as the last revision, whatever its
-// status (helm's getUpgradeServerSideValue of the last release); moves:
-// the prediction makes the client-side-to-server-side move first.
-func helmHow(r *kube.HelmRelease, moves bool) string {
-	const (
-		server = "applied server-side"
-		client = "applied client-side (Helm 3, or --server-side=false)"
-		move   = "first moves helm's client-side ownership to its apply"
-	)
+// helmHow says how Helm applied the revision, how helm upgrade's
+// --server-side=auto writes next (as the last revision, whatever its
+// status: helm's getUpgradeServerSideValue of the last release), and
+// which of the two ways the prediction below is of (mode, from
+// --helm-server-side; moves: a server-side upgrade that first moves
+// helm's client-side ownership to its apply).
+func helmHow(r *kube.HelmRelease, mode v1alpha1.HelmUpgradeMode, flag string, moves bool) string {
+	applied := "applied client-side (Helm 3, or --server-side=false)"
+	if r.ServerSide() {
+		applied = "applied server-side"
+	}
+	last, lastRev := r.Release, ""
 	if l := r.Latest; l != nil {
-		applied, method, next := "applied client-side", "client-side", "stays client-side"
-		if r.ServerSide() {
-			applied = server
-		}
-		if l.ServerSide() {
-			method, next = "server-side", "applies server-side"
-		}
-		how := fmt.Sprintf("%s; revision %d after it (%s) was %s, and helm upgrade follows the last revision: it %s next (--server-side=auto)", applied, l.Version, l.Status(), method, next)
-		if !r.ServerSide() && moves {
-			how += "; the prediction below " + move + ", as a server-side upgrade of a client-side release does"
-		}
-		return how
+		last, lastRev = l, fmt.Sprintf("; revision %d after it (%s) was %s", l.Version, l.Status(), map[bool]string{true: "server-side", false: "client-side"}[l.ServerSide()])
 	}
+	next := "helm upgrade applies server-side next (--server-side=auto)"
+	if !last.ServerSide() {
+		next = "helm upgrade stays client-side (--server-side=auto) unless given --server-side=true"
+	}
+	predicted := "the prediction below is of a server-side apply"
 	switch {
-	case r.ServerSide():
-		return server + ": helm upgrade applies server-side next (--server-side=auto)"
+	case mode == v1alpha1.HelmClientSide:
+		predicted = "the prediction below is of Helm's client-side patch (--server-side=" + flag + "), which deletes every field the last revision rendered and the render drops, whoever owns it now"
 	case moves:
-		return client + ": helm upgrade stays client-side (--server-side=auto) unless given --server-side=true, which " + move + "; the prediction below makes that move"
+		predicted = "the prediction below is of --server-side=" + flag + ", which first moves helm's client-side ownership to its apply"
 	}
-	return client + ": helm upgrade stays client-side (--server-side=auto) unless given --server-side=true"
+	return applied + lastRev + ": " + next + "; " + predicted
 }
 
 // printHelmRefusals says Helm's ownership refusals in diff's header

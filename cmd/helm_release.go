@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
@@ -40,7 +44,22 @@ type helmInput struct {
 	// deletes are the objects of the release the next render no longer
 	// has, which the upgrade deletes (Kind/namespace/name).
 	deletes []string
+	// serverSide is --helm-server-side, as helm upgrade's --server-side:
+	// auto (follow the last revision), true or false.
+	serverSide string
+	// mode is how the upgrade predicted writes, once the release is read;
+	// originals, for a client-side upgrade, the revision's objects by
+	// kube.HelmKey, which Helm patches from.
+	mode      v1alpha1.HelmUpgradeMode
+	originals map[string]*unstructured.Unstructured
 }
+
+// The values of --helm-server-side, as helm upgrade's --server-side.
+const (
+	helmSideAuto  = "auto"
+	helmSideTrue  = "true"
+	helmSideFalse = "false"
+)
 
 func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
 	f := cmd.Flags()
@@ -52,6 +71,7 @@ func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
 		}
 		return withPrefix(helmReleaseNames(ctx, o), toComplete), cobra.ShellCompDirectiveNoFileComp
 	})
+	f.StringVar(&h.serverSide, "helm-server-side", helmSideAuto, "With --helm-release: how helm upgrade writes, as its --server-side: auto (its default) follows the release's last revision, server-side apply for a release recorded so, Helm's client-side patch for one recorded as client-side apply (Helm 3, or --server-side=false), which deletes every field the last revision rendered and the render drops, whoever owns it now; true applies server-side (moving helm's client-side ownership to its apply first), false patches client-side.")
 	f.IntVar(&h.revision, "helm-revision", 0, "With --helm-release and no -f/-k: read this revision instead of the last deployed one.")
 	f.StringSliceVar(&o.csaUpgrade, "csa-upgrade", nil, "Before the apply, move the ownership these managers hold through Update (client-side writes) to --field-manager's apply, as client-go's csaupgrade does: Helm 4 does so with helm when it upgrades a release recorded as client-side apply with --server-side=true (the default with --helm-release for such a release).")
 }
@@ -85,6 +105,10 @@ func (h *helmInput) validate(o *explainOptions) error {
 		return errors.New("--csa-upgrade moves ownership of the main resource: it does not go with --subresource")
 	case h.revision != 0 && h.release == "":
 		return errors.New("--helm-revision goes with --helm-release")
+	case h.serverSide != helmSideAuto && h.serverSide != helmSideTrue && h.serverSide != helmSideFalse:
+		return fmt.Errorf("--helm-server-side must be auto, true or false (as helm upgrade's --server-side), not %q", h.serverSide)
+	case h.serverSide != helmSideAuto && h.release == "":
+		return errors.New("--helm-server-side goes with --helm-release")
 	case h.release == "":
 		return nil
 	case h.revision < 0, h.revision == 0 && h.changed != nil && h.changed("helm-revision"):
@@ -152,11 +176,8 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 	if err != nil {
 		return nil, err
 	}
-	if !h.read.ServerSide() && !h.changed("csa-upgrade") {
-		if o.verify {
-			return nil, fmt.Errorf("%s: the revision was applied client-side, so Helm 4 moves helm's client-side ownership before it applies server-side, and --verify's dry run can't see that move: run without --verify, or with --csa-upgrade= to predict the apply without the move", h.read.Object)
-		}
-		o.csaUpgrade = []string{o.fieldManager}
+	if err := h.chooseMode(c, o); err != nil {
+		return nil, err
 	}
 	if !files {
 		if ms, err = kube.HelmManifests(h.read); err != nil {
@@ -170,6 +191,49 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 		}
 	}
 	return ms, nil
+}
+
+// chooseMode decides how the upgrade writes, as helm upgrade does
+// (getUpgradeServerSideValue): auto follows the apply method of the
+// release's last revision, whatever its status; an install is
+// server-side unless told otherwise. A server-side upgrade of a revision
+// applied client-side first moves helm's client-side ownership to its
+// apply (csaupgrade), which --verify's dry run can't see.
+func (h *helmInput) chooseMode(c *kube.Cluster, o *explainOptions) error {
+	last := h.read.Release
+	if h.read.Latest != nil {
+		last = h.read.Latest
+	}
+	serverSide := last.ServerSide() || h.read.Version == 0
+	if h.serverSide != helmSideAuto {
+		serverSide = h.serverSide == helmSideTrue
+	}
+	h.mode = v1alpha1.HelmServerSide
+	if !serverSide {
+		h.mode = v1alpha1.HelmClientSide
+		if h.read.Version == 0 {
+			return nil // a create either way, by Update
+		}
+		var err error
+		h.originals, err = c.HelmOriginals(h.read, c.Namespace)
+		return err
+	}
+	if !h.read.ServerSide() && h.read.Version > 0 && !h.changed("csa-upgrade") {
+		o.csaUpgrade = []string{o.fieldManager}
+		if o.verify {
+			o.unverifiable = "the revision was applied client-side, so Helm 4 moves helm's client-side ownership to its apply before it applies server-side, a write of its own that the server's dry run of the apply can't include"
+		}
+	}
+	return nil
+}
+
+// clientSide is the client-side write of m's object, for a client-side
+// upgrade (nil otherwise).
+func (h *helmInput) clientSide(m kube.Manifest) *conflict.ClientSide {
+	if h.mode != v1alpha1.HelmClientSide {
+		return nil
+	}
+	return &conflict.ClientSide{Original: h.originals[kube.HelmKey(m.Object)]}
 }
 
 // helmRefusal is the refusal of the object of m, if Helm refuses it.
@@ -195,4 +259,82 @@ func (o *explainOptions) kubeCluster() (*kube.Cluster, error) {
 	}
 	o.kc = c
 	return c, nil
+}
+
+// explainOne predicts the apply (or Helm's write) of one manifest; for a
+// Helm upgrade it says which way helm upgrade writes and, for a release
+// recorded as client-side apply (which can be upgraded either way), what
+// the other way would do differently.
+func (o *explainOptions) explainOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options) (*conflict.Simulation, error) {
+	h := &o.helm
+	opts.ClientSide = h.clientSide(m)
+	opts.Unverifiable = o.unverifiable
+	r, err := conflict.Explain(ctx, src, m.Object, opts)
+	if err != nil || h.read == nil || h.mode == "" {
+		return r, err
+	}
+	flag := h.serverSide
+	r.HelmUpgrade = &v1alpha1.HelmUpgrade{Mode: h.mode, Flag: flag}
+	if h.read.Version == 0 || h.read.ServerSide() {
+		return r, nil
+	}
+	other := opts
+	other.Verify, other.Result, other.Unverifiable = false, nil, ""
+	way := v1alpha1.HelmOtherWay{Mode: v1alpha1.HelmServerSide, Flag: helmSideTrue}
+	if h.mode == v1alpha1.HelmServerSide {
+		way = v1alpha1.HelmOtherWay{Mode: v1alpha1.HelmClientSide, Flag: helmSideFalse}
+		originals := h.originals
+		if originals == nil {
+			c, err := o.kubeCluster()
+			if err != nil {
+				return nil, err
+			}
+			if originals, err = c.HelmOriginals(h.read, c.Namespace); err != nil {
+				return nil, err
+			}
+			h.originals = originals
+		}
+		other.ClientSide, other.CSAUpgrade = &conflict.ClientSide{Original: originals[kube.HelmKey(m.Object)]}, nil
+	} else {
+		other.ClientSide, other.CSAUpgrade = nil, []string{opts.FieldManager}
+	}
+	alt, err := conflict.Explain(ctx, src, m.Object, other)
+	if err != nil {
+		return nil, err
+	}
+	r.HelmUpgrade.Other = otherWay(r, alt, way)
+	return r, nil
+}
+
+// otherWay is what alt, the other way of writing, does differently from
+// r; nil when nothing.
+func otherWay(r, alt *conflict.Simulation, way v1alpha1.HelmOtherWay) *v1alpha1.HelmOtherWay {
+	mine, theirs := map[string]pathlang.Path{}, map[string]pathlang.Path{}
+	for _, p := range r.Changes() {
+		mine[p.APIServerString()] = p
+	}
+	for _, p := range alt.Changes() {
+		theirs[p.APIServerString()] = p
+	}
+	for k, p := range mine {
+		if _, ok := theirs[k]; !ok {
+			way.Keeps = append(way.Keeps, p)
+		}
+	}
+	for k, p := range theirs {
+		if _, ok := mine[k]; !ok {
+			way.Changes = append(way.Changes, p)
+		}
+	}
+	byPath := func(l []pathlang.Path) {
+		sort.Slice(l, func(i, j int) bool { return l[i].APIServerString() < l[j].APIServerString() })
+	}
+	byPath(way.Keeps)
+	byPath(way.Changes)
+	way.Conflicts = alt.Message != "" && len(alt.Conflicts) > 0
+	way.ControlledResets = len(alt.ControlledResets) > 0
+	if len(way.Keeps) == 0 && len(way.Changes) == 0 && way.Conflicts == (len(r.Conflicts) > 0) && way.ControlledResets == (len(r.ControlledResets) > 0) {
+		return nil
+	}
+	return &way
 }

@@ -36,6 +36,11 @@ const (
 	// or admission not evaluated here matches the apply. main says it as
 	// a warning.
 	CodeNotVerified Code = 4
+	// CodeControlledReset: the write succeeds but resets a field a
+	// controller sets (an autoscaled workload's .spec.replicas): it sets
+	// the field again after, and pods go meanwhile. main says it as a
+	// warning.
+	CodeControlledReset Code = 5
 )
 
 // ExitError carries an exit code to main. Err, when set, is printed as

@@ -233,16 +233,41 @@ func (c *Cluster) AsHelmApplies(ms []Manifest, r *HelmRelease, ns string) {
 		ns = r.Namespace
 	}
 	for _, m := range ms {
-		obj := m.Object
-		helm.SetMetadata(obj, r.Name, ns)
-		if obj.GetNamespace() != "" {
-			continue
-		}
-		// A kind not served is left as it is: predicting it says so.
-		if mp, err := c.Mapping(obj.GroupVersionKind()); err == nil && mp.Scope.Name() == meta.RESTScopeNameNamespace {
-			obj.SetNamespace(ns)
-		}
+		helm.SetMetadata(m.Object, r.Name, ns)
+		c.inNamespace(m.Object, ns)
 	}
+}
+
+// inNamespace puts obj in ns when it names none and its kind is
+// namespaced, as Helm's resource builder does.
+func (c *Cluster) inNamespace(obj *unstructured.Unstructured, ns string) {
+	if obj.GetNamespace() != "" {
+		return
+	}
+	// A kind not served is left as it is: predicting it says so.
+	if mp, err := c.Mapping(obj.GroupVersionKind()); err == nil && mp.Scope.Name() == meta.RESTScopeNameNamespace {
+		obj.SetNamespace(ns)
+	}
+}
+
+// HelmOriginals are release r's objects as its manifest renders them, by
+// HelmKey: what Helm's client-side upgrade patches from (its resource
+// builder puts them in the release's namespace; Helm's label and
+// annotations are added to the new render only).
+func (c *Cluster) HelmOriginals(r *HelmRelease, ns string) (map[string]*unstructured.Unstructured, error) {
+	ms, err := HelmManifests(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.Namespace != "" {
+		ns = r.Namespace
+	}
+	out := make(map[string]*unstructured.Unstructured, len(ms))
+	for _, m := range ms {
+		c.inNamespace(m.Object, ns)
+		out[HelmKey(m.Object)] = m.Object
+	}
+	return out, nil
 }
 
 // HelmReleaseNames lists the releases Helm keeps in namespace ns, from
