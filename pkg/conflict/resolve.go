@@ -20,12 +20,13 @@ import (
 func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 	out := replicasRemedies(r, t)
 	if rf := r.Refused; rf != nil && rf.Tool == remedy.Helm {
-		out = append(out, remedy.Remedy{Kind: remedy.HelmTakeOwnership, Tool: remedy.Helm,
-			Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and Helm then applies the chart's values to it",
-			Into:    &remedy.Into{Which: fmt.Sprintf("the helm install or upgrade of release %q in namespace %q", rf.Release, rf.Namespace), Edit: remedy.Append},
-			Snippet: "--take-ownership"})
+		out = append(out, takeOwnership(r, rf))
 		if len(rf.Labels) > 0 {
-			out = append(out, remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: "or give it the release's label, then its annotations, and Helm adopts it",
+			summary := "or give it the release's label, then its annotations, and Helm adopts it"
+			if adoptionConflicts(r) {
+				summary += "; its apply then still fails on the conflicts above, as --take-ownership's does"
+			}
+			out = append(out, remedy.Remedy{Kind: remedy.HelmOwnershipMetadata, Summary: summary,
 				Command: t.Line([]string{"kubectl", "label", t.ResourceArg}, append(keyValues(rf.Labels), "--overwrite")...)})
 		}
 		if len(rf.Annotations) > 0 {
@@ -143,4 +144,54 @@ func replicasRemedies(r *Simulation, t remedy.Target) []remedy.Remedy {
 			Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", AutoscalerController)})
 	}
 	return out
+}
+
+// adoptionConflicts tells whether the apply Helm makes once it adopts the
+// object fails on conflicts the report lists.
+func adoptionConflicts(r *Simulation) bool {
+	return r.Message != "" && len(r.Conflicts) > 0
+}
+
+// takeOwnership is Helm's --take-ownership. It only skips Helm's
+// ownership check: the adopted object is then updated as any other, by a
+// server-side apply without force unless --force-conflicts (Helm 4
+// pkg/action/install.go: KubeClient.Update with
+// ClientUpdateOptionServerSideApply(i.ServerSideApply, i.ForceConflicts)),
+// so a conflict the report lists still fails it, and the way through is
+// both flags on a server-side install or upgrade (--force-conflicts acts
+// on server-side apply only, and excludes --force-replace:
+// pkg/cmd/install.go, upgrade.go).
+func takeOwnership(r *Simulation, rf *v1alpha1.Refusal) remedy.Remedy {
+	rm := remedy.Remedy{Kind: remedy.HelmTakeOwnership, Tool: remedy.Helm,
+		Summary: "Helm adopts an object that exists without its release's label and annotations only when told to: --take-ownership (Helm 3.17 and later) makes the release take it as it is, and Helm then applies the chart's values to it",
+		Into:    &remedy.Into{Which: fmt.Sprintf("the helm install or upgrade of release %q in namespace %q", rf.Release, rf.Namespace), Edit: remedy.Append},
+		Snippet: "--take-ownership"}
+	if !adoptionConflicts(r) {
+		return rm
+	}
+	rm.Paths = uniquePaths(r.Conflicts)
+	rm.Summary += fmt.Sprintf(". --take-ownership alone is not enough here: it skips the ownership check only, and Helm's apply of the adopted object still fails on the %d conflict%s above (a forced apply takes %s). Adopt and take them with --take-ownership --force-conflicts on a server-side apply (--server-side=true: install's default; an upgrade's \"auto\" keeps a release applied client-side so, whose patch overwrites them instead), which sets the chart's values over the live ones; a controller that owns one writes it back: leave those out of the chart first",
+		len(rm.Paths), plural(len(rm.Paths)), v1alpha1.Takes(r.Conflicts))
+	rm.Snippet = "--take-ownership --server-side=true --force-conflicts"
+	return rm
+}
+
+// uniquePaths are the conflicts' paths, each once, in order.
+func uniquePaths(conflicts []Conflict) []pathlang.Path {
+	var out []pathlang.Path
+	seen := map[string]bool{}
+	for _, cf := range conflicts {
+		if key := cf.Path.APIServerString(); !seen[key] {
+			seen[key] = true
+			out = append(out, cf.Path)
+		}
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

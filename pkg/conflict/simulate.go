@@ -147,8 +147,36 @@ func Simulate(in Input) (*Simulation, error) {
 	}
 	if err == nil && r != nil {
 		noteWas(r)
+		if in.Subresource == "" {
+			r.ApplierOperation = applierOperation(in.Live, in.FieldManager)
+		}
 	}
 	return r, err
+}
+
+// applierOperation is how manager writes live now (see
+// Report.ApplierOperation). An Apply entry wins over an Update one: a
+// tool that applies server-side can also hold Update entries (Argo CD's
+// client-side entry outlives its switch to server-side apply unless the
+// migration names it, argo-cd gitops-engine/pkg/sync/sync_context.go
+// needsClientSideApplyMigration; helm-controller corrects drift with
+// JSON patches, helm-controller internal/action/diff.go ApplyDiff), while
+// a write that applies client-side never records an Apply entry.
+func applierOperation(live *unstructured.Unstructured, manager string) metav1.ManagedFieldsOperationType {
+	if live == nil {
+		return ""
+	}
+	var op metav1.ManagedFieldsOperationType
+	for _, e := range live.GetManagedFields() {
+		if e.Manager != manager || e.Subresource != "" {
+			continue
+		}
+		if e.Operation == metav1.ManagedFieldsOperationApply {
+			return e.Operation
+		}
+		op = e.Operation
+	}
+	return op
 }
 
 // noteWas gives each reset that changes its field the value it replaces,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
@@ -52,7 +53,7 @@ func toolFixes(r *Simulation, t remedy.Target) []remedy.Remedy {
 	f := fixer{r: r, t: t, paths: byPath(r.Conflicts)}
 	f.gvk = schema.FromAPIVersionAndKind(r.Object.APIVersion, r.Object.Kind)
 	f.name = ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
-	f.applier, _ = tools.ApplierOf(t.FieldManager)
+	f.applier, _ = tools.WriterOf(t.FieldManager, r.ApplierOperation)
 	switch tool {
 	case remedy.ArgoCD:
 		return []remedy.Remedy{f.argoCD()}
@@ -76,8 +77,8 @@ type fixer struct {
 	t       remedy.Target
 	paths   []toolConflict
 	gvk     schema.GroupVersionKind
-	name    string // Kind/namespace/name
-	applier tools.Known
+	name    string      // Kind/namespace/name
+	applier tools.Known // as it writes the object now (Report.ApplierOperation)
 }
 
 // owners names the owners of the conflicting paths: "a" and "b".
@@ -98,13 +99,44 @@ func (f fixer) owners() string {
 	return strings.Join(names, "")
 }
 
-// forcedNote says what the applier does without the fix, when it forces
-// its applies: it does not fail, it takes the fields.
+// forcedNote says what the applier does without the fix, as it writes
+// the object now: a forced apply does not fail, it takes the fields; a
+// client-side apply does not fail either, its patch sets them.
 func (f fixer) forcedNote(tool string) string {
-	if !f.applier.Forces {
+	switch {
+	case f.applier.ClientSide:
+		return fmt.Sprintf(" Without it, %s's next write is client-side, as its last (%q has an Update entry, no Apply one): it does not fail on these conflicts either, its patch sets the manifest's values over those of %s, which they may write back.", tool, f.t.FieldManager, f.owners())
+	case f.applier.Forces:
+		return fmt.Sprintf(" Without it, %s does not fail on these conflicts: it forces its apply, taking the fields from %s and setting the manifest's values, which their owners may write back.", tool, f.owners())
+	}
+	return ""
+}
+
+// ownUpdateEntry are the conflicting paths that the applier's own
+// Update entry holds: a switch to server-side apply that migrates that
+// entry (csaupgrade, as Helm's and Argo CD's do) gives them to the
+// applier's Apply entry, and an apply that leaves them out then deletes
+// them.
+func (f fixer) ownUpdateEntry() []string {
+	var out []string
+	for _, p := range f.paths {
+		for _, cf := range p.owners {
+			if cf.Manager == f.t.FieldManager && cf.Operation == "Update" && cf.Subresource == "" {
+				out = append(out, p.path.String())
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ownEntryNote warns of ownUpdateEntry's paths.
+func (f fixer) ownEntryNote() string {
+	own := f.ownUpdateEntry()
+	if len(own) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" Without it, %s does not fail on these conflicts: it forces its apply, taking the fields from %s and setting the manifest's values, which their owners may write back.", tool, f.owners())
+	return fmt.Sprintf(" %q's own client-side entry holds %s: the switch moves it into the server-side entry, and an apply that leaves them out then deletes them: hand them over to their other owner first (kubectl ssa handover).", f.t.FieldManager, strings.Join(own, ", "))
 }
 
 func (f fixer) known(cf Conflict) tools.Known {
@@ -120,6 +152,12 @@ func marshalSnippet(v interface{}) string {
 	}
 	return string(b)
 }
+
+// argoCDMigrationManager is the Application annotation that names the
+// client-side manager Argo CD's switch to server-side apply migrates
+// (argo-cd common/common.go AnnotationClientSideApplyMigrationManager,
+// docs/user-guide/sync-options.md "Client-Side Apply Migration").
+const argoCDMigrationManager = "argocd.argoproj.io/client-side-apply-migration-manager"
 
 // argoCD is an Application's ignoreDifferences entry for the object: the
 // controllers that own the fields by name (managedFieldsManagers: what
@@ -163,6 +201,16 @@ func (f fixer) argoCD() remedy.Remedy {
 	}}
 	summary := fmt.Sprintf("In Argo CD, leave them to %s: add this to the Application that syncs %s. ignoreDifferences takes them out of the diff; RespectIgnoreDifferences=true makes each sync of the existing object send their live values instead of git's (co-owned, unchanged).", f.owners(), f.name)
 	summary += f.forcedNote("Argo CD's sync")
+	if f.applier.ClientSide {
+		// The client-side entry outlives the switch unless the migration
+		// names it: Argo CD migrates "kubectl-client-side-apply" by
+		// default (argo-cd gitops-engine/pkg/sync/common/types.go
+		// DefaultClientSideApplyMigrationManager; controller/sync.go reads
+		// the annotation that names another).
+		snippet["metadata"] = map[string]interface{}{"annotations": map[string]interface{}{argoCDMigrationManager: f.t.FieldManager}}
+		summary += fmt.Sprintf(" Argo CD syncs %s client-side now: ServerSideApply=true switches it to server-side apply, where fields left to their owners stay theirs: keep it with the rest (a client-side sync deletes whatever the last-applied annotation holds and git drops, whoever owns it now). The annotation has the first server-side sync move %q's client-side entry into its server-side one (Argo CD 3.3 or later; it migrates only \"kubectl-client-side-apply\" otherwise), so that later removals from git are not kept by the old entry.", f.name, f.t.FieldManager)
+		summary += f.ownEntryNote()
+	}
 	if ui {
 		summary += " This keeps the edit made in Argo CD's UI; to have git win instead, sync without it: Argo CD's forced apply sets git's values and the UI's are lost."
 	}
@@ -260,6 +308,11 @@ func (f fixer) kustomization() remedy.Remedy {
 	ptrs, paths, left := f.pointers()
 	summary := fmt.Sprintf("In Flux, leave them to %s: add this ignore rule to the Kustomization that applies %s (kustomize-controller v1.9.0 or later). Each apply then leaves out the fields another manager applies and sends the live values of those it updates: unchanged, and not corrected as drift.", f.owners(), f.name)
 	summary += f.forcedNote("Flux")
+	if f.r.ApplierOperation == metav1.ManagedFieldsOperationUpdate && f.t.FieldManager == tools.FluxKustomize {
+		// kustomize-controller folds its own Update entry before applying
+		// (kustomize-controller internal/controller/kustomization_controller.go).
+		summary += fmt.Sprintf(" %q has an Update entry, no Apply one (written before it applied server-side): its next apply is server-side all the same, and first folds that entry into its own.", f.t.FieldManager)
+	}
 	if folded := f.foldedByFlux(); len(folded) > 0 {
 		summary += " Flux folds " + strings.Join(folded, ", ") + " into its own entry before applying: without this rule it overwrites their values with no conflict."
 	}
@@ -281,7 +334,7 @@ func (f fixer) kustomization() remedy.Remedy {
 func (f fixer) helmRelease() remedy.Remedy {
 	ptrs, paths, left := f.pointers()
 	summary := fmt.Sprintf("In Flux, leave them to %s: add this to the HelmRelease that installs %s. The post-renderer removes them from the rendered manifest, so upgrades leave them to their owners (unchanged: they own them); driftDetection.ignore keeps drift correction off them. Drop the patch if the chart stops rendering them (a remove of a missing field fails).", f.owners(), f.name)
-	summary += f.forcedNote("helm-controller")
+	summary += f.forcedNote("helm-controller") + f.upgradeNote()
 	rm := remedy.Remedy{Kind: remedy.FluxHelmReleaseIgnore, Tool: remedy.Flux, Summary: summary + pointerNote(left), Paths: paths}
 	if len(ptrs) == 0 {
 		return rm
@@ -291,13 +344,44 @@ func (f fixer) helmRelease() remedy.Remedy {
 		ops = append(ops, "- op: remove\n  path: "+p+"\n")
 	}
 	rm.Into = &remedy.Into{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease", Which: "the HelmRelease that installs " + f.name, Edit: remedy.Merge}
-	rm.Snippet = marshalSnippet(map[string]interface{}{"spec": map[string]interface{}{
+	spec := map[string]interface{}{
 		"driftDetection": map[string]interface{}{"ignore": []interface{}{map[string]interface{}{"paths": ptrs, "target": f.fluxTarget(true)}}},
 		"postRenderers": []interface{}{map[string]interface{}{"kustomize": map[string]interface{}{
 			"patches": []interface{}{map[string]interface{}{"target": f.fluxTarget(false), "patch": strings.Join(ops, "")}},
 		}}},
-	}})
+	}
+	if f.r.ApplierOperation != metav1.ManagedFieldsOperationApply {
+		// The post-renderer is safe on server-side upgrades only: the
+		// setting comes with it unless the release is known to apply
+		// server-side ("enabled", not "true": the API's enum,
+		// helm-controller api/v2 ServerSideApplyMode).
+		spec["upgrade"] = map[string]interface{}{"serverSideApply": "enabled"}
+	}
+	rm.Snippet = marshalSnippet(map[string]interface{}{"spec": spec})
 	return rm
+}
+
+// upgradeNote says what helm-controller's next upgrade does with the
+// post-renderer, as it writes the object now. Its upgrades follow
+// spec.upgrade.serverSideApply: "enabled", "disabled", or "auto" (the
+// default: the release's last revision's method), and force conflicts
+// only server-side (helm-controller api/v2/helmrelease_types.go,
+// internal/action/upgrade.go). A client-side upgrade is Helm's
+// three-way merge: it deletes what the last revision rendered and this
+// render drops, whoever owns it now, so a post-renderer that removes a
+// field the last revision rendered deletes it (.spec.replicas goes back
+// to its default). Helm's first server-side upgrade of a client-side
+// release moves its client-side entry into its server-side one
+// (helm pkg/action/upgrade.go upgradeClientSideFieldManager).
+func (f fixer) upgradeNote() string {
+	who := strconv.Quote(f.t.FieldManager)
+	switch f.r.ApplierOperation {
+	case metav1.ManagedFieldsOperationApply:
+		return fmt.Sprintf(" The release is upgraded server-side (%s has an Apply entry; spec.upgrade.serverSideApply \"auto\", the default, keeps the last revision's method): fields the render leaves out stay to their owners.", who)
+	case metav1.ManagedFieldsOperationUpdate:
+		return fmt.Sprintf(" The release is upgraded client-side now (%s has an Update entry, no Apply one: spec.upgrade.serverSideApply is \"disabled\", or \"auto\" on a release applied client-side). A client-side upgrade deletes what the last revision rendered and this render drops, whoever owns it now: with the post-renderer alone the next upgrade would delete these fields (.spec.replicas goes back to its default). spec.upgrade.serverSideApply: enabled, in the snippet, makes the upgrades server-side (helm-controller then forces its conflicts, and Helm first moves its client-side entry into its server-side one): keep the two together.", who) + f.ownEntryNote()
+	}
+	return " If the release is upgraded client-side (spec.upgrade.serverSideApply \"disabled\", or \"auto\" on a release applied client-side), a client-side upgrade deletes what the last revision rendered and this render drops, whoever owns it: spec.upgrade.serverSideApply: enabled, in the snippet, keeps the post-renderer safe (no change for a release upgraded server-side)."
 }
 
 // sortedForRemoval orders JSON Pointers so that removing them in turn

@@ -349,3 +349,206 @@ func TestForceCommandOfASubresourceApply(t *testing.T) {
 		}
 	}
 }
+
+// writerIncident: the tool's manager writes the object by op (an Apply,
+// or an Update as a client-side apply records it; "" none: another
+// manager made it), the HPA scales it to 5 through /scale, and the
+// tool's next render sets 3.
+func writerIncident(manager string, op string) incident {
+	var first operation
+	switch op {
+	case "Apply":
+		first = apply{Manager: manager, Manifest: deploymentWith("2")}
+	case "Update":
+		first = update{Manager: manager, Create: deploymentWith("2")}
+	default:
+		first = apply{Manager: "platform", Manifest: deploymentWith("2")}
+	}
+	return incident{manager: manager, applied: deploymentWith("3"), ops: []operation{
+		first,
+		update{Manager: "kube-controller-manager", Subresource: "scale", Mutate: set(int64(5), "spec", "replicas")},
+	}}
+}
+
+// The fixes read how the tool writes the object now: a HelmRelease
+// upgraded client-side (helm-controller's Update) gets the post-renderer
+// only with spec.upgrade.serverSideApply: enabled (alone, its next
+// client-side upgrade would delete replicas); Argo CD's client-side sync
+// gets the annotation that migrates its entry; kustomize-controller
+// applies server-side whatever its entry.
+func TestToolFixesFollowTheWritersMode(t *testing.T) {
+	const ssaEnabled = "  upgrade:\n    serverSideApply: enabled\n"
+	const migrate = "argocd.argoproj.io/client-side-apply-migration-manager: argocd-controller"
+	tests := []struct {
+		manager, op string
+		kind        remedy.Kind
+		snippetHas  []string
+		snippetNot  []string
+		summaryHas  []string
+		summaryNot  []string
+	}{
+		{manager: "helm-controller", op: "Apply", kind: remedy.FluxHelmReleaseIgnore,
+			snippetHas: []string{"path: /spec/replicas"}, snippetNot: []string{"serverSideApply"},
+			summaryHas: []string{"upgraded server-side", "it forces its apply"}, summaryNot: []string{"client-side now"}},
+		{manager: "helm-controller", op: "Update", kind: remedy.FluxHelmReleaseIgnore,
+			snippetHas: []string{"path: /spec/replicas", ssaEnabled},
+			summaryHas: []string{"upgraded client-side now", "next upgrade would delete these fields", ".spec.replicas goes back to its default", "keep the two together", "its patch sets the manifest's values"},
+			summaryNot: []string{"it forces its apply", "Helm SDK with server-side apply"}},
+		// Not written by helm-controller yet: the setting comes along (a
+		// no-op on a server-side release).
+		{manager: "helm-controller", op: "", kind: remedy.FluxHelmReleaseIgnore,
+			snippetHas: []string{ssaEnabled}, summaryHas: []string{"If the release is upgraded client-side"}},
+		{manager: "kustomize-controller", op: "Apply", kind: remedy.FluxKustomizationIgnore,
+			snippetHas: []string{"- /spec/replicas"}, summaryHas: []string{"it forces its apply"}, summaryNot: []string{"folds that entry"}},
+		{manager: "kustomize-controller", op: "Update", kind: remedy.FluxKustomizationIgnore,
+			snippetHas: []string{"- /spec/replicas"}, snippetNot: []string{"serverSideApply"},
+			summaryHas: []string{"it forces its apply", "next apply is server-side all the same, and first folds that entry"}},
+		{manager: "argocd-controller", op: "Apply", kind: remedy.ArgoCDIgnoreDifferences,
+			snippetHas: []string{"ServerSideApply=true", "RespectIgnoreDifferences=true"}, snippetNot: []string{migrate},
+			summaryHas: []string{"it forces its apply"}, summaryNot: []string{"client-side now"}},
+		{manager: "argocd-controller", op: "Update", kind: remedy.ArgoCDIgnoreDifferences,
+			snippetHas: []string{"ServerSideApply=true", "RespectIgnoreDifferences=true", migrate},
+			summaryHas: []string{"syncs Deployment/shop/web client-side now", "keep it with the rest", "next write is client-side"},
+			summaryNot: []string{"it forces its apply"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.manager+" "+tt.op, func(t *testing.T) {
+			r := writerIncident(tt.manager, tt.op).simulate(t)
+			if string(r.ApplierOperation) != tt.op {
+				t.Errorf("applier operation %q, want %q", r.ApplierOperation, tt.op)
+			}
+			var fix *remedy.Remedy
+			rms := conflict.Resolutions(r, remedy.Target{ResourceArg: "deployment.v1.apps/web", FieldManager: tt.manager})
+			for i := range rms {
+				if rms[i].Kind == tt.kind {
+					fix = &rms[i]
+				}
+			}
+			if fix == nil {
+				t.Fatalf("no %s fix in %+v", tt.kind, rms)
+			}
+			for _, s := range tt.snippetHas {
+				if !strings.Contains(fix.Snippet, s) {
+					t.Errorf("the snippet lacks %q:\n%s", s, fix.Snippet)
+				}
+			}
+			for _, s := range tt.snippetNot {
+				if strings.Contains(fix.Snippet, s) {
+					t.Errorf("the snippet has %q:\n%s", s, fix.Snippet)
+				}
+			}
+			for _, s := range tt.summaryHas {
+				if !strings.Contains(fix.Summary, s) {
+					t.Errorf("the summary lacks %q:\n%s", s, fix.Summary)
+				}
+			}
+			for _, s := range tt.summaryNot {
+				if strings.Contains(fix.Summary, s) {
+					t.Errorf("the summary has %q:\n%s", s, fix.Summary)
+				}
+			}
+		})
+	}
+}
+
+// The snippet for a client-side release is the setting and the
+// post-renderer together, as one HelmRelease merge.
+func TestHelmReleaseFixOfAClientSideRelease(t *testing.T) {
+	r := writerIncident("helm-controller", "Update").simulate(t)
+	var got string
+	for _, rm := range conflict.Resolutions(r, remedy.Target{FieldManager: "helm-controller"}) {
+		if rm.Kind == remedy.FluxHelmReleaseIgnore {
+			got = rm.Snippet
+		}
+	}
+	want := `spec:
+  driftDetection:
+    ignore:
+    - paths:
+      - /spec/replicas
+      target:
+        group: apps
+        kind: Deployment
+        name: web
+        namespace: shop
+  postRenderers:
+  - kustomize:
+      patches:
+      - patch: |
+          - op: remove
+            path: /spec/replicas
+        target:
+          group: apps
+          kind: Deployment
+          name: web
+  upgrade:
+    serverSideApply: enabled
+`
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("snippet (-want +got)\n%s", d)
+	}
+}
+
+// Helm's --take-ownership skips its ownership check only: where the
+// adopted object's apply conflicts, the advice says it still fails and
+// gives both flags; without conflicts, --take-ownership alone.
+func TestTakeOwnershipAdvice(t *testing.T) {
+	refusal := &conflict.Refusal{Tool: remedy.Helm, Release: "shop-web", Namespace: "shop", Message: "exists and cannot be imported into the current release",
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}}
+	conflicting := hpaIncident().simulate(t)
+	clean, err := conflict.Simulate(conflict.Input{Applied: manifest(t, deploymentWith("2")), FieldManager: "helm", Schema: conflict.BuiltinSchema(), HasStatus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		r           *conflict.Simulation
+		snippet     string
+		summaryHas  []string
+		metadataHas string
+	}{
+		{name: "a listed conflict", r: conflicting, snippet: "--take-ownership --server-side=true --force-conflicts",
+			summaryHas:  []string{"--take-ownership alone is not enough", "still fails on the 1 conflict above", `.spec.replicas from "kube-controller-manager"`, "--server-side=true"},
+			metadataHas: "still fails on the conflicts above"},
+		{name: "no conflict", r: clean, snippet: "--take-ownership"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.r.Refused = refusal
+			var take, meta *remedy.Remedy
+			rms := conflict.Resolutions(tt.r, remedy.Target{ResourceArg: "deployment.v1.apps/web", FieldManager: "helm"})
+			for i := range rms {
+				switch rms[i].Kind {
+				case remedy.HelmTakeOwnership:
+					take = &rms[i]
+				case remedy.HelmOwnershipMetadata:
+					if meta == nil {
+						meta = &rms[i]
+					}
+				}
+			}
+			if take == nil {
+				t.Fatalf("no take-ownership advice in %+v", rms)
+			}
+			if take.Snippet != tt.snippet {
+				t.Errorf("snippet %q, want %q", take.Snippet, tt.snippet)
+			}
+			for _, s := range tt.summaryHas {
+				if !strings.Contains(take.Summary, s) {
+					t.Errorf("the summary lacks %q:\n%s", s, take.Summary)
+				}
+			}
+			if tt.summaryHas == nil && strings.Contains(take.Summary, "not enough") {
+				t.Errorf("without conflicts the summary warns: %s", take.Summary)
+			}
+			switch {
+			case meta == nil:
+				t.Errorf("no ownership metadata advice in %+v", rms)
+			case tt.metadataHas != "" && !strings.Contains(meta.Summary, tt.metadataHas):
+				t.Errorf("the label's advice lacks %q: %s", tt.metadataHas, meta.Summary)
+			case tt.metadataHas == "" && strings.Contains(meta.Summary, "still fails"):
+				t.Errorf("without conflicts the label's advice warns: %s", meta.Summary)
+			}
+		})
+	}
+}

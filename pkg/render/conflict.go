@@ -62,10 +62,8 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 		}
 		fmt.Fprintf(w, "%s\n", p.Yellow(line))
 	}
-	if k, ok := tools.ApplierOf(r.FieldManager); ok && k.Forces && r.Message != "" && len(r.Conflicts) > 0 {
-		// What the prediction of a plain apply means for a tool that
-		// always forces.
-		fmt.Fprintf(w, "%s\n", p.Yellow("  note: "+Escape(fmt.Sprintf("%q is %s: it does not fail, it takes the conflicting fields and sets your values (the fixes in %s's terms are below)", r.FieldManager, k.Says, k.Product))))
+	if note := writerNote(r); note != "" {
+		fmt.Fprintf(w, "%s\n", p.Yellow("  note: "+Escape(note)))
 	}
 	lines, bad := admissionLines(r.Admission, verifyHint(r.Verify != nil, "--verify"))
 	for i, l := range lines {
@@ -417,4 +415,21 @@ func resetText(rs v1alpha1.Reset) string {
 		return text + " (was " + valueText(*rs.Was) + ")"
 	}
 	return text
+}
+
+// writerNote is what the prediction of a plain apply means for a tool
+// that never fails on a conflict, as it writes the object now
+// (r.ApplierOperation): a forced server-side apply, or a client-side one.
+func writerNote(r *v1alpha1.ConflictReport) string {
+	if r.Message == "" || len(r.Conflicts) == 0 {
+		return ""
+	}
+	k, ok := tools.WriterOf(r.FieldManager, r.ApplierOperation)
+	switch {
+	case ok && k.ClientSide:
+		return fmt.Sprintf("%q writes this object client-side now (its entry is an Update): %s. Its next write does not fail on these conflicts: it sets your values over them, and deletes what its last write set and your manifest drops, whoever owns it now (the fixes in %s's terms below say what keeps them safe)", r.FieldManager, k.Says, k.Product)
+	case ok && k.Forces:
+		return fmt.Sprintf("%q is %s: it does not fail, it takes the conflicting fields and sets your values (the fixes in %s's terms are below)", r.FieldManager, k.Says, k.Product)
+	}
+	return ""
 }

@@ -3,6 +3,8 @@ package tools
 import (
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
@@ -23,6 +25,11 @@ type Known struct {
 	// Forces: its applies force conflicts, so they never fail on one:
 	// they take the fields and set the manifest's values.
 	Forces bool
+	// ClientSide: an Update entry of this manager is its client-side
+	// apply, a three-way merge patch, and it goes on writing so: its
+	// writes never conflict, they set the manifest's values and delete
+	// what its last write set and the manifest drops, whoever owns it now.
+	ClientSide bool
 }
 
 // anySub and noSub match an entry's subresource: any, or the main
@@ -120,8 +127,8 @@ var catalogue = []entry{
 	// (kubectl auth reconcile of RBAC objects, argo-cd#20815).
 	{name: ArgoCDSync, op: "Apply", known: Known{Product: ProductArgoCD, Tool: remedy.ArgoCD, Forces: true,
 		Says: "Argo CD's sync (server-side apply as \"argocd-controller\"; it forces conflicts)"}},
-	{name: ArgoCDSync, op: "Update", known: Known{Product: ProductArgoCD, Tool: remedy.ArgoCD,
-		Says: "Argo CD's sync with client-side apply (ServerSideApply not set): a different manager from its server-side sync"}},
+	{name: ArgoCDSync, op: "Update", known: Known{Product: ProductArgoCD, Tool: remedy.ArgoCD, ClientSide: true,
+		Says: "Argo CD's sync with client-side apply (ServerSideApply=true not set: kubectl's three-way merge, which never conflicts): a different manager from its server-side sync"}},
 	{name: ArgoCDUI, known: Known{Product: ProductArgoCD,
 		Says: "Argo CD's UI: an edit or a resource action in the Argo CD web UI or CLI (argocd app patch-resource, actions run), written by argocd-server"}},
 	{name: ArgoCDApplicationController, known: Known{Product: ProductArgoCD, Controller: true,
@@ -137,15 +144,25 @@ var catalogue = []entry{
 	// (fluxcd/helm-controller@0f61a860 main.go,
 	// internal/action/install.go and upgrade.go). Both take
 	// --override-manager: managers whose entries they fold into their own
-	// before each apply, as they do with kubectl's and before-first-apply.
+	// before each apply, as they do with kubectl's and before-first-apply;
+	// kustomize-controller folds its own Update entry too ("to undo
+	// changes made by the controller before SSA",
+	// internal/controller/kustomization_controller.go), so it applies
+	// server-side whatever its entry. helm-controller's upgrades are
+	// client-side when the HelmRelease's spec.upgrade.serverSideApply is
+	// "disabled", or "auto" (the default) and the release's last revision
+	// was applied client-side (api/v2/helmrelease_types.go
+	// ServerSideApplyMode, internal/action/upgrade.go); it forces only
+	// server-side applies, and corrects drift with JSON patches
+	// (internal/action/diff.go ApplyDiff), recorded as Update too.
 	{name: FluxKustomize, op: "Apply", known: Known{Product: ProductFlux, Tool: remedy.Flux, Forces: true,
 		Says: "Flux's kustomize-controller applying a Kustomization (server-side apply; it forces conflicts)"}},
 	{name: FluxKustomize, op: "Update", known: Known{Product: ProductFlux,
 		Says: "Flux's kustomize-controller before it applied server-side (it folds this entry into its own at its next apply)"}},
 	{name: FluxHelm, op: "Apply", known: Known{Product: ProductFlux, Tool: remedy.Flux, Forces: true,
 		Says: "Flux's helm-controller installing or upgrading a HelmRelease (the Helm SDK with server-side apply; it forces conflicts)"}},
-	{name: FluxHelm, op: "Update", known: Known{Product: ProductFlux, Tool: remedy.Flux,
-		Says: "Flux's helm-controller with client-side apply (a HelmRelease with serverSideApply disabled, or Helm 3 era)"}},
+	{name: FluxHelm, op: "Update", known: Known{Product: ProductFlux, Tool: remedy.Flux, ClientSide: true,
+		Says: "Flux's helm-controller upgrading a HelmRelease client-side (spec.upgrade.serverSideApply \"disabled\", or \"auto\" on a release applied client-side: the Helm SDK's three-way merge, which never conflicts), or correcting drift with a patch"}},
 	{name: "gotk-*", known: Known{Product: ProductFlux, Controller: true, Says: "a Flux controller writing its own objects' status"}},
 
 	// Helm names its writes after its binary, "helm", unless an SDK user
@@ -243,6 +260,21 @@ func ToolOf(fieldManager string) (remedy.Tool, bool) {
 // ApplierOf is what the catalogue knows of an applier's field manager.
 func ApplierOf(fieldManager string) (Known, bool) {
 	return Lookup(ownership.Owner{Manager: fieldManager, Operation: "Apply"}, "")
+}
+
+// WriterOf is what the catalogue knows of an applier's field manager as
+// it writes the object now, op being its entry's operation
+// (Report.ApplierOperation): its client-side row when its Update entry
+// is a client-side apply it goes on with (helm-controller, Argo CD),
+// its server-side row otherwise (kustomize-controller folds its Update
+// entry and applies server-side).
+func WriterOf(fieldManager string, op metav1.ManagedFieldsOperationType) (Known, bool) {
+	if op == metav1.ManagedFieldsOperationUpdate {
+		if k, ok := Lookup(ownership.Owner{Manager: fieldManager, Operation: "Update"}, ""); ok && k.ClientSide {
+			return k, true
+		}
+	}
+	return ApplierOf(fieldManager)
 }
 
 // ToolFor is the tool whose settings the fixes of an apply are written

@@ -118,6 +118,15 @@ type ConflictReport struct {
 	// Message is the apiserver's error message for this apply, empty
 	// when it succeeds.
 	Message string `json:"message"`
+	// ApplierOperation is how the field manager writes the object now,
+	// read from its entries for the main resource in the live
+	// managedFields: Apply when it has an Apply entry (it applies
+	// server-side), Update when it has only Update entries (client-side
+	// applies, patches, or writes from before it applied server-side),
+	// empty when it has none (the object is new to it). The tools' fixes
+	// and the note on a tool that forces read it: a client-side write
+	// does not conflict, it patches.
+	ApplierOperation metav1.ManagedFieldsOperationType `json:"applierOperation,omitempty"`
 	// Removed are fields the applier owned and no longer sets, that
 	// nobody else owns and that have no default: the apply removes them.
 	Removed []pathlang.Path `json:"removed"`
