@@ -51,31 +51,18 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	}
 	v := &Verification{Status: VerifyAgrees, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}}
 	// core: a difference admission can't make (conflicts, managedFields):
-	// the prediction is wrong, whatever it said of admission.
-	core := false
+	// the prediction is wrong, whatever it said of admission. other: a
+	// difference the server's configuration does not explain.
+	core, other := false, false
 	admissionDiff := func(format string, args ...interface{}) {
-		v.Status = VerifyDiffers
-		v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
+		other = true
+		differs(v, format, args...)
 	}
 	diff := func(format string, args ...interface{}) {
 		core = true
 		admissionDiff(format, args...)
 	}
-	defer func() {
-		if v.Status == VerifyDiffers && !core && (against.Admission != nil && !against.Admission.Exact || len(r.Unchecked) > 0) {
-			var why []string
-			if against.Admission != nil {
-				why = append(why, against.Admission.Reasons...)
-			}
-			why = append(why, r.Unchecked...)
-			v.Status = VerifyResolved
-			v.Reason = "the prediction was not exact (" + strings.Join(why, "; ") + "): the server's dry run answers for what is not evaluated here"
-		}
-		if v.Status != VerifyResolved {
-			v.ServerDenied = ""
-		}
-		v.Agrees = v.Status == VerifyAgrees
-	}()
+	defer func() { settle(v, against, r, core, other) }()
 	send := obj
 	if o.Subresource == "scale" {
 		// /scale takes an autoscaling/v1 Scale.
@@ -139,9 +126,15 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		return v, answerVersion(out), nil
 	case err != nil && errors.As(err, &status) && (status.Status().Code < 500 || strings.Contains(err.Error(), "webhook")):
 		// Admission (a policy, a webhook) or validation refused what the
-		// prediction says is applied.
-		admissionDiff("the server refuses the apply, the prediction does not: %s", status.Status().Message)
-		v.ServerDenied = status.Status().Message
+		// prediction says is applied: the server's configuration (its
+		// flags) may be why.
+		msg := status.Status().Message
+		if v.ServerConfiguration = refusedBy(against.Result, r.Live, msg); len(v.ServerConfiguration) > 0 {
+			differs(v, "the server refuses the apply, as its configuration (%s) decides: %s", strings.Join(v.ServerConfiguration, ", "), msg)
+		} else {
+			admissionDiff("the server refuses the apply, the prediction does not: %s", msg)
+		}
+		v.ServerDenied = msg
 	case err != nil:
 		return nil, "", fmt.Errorf("--verify: the server dry run failed: %w", err)
 	default:
@@ -187,6 +180,42 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		}
 	}
 	return v, answerVersion(out), nil
+}
+
+// differs notes a difference.
+func differs(v *Verification, format string, args ...interface{}) {
+	v.Status = VerifyDiffers
+	v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
+}
+
+// settle decides what the differences mean once all are listed. Those
+// only what is not known here makes (admission not evaluated, validation
+// not modelled, the server's configuration) are the server's answer for
+// it (resolved); a core one (conflicts, managedFields) is the
+// prediction's error, and so is any other when nothing was unknown.
+func settle(v *Verification, against, r *Simulation, core, other bool) {
+	inexact := against.Admission != nil && !against.Admission.Exact || len(r.Unchecked) > 0
+	configured := len(v.ServerConfiguration) > 0
+	if v.Status == VerifyDiffers && !core && (inexact || configured && !other) {
+		var why []string
+		if against.Admission != nil {
+			why = append(why, against.Admission.Reasons...)
+		}
+		why = append(why, r.Unchecked...)
+		if configured {
+			why = append(why, "the apiserver's "+strings.Join(v.ServerConfiguration, ", "))
+		}
+		v.Status = VerifyResolved
+		v.Reason = "the prediction was not exact (" + strings.Join(why, "; ") + "): the server's dry run answers for what is not evaluated here"
+		if !inexact {
+			v.Reason = "the apiserver's configuration (" + strings.Join(v.ServerConfiguration, ", ") + ") decides what no prediction knows: the server's dry run answers for it"
+		}
+	}
+	if v.Status != VerifyResolved {
+		v.ServerDenied = ""
+		v.ServerConfiguration = nil
+	}
+	v.Agrees = v.Status == VerifyAgrees
 }
 
 // denied is the denial predicted of r's apply ("": none).
