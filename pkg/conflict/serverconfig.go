@@ -53,7 +53,7 @@ func serverSettingCaveats(result, live *unstructured.Unstructured) []string {
 		for i, p := range paths {
 			names[i] = pathlang.Path(p).String()
 		}
-		out = append(out, fmt.Sprintf("%s: the apiserver's %s decides %s, which is not known here: the prediction assumes it allows the apply (--verify asks the server)",
+		out = append(out, fmt.Sprintf("%s: the apiserver's flag %s decides %s, which is not known here: the prediction assumes it allows the apply (--verify asks the server)",
 			strings.Join(names, ", "), s.name, s.decides))
 	}
 	return out

@@ -87,7 +87,7 @@ func TestVerifyServerConfiguration(t *testing.T) {
 			}
 			caveat := ""
 			for _, w := range r.Warnings {
-				if strings.Contains(w, "the apiserver's --") {
+				if strings.Contains(w, "the apiserver's flag --") {
 					caveat = w
 				}
 			}
