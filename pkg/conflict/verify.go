@@ -63,32 +63,10 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		admissionDiff(format, args...)
 	}
 	defer func() { settle(v, against, r, core, other) }()
-	send := obj
-	if o.Subresource == "scale" {
-		// /scale takes an autoscaling/v1 Scale.
-		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
-		send = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
-			"spec": map[string]interface{}{"replicas": replicas}}}
-		send.SetName(obj.GetName())
-		send.SetNamespace(obj.GetNamespace())
-	}
-	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
-	var out *unstructured.Unstructured
-	var err error
-	if wd, ok := dr.(WarningDryRunner); ok {
-		out, v.ServerWarnings, err = wd.DryRunApplyWarnings(ctx, obj, send, opts, o.Subresource)
-	} else {
-		out, err = dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
-	}
-	if v.ServerWarnings == nil {
-		v.ServerWarnings = []string{}
-	}
-	if against.Admission != nil && err == nil {
-		for _, w := range against.Admission.Warnings {
-			if !slices.Contains(v.ServerWarnings, w) {
-				admissionDiff("warning predicted, not returned by the server: %s", w)
-			}
-		}
+	out, warnings, err := dryRun(ctx, dr, obj, o)
+	v.ServerWarnings = append([]string{}, warnings...)
+	for _, w := range missedWarnings(against, warnings, err) {
+		admissionDiff("warning predicted, not returned by the server: %s", w)
 	}
 	var status apierrors.APIStatus
 	switch {
@@ -152,34 +130,78 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			}
 			return v, answerVersion(out), nil
 		}
-		got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
-		if !reflect.DeepEqual(got, want) {
-			gb, _ := json.Marshal(got)
-			wb, _ := json.Marshal(want)
-			diff("managedFields: server %s, predicted %s", gb, wb)
-		}
-		if o.Result != nil && r.Schema != nil {
-			pred := *against
-			if pred.Schema == nil {
-				pred.Schema, pred.Defaults, pred.Storage, pred.Admission = r.Schema, r.Defaults, r.Storage, r.Admission
-			}
-			res, unknown, err := o.Result(&pred)
-			if err != nil {
-				return nil, "", fmt.Errorf("--verify: %w", err)
-			}
-			// A name the server generates (a token volume's) can't be
-			// predicted: the server's is taken, the rest compared.
-			admission.AdoptGeneratedNames(pred.Admission, res, out)
-			lines, err := objectDifferences(r.Schema, out, res, unknown)
-			if err != nil {
-				return nil, "", fmt.Errorf("--verify: %w", err)
-			}
-			for _, l := range lines {
-				admissionDiff("%s", l)
-			}
+		if err := compareAnswer(out, against, r, o, diff, admissionDiff); err != nil {
+			return nil, "", err
 		}
 	}
 	return v, answerVersion(out), nil
+}
+
+// dryRun sends the apply as a server dry run (to /scale as a Scale).
+func dryRun(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, o Options) (*unstructured.Unstructured, []string, error) {
+	send := obj
+	if o.Subresource == "scale" {
+		// /scale takes an autoscaling/v1 Scale.
+		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
+		send = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"spec": map[string]interface{}{"replicas": replicas}}}
+		send.SetName(obj.GetName())
+		send.SetNamespace(obj.GetNamespace())
+	}
+	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
+	if wd, ok := dr.(WarningDryRunner); ok {
+		return wd.DryRunApplyWarnings(ctx, obj, send, opts, o.Subresource)
+	}
+	out, err := dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
+	return out, nil, err
+}
+
+// compareAnswer compares the server's object (out) with the predicted
+// one: managedFields (a core difference), then the whole object, what
+// is not known here (unknown: allocated, generated) aside.
+func compareAnswer(out *unstructured.Unstructured, against, r *Simulation, o Options, diff, admissionDiff func(string, ...interface{})) error {
+	got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
+	if !reflect.DeepEqual(got, want) {
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		diff("managedFields: server %s, predicted %s", gb, wb)
+	}
+	if o.Result == nil || r.Schema == nil {
+		return nil
+	}
+	pred := *against
+	if pred.Schema == nil {
+		pred.Schema, pred.Defaults, pred.Storage, pred.Admission = r.Schema, r.Defaults, r.Storage, r.Admission
+	}
+	res, unknown, err := o.Result(&pred)
+	if err != nil {
+		return fmt.Errorf("--verify: %w", err)
+	}
+	// A name the server generates (a token volume's) can't be
+	// predicted: the server's is taken, the rest compared.
+	admission.AdoptGeneratedNames(pred.Admission, res, out)
+	lines, err := objectDifferences(r.Schema, out, res, unknown)
+	if err != nil {
+		return fmt.Errorf("--verify: %w", err)
+	}
+	for _, l := range lines {
+		admissionDiff("%s", l)
+	}
+	return nil
+}
+
+// missedWarnings are the warnings predicted of an apply the server
+// applied that it did not return.
+func missedWarnings(against *Simulation, got []string, err error) []string {
+	var out []string
+	if against.Admission != nil && err == nil {
+		for _, w := range against.Admission.Warnings {
+			if !slices.Contains(got, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // differs notes a difference.
