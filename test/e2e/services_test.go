@@ -1,11 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 )
 
 // service is a Service manifest of the given spec lines (indented by
@@ -114,5 +121,71 @@ spec:
 	res := mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", file)
 	if !strings.Contains(res.stdout, "--allow-privileged") {
 		t.Errorf("no caveat naming --allow-privileged:\n%s", res.stdout)
+	}
+}
+
+// TestHelmSwitchKeepsDefaultedProtocol: a Service Helm created
+// client-side holds, through Update, the protocol the apiserver
+// defaulted; Helm 4's switch to server-side apply moves that ownership
+// to its apply (csaupgrade), and the render leaves the protocol out.
+// explain-conflict says what diff and the server do: the port keeps its
+// protocol (reset to TCP, unchanged), nothing is removed.
+func TestHelmSwitchKeepsDefaultedProtocol(t *testing.T) {
+	ns := namespace(t)
+	render := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n"
+	helmWrite(t, ns, "web", render, false)
+	// What Helm applies: the render with its ownership metadata.
+	u := helmObjects(t, ns, "web", render)[0]
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "svc.json")
+	writeFile(t, file, string(b))
+	args := []string{"-n", ns, "-f", file, "--field-manager", "helm", "--csa-upgrade", "helm", "-o", "json"}
+	res := ssa(t, append([]string{"explain-conflict"}, args...)...)
+	var r conflictReport
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	if len(r.Removed) != 0 {
+		t.Errorf("explain-conflict removes %q", r.Removed)
+	}
+	kept := false
+	for _, rs := range r.Reset {
+		kept = kept || rs.Path == `.spec.ports[port=80,protocol="TCP"].protocol` && rs.Value == "TCP" && rs.Unchanged
+	}
+	if !kept {
+		t.Errorf("the protocol is not reset to TCP, unchanged: %+v", r.Reset)
+	}
+	var d diffReport
+	dr := ssa(t, append([]string{"diff"}, args...)...)
+	if err := json.Unmarshal([]byte(dr.stdout), &d); err != nil {
+		t.Fatalf("%v\n%s", err, dr.stdout)
+	}
+	for _, c := range d.Changes {
+		if strings.HasSuffix(c.Path, ".protocol") && c.Change != "ownership" && c.Change != "reset" {
+			t.Errorf("diff: %s %s", c.Change, c.Path)
+		}
+	}
+	// The server: the move made for real, then the apply.
+	live, err := resourceFor(t, u).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New("helm"), "helm")
+	if err != nil || p == nil {
+		t.Fatalf("helm's client-side ownership to move: %s, %v", p, err)
+	}
+	if _, err := resourceFor(t, u).Patch(context.Background(), "web", types.JSONPatchType, p, metav1.PatchOptions{FieldManager: "helm"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := resourceFor(t, u).Apply(context.Background(), "web", u, metav1.ApplyOptions{FieldManager: "helm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, _, _ := unstructured.NestedSlice(out.Object, "spec", "ports")
+	if len(ports) != 1 || ports[0].(map[string]interface{})["protocol"] != "TCP" {
+		t.Errorf("the server's ports: %v", ports)
 	}
 }
