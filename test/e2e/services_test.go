@@ -45,7 +45,7 @@ func TestVerifyServiceTypes(t *testing.T) {
 		unknown []string
 	}{
 		{diffCase{name: "ClusterIP created", applied: serviceOf("svc", clusterIPSvc)}, clusterIPPaths},
-		{diffCase{name: "headless created", applied: serviceOf("svc", "  clusterIP: None\n"+httpPort)}, []string{".spec.ipFamilies", ".spec.ipFamilyPolicy"}},
+		{diffCase{name: "headless created", applied: serviceOf("svc", "  clusterIP: None\n"+httpPort)}, []string{".spec.clusterIPs", ".spec.ipFamilies", ".spec.ipFamilyPolicy"}},
 		{diffCase{name: "ExternalName created", applied: serviceOf("svc", "  type: ExternalName\n  externalName: db.example.com\n")}, nil},
 		{diffCase{name: "NodePort created", applied: serviceOf("svc", nodePortSvc)}, append(slices.Clone(clusterIPPaths), nodePortPath)},
 		{diffCase{name: "LoadBalancer created", applied: serviceOf("svc", lbSvc)}, append(slices.Clone(clusterIPPaths), nodePortPath)},
@@ -59,7 +59,7 @@ func TestVerifyServiceTypes(t *testing.T) {
 			[]string{healthPortPath, nodePortPath}},
 		{diffCase{name: "LoadBalancer traffic policy Cluster to Local", setup: applyAs(serviceOf("svc", lbSvc), "ops"), applied: serviceOf("svc", lbLocalSvc)},
 			[]string{healthPortPath}},
-		{diffCase{name: "NodePort, a port added", setup: applyAs(serviceOf("svc", nodePortSvc), "ops"),
+		{diffCase{name: "NodePort with a port added", setup: applyAs(serviceOf("svc", nodePortSvc), "ops"),
 			applied: serviceOf("svc", "  type: NodePort\n  ports: [{name: http, port: 80}, {name: https, port: 443}]\n")},
 			[]string{`.spec.ports[port=443,protocol="TCP"].nodePort`}},
 		{diffCase{name: "NodePort unchanged", setup: applyAs(serviceOf("svc", nodePortSvc), "ops"), applied: serviceOf("svc", nodePortSvc)}, nil},
@@ -75,15 +75,15 @@ func TestVerifyServiceTypes(t *testing.T) {
 			}
 			ns := namespace(t)
 			c.setup(t, ns)
-			// diff's result and --verify, against the server's dry run.
-			checkDiffIn(t, c, ns)
 			file := filepath.Join(t.TempDir(), "svc.yaml")
 			writeFile(t, file, c.applied)
 			res := ssa(t, "diff", "-n", ns, "-f", file, "--field-manager", "ops", "-o", "json")
 			var rep diffReport
 			if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
-				t.Fatalf("%v\n%s", err, res.stdout)
+				t.Fatalf("exit %d: %v\n%s%s", res.code, err, res.stdout, res.stderr)
 			}
+			// diff's result and --verify, against the server's dry run.
+			checkDiffIn(t, c, ns)
 			got, want := slices.Sorted(slices.Values(rep.Unknown)), slices.Sorted(slices.Values(tt.unknown))
 			if !slices.Equal(got, want) {
 				t.Errorf("unknown %q, want %q", got, want)
