@@ -130,7 +130,7 @@ func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) 
 		if _, ok := pathlang.Lookup(obj, p[:k]); ok {
 			continue
 		}
-		if item, ok := defaultKeyedItem(src, obj, p[:k], anc[:k]); ok {
+		if item, ok := defaultKeyedItem(src, p[:k], anc[:k]); ok {
 			anc[k] = item
 			continue
 		}
@@ -147,11 +147,12 @@ func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) 
 	return src.Removal(p, anc)
 }
 
-// defaultKeyedItem finds the list item at p (p ends in a key) when the
-// item leaves out a key field that its default fills: the field manager
-// keys a Service port without a protocol as protocol=TCP, and the
-// apiserver defaults the field back, so the item is there.
-func defaultKeyedItem(src defaults.Source, obj map[string]interface{}, p fieldpath.Path, anc []interface{}) (interface{}, bool) {
+// defaultKeyedItem finds the list item at p (p ends in a key; anc are
+// the values at p's proper prefixes) when the item leaves out a key
+// field that its default fills: the field manager keys a Service port
+// without a protocol as protocol=TCP, and the apiserver defaults the
+// field back, so the item is there.
+func defaultKeyedItem(src defaults.Source, p fieldpath.Path, anc []interface{}) (interface{}, bool) {
 	last := p[len(p)-1]
 	if last.Key == nil {
 		return nil, false
