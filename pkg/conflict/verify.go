@@ -71,21 +71,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsConflict(err) && errors.As(err, &status):
-		st := status.Status()
-		if against.Message == "" {
-			diff("the server reports a conflict the prediction missed: %s", st.Message)
-			return v, answerVersion(out), nil
-		}
-		if st.Message != against.Message {
-			diff("message: server %q, predicted %q", st.Message, against.Message)
-		}
-		n := 0
-		if st.Details != nil {
-			n = len(st.Details.Causes)
-		}
-		if n != len(against.Conflicts) {
-			diff("conflicts: server %d, predicted %d", n, len(against.Conflicts))
-		}
+		compareConflict(status.Status(), against, diff)
 	case apierrors.IsForbidden(err) && unauthorized(err):
 		v.Status = VerifyRefused
 		v.Reason = "the server refused the dry run (" + err.Error() + "): nothing was compared"
@@ -135,6 +121,24 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		}
 	}
 	return v, answerVersion(out), nil
+}
+
+// compareConflict compares the server's conflict with the predicted one.
+func compareConflict(st metav1.Status, against *Simulation, diff func(string, ...interface{})) {
+	if against.Message == "" {
+		diff("the server reports a conflict the prediction missed: %s", st.Message)
+		return
+	}
+	if st.Message != against.Message {
+		diff("message: server %q, predicted %q", st.Message, against.Message)
+	}
+	n := 0
+	if st.Details != nil {
+		n = len(st.Details.Causes)
+	}
+	if n != len(against.Conflicts) {
+		diff("conflicts: server %d, predicted %d", n, len(against.Conflicts))
+	}
 }
 
 // dryRun sends the apply as a server dry run (to /scale as a Scale).
