@@ -268,6 +268,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		r.Warnings = append(r.Warnings, warnings...)
 		if r.Message == "" && r.Result != nil {
 			r.Unchecked = duplicatePortNames(r.Result)
+			r.Warnings = append(r.Warnings, serverSettingCaveats(r.Result, in.Live)...)
 			if first := r.FirstApply; first != nil && first.Result != nil {
 				// kubectl's sequence stops at its first apply when the
 				// server refuses that one: client-side apply's manager

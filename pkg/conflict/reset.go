@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -129,6 +130,10 @@ func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) 
 		if _, ok := pathlang.Lookup(obj, p[:k]); ok {
 			continue
 		}
+		if item, ok := defaultKeyedItem(src, p[:k], anc[:k]); ok {
+			anc[k] = item
+			continue
+		}
 		a := src.Removal(p[:k], anc[:k])
 		if a.Outcome != defaults.Reset {
 			return a
@@ -140,6 +145,46 @@ func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) 
 		return defaults.Answer{Outcome: defaults.Reset, Value: v}
 	}
 	return src.Removal(p, anc)
+}
+
+// defaultKeyedItem finds the list item at p (p ends in a key; anc are
+// the values at p's proper prefixes) when the item leaves out a key
+// field that its default fills: the field manager keys a Service port
+// without a protocol as protocol=TCP, and the apiserver defaults the
+// field back, so the item is there.
+func defaultKeyedItem(src defaults.Source, p fieldpath.Path, anc []interface{}) (interface{}, bool) {
+	last := p[len(p)-1]
+	if last.Key == nil {
+		return nil, false
+	}
+	items, _ := anc[len(p)-1].([]interface{})
+	for _, it := range items {
+		m, ok := it.(map[string]interface{})
+		if ok && keyMatchesDefaulted(src, m, p, append(append([]interface{}{}, anc...), m)) {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// keyMatchesDefaulted tells whether item has p's key, its absent key
+// fields taking their defaults.
+func keyMatchesDefaulted(src defaults.Source, item map[string]interface{}, p fieldpath.Path, anc []interface{}) bool {
+	for _, f := range *p[len(p)-1].Key {
+		v, ok := item[f.Name]
+		if !ok {
+			name := f.Name
+			a := src.Removal(append(p.Copy(), fieldpath.PathElement{FieldName: &name}), anc)
+			if a.Outcome != defaults.Reset {
+				return false
+			}
+			v = a.Value
+		}
+		if !value.Equals(f.Value, value.NewValueInterface(v)) {
+			return false
+		}
+	}
+	return true
 }
 
 // topmostPaths drops the paths below another one of the list.

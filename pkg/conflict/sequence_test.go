@@ -1,6 +1,7 @@
 package conflict_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -101,5 +102,40 @@ func TestCSAUpgradeFirst(t *testing.T) {
 				t.Errorf("warned of the move: %v, moved: %v (%q)", warned, moved, r.Warnings)
 			}
 		})
+	}
+}
+
+// TestCSAUpgradeKeepsDefaultedProtocol: a Service Helm 3 created holds,
+// through Update, the defaults the apiserver filled in (a port's
+// protocol). Moved to helm's apply, the protocol is no longer applied
+// (the render leaves it out), but the port is keyed protocol=TCP and the
+// apiserver defaults it back: it is reset to the same value, as diff and
+// the server say, not removed.
+func TestCSAUpgradeKeepsDefaultedProtocol(t *testing.T) {
+	const created = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},
+"spec":{"type":"ClusterIP","sessionAffinity":"None","selector":{"app":"web"},"ports":[{"name":"http","port":80,"protocol":"TCP","targetPort":80}]}}`
+	const render = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},
+"spec":{"selector":{"app":"web"},"ports":[{"name":"http","port":80,"targetPort":80}]}}`
+	s := &state{}
+	update{Manager: "helm", Create: created}.Run(t, s)
+	r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: manifest(t, render), FieldManager: "helm",
+		Schema: conflict.BuiltinSchema(), HasStatus: true, CSAUpgrade: []string{"helm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Removed) != 0 {
+		t.Errorf("removed %v, want none", r.Removed)
+	}
+	var got []string
+	for _, rs := range r.Reset {
+		got = append(got, fmt.Sprintf("%s=%v unchanged=%v", rs.Path, rs.Value, rs.Unchanged))
+	}
+	want := []string{
+		".spec.sessionAffinity=None unchanged=true",
+		".spec.type=ClusterIP unchanged=true",
+		`.spec.ports[port=80,protocol="TCP"].protocol=TCP unchanged=true`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resets (-want +got)\n%s", diff)
 	}
 }

@@ -52,70 +52,27 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	}
 	v := &Verification{Status: VerifyAgrees, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}}
 	// core: a difference admission can't make (conflicts, managedFields):
-	// the prediction is wrong, whatever it said of admission.
-	core := false
+	// the prediction is wrong, whatever it said of admission. other: a
+	// difference the server's configuration does not explain.
+	core, other := false, false
 	admissionDiff := func(format string, args ...interface{}) {
-		v.Status = VerifyDiffers
-		v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
+		other = true
+		differs(v, format, args...)
 	}
 	diff := func(format string, args ...interface{}) {
 		core = true
 		admissionDiff(format, args...)
 	}
-	defer func() {
-		if v.Status == VerifyDiffers && !core && (against.Admission != nil && !against.Admission.Exact || len(r.Unchecked) > 0) {
-			var why []string
-			if against.Admission != nil {
-				why = append(why, against.Admission.Reasons...)
-			}
-			why = append(why, r.Unchecked...)
-			v.Status = VerifyResolved
-			v.Reason = "the prediction was not exact (" + strings.Join(why, "; ") + "): the server's dry run answers for what is not evaluated here"
-		}
-		if v.Status != VerifyResolved {
-			v.ServerDenied = ""
-		}
-		v.Agrees = v.Status == VerifyAgrees
-	}()
-	send := obj
-	if o.Subresource == "scale" {
-		// /scale takes an autoscaling/v1 Scale.
-		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
-		send = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
-			"spec": map[string]interface{}{"replicas": replicas}}}
-		send.SetName(obj.GetName())
-		send.SetNamespace(obj.GetNamespace())
-	}
-	out, warnings, err := dryRun(ctx, dr, obj, send, r, o)
-	v.ServerWarnings = warnings
-	if v.ServerWarnings == nil {
-		v.ServerWarnings = []string{}
-	}
-	if against.Admission != nil && err == nil {
-		for _, w := range against.Admission.Warnings {
-			if !slices.Contains(v.ServerWarnings, w) {
-				admissionDiff("warning predicted, not returned by the server: %s", w)
-			}
-		}
+	defer func() { settle(v, against, r, core, other) }()
+	out, warnings, err := dryRun(ctx, dr, obj, r, o)
+	v.ServerWarnings = append([]string{}, warnings...)
+	for _, w := range missedWarnings(against, warnings, err) {
+		admissionDiff("warning predicted, not returned by the server: %s", w)
 	}
 	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsConflict(err) && errors.As(err, &status):
-		st := status.Status()
-		if against.Message == "" {
-			diff("the server reports a conflict the prediction missed: %s", st.Message)
-			return v, answerVersion(out), nil
-		}
-		if st.Message != against.Message {
-			diff("message: server %q, predicted %q", st.Message, against.Message)
-		}
-		n := 0
-		if st.Details != nil {
-			n = len(st.Details.Causes)
-		}
-		if n != len(against.Conflicts) {
-			diff("conflicts: server %d, predicted %d", n, len(against.Conflicts))
-		}
+		compareConflict(status.Status(), against, diff)
 	case apierrors.IsForbidden(err) && unauthorized(err):
 		v.Status = VerifyRefused
 		v.Reason = "the server refused the dry run (" + err.Error() + "): nothing was compared"
@@ -134,9 +91,15 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		return v, answerVersion(out), nil
 	case err != nil && errors.As(err, &status) && (status.Status().Code < 500 || strings.Contains(err.Error(), "webhook")):
 		// Admission (a policy, a webhook) or validation refused what the
-		// prediction says is applied.
-		admissionDiff("the server refuses the apply, the prediction does not: %s", status.Status().Message)
-		v.ServerDenied = status.Status().Message
+		// prediction says is applied: the server's configuration (its
+		// flags) may be why.
+		msg := status.Status().Message
+		if v.ServerConfiguration = refusedBy(against.Result, r.Live, msg); len(v.ServerConfiguration) > 0 {
+			differs(v, "the server refuses the apply, as its configuration (%s) decides: %s", strings.Join(v.ServerConfiguration, ", "), msg)
+		} else {
+			admissionDiff("the server refuses the apply, the prediction does not: %s", msg)
+		}
+		v.ServerDenied = msg
 	case err != nil:
 		return nil, "", fmt.Errorf("--verify: the server dry run failed: %w", err)
 	default:
@@ -154,54 +117,44 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			}
 			return v, answerVersion(out), nil
 		}
-		got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
-		if !reflect.DeepEqual(got, want) {
-			gb, _ := json.Marshal(got)
-			wb, _ := json.Marshal(want)
-			diff("managedFields: server %s, predicted %s", gb, wb)
-		}
-		if o.Result != nil && r.Schema != nil {
-			pred := *against
-			if pred.Schema == nil {
-				pred.Schema, pred.Defaults, pred.Storage, pred.Admission = r.Schema, r.Defaults, r.Storage, r.Admission
-			}
-			res, unknown, err := o.Result(&pred)
-			if err != nil {
-				return nil, "", fmt.Errorf("--verify: %w", err)
-			}
-			// A name the server generates (a token volume's) can't be
-			// predicted: the server's is taken, the rest compared.
-			admission.AdoptGeneratedNames(pred.Admission, res, out)
-			lines, err := objectDifferences(r.Schema, out, res, unknown)
-			if err != nil {
-				return nil, "", fmt.Errorf("--verify: %w", err)
-			}
-			for _, l := range lines {
-				admissionDiff("%s", l)
-			}
+		if err := compareAnswer(out, against, r, o, diff, admissionDiff); err != nil {
+			return nil, "", err
 		}
 	}
 	return v, answerVersion(out), nil
 }
 
-// dryRun sends the predicted write as a server dry run: the apply, or
-// with o.ClientSide the same client-side patch (a create when the object
-// does not exist).
-func dryRun(ctx context.Context, dr DryRunner, obj, send *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
+// compareConflict compares the server's conflict with the predicted one.
+func compareConflict(st metav1.Status, against *Simulation, diff func(string, ...interface{})) {
+	if against.Message == "" {
+		diff("the server reports a conflict the prediction missed: %s", st.Message)
+		return
+	}
+	if st.Message != against.Message {
+		diff("message: server %q, predicted %q", st.Message, against.Message)
+	}
+	n := 0
+	if st.Details != nil {
+		n = len(st.Details.Causes)
+	}
+	if n != len(against.Conflicts) {
+		diff("conflicts: server %d, predicted %d", n, len(against.Conflicts))
+	}
+}
+
+// dryRun sends the apply as a server dry run (to /scale as a Scale).
+func dryRun(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
 	if o.ClientSide != nil {
-		pd, ok := dr.(PatchDryRunner)
-		if !ok {
-			return nil, nil, errors.New("--verify: this source can't dry-run a client-side write")
-		}
-		var patch []byte
-		var pt types.PatchType
-		if r.Action != ActionCreate {
-			var err error
-			if patch, pt, err = HelmPatch(o.ClientSide.Original, obj, r.Live); err != nil {
-				return nil, nil, fmt.Errorf("--verify: %w", err)
-			}
-		}
-		return pd.DryRunWrite(ctx, obj, patch, pt, o.FieldManager)
+		return dryRunClientSide(ctx, dr, obj, r, o)
+	}
+	send := obj
+	if o.Subresource == "scale" {
+		// /scale takes an autoscaling/v1 Scale.
+		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
+		send = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"spec": map[string]interface{}{"replicas": replicas}}}
+		send.SetName(obj.GetName())
+		send.SetNamespace(obj.GetNamespace())
 	}
 	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
 	if wd, ok := dr.(WarningDryRunner); ok {
@@ -209,6 +162,108 @@ func dryRun(ctx context.Context, dr DryRunner, obj, send *unstructured.Unstructu
 	}
 	out, err := dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
 	return out, nil, err
+}
+
+// dryRunClientSide sends o.ClientSide's write as a dry run: the same
+// client-side patch, or a create when the object does not exist.
+func dryRunClientSide(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
+	pd, ok := dr.(PatchDryRunner)
+	if !ok {
+		return nil, nil, errors.New("--verify: this source can't dry-run a client-side write")
+	}
+	var patch []byte
+	var pt types.PatchType
+	if r.Action != ActionCreate {
+		var err error
+		if patch, pt, err = HelmPatch(o.ClientSide.Original, obj, r.Live); err != nil {
+			return nil, nil, fmt.Errorf("--verify: %w", err)
+		}
+	}
+	return pd.DryRunWrite(ctx, obj, patch, pt, o.FieldManager)
+}
+
+// compareAnswer compares the server's object (out) with the predicted
+// one: managedFields (a core difference), then the whole object, what
+// is not known here (unknown: allocated, generated) aside.
+func compareAnswer(out *unstructured.Unstructured, against, r *Simulation, o Options, diff, admissionDiff func(string, ...interface{})) error {
+	got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
+	if !reflect.DeepEqual(got, want) {
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		diff("managedFields: server %s, predicted %s", gb, wb)
+	}
+	if o.Result == nil || r.Schema == nil {
+		return nil
+	}
+	pred := *against
+	if pred.Schema == nil {
+		pred.Schema, pred.Defaults, pred.Storage, pred.Admission = r.Schema, r.Defaults, r.Storage, r.Admission
+	}
+	res, unknown, err := o.Result(&pred)
+	if err != nil {
+		return fmt.Errorf("--verify: %w", err)
+	}
+	// A name the server generates (a token volume's) can't be
+	// predicted: the server's is taken, the rest compared.
+	admission.AdoptGeneratedNames(pred.Admission, res, out)
+	lines, err := objectDifferences(r.Schema, out, res, unknown)
+	if err != nil {
+		return fmt.Errorf("--verify: %w", err)
+	}
+	for _, l := range lines {
+		admissionDiff("%s", l)
+	}
+	return nil
+}
+
+// missedWarnings are the warnings predicted of an apply the server
+// applied that it did not return.
+func missedWarnings(against *Simulation, got []string, err error) []string {
+	var out []string
+	if against.Admission != nil && err == nil {
+		for _, w := range against.Admission.Warnings {
+			if !slices.Contains(got, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// differs notes a difference.
+func differs(v *Verification, format string, args ...interface{}) {
+	v.Status = VerifyDiffers
+	v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
+}
+
+// settle decides what the differences mean once all are listed. Those
+// only what is not known here makes (admission not evaluated, validation
+// not modelled, the server's configuration) are the server's answer for
+// it (resolved); a core one (conflicts, managedFields) is the
+// prediction's error, and so is any other when nothing was unknown.
+func settle(v *Verification, against, r *Simulation, core, other bool) {
+	inexact := against.Admission != nil && !against.Admission.Exact || len(r.Unchecked) > 0
+	configured := len(v.ServerConfiguration) > 0
+	if v.Status == VerifyDiffers && !core && (inexact || configured && !other) {
+		var why []string
+		if against.Admission != nil {
+			why = append(why, against.Admission.Reasons...)
+		}
+		why = append(why, r.Unchecked...)
+		if configured {
+			why = append(why, "the apiserver's "+strings.Join(v.ServerConfiguration, ", "))
+		}
+		v.Status = VerifyResolved
+		v.Reason = "the prediction was not exact (" + strings.Join(why, "; ") + "): the server's dry run answers for what is not evaluated here"
+		if !inexact {
+			v.Reason = "the apiserver's configuration (" + strings.Join(v.ServerConfiguration, ", ") + ") decides what no prediction knows: the server's dry run answers for it"
+		}
+	}
+	if v.Status != VerifyResolved {
+		v.ServerDenied = ""
+		v.ServerConfiguration = nil
+	}
+	v.Agrees = v.Status == VerifyAgrees
 }
 
 // denied is the denial predicted of r's apply ("": none).

@@ -3,6 +3,7 @@ package defaults
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // DropTypeDependent does to a Service what its storage does on an update
@@ -98,8 +99,15 @@ func externallyAccessible(spec map[string]interface{}) bool {
 }
 
 // Allocated are the fields the apiserver fills from its pools when it
-// creates an object, which no defaulting knows: a Service's cluster IPs
-// and IP families, and the node ports its ports lack.
+// creates or updates a Service and the object lacks them, which no
+// defaulting knows: its cluster IPs and IP families (a Service that
+// needs them, created or changed from ExternalName), the node ports of
+// its ports (NodePort, or LoadBalancer allocating them: created, changed
+// to such a type, or a port added) and its health-check node port
+// (LoadBalancer with externalTrafficPolicy Local). obj is the predicted
+// object, with what an update keeps of the live one already in it. A
+// port is named by its key (port, protocol), as the field manager and
+// --verify's comparison name it.
 func Allocated(obj *unstructured.Unstructured) []fieldpath.Path {
 	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Service" {
 		return nil
@@ -115,12 +123,38 @@ func Allocated(obj *unstructured.Unstructured) []fieldpath.Path {
 	}
 	if needsNodePort(spec) {
 		ports, _ := spec["ports"].([]interface{})
-		for i, p := range ports {
+		for _, p := range ports {
 			m, _ := p.(map[string]interface{})
-			if v, ok := m["nodePort"].(int64); !ok || v == 0 {
-				out = append(out, fieldpath.MakePathOrDie("spec", "ports", i, "nodePort"))
+			if !allocatedPort(m["nodePort"]) {
+				out = append(out, fieldpath.MakePathOrDie("spec", "ports", portKey(m), "nodePort"))
 			}
 		}
 	}
+	if needsHCNodePort(spec) {
+		if !allocatedPort(spec["healthCheckNodePort"]) {
+			out = append(out, fieldpath.MakePathOrDie("spec", "healthCheckNodePort"))
+		}
+	}
 	return out
+}
+
+// portKey is the key of a Service port: port and protocol (TCP when the
+// port leaves it out, as the field manager and the apiserver default it).
+func portKey(m map[string]interface{}) *value.FieldList {
+	protocol, _ := m["protocol"].(string)
+	if protocol == "" {
+		protocol = "TCP"
+	}
+	return fieldpath.KeyByFields("port", m["port"], "protocol", protocol)
+}
+
+// allocatedPort tells whether v is a port number (0 asks for one).
+func allocatedPort(v interface{}) bool {
+	switch n := v.(type) {
+	case int64:
+		return n != 0
+	case float64:
+		return n != 0
+	}
+	return false
 }

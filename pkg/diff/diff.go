@@ -178,12 +178,14 @@ func Result(r *conflict.Simulation) (*unstructured.Unstructured, []fieldpath.Pat
 	}
 	var generated, known []fieldpath.Path
 	if r.Action == conflict.ActionCreate {
-		unknown = append(unknown, defaults.Allocated(res)...)
 		generated, known = defaults.Generated(nil, res)
 	} else {
 		defaults.DropTypeDependent(r.Live, res)
 		generated, known = defaults.Generated(r.Live, res)
 	}
+	// What the server allocates (a node port on create, or when a
+	// ClusterIP Service becomes a NodePort one) is what res still lacks.
+	unknown = append(unknown, defaults.Allocated(res)...)
 	unknown = append(without(unknown, known), generated...)
 	sort.Slice(unknown, func(i, j int) bool { return unknown[i].Compare(unknown[j]) < 0 })
 	return res, unknown, nil

@@ -195,6 +195,12 @@ func writeVerification(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
 			// The denial is among the differences.
 			line = "--verify: the server's dry run answers for what is not evaluated here: it refuses the apply:"
 		}
+		if len(r.Verify.ServerConfiguration) > 0 {
+			line = "--verify: the server's dry run answers for what its configuration decides (" + strings.Join(r.Verify.ServerConfiguration, ", ") + "):"
+			if r.Verify.ServerDenied != "" {
+				line = strings.TrimSuffix(line, ":") + ": it refuses the apply:"
+			}
+		}
 		fmt.Fprintln(w, p.Yellow(Escape(line)))
 		for _, d := range r.Verify.Differences {
 			fmt.Fprintf(w, "  %s\n", Escape(d))

@@ -63,3 +63,16 @@ func TestResetTextSaysANullWas(t *testing.T) {
 		}
 	}
 }
+
+// A refusal the server's configuration decides names the setting.
+func TestVerificationNamesTheServerConfiguration(t *testing.T) {
+	var b strings.Builder
+	r := &conflict.Report{Verify: &conflict.Verification{Status: conflict.VerifyResolved, ServerConfiguration: []string{"--allow-privileged"},
+		ServerDenied: "forbidden", Differences: []string{"the server refuses the apply, as its configuration (--allow-privileged) decides: forbidden"}, ServerWarnings: []string{}}}
+	writeVerification(&b, NewPalette(false), r)
+	want := "\n--verify: the server's dry run answers for what its configuration decides (--allow-privileged): it refuses the apply:\n" +
+		"  the server refuses the apply, as its configuration (--allow-privileged) decides: forbidden\n"
+	if got := b.String(); got != want {
+		t.Errorf("%q\nwant %q", got, want)
+	}
+}

@@ -247,10 +247,11 @@ const (
 	// a Namespace the input creates before it): nothing was compared.
 	VerifyNotRun VerifyStatus = "not-run"
 	// VerifyResolved: the prediction was not exact (admission not
-	// evaluated here matched), and the server's dry run differs only
-	// where that admission acts (the object's values, a denial): the
-	// server's answer stands for it. Differences list what it did;
-	// ServerDenied is its denial, if it refused the apply.
+	// evaluated here matched, or a check the server's configuration
+	// decides: ServerConfiguration), and the server's dry run differs
+	// only where that acts (the object's values, a denial): the server's
+	// answer stands for it. Differences list what it did; ServerDenied
+	// is its denial, if it refused the apply.
 	VerifyResolved VerifyStatus = "resolved"
 )
 
@@ -273,6 +274,11 @@ type Verification struct {
 	// ServerDenied is the server's denial when the prediction did not
 	// have it (resolved: admission not evaluated here refused the apply).
 	ServerDenied string `json:"serverDenied,omitempty"`
+	// ServerConfiguration names the apiserver's own settings that decided
+	// the differences (its flags, as --allow-privileged, and the node
+	// ports and IPs it holds for other objects): what no prediction
+	// knows, and assumes allows the apply. Set with resolved.
+	ServerConfiguration []string `json:"serverConfiguration,omitempty"`
 	// ServerWarnings are the warnings the server's dry run returned
 	// (deprecations, admission's); a warning the prediction has
 	// (admission.warnings) and the server does not is a difference.
