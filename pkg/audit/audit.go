@@ -235,7 +235,7 @@ func Check(obj Object, o Options) []Finding {
 				own = without(edited, c.adoptedBy())
 			}
 			edit = update && e.Subresource == "" && !c.allowed(e.Manager)
-			if e.Subresource == "" && !c.allowed(e.Manager) && len(own) > 0 {
+			if c.drifts(e) && len(own) > 0 {
 				c.addFixes(CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
 			}
 		case IsManual(e) && !ownership.IsCSAEntry(e):
@@ -519,6 +519,24 @@ func (c *checker) hasSubresourceEntry(manager string) bool {
 		}
 	}
 	return c.subresourceWriters[manager]
+}
+
+// drifts tells whether an entry's fields are drift with --expect-manager:
+// its manager is neither expected nor allowed, and it wrote the main
+// resource, or /scale by hand (kubectl scale, k9s, Lens: the replicas in
+// git are no longer the object's). A controller's scaling (the HPA, KEDA,
+// any autoscaler) and other subresources (status) are theirs to write.
+func (c *checker) drifts(e metav1.ManagedFieldsEntry) bool {
+	if c.allowed(e.Manager) {
+		return false
+	}
+	switch v1alpha1.Subresource(e.Subresource) {
+	case v1alpha1.SubresourceNone:
+		return true
+	case v1alpha1.SubresourceScale:
+		return !tools.IsController(ownership.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.SubresourceScale})
+	}
+	return false
 }
 
 func (c *checker) allowed(manager string) bool {
