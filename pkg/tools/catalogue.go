@@ -219,13 +219,15 @@ func Lookup(o ownership.Owner, path string) (Known, bool) {
 // an autoscaler, a Kubernetes component) rather than for a person (kubectl,
 // Argo CD's UI, k9s, Lens, a script): by its catalogue row, the generic
 // rows that match any name passed over (a /scale write is a person's or a
-// controller's by who wrote it), then by its name.
+// controller's by who wrote it), then by its name (an autoscaler's too).
 func IsController(o ownership.Owner) bool {
 	if ownership.IsSystemManager(o.Manager) {
 		return true
 	}
-	k, _ := lookup(o, "", false)
-	return k.Controller
+	if k, ok := lookup(o, "", false); ok {
+		return k.Controller
+	}
+	return strings.Contains(o.Manager, "autoscaler")
 }
 
 // lookup is Lookup, with or without the rows that match any name.

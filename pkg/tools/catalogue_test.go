@@ -90,7 +90,9 @@ func TestIsController(t *testing.T) {
 		{scale("kube-controller-manager"), true},
 		{scale("keda-operator"), true},
 		{scale("rollouts-controller"), true},
-		{scale("cluster-autoscaler-manager"), true},
+		{scale("autoscaler"), true},
+		{scale("cluster-autoscaler"), true},
+		{scale("kubectl-autoscale"), false},
 		{ownership.Owner{Manager: "kubelet", Operation: "Update", Subresource: "status"}, true},
 		{ownership.Owner{Manager: "updater", Operation: "Update", Subresource: "resize"}, true},
 	}
