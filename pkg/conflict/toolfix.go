@@ -161,7 +161,9 @@ func (f fixer) argoCD() remedy.Remedy {
 		"ignoreDifferences": []interface{}{entry},
 		"syncPolicy":        map[string]interface{}{"syncOptions": []interface{}{"ServerSideApply=true", "RespectIgnoreDifferences=true"}},
 	}}
-	summary := fmt.Sprintf("In Argo CD, leave them to %s: add this to the Application that syncs %s. ignoreDifferences takes them out of the diff; RespectIgnoreDifferences=true makes each sync of the existing object send their live values instead of git's (co-owned, unchanged).", f.owners(), f.name)
+	// Pasted over an Application's own lists, the snippet's would replace
+	// them (and with them its other sync options): it says to add entries.
+	summary := fmt.Sprintf("In Argo CD, leave them to %s: add this to the Application that syncs %s; where it already has an ignoreDifferences or a syncOptions list, add these entries to it (the ignoreDifferences entry, and the two syncOptions entries ServerSideApply=true and RespectIgnoreDifferences=true), keeping the ones it has. ignoreDifferences takes them out of the diff; RespectIgnoreDifferences=true makes each sync of the existing object send their live values instead of git's (co-owned, unchanged).", f.owners(), f.name)
 	summary += f.forcedNote("Argo CD's sync")
 	if ui {
 		summary += " This keeps the edit made in Argo CD's UI; to have git win instead, sync without it: Argo CD's forced apply sets git's values and the UI's are lost."
