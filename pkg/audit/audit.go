@@ -216,7 +216,7 @@ func Check(obj Object, o Options) []Finding {
 	for i, e := range obj.ManagedFields {
 		set := c.sets[i]
 		edited := withoutRestart(set)
-		if set.Has(restartedAtPath) && e.Subresource == "" {
+		if set.Has(restartedAtPath) && e.Subresource == "" && !c.restartCopy(e) {
 			c.add(CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
 				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
 		}
@@ -364,6 +364,14 @@ func withoutRestart(set *fieldpath.Set) []pathlang.Path {
 		out = append(out, p)
 	}
 	return out
+}
+
+// restartCopy tells whether an entry's restart stamp is a controller's
+// copy of its owner's (the deployment controller's ReplicaSet of a
+// restarted Deployment): the restart is reported once, on the object it
+// was made on.
+func (c *checker) restartCopy(e metav1.ManagedFieldsEntry) bool {
+	return isCopy(c.obj) && tools.IsController(ownership.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation)})
 }
 
 // fixScope says what the fixes of a finding move: the whole entry, or

@@ -156,6 +156,25 @@ func TestCheck(t *testing.T) {
 			want: []string{`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `},
 		},
 		{
+			// The deployment controller copies the template, stamp
+			// included, into the new ReplicaSet: reported once, on the
+			// Deployment (issue 35).
+			name: "a ReplicaSet's copy of a restart stamp is not a restart",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("kube-controller-manager", update, "", `{"f:metadata":{"f:ownerReferences":{}},"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
+			},
+			refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Controller: &yes}},
+			want: []string{},
+		},
+		{
+			name: "a restart stamped by hand on an object a controller owns is reported",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
+			},
+			refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Controller: &yes}},
+			want: []string{`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `},
+		},
+		{
 			name: "a restart and a hand edit of the pod template",
 			entries: []metav1.ManagedFieldsEntry{
 				entry("gitops", apply, "", `{"f:spec":{"f:template":{"f:spec":{"f:x":{}}}}}`),
