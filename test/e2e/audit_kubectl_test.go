@@ -2,13 +2,17 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
@@ -101,5 +105,65 @@ func TestAuditExpectManagerHandScale(t *testing.T) {
 	}
 	if after := auditJSON(t, 0, "-n", ns, "deployments", "--expect-manager", "argocd-controller", "--fail-on", "error"); len(after.Findings) != 0 {
 		t.Errorf("findings after the fix: %v", shorts(after))
+	}
+}
+
+// kubectlRolloutRestart is `kubectl rollout restart TYPE/NAME`: the
+// kubectl binary on PATH when there is one, else its write as kubectl
+// makes it (the stamp, as "kubectl-rollout").
+func kubectlRolloutRestart(t *testing.T, ns, resource string, obj *unstructured.Unstructured) {
+	t.Helper()
+	if bin, err := exec.LookPath("kubectl"); err == nil {
+		cmd := exec.Command(bin, "rollout", "restart", "-n", ns, resource, "--kubeconfig", env.kubeconfig)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl rollout restart: %v\n%s", err, out)
+		}
+		return
+	}
+	patch(t, obj, "kubectl-rollout", `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"`+time.Now().UTC().Format(time.RFC3339)+`"}}}}}`)
+}
+
+// Issue 35: a kubectl rollout restart was reported twice, on the
+// Deployment and on the new ReplicaSet the deployment controller made
+// with the stamp copied into its template.
+func TestAuditRolloutRestartOnce(t *testing.T) {
+	ns := namespace(t)
+	d := apply(t, ns, "gitops", deployment, false)
+	kubectlRolloutRestart(t, ns, "deployment/web", d)
+	// The controller makes the new ReplicaSet, the stamp in its template.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		list, err := env.client.AppsV1().ReplicaSets(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamped := 0
+		for _, rs := range list.Items {
+			if rs.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] != "" {
+				stamped++
+			}
+		}
+		if stamped > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ReplicaSet with the restart stamp after 60s (%d ReplicaSets)", len(list.Items))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, args := range [][]string{
+		{"-n", ns, "deployments,replicasets"},
+		{"-n", ns, "deployments,replicasets", "--expect-manager", "gitops"},
+	} {
+		rep := auditJSON(t, 0, append(args, "--fail-on", "error")...)
+		var restarts []string
+		for _, f := range rep.Findings {
+			if f.Code == "rollout-restart" {
+				restarts = append(restarts, f.short())
+			}
+		}
+		if len(restarts) != 1 || !strings.HasPrefix(restarts[0], "Deployment/web rollout-restart kubectl-rollout (Update)") {
+			t.Errorf("audit %v: rollout-restart findings %q, want one, of the Deployment by kubectl-rollout", args, restarts)
+		}
 	}
 }
