@@ -241,3 +241,20 @@ func TestNoCELInTheMainBinary(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped command, as the user sees it: the error line, then what they
+// may have meant on lines of their own, exit 2.
+func TestMistypedCommand(t *testing.T) {
+	cmd := exec.Command(plugin(t), "audti")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState.ExitCode() != 2 {
+		t.Errorf("exit %v, want 2", err)
+	}
+	want := "error: unknown command \"audti\" for \"kubectl ssa\"\n\nDid you mean this?\n\taudit\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}

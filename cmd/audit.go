@@ -43,8 +43,10 @@ flat however many objects there are, and no object content is read.
 
 Findings (code: severity):
   drift                 error    with --expect-manager, fields of the main resource owned by
-                                 another manager (status and scale writers, the managers of
-                                 --allow-manager and Kubernetes' own components are not drift)
+                                 another manager, or written through /scale by a person
+                                 (kubectl scale, k9s, Lens); status writers, controllers
+                                 scaling (the HPA), the managers of --allow-manager and
+                                 Kubernetes' own components are not drift
   manual-edit           warning  without --expect-manager, fields owned by kubectl's imperative
                                  commands: kubectl-edit, -patch, -label, -annotate, -set,
                                  -replace, -rollout, -scale, "kubectl" Update, and Argo CD's UI

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -390,5 +391,27 @@ func TestHelmDriver(t *testing.T) {
 	want := "error: HELM_DRIVER=sql: kubectl-ssa reads the releases Helm keeps in Secrets (HELM_DRIVER=secret, the default) or ConfigMaps (configmap) only\n"
 	if r.code != CodeError || r.err != want || r.out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", r.code, r.out, r.err, want)
+	}
+}
+
+// A mistyped command: cobra's suggestions become data, printed by main on
+// lines of their own (they were a literal "\n\nDid you mean this?\n\t"
+// on the error line).
+func TestMistypedCommandSuggestions(t *testing.T) {
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	root := NewRootCmd(streams)
+	root.SetArgs([]string{"audti"})
+	err := withSuggestions(root.ExecuteContext(context.Background()))
+	var s *SuggestionError
+	if !errors.As(err, &s) {
+		t.Fatalf("got %T %q, want a SuggestionError", err, err)
+	}
+	want := &SuggestionError{Msg: `unknown command "audti" for "kubectl ssa"`, Meant: []string{"audit"}}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	plain := errors.New(`unknown command "zzz" for "kubectl ssa"`)
+	if got := withSuggestions(plain); got != plain {
+		t.Errorf("an error without suggestions became %#v", got)
 	}
 }

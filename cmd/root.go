@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -110,11 +111,49 @@ func wrapClients(c *rest.Config) *rest.Config {
 // Execute runs "kubectl ssa" with the arguments of the process.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams) error {
 	root, g := newRoot(streams)
-	err := root.ExecuteContext(ctx)
+	err := withSuggestions(root.ExecuteContext(ctx))
 	if perr := g.profile.stop(); err == nil && perr != nil {
 		err = perr
 	}
 	return err
+}
+
+// SuggestionError is a mistyped command or argument with what the user
+// may have meant, as data: main prints the error on its line and each
+// suggestion on its own, every one escaped.
+type SuggestionError struct {
+	Msg string
+	// Meant are the names cobra found close to the one typed.
+	Meant []string
+}
+
+func (e *SuggestionError) Error() string { return e.Msg }
+
+// Suggestions are the names the user may have meant.
+func (e *SuggestionError) Suggestions() []string { return e.Meant }
+
+// cobraSuggestions is how cobra appends its suggestions to an error
+// (command.go, findSuggestions): one tab-indented name a line.
+const cobraSuggestions = "\n\nDid you mean this?\n"
+
+// withSuggestions takes cobra's suggestions out of an error's one line,
+// where the escaping of the error line would print them as a literal
+// "\n\nDid you mean this?\n\t".
+func withSuggestions(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg, list, ok := strings.Cut(err.Error(), cobraSuggestions)
+	if !ok {
+		return err
+	}
+	out := &SuggestionError{Msg: msg}
+	for _, line := range strings.Split(list, "\n") {
+		if name := strings.TrimSpace(line); name != "" {
+			out.Meant = append(out.Meant, name)
+		}
+	}
+	return out
 }
 
 // NewRootCmd builds "kubectl ssa".

@@ -458,11 +458,7 @@ func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unst
 					break
 				}
 				if v, found, _ := unstructured.NestedFieldNoCopy(res.Object.Object, p...); found {
-					op := OpReplace
-					if _, had, _ := unstructured.NestedFieldNoCopy(before.Object, p...); !had {
-						op = OpSet
-					}
-					s.Ops = append(s.Ops, Op{Op: op, Path: p, Value: v})
+					s.Ops = append(s.Ops, changeOps(before.Object, p, v)...)
 				} else {
 					s.Ops = append(s.Ops, Op{Op: OpRemove, Path: p})
 				}

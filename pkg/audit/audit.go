@@ -216,7 +216,7 @@ func Check(obj Object, o Options) []Finding {
 	for i, e := range obj.ManagedFields {
 		set := c.sets[i]
 		edited := withoutRestart(set)
-		if set.Has(restartedAtPath) && e.Subresource == "" {
+		if set.Has(restartedAtPath) && e.Subresource == "" && !c.restartCopy(e) {
 			c.add(CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
 				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
 		}
@@ -235,7 +235,7 @@ func Check(obj Object, o Options) []Finding {
 				own = without(edited, c.adoptedBy())
 			}
 			edit = update && e.Subresource == "" && !c.allowed(e.Manager)
-			if e.Subresource == "" && !c.allowed(e.Manager) && len(own) > 0 {
+			if c.drifts(e) && len(own) > 0 {
 				c.addFixes(CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
 			}
 		case IsManual(e) && !ownership.IsCSAEntry(e):
@@ -364,6 +364,14 @@ func withoutRestart(set *fieldpath.Set) []pathlang.Path {
 		out = append(out, p)
 	}
 	return out
+}
+
+// restartCopy tells whether an entry's restart stamp is a controller's
+// copy of its owner's (the deployment controller's ReplicaSet of a
+// restarted Deployment): the restart is reported once, on the object it
+// was made on.
+func (c *checker) restartCopy(e metav1.ManagedFieldsEntry) bool {
+	return isCopy(c.obj) && tools.IsController(ownership.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation)})
 }
 
 // fixScope says what the fixes of a finding move: the whole entry, or
@@ -519,6 +527,24 @@ func (c *checker) hasSubresourceEntry(manager string) bool {
 		}
 	}
 	return c.subresourceWriters[manager]
+}
+
+// drifts tells whether an entry's fields are drift with --expect-manager:
+// its manager is neither expected nor allowed, and it wrote the main
+// resource, or /scale by hand (kubectl scale, k9s, Lens: the replicas in
+// git are no longer the object's). A controller's scaling (the HPA, KEDA,
+// any autoscaler) and other subresources (status) are theirs to write.
+func (c *checker) drifts(e metav1.ManagedFieldsEntry) bool {
+	if c.allowed(e.Manager) {
+		return false
+	}
+	switch v1alpha1.Subresource(e.Subresource) {
+	case v1alpha1.SubresourceNone:
+		return true
+	case v1alpha1.SubresourceScale:
+		return !tools.IsController(ownership.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.SubresourceScale})
+	}
+	return false
 }
 
 func (c *checker) allowed(manager string) bool {

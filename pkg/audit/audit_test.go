@@ -67,11 +67,14 @@ func TestCheck(t *testing.T) {
 			want:    []string{"manual-edit kubectl-edit .data.x | kubectl ssa handover release configmap/web --context=prod -n shop --from kubectl-edit --all"},
 		},
 		{
-			name: "drift: others' fields of the main resource, not subresources, system managers or allowed ones",
+			// (The HPA writes /scale as kube-controller-manager.)
+			name: "drift: others' fields of the main resource, not controllers' subresources, system managers or allowed ones",
 			entries: []metav1.ManagedFieldsEntry{
 				entry("argocd-controller", apply, "", `{"f:data":{"f:x":{}}}`),
 				entry("kubectl-edit", update, "", `{"f:data":{"f:y":{}}}`),
-				entry("hpa", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+				entry("kube-controller-manager", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+				entry("keda-operator", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+				entry("kubelet", update, "status", `{"f:status":{"f:phase":{}}}`),
 				entry("kube-controller-manager", update, "", `{"f:metadata":{"f:finalizers":{}}}`),
 				entry("istio", update, "", `{"f:metadata":{"f:labels":{"f:mesh":{}}}}`),
 			},
@@ -79,6 +82,30 @@ func TestCheck(t *testing.T) {
 			// The default fix returns the object to its declared state:
 			// the expected applier adopts the fields.
 			want: []string{"drift kubectl-edit .data.y | kubectl ssa migrate rename configmap/web -n shop --from kubectl-edit --field-manager argocd-controller"},
+		},
+		{
+			// Plain audit reports it as a manual edit; stricter checking
+			// must not report less.
+			name: "drift: a hand kubectl scale, through /scale",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("argocd-controller", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+				entry("k9s", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-controller"}},
+			want: []string{
+				"drift kubectl .spec.replicas | kubectl ssa handover configmap/web -n shop --field .spec.replicas --from kubectl --from-subresource scale --to argocd-controller --mode applier",
+				"drift k9s .spec.replicas | kubectl ssa handover configmap/web -n shop --field .spec.replicas --from k9s --from-subresource scale --to argocd-controller --mode applier",
+			},
+		},
+		{
+			name: "a hand kubectl scale of an allowed manager is no drift",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("argocd-controller", apply, "", `{"f:data":{"f:x":{}}}`),
+				entry("kubectl", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+			},
+			opts: Options{Expect: []string{"argocd-controller"}, Allow: []string{"kubectl"}},
+			want: []string{},
 		},
 		{
 			name: "drift with no expected applier on the object: forget is the only fix",
@@ -126,6 +153,25 @@ func TestCheck(t *testing.T) {
 				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
 			},
 			opts: Options{Expect: []string{"gitops"}},
+			want: []string{`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `},
+		},
+		{
+			// The deployment controller copies the template, stamp
+			// included, into the new ReplicaSet: reported once, on the
+			// Deployment (issue 35).
+			name: "a ReplicaSet's copy of a restart stamp is not a restart",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("kube-controller-manager", update, "", `{"f:metadata":{"f:ownerReferences":{}},"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
+			},
+			refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Controller: &yes}},
+			want: []string{},
+		},
+		{
+			name: "a restart stamped by hand on an object a controller owns is reported",
+			entries: []metav1.ManagedFieldsEntry{
+				entry("kubectl-rollout", update, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`),
+			},
+			refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Controller: &yes}},
 			want: []string{`rollout-restart kubectl-rollout .spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] | `},
 		},
 		{

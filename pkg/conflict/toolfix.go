@@ -199,7 +199,9 @@ func (f fixer) argoCD() remedy.Remedy {
 		"ignoreDifferences": []interface{}{entry},
 		"syncPolicy":        map[string]interface{}{"syncOptions": []interface{}{"ServerSideApply=true", "RespectIgnoreDifferences=true"}},
 	}}
-	summary := fmt.Sprintf("In Argo CD, leave them to %s: add this to the Application that syncs %s. ignoreDifferences takes them out of the diff; RespectIgnoreDifferences=true makes each sync of the existing object send their live values instead of git's (co-owned, unchanged).", f.owners(), f.name)
+	// Pasted over an Application's own lists, the snippet's would replace
+	// them (and with them its other sync options): it says to add entries.
+	summary := fmt.Sprintf("In Argo CD, leave them to %s: add this to the Application that syncs %s; where it already has an ignoreDifferences or a syncOptions list, add these entries to it (the ignoreDifferences entry, and the two syncOptions entries ServerSideApply=true and RespectIgnoreDifferences=true), keeping the ones it has. ignoreDifferences takes them out of the diff; RespectIgnoreDifferences=true makes each sync of the existing object send their live values instead of git's (co-owned, unchanged).", f.owners(), f.name)
 	summary += f.forcedNote("Argo CD's sync")
 	if f.applier.ClientSide {
 		// The client-side entry outlives the switch unless the migration

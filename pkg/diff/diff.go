@@ -134,7 +134,7 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 	}
 	stays(r, result, out.Result, forced.Defaults, o)
 	if !o.ShowSecretValues {
-		redactSecrets(r)
+		redactSecrets(r, out)
 	}
 	return out, nil
 }
@@ -509,12 +509,6 @@ func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path
 	return a.Outcome == defaults.Reset && defaults.SameJSON(a.Value, v)
 }
 
-// What a changed Secret value reads before and after the apply.
-const (
-	RedactedBefore = ownership.Redacted + " (before)"
-	RedactedAfter  = ownership.Redacted + " (after)"
-)
-
 // setRedacted sets a redacted .data.KEY or .stringData.KEY of obj (whose
 // maps RedactSecret copied).
 func setRedacted(obj map[string]interface{}, p fieldpath.Path, v string) {
@@ -525,9 +519,36 @@ func setRedacted(obj map[string]interface{}, p fieldpath.Path, v string) {
 	}
 }
 
-// redactSecrets hides the values of a Secret: in the objects and in the
-// changes.
-func redactSecrets(r *Report) {
+// setRedactedField sets a redacted value in an ownership report, as
+// setRedacted in its content (which Analyze redacted into maps of its
+// own).
+func setRedactedField(o *ownership.Report, p fieldpath.Path, v string) {
+	if o == nil {
+		return
+	}
+	setRedacted(o.Content, p, v)
+	for i := range o.Fields {
+		if f := &o.Fields[i]; f.HasValue && fieldpath.Path(f.Path).Equals(p) {
+			f.Value = v
+		}
+	}
+}
+
+// redactedPair are a Secret value's redactions before and after the
+// apply, numbered as watch numbers the values of a fight: the n-th
+// distinct value is "<redacted> #n", so a changed value reads
+// differently on each side (in the text view, to an external diff
+// program, in JSON) and an unchanged one the same, and neither is shown.
+func redactedPair(before, after interface{}) (string, string) {
+	if reflect.DeepEqual(before, after) {
+		return ownership.RedactedN(1), ownership.RedactedN(1)
+	}
+	return ownership.RedactedN(1), ownership.RedactedN(2)
+}
+
+// redactSecrets hides the values of a Secret: in the objects, their
+// ownership and in the changes.
+func redactSecrets(r *Report, out *Computed) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}
@@ -543,17 +564,22 @@ func redactSecrets(r *Report) {
 		if !ownership.SecretPath(c.Elements) {
 			continue
 		}
-		if c.HasBefore {
-			c.Before = ownership.Redacted
+		if !c.HasBefore || !c.HasAfter {
+			if c.HasBefore {
+				c.Before = ownership.Redacted
+			}
+			if c.HasAfter {
+				c.After = ownership.Redacted
+			}
+			continue
 		}
-		if c.HasAfter {
-			c.After = ownership.Redacted
-		}
-		// As kubectl diff masks Secrets: a changed value reads
-		// differently before and after, so that a diff program sees it.
-		if c.HasBefore && c.HasAfter && c.Change != Ownership && len(c.Elements) == 2 && c.Elements[1].FieldName != nil {
-			setRedacted(r.Live, c.Elements, RedactedBefore)
-			setRedacted(r.Result, c.Elements, RedactedAfter)
+		before, after := redactedPair(c.Before, c.After)
+		c.Before, c.After = before, after
+		if c.Change != Ownership && len(c.Elements) == 2 && c.Elements[1].FieldName != nil {
+			setRedacted(r.Live, c.Elements, before)
+			setRedacted(r.Result, c.Elements, after)
+			setRedactedField(out.Live, c.Elements, before)
+			setRedactedField(out.Result, c.Elements, after)
 		}
 	}
 	for i := range r.Conflicts {

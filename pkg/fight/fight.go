@@ -2,7 +2,6 @@ package fight
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -279,7 +278,7 @@ func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
 			f.Managers[i].Value = redacted(f.Values, f.Managers[i].Value)
 		}
 		for i := range f.Values {
-			f.Values[i] = fmt.Sprintf("%s #%d", ownership.Redacted, i+1)
+			f.Values[i] = ownership.RedactedN(i + 1)
 		}
 	}
 	span := now.Sub(st.flips[0].at)
@@ -307,7 +306,7 @@ func secretPath(p pathlang.Path) bool {
 func redacted(values []interface{}, v interface{}) interface{} {
 	for i, x := range values {
 		if reflect.DeepEqual(x, v) {
-			return fmt.Sprintf("%s #%d", ownership.Redacted, i+1)
+			return ownership.RedactedN(i + 1)
 		}
 	}
 	return ownership.Redacted

@@ -77,7 +77,8 @@ type RunOptions struct {
 	VerifyApply func(ctx context.Context, obj *unstructured.Unstructured) error
 	// Backoff paces the re-reads after a 409 (default write.DefaultBackoff).
 	Backoff *wait.Backoff
-	// Progress is called after each object (from any goroutine).
+	// Progress is called after each object, from any goroutine but one
+	// call at a time, with counts that only grow.
 	Progress func(Summary)
 	// KeepAll keeps unchanged objects in the report (otherwise only
 	// their count).
@@ -131,11 +132,13 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 				if res.Result != ResultUnchanged || opts.KeepAll || len(res.Findings) > 0 {
 					rep.Objects = append(rep.Objects, res)
 				}
-				sum := rep.Summary
-				mu.Unlock()
+				// Under the lock: called after it, a worker holding an
+				// older count could report it after a newer one, and the
+				// counter went backwards.
 				if opts.Progress != nil {
-					opts.Progress(sum)
+					opts.Progress(rep.Summary)
 				}
+				mu.Unlock()
 			}
 		}()
 	}

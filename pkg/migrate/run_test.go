@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,49 @@ func TestRunCheckWritesNothing(t *testing.T) {
 		if a.GetVerb() != "get" && a.GetVerb() != "list" {
 			t.Errorf("--check sent a %s", a.GetVerb())
 		}
+	}
+}
+
+// The progress counter only goes up: a worker that counted an object
+// reports it before another worker counts the next (issue 35: reported
+// after the lock, an older count could follow a newer one).
+func TestRunProgressIsMonotonic(t *testing.T) {
+	var objs []*metav1.PartialObjectMetadata
+	for i := range 40 {
+		objs = append(objs, partial(t, fmt.Sprintf("web-%02d", i), "1"))
+	}
+	c := fakeClient(objs...)
+	src := func(ctx context.Context, yield func(Item) error) error {
+		for _, o := range objs {
+			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var mu sync.Mutex
+	var seen []int
+	progress := func(s Summary) {
+		if s.Scanned%2 == 1 {
+			time.Sleep(time.Millisecond) // a slow terminal, half the time
+		}
+		mu.Lock()
+		seen = append(seen, s.Scanned)
+		mu.Unlock()
+	}
+	_, err := Run(context.Background(), Clients{Metadata: c}, src, RunOptions{
+		Plan:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		Concurrency: 8, Check: true, Progress: progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range seen {
+		if n != i+1 {
+			t.Fatalf("progress counts %v: the %dth report says %d", seen, i+1, n)
+		}
+	}
+	if len(seen) != len(objs) {
+		t.Errorf("%d progress reports, want %d", len(seen), len(objs))
 	}
 }

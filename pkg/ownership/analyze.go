@@ -27,6 +27,10 @@ type Options struct {
 // Redacted replaces a hidden value.
 const Redacted = v1alpha1.Redacted
 
+// RedactedN replaces the n-th distinct hidden value of a field (from 1):
+// two values that differ read differently, and neither is shown.
+func RedactedN(n int) string { return fmt.Sprintf("%s #%d", Redacted, n) }
+
 // LastAppliedAnnotation is the annotation client-side apply keeps.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -122,10 +123,24 @@ func sgrLen(s string) int {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
-// Error prints an error for a terminal: "error: " and the message, escaped.
+// Error prints an error for a terminal: "error: " and the message, escaped
+// on one line; then, for an error that offers what the user may have meant
+// (a mistyped command), "Did you mean this?" and each name on its own
+// line, as kubectl prints them, each escaped on its line.
 func Error(w io.Writer, err error) {
-	fmt.Fprintln(Terminal(w), "error: "+Escape(err.Error()))
+	t := Terminal(w)
+	fmt.Fprintln(t, "error: "+Escape(err.Error()))
+	var s suggester
+	if errors.As(err, &s) && len(s.Suggestions()) > 0 {
+		fmt.Fprintln(t, "\nDid you mean this?")
+		for _, name := range s.Suggestions() {
+			fmt.Fprintln(t, "\t"+Escape(name))
+		}
+	}
 }
+
+// suggester is an error with the names the user may have meant.
+type suggester interface{ Suggestions() []string }
 
 // shellQuote quotes a word for a pasted command (see shell.Quote).
 var shellQuote = shell.Quote

@@ -81,6 +81,27 @@ func TestError(t *testing.T) {
 	}
 }
 
+type suggestions []string
+
+func (suggestions) Error() string           { return `unknown command "audti" for "kubectl ssa"` }
+func (s suggestions) Suggestions() []string { return s }
+
+// What the user may have meant follows the error line, a name a line,
+// each escaped.
+func TestErrorSuggestions(t *testing.T) {
+	var b bytes.Buffer
+	render.Error(&b, fmt.Errorf("wrapped: %w", suggestions{"audit", "a\x1b[2Jb\nc"}))
+	want := "error: wrapped: unknown command \"audti\" for \"kubectl ssa\"\n\nDid you mean this?\n\taudit\n\ta^[[2Jb\\nc\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	b.Reset()
+	render.Error(&b, suggestions{})
+	if want := "error: unknown command \"audti\" for \"kubectl ssa\"\n"; b.String() != want {
+		t.Errorf("no suggestions: got %q, want %q", b.String(), want)
+	}
+}
+
 func TestShellQuote(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{in: "kubectl", want: "kubectl"},

@@ -229,8 +229,28 @@ var catalogue = []entry{
 // Lookup says what a manager most likely is, from its name, operation,
 // subresource and the path it owns (the apiserver's form).
 func Lookup(o ownership.Owner, path string) (Known, bool) {
+	return lookup(o, path, true)
+}
+
+// IsController tells whether a manager writes by itself (a controller,
+// an autoscaler, a Kubernetes component) rather than for a person (kubectl,
+// Argo CD's UI, k9s, Lens, a script): by its catalogue row, the generic
+// rows that match any name passed over (a /scale write is a person's or a
+// controller's by who wrote it), then by its name (an autoscaler's too).
+func IsController(o ownership.Owner) bool {
+	if ownership.IsSystemManager(o.Manager) {
+		return true
+	}
+	if k, ok := lookup(o, "", false); ok {
+		return k.Controller
+	}
+	return strings.Contains(o.Manager, "autoscaler")
+}
+
+// lookup is Lookup, with or without the rows that match any name.
+func lookup(o ownership.Owner, path string, generic bool) (Known, bool) {
 	for _, e := range catalogue {
-		if e.matches(o, path) {
+		if (generic || e.name != "*") && e.matches(o, path) {
 			return e.known, true
 		}
 	}

@@ -71,6 +71,40 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// A /scale write is a person's or a controller's by who wrote it:
+// audit's --expect-manager reports a person's as drift.
+func TestIsController(t *testing.T) {
+	scale := func(m string) ownership.Owner {
+		return ownership.Owner{Manager: m, Operation: "Update", Subresource: "scale"}
+	}
+	tests := []struct {
+		owner ownership.Owner
+		want  bool
+	}{
+		{scale("kubectl"), false},
+		{scale("kubectl-scale"), false},
+		{scale("argocd-server"), false},
+		{scale("k9s"), false},
+		{scale("lens"), false},
+		{scale("Go-http-client"), false},
+		{scale("kube-controller-manager"), true},
+		{scale("keda-operator"), true},
+		{scale("rollouts-controller"), true},
+		{scale("autoscaler"), true},
+		{scale("cluster-autoscaler"), true},
+		{scale("kubectl-autoscale"), false},
+		{ownership.Owner{Manager: "kubelet", Operation: "Update", Subresource: "status"}, true},
+		{ownership.Owner{Manager: "updater", Operation: "Update", Subresource: "resize"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.owner.Manager, func(t *testing.T) {
+			if got := tools.IsController(tt.owner); got != tt.want {
+				t.Errorf("IsController(%+v) = %v, want %v", tt.owner, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestToolFor(t *testing.T) {
 	tests := []struct {
 		target remedy.Target

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -435,5 +436,48 @@ spec:
 		if string(gb) != string(wb) {
 			t.Errorf(".%s: predicted %v, the server's %v", strings.Join(path, "."), got, want)
 		}
+	}
+}
+
+// Issue 35: a MutatingAdmissionPolicy that adds one env var read as
+// "replaces .spec.template.spec.containers with the items ...": it is that
+// one entry added, and the prediction is the server's.
+func TestAdmissionPolicyAddsOneEnvVar(t *testing.T) {
+	ns := namespace(t)
+	name := "e2e-env-" + rand.String(5)
+	clusterObject(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: `+name+`}
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [Object.spec.template.spec.containers{name: "nginx", env: [Object.spec.template.spec.containers.env{name: "REGION", value: "eu"}]}]}}}}'
+`)
+	clusterObject(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicyBinding\nmetadata: {name: "+name+"}\nspec: {policyName: "+name+"}\n")
+	// The manifest has an env var of its own: the policy adds one more.
+	web := strings.Replace(deployment, "        image: nginx:1.27\n", "        image: nginx:1.27\n        env: [{name: MODE, value: prod}]\n", 1)
+	waitForServer(t, ns, web, func(o *unstructured.Unstructured, err error) bool {
+		if err != nil {
+			return false
+		}
+		cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		return len(cs) == 1 && strings.Contains(fmt.Sprint(cs[0]), "REGION")
+	})
+	f := filepath.Join(t.TempDir(), "web.yaml")
+	writeFile(t, f, web)
+	d := ssa(t, "diff", "-n", ns, "-f", f)
+	want := `adds {"name":"REGION","value":"eu"} to .spec.template.spec.containers[name="nginx"].env`
+	if !strings.Contains(d.stdout, want) || strings.Contains(d.stdout, "replaces .spec.template.spec.containers") {
+		t.Errorf("diff does not say %q:\n%s\n%s", want, d.stdout, d.stderr)
+	}
+	if v := ssa(t, "explain-conflict", "-n", ns, "-f", f, "--verify"); v.code != 0 || !strings.Contains(v.stdout, "agrees") {
+		t.Errorf("--verify: exit %d\n%s\n%s", v.code, v.stdout, v.stderr)
 	}
 }

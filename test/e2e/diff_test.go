@@ -773,7 +773,8 @@ func checkExtractRoundTrip(t *testing.T, ns, kind string, obj *unstructured.Unst
 }
 
 // TestDiffSecretAndExternalDiff: Secret values never reach the output,
-// yet a changed one shows as changed, in the text view and to an external
+// yet a changed one shows as changed, numbered as watch numbers values
+// ("<redacted> #1" before, "#2" after), in the text view and to an external
 // diff program (KUBECTL_EXTERNAL_DIFF, whose exit status is kubectl
 // diff's).
 func TestDiffSecretAndExternalDiff(t *testing.T) {
@@ -787,7 +788,7 @@ func TestDiffSecretAndExternalDiff(t *testing.T) {
 	leaks := []string{"hunter2", "s3cr3t-new", "aHVudGVyMg", "czNjcjN0LW5ldw"}
 
 	r := mustSSA(t, 1, "diff", "-n", ns, "-f", changed, "--field-manager", "platform")
-	if !strings.Contains(r.stdout, "-  password: <redacted>") || !strings.Contains(r.stdout, "+  password: <redacted>") {
+	if !strings.Contains(r.stdout, "-  password: '<redacted> #1'") || !strings.Contains(r.stdout, "+  password: '<redacted> #2'") {
 		t.Errorf("the changed password does not show as changed:\n%s", r.stdout)
 	}
 	for _, out := range []string{r.stdout, mustSSA(t, 1, "diff", "-n", ns, "-f", changed, "--field-manager", "platform", "-o", "json").stdout} {
@@ -801,7 +802,7 @@ func TestDiffSecretAndExternalDiff(t *testing.T) {
 
 	t.Setenv("KUBECTL_EXTERNAL_DIFF", "diff -u -N")
 	r = mustSSA(t, 1, "diff", "-n", ns, "-f", changed, "--field-manager", "platform")
-	if !strings.Contains(r.stdout, "-  password: <redacted> (before)") || !strings.Contains(r.stdout, "+  password: <redacted> (after)") || !strings.Contains(r.stdout, "v1.Secret."+ns+".creds") {
+	if !strings.Contains(r.stdout, "-  password: '<redacted> #1'") || !strings.Contains(r.stdout, "+  password: '<redacted> #2'") || !strings.Contains(r.stdout, "v1.Secret."+ns+".creds") {
 		t.Errorf("the external diff does not show the change:\n%s", r.stdout)
 	}
 	for _, l := range leaks {

@@ -98,6 +98,13 @@ const (
 // it: "" for the object itself, "status", "scale".
 type Subresource string
 
+// The subresources whose writers kubectl-ssa tells apart.
+const (
+	SubresourceNone   Subresource = ""
+	SubresourceStatus Subresource = "status"
+	SubresourceScale  Subresource = "scale"
+)
+
 // Owner identifies one managedFields entry: the manager name with operation,
 // subresource and (for Update) apiVersion is the manager's identity. Time is
 // the entry's time, i.e. that manager's last write to the object, not the
