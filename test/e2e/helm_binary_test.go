@@ -282,6 +282,18 @@ func TestHelmClientSideUpgradeWithExternalHPA(t *testing.T) {
 		if !advice {
 			t.Errorf("no --server-side=true among the ways out: %+v", dep.Resolutions)
 		}
+		text := ssaIn(t, render, "explain-conflict", "-n", ns, "--helm-release", "web", "-f", "-")
+		for _, want := range []string{
+			"the prediction below is of Helm's client-side patch (--server-side=auto)",
+			"# Deployment/" + ns + "/web: RESETS what a controller sets: the client-side upgrade as \"helm\" succeeds, and .spec.replicas (below)",
+			"note: helm upgrade --server-side=true (server-side) keeps .spec.replicas, which this one removes or resets",
+			"RESET: helm upgrade (client-side, --server-side=auto) of Deployment/" + ns + "/web resets .spec.replicas to 1 (was 3), which HorizontalPodAutoscaler web-ext sets",
+			`add to the helm upgrade of release "web": --server-side=true`,
+		} {
+			if text.code != 5 || !strings.Contains(text.stdout, want) {
+				t.Errorf("exit %d, the text does not say %q:\n%s%s", text.code, want, text.stdout, text.stderr)
+			}
+		}
 		predictHelm(t, 5, render, "diff", "-n", ns, "--helm-release", "web", "-f", "-")
 		// The switch, predicted: replicas stays with the autoscaler.
 		predictHelm(t, 0, render, "diff", "-n", ns, "--helm-release", "web", "-f", "-", "--helm-server-side=true")
