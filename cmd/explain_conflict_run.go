@@ -164,7 +164,8 @@ func inputAutoscalers(ms []kube.Manifest) []unstructured.Unstructured {
 func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
 	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
 		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool,
-		HelmRelease: o.helm.release, HelmRevision: o.helm.revision, HelmInstall: o.helm.read != nil && o.helm.read.Version == 0}
+		HelmRelease: o.helm.release, HelmRevision: o.helm.revision, HelmInstall: o.helm.read != nil && o.helm.read.Version == 0,
+		HelmServerSide: map[bool]string{true: o.helm.serverSide}[o.helm.serverSide != helmSideAuto]}
 }
 
 // exitCode says how the run ends: errors first, then what --verify found,

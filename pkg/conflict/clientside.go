@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -87,11 +88,21 @@ func applyPatch(live *unstructured.Unstructured, patch []byte, pt types.PatchTyp
 	if err != nil {
 		return nil, err
 	}
-	var pm map[string]interface{}
-	if err := json.Unmarshal(patch, &pm); err != nil {
+	// Integers as the apiserver reads them (int64, as its typed object's
+	// map has them): merge keys compare by value and type, and a port 80
+	// read as a float would not match the live one.
+	var pm, cur map[string]interface{}
+	if err := utiljson.Unmarshal(patch, &pm); err != nil {
 		return nil, err
 	}
-	out, err := strategicpatch.StrategicMergeMapPatch(live.DeepCopy().Object, pm, versioned)
+	liveJSON, err := json.Marshal(live.Object)
+	if err != nil {
+		return nil, err
+	}
+	if err := utiljson.Unmarshal(liveJSON, &cur); err != nil {
+		return nil, err
+	}
+	out, err := strategicpatch.StrategicMergeMapPatch(cur, pm, versioned)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +132,11 @@ func simulateClientSide(in Input) (*Simulation, error) {
 	// The server decodes the patched object with its defaults before its
 	// field manager records the update: a deleted field that has one
 	// comes back as the updater's.
+	if ownership.IsSecret(patched.GetAPIVersion(), patched.GetKind()) {
+		// (Its conversion to the internal version, before the field
+		// manager: stringData written into data, not kept.)
+		defaults.SecretStringData(patched.Object)
+	}
 	undefaulted := patched.DeepCopy()
 	if src, _ := defaultsFor(in, in.Applied.GroupVersionKind()); src != nil {
 		if c, ok := src.(defaults.Completer); ok {

@@ -108,3 +108,34 @@ func TestClientSideOverwritesLiveChanges(t *testing.T) {
 func unstructuredInt(obj map[string]interface{}, path ...string) (int64, bool, error) {
 	return unstructured.NestedInt64(obj, path...)
 }
+
+// TestClientSideMergesByKeyWhateverTheNumberType: a merge key read as a
+// float (a port from YAML or JSON) still matches the live item's integer,
+// as the apiserver reads patches (ints kept): one port, not two.
+func TestClientSideMergesByKeyWhateverTheNumberType(t *testing.T) {
+	live := manifest(t, `
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+    protocol: TCP
+    targetPort: 80
+`)
+	_ = unstructured.SetNestedSlice(live.Object, []interface{}{map[string]interface{}{"port": int64(80), "protocol": "TCP", "targetPort": int64(80)}}, "spec", "ports")
+	s := &state{}
+	update{Manager: "helm", Create: "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {selector: {app: web}, ports: [{port: 80, protocol: TCP, targetPort: 80}]}\n"}.Run(t, s)
+	s.Live.Object["spec"] = live.Object["spec"]
+	orig := manifest(t, "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n")
+	next := manifest(t, "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n    targetPort: 8080\n")
+	r, err := conflict.Simulate(conflict.Input{Live: s.Live, Applied: next, FieldManager: "helm", Schema: conflict.BuiltinSchema(), HasStatus: true, ClientSide: &conflict.ClientSide{Original: orig}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, _, _ := unstructured.NestedSlice(r.Result.Object, "spec", "ports")
+	if len(ports) != 1 || ports[0].(map[string]interface{})["targetPort"] != int64(8080) {
+		t.Errorf("ports %v: one port, its targetPort 8080", ports)
+	}
+}

@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"encoding/base64"
 	"fmt"
 	"reflect"
 	"slices"
@@ -240,7 +239,7 @@ func serverForm(u *unstructured.Unstructured) error {
 	}
 	u.Object = out
 	if gvk.Group == "" && gvk.Kind == "Secret" {
-		secretStringData(u.Object)
+		defaults.SecretStringData(u.Object)
 	}
 	return nil
 }
@@ -265,27 +264,6 @@ func withoutManagedFields(obj map[string]interface{}) (map[string]interface{}, [
 	}
 	out["metadata"] = m
 	return out, managed
-}
-
-// secretStringData does what the apiserver does with a Secret's
-// stringData: its entries replace those of data, base64-encoded, and
-// stringData is not stored.
-func secretStringData(obj map[string]interface{}) {
-	sd, ok := obj["stringData"].(map[string]interface{})
-	if !ok {
-		delete(obj, "stringData")
-		return
-	}
-	data, _ := obj["data"].(map[string]interface{})
-	if data == nil {
-		data = map[string]interface{}{}
-	}
-	for k, v := range sd {
-		s, _ := v.(string)
-		data[k] = base64.StdEncoding.EncodeToString([]byte(s))
-	}
-	obj["data"] = data
-	delete(obj, "stringData")
 }
 
 // bookkeeping are the metadata fields the server sets on every write,

@@ -178,6 +178,8 @@ type Target struct {
 	// remove them, so Input names a placeholder.
 	HelmRelease  string
 	HelmRevision int
+	// HelmServerSide is --helm-server-side when not auto.
+	HelmServerSide string
 	// HelmInstall: the release is not installed yet (helm install).
 	HelmInstall bool
 }
@@ -217,6 +219,9 @@ func (t Target) SSAInput() []string {
 	out := []string{"--helm-release", t.HelmRelease}
 	if t.HelmRevision > 0 {
 		out = append(out, "--helm-revision", strconv.Itoa(t.HelmRevision))
+	}
+	if t.HelmServerSide != "" {
+		out = append(out, "--helm-server-side="+t.HelmServerSide)
 	}
 	if t.File == "" && t.Kustomize == "" {
 		return out // the release's own manifests

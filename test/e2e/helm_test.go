@@ -223,42 +223,52 @@ func TestHelmReleaseDrift(t *testing.T) {
 	patch(t, deploy, "kubectl-edit", `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27-debug"}]}}}}`)
 	patch(t, objRef("v1", "Secret", ns, "web-credentials"), "kubectl-edit", `{"data":{"password":"`+base64.StdEncoding.EncodeToString([]byte(helmEditedPassword))+`"}}`)
 
-	reports := helmDiff(t, 1, "diff", "-n", ns, "--helm-release", "web")
+	// The same values go back either way helm upgrade writes: by
+	// default (--server-side=auto keeps a client-side release so) Helm's
+	// client-side patch, as "helm" by Update; with --server-side=true,
+	// Helm 4's move of helm's Update ownership, then its apply.
 	want := map[string][]string{
 		"Deployment": {
 			".spec.replicas 5 -> 2 (kubectl/scale)",
 			`.spec.template.spec.containers[name="web"].image nginx:1.27-debug -> nginx:1.27 (kubectl-edit)`,
 		},
-		"Secret":  {".data.password <redacted> -> <redacted> (kubectl-edit)"},
+		"Secret":  {".data.password <redacted> #1 -> <redacted> #2 (kubectl-edit)"},
 		"Service": nil,
 	}
-	for kind, w := range want {
-		if got := valueChanges(reports[kind]); strings.Join(got, "\n") != strings.Join(w, "\n") {
-			t.Errorf("%s: value changes\n%s\nwant\n%s", kind, strings.Join(got, "\n"), strings.Join(w, "\n"))
-		}
-	}
-	var moved bool
-	for _, w := range reports["Deployment"].Warnings {
-		moved = moved || strings.Contains(w, "csaupgrade")
-	}
-	if !moved {
-		t.Errorf("a client-side revision is predicted without Helm 4's move of helm's Update ownership: %q", reports["Deployment"].Warnings)
-	}
-
-	text := mustSSA(t, 1, "diff", "-n", ns, "--helm-release", "web")
-	for _, s := range []string{
-		"# helm release web, revision 2 (deployed), from Secret/" + ns + "/sh.helm.release.v1.web.v2: applied client-side",
-		"-  replicas: 5  # kubectl (Update /scale",
-		"+  replicas: 2  # helm (Apply",
-		// the explanation it points to reads the same release
-		"see why and the ways out: kubectl ssa explain-conflict -n " + ns + " --field-manager=helm --helm-release web\n",
+	for _, way := range []struct {
+		flag, owner, see string
+		moves          bool
+	}{
+		{"--helm-server-side=auto", "+  replicas: 2  # helm (Update", "", false},
+		// the explanation it points to reads the same release, the same way
+		{"--helm-server-side=true", "+  replicas: 2  # helm (Apply", "see why and the ways out: kubectl ssa explain-conflict -n " + ns + " --field-manager=helm --helm-release web --helm-server-side=true\n", true},
 	} {
-		if !strings.Contains(text.stdout, s) {
-			t.Errorf("the text diff does not show %q:\n%s", s, text.stdout)
+		reports := helmDiff(t, 1, "diff", "-n", ns, "--helm-release", "web", way.flag)
+		for kind, w := range want {
+			if got := valueChanges(reports[kind]); strings.Join(got, "\n") != strings.Join(w, "\n") {
+				t.Errorf("%s: %s: value changes\n%s\nwant\n%s", way.flag, kind, strings.Join(got, "\n"), strings.Join(w, "\n"))
+			}
 		}
-	}
-	if leaks := helmLeaks(text.stdout + text.stderr); leaks != nil {
-		t.Errorf("the text diff prints %v", leaks)
+		var moved bool
+		for _, w := range reports["Deployment"].Warnings {
+			moved = moved || strings.Contains(w, "csaupgrade")
+		}
+		if moved != way.moves {
+			t.Errorf("%s: Helm 4's move of helm's Update ownership predicted: %v, want %v (%q)", way.flag, moved, way.moves, reports["Deployment"].Warnings)
+		}
+		text := mustSSA(t, 1, "diff", "-n", ns, "--helm-release", "web", way.flag)
+		for _, s := range []string{
+			"# helm release web, revision 2 (deployed), from Secret/" + ns + "/sh.helm.release.v1.web.v2: applied client-side",
+			"-  replicas: 5  # kubectl (Update /scale",
+			way.owner, way.see,
+		} {
+			if !strings.Contains(text.stdout, s) {
+				t.Errorf("%s: the text diff does not show %q:\n%s", way.flag, s, text.stdout)
+			}
+		}
+		if leaks := helmLeaks(text.stdout + text.stderr); leaks != nil {
+			t.Errorf("the text diff prints %v", leaks)
+		}
 	}
 
 	old := helmDiff(t, 1, "diff", "-n", ns, "--helm-release", "web", "--helm-revision", "1")
@@ -276,7 +286,7 @@ func TestHelmReleaseDrift(t *testing.T) {
 	// value conflicts with no one. The server agrees: the move made for
 	// real, then the apply as "helm", dry run, answers what was predicted.
 	next := strings.Replace(helmChart(2, "nginx:1.27"), "  - port: 80\n", "  - port: 80\n    targetPort: 8080\n", 1)
-	ex := ssaIn(t, next, "explain-conflict", "-n", ns, "-f", "-", "--helm-release", "web", "-o", "json")
+	ex := ssaIn(t, next, "explain-conflict", "-n", ns, "-f", "-", "--helm-release", "web", "--helm-server-side=true", "-o", "json")
 	var exList struct{ Items []conflictReport }
 	if err := json.Unmarshal([]byte(ex.stdout), &exList); ex.code != 1 || err != nil {
 		t.Fatalf("exit %d, %v\n%s%s", ex.code, err, ex.stdout, ex.stderr)
@@ -530,7 +540,7 @@ func TestHelmAutoFollowsLastRevision(t *testing.T) {
 	helmReleaseSecret(t, ns, "legacy", 1, "deployed", "csa", helmChart(2, "nginx:1.27"))
 	helmReleaseSecret(t, ns, "legacy", 2, "failed", "ssa", helmChart(2, "nginx:1.27"))
 	r := mustSSA(t, 0, "diff", "-n", ns, "--helm-release", "legacy")
-	want := "# helm release legacy, revision 1 (deployed), from Secret/" + ns + "/sh.helm.release.v1.legacy.v1: applied client-side; revision 2 after it (failed) was server-side, and helm upgrade follows the last revision: it applies server-side next (--server-side=auto)"
+	want := "# helm release legacy, revision 1 (deployed), from Secret/" + ns + "/sh.helm.release.v1.legacy.v1: applied client-side (Helm 3, or --server-side=false); revision 2 after it (failed) was server-side: helm upgrade applies server-side next (--server-side=auto); the prediction below is of --server-side=auto, which first moves helm's client-side ownership to its apply"
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("the header does not say %q:\n%s", want, r.stdout)
 	}
