@@ -174,7 +174,7 @@ krew-manifest: ## Rewrite krew-manifest.yaml from .krew.yaml and the archives in
 	$(GO) run ./hack/krew-manifest -dist dist -o krew-manifest.yaml
 
 tidy-check: ## Fail if go mod tidy would change go.mod/go.sum (works without git too)
-	@for d in . test; do \
+	@for d in . test test/helm; do \
 		( cd $$d && cp go.mod go.mod.tidy-check && cp go.sum go.sum.tidy-check && $(GO) mod tidy && \
 		  if cmp -s go.mod go.mod.tidy-check && cmp -s go.sum go.sum.tidy-check; then rm go.mod.tidy-check go.sum.tidy-check; \
 		  else mv go.mod.tidy-check go.mod; mv go.sum.tidy-check go.sum; echo "go mod tidy changes $$d/go.mod or go.sum: run it and commit" >&2; exit 1; fi ) || exit 1; \

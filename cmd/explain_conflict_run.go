@@ -221,13 +221,13 @@ func controlledResets(reports []*conflict.Report) error {
 	var names []string
 	var first string
 	for _, r := range reports {
-		for _, cr := range r.ControlledResets {
-			name := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
-			names = append(names, name)
-			if first == "" {
-				first = render.ControlledReset(name, cr, r.HelmUpgrade)
-			}
-			break
+		if len(r.ControlledResets) == 0 {
+			continue
+		}
+		name := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
+		names = append(names, name)
+		if first == "" {
+			first = render.ControlledReset(name, r.ControlledResets[0], r.HelmUpgrade)
 		}
 	}
 	if len(names) == 0 {

@@ -22,4 +22,3 @@ func SecretStringData(obj map[string]interface{}) {
 	obj["data"] = data
 	delete(obj, "stringData")
 }
-

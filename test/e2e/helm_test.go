@@ -237,7 +237,7 @@ func TestHelmReleaseDrift(t *testing.T) {
 	}
 	for _, way := range []struct {
 		flag, owner, see string
-		moves          bool
+		moves            bool
 	}{
 		{"--helm-server-side=auto", "+  replicas: 2  # helm (Update", "", false},
 		// the explanation it points to reads the same release, the same way
