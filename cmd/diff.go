@@ -54,7 +54,9 @@ counts: the apply would fail, as does a denial by a modelled admission
 plugin or an evaluated admission policy), 2 an error (also a namespace that
 does not exist, where the apply would fail), 4 no value changes predicted
 but admission that is not evaluated here (a matching webhook, a policy
-that can't be evaluated here) may change or refuse the apply.
+that can't be evaluated here) may change or refuse the apply, 5 the apply
+succeeds but resets a field a controller sets (.spec.replicas of an object
+a HorizontalPodAutoscaler scales): explain-conflict gives the ways out.
 
 --helm-release NAME diffs a Helm release's last deployed revision (or
 --helm-revision N) against the cluster, without the helm binary: what the

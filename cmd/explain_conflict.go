@@ -83,9 +83,12 @@ compiled into kubectl-ssa; custom resources then need --schema CRD.yaml, or
 are typed by deduction (all lists atomic), which the report says.
 
 Before a Helm 4 upgrade, pipe the chart's next render in with the release's
-name: --helm-release NAME predicts it as Helm applies it (field manager
-helm, the label and annotations Helm adds; for a release still recorded as
-client-side apply, Helm 4's switch to server-side apply, --csa-upgrade helm).
+name: --helm-release NAME predicts it as helm upgrade writes it (field
+manager helm, the label and annotations Helm adds): server-side for a
+release applied so; for one still recorded as client-side apply, Helm's
+client-side patch, which --server-side=auto (helm's default) keeps, and
+which deletes every field the last revision rendered and the render drops,
+whoever owns it now. --helm-server-side=true predicts the switch instead.
 
 Admission is read from the cluster: built-in plugins (default StorageClass
 and IngressClass, storage protection finalizers, a Pod's ServiceAccount,
@@ -104,7 +107,10 @@ denial included); a prediction that was not exact is resolved by the
 server's answer instead (0 it applies, 1 it refuses), unless what differs
 is what admission can't change (managedFields, conflicts); 4 when the
 server refused or could not run the dry run (no patch permission; a
-Namespace the input creates first), so that nothing was verified.`,
+Namespace the input creates first), so that nothing was verified.
+5: the apply succeeds but resets a field a controller sets (.spec.replicas
+of an object a HorizontalPodAutoscaler scales, in the cluster or in the
+input): the report's ways out hand it over first.`,
 		Example: `  # Would this apply conflict, and with whom?
   kubectl ssa explain-conflict -f deploy.yaml
 
@@ -128,6 +134,9 @@ Namespace the input creates first), so that nothing was verified.`,
 
   # Would the next helm upgrade of release "web" conflict (Helm 4 preflight)?
   helm template web ./chart -n shop -f values.yaml --no-hooks | kubectl ssa explain-conflict -n shop --helm-release web -f -
+
+  # The same upgrade of a release Helm 3 installed, switched to server-side
+  helm template web ./chart -n shop --no-hooks | kubectl ssa explain-conflict -n shop --helm-release web -f - --helm-server-side=true
 
   # Check the prediction against the server's own dry run
   kubectl ssa explain-conflict -f deploy.yaml --verify
