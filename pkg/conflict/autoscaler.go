@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // AutoscalerLister is a Source that can list the HPAs of a namespace.
@@ -117,7 +118,61 @@ func controlledResets(r *Simulation, live, input []Autoscaler) []v1alpha1.Contro
 			add(cr)
 		}
 	}
+	return append(out, ownedByControllers(r, out)...)
+}
+
+// ownedByControllers are the other resets and removals of fields a
+// controller owns in the live object (tools.IsController): a write that
+// takes a field from its owner (Helm's client-side patch deletes what the
+// last revision rendered, whoever owns it) is undone by that controller.
+// An apply keeps the fields others own, so this finds none for it.
+func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset) []v1alpha1.ControlledReset {
+	if r.Live == nil || r.Action == ActionCreate {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, cr := range seen {
+		done[cr.Path.APIServerString()] = true
+	}
+	entries := r.Live.GetManagedFields()
+	var out []v1alpha1.ControlledReset
+	check := func(p pathlang.Path, cr v1alpha1.ControlledReset) {
+		if done[p.APIServerString()] {
+			return
+		}
+		owners, _ := ownership.Owners(entries, fieldpath.Path(p))
+		for _, e := range owners {
+			o := ownership.OwnerOf(e)
+			if e.Manager == r.FieldManager || !tools.IsController(o) {
+				continue
+			}
+			cr.Path, cr.Controller = p, fmt.Sprintf("%q (%s)", e.Manager, controllerSays(o, p))
+			out = append(out, cr)
+			done[p.APIServerString()] = true
+			return
+		}
+	}
+	for _, rs := range r.Reset {
+		if !rs.Unchanged && !rs.Kept {
+			check(rs.Path, v1alpha1.ControlledReset{Value: rs.Value, Was: rs.Was})
+		}
+	}
+	for _, p := range r.Removed {
+		cr := v1alpha1.ControlledReset{Removed: true}
+		if v, ok := pathlang.Lookup(r.Live.Object, fieldpath.Path(p)); ok {
+			cr.Was = &v
+		}
+		check(p, cr)
+	}
 	return out
+}
+
+// controllerSays names a controller owner as the catalogue knows it.
+func controllerSays(o ownership.Owner, p pathlang.Path) string {
+	if says := tools.Describe(o, p.APIServerString()); says != "" {
+		return says
+	}
+	return "a controller"
 }
 
 // AutoscalerController is the manager an HPA's writes to /scale are
@@ -195,6 +250,11 @@ func noteAutoscalers(r *Simulation, sent, live *unstructured.Unstructured, liste
 		}
 		if len(r.Autoscalers) > 0 {
 			r.ReplicasHolders = ReplicasHolders(live)
+		}
+		for _, s := range []*Simulation{r, r.Forced} {
+			if s != nil {
+				s.ControlledResets = ownedByControllers(s, nil)
+			}
 		}
 		return
 	}

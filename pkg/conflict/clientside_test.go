@@ -1,6 +1,7 @@
 package conflict_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -137,5 +138,36 @@ spec:
 	ports, _, _ := unstructured.NestedSlice(r.Result.Object, "spec", "ports")
 	if len(ports) != 1 || ports[0].(map[string]interface{})["targetPort"] != int64(8080) {
 		t.Errorf("ports %v: one port, its targetPort 8080", ports)
+	}
+}
+
+// TestControlledResetOfAControllersField: Helm's client-side patch
+// deletes a field the last revision rendered that a controller took
+// since (no autoscaler listed): the controller writes it back, so the
+// reset is a controlled one; the same field taken by a person is not.
+func TestControlledResetOfAControllersField(t *testing.T) {
+	next := manifest(t, webWith("nginx:1"))
+	for _, tt := range []struct {
+		scaler string
+		want   int
+	}{{"kube-controller-manager", 1}, {"keda-operator", 1}, {"kubectl", 0}} {
+		s := &state{}
+		update{Manager: "helm", Create: webReplicas}.Run(t, s)
+		update{Manager: tt.scaler, Subresource: "scale", Mutate: set(int64(3), "spec", "replicas")}.Run(t, s)
+		src, err := conflict.NewOfflineSource([]*unstructured.Unstructured{s.Live}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := conflict.Explain(context.Background(), src, next, conflict.Options{FieldManager: "helm",
+			ClientSide: &conflict.ClientSide{Original: manifest(t, webReplicas)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ControlledResets) != tt.want {
+			t.Errorf("%s: controlled resets %+v, want %d", tt.scaler, r.ControlledResets, tt.want)
+		}
+		if len(r.ControlledResets) == 1 && (r.ControlledResets[0].Path.APIServerString() != ".spec.replicas" || r.ControlledResets[0].Value != int64(1)) {
+			t.Errorf("%s: %+v, want .spec.replicas reset to 1", tt.scaler, r.ControlledResets[0])
+		}
 	}
 }

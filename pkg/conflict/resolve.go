@@ -2,6 +2,7 @@ package conflict
 
 import (
 	"fmt"
+	"strings"
 	"sort"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
@@ -122,13 +123,19 @@ func replicasRemedies(r *Simulation, t remedy.Target) []remedy.Remedy {
 		return nil
 	}
 	if h := r.HelmUpgrade; resets && h != nil && h.Mode == v1alpha1.HelmClientSide {
-		summary := "helm upgrade of this release is client-side by default (--server-side=auto follows the last revision), and a client-side upgrade deletes .spec.replicas, which the last revision rendered and this render drops, whoever owns it now: upgrade server-side"
+		var paths []pathlang.Path
+		var names []string
+		for _, cr := range r.ControlledResets {
+			paths = append(paths, cr.Path)
+			names = append(names, cr.Path.String())
+		}
+		summary := fmt.Sprintf("helm upgrade of this release is client-side by default (--server-side=auto follows the last revision), and a client-side upgrade deletes %s, which the last revision rendered and this render drops, whoever owns it now: upgrade server-side", strings.Join(names, ", "))
 		if o := h.Other; o != nil && !o.ControlledResets && !o.Conflicts {
-			summary += ", which keeps it (the autoscaler's controller owns it)"
+			summary += ", which keeps it (the controller owns it)"
 		} else if len(r.ReplicasHolders) > 0 {
 			summary += ", after the handovers below"
 		}
-		out = append(out, remedy.Remedy{Kind: remedy.HelmServerSide, Tool: remedy.Helm, Summary: summary, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
+		out = append(out, remedy.Remedy{Kind: remedy.HelmServerSide, Tool: remedy.Helm, Summary: summary, Paths: paths,
 			Into:    &remedy.Into{Which: fmt.Sprintf("the helm upgrade of release %q", t.HelmRelease), Edit: remedy.Append},
 			Snippet: "--server-side=true"})
 	}
