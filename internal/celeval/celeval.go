@@ -140,7 +140,9 @@ type noCore struct{ corev1client.CoreV1Interface }
 
 func (noCore) Namespaces() corev1client.NamespaceInterface { return noNamespace{} }
 
-type noNamespace struct{ corev1client.NamespaceInterface }
+type noNamespace struct {
+	corev1client.NamespaceInterface
+}
 
 func (noNamespace) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.Namespace, error) {
 	return nil, apierrors.NewNotFound(corev1.Resource("namespaces"), name)
