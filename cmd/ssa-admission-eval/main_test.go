@@ -20,7 +20,7 @@ const vap = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingA
 const vapb = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"b"},` +
 	`"spec":{"policyName":"p","validationActions":["Deny"]}}`
 
-const map_ = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"m"},` +
+const mutatingPolicy = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"m"},` +
 	`"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},` +
 	`"mutations":[{"patchType":"JSONPatch","jsonPatch":{"expression":"[JSONPatch{op: 'add', path: '/data', value: {'a': 'b'}}]"}}]}}`
 
@@ -40,7 +40,7 @@ var oddRequests = []struct{ name, in string }{
 	{"null policy", `{` + head + `,"validatingPolicies":[null],"validatingBindings":[` + vapb + `]}`},
 	{"null binding", `{` + head + `,"validatingPolicies":[` + vap + `],"validatingBindings":[null]}`},
 	{"null mutating policy", `{` + head + `,"mutatingPolicies":[null],"mutatingBindings":[` + mapb + `]}`},
-	{"null mutating binding", `{` + head + `,"mutatingPolicies":[` + map_ + `],"mutatingBindings":[null]}`},
+	{"null mutating binding", `{` + head + `,"mutatingPolicies":[` + mutatingPolicy + `],"mutatingBindings":[null]}`},
 	{"policy without a binding", `{` + head + `,"validatingPolicies":[` + vap + `]}`},
 	{"binding without a policy", `{` + head + `,"validatingBindings":[` + vapb + `]}`},
 	{"binding without policyName", `{` + head + `,"validatingPolicies":[` + vap + `],"validatingBindings":[` + strings.Replace(vapb, `"policyName":"p",`, "", 1) + `]}`},
@@ -49,8 +49,8 @@ var oddRequests = []struct{ name, in string }{
 	{"policy with a string spec", `{` + head + `,"validatingPolicies":[` + strings.Replace(vap, `"spec":{`, `"spec":"x","x":{`, 1) + `],"validatingBindings":[` + vapb + `]}`},
 	{"validations of a string", `{` + head + `,"validatingPolicies":[` + strings.Replace(vap, `"validations":[{"expression":"object.metadata.name != 'web'"}]`, `"validations":"x"`, 1) + `],"validatingBindings":[` + vapb + `]}`},
 	{"null validation", `{` + head + `,"validatingPolicies":[` + strings.Replace(vap, `"validations":[{"expression":"object.metadata.name != 'web'"}]`, `"validations":[null]`, 1) + `],"validatingBindings":[` + vapb + `]}`},
-	{"mutating without schema", `{` + head + `,"mutatingPolicies":[` + map_ + `],"mutatingBindings":[` + mapb + `]}`},
-	{"mutating with a bad schema", `{` + head + `,"schema":"AAAA","typeName":"x","mutatingPolicies":[` + map_ + `],"mutatingBindings":[` + mapb + `]}`},
+	{"mutating without schema", `{` + head + `,"mutatingPolicies":[` + mutatingPolicy + `],"mutatingBindings":[` + mapb + `]}`},
+	{"mutating with a bad schema", `{` + head + `,"schema":"AAAA","typeName":"x","mutatingPolicies":[` + mutatingPolicy + `],"mutatingBindings":[` + mapb + `]}`},
 	{"null params", `{` + head + `,"params":null}`},
 	{"params with a null item", `{` + head + `,"params":[{"apiVersion":"v1","kind":"ConfigMap","items":[null]}]}`},
 	{"params without a kind", `{` + head + `,"params":[{"apiVersion":"v1","items":[]}]}`},

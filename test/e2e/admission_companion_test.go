@@ -84,7 +84,8 @@ spec:
 				if i == 0 {
 					want = c.want
 				}
-				if line := "ConfigMap/" + ns + "/" + n + " ("; !strings.Contains(r.stderr, line) || !strings.Contains(r.stderr[strings.Index(r.stderr, line):], want) {
+				_, after, found := strings.Cut(r.stderr, "ConfigMap/"+ns+"/"+n+" (")
+				if !found || !strings.Contains(after, want) {
 					t.Errorf("ConfigMap %s: the error does not say %q\n%s", n, want, r.stderr)
 				}
 			}
@@ -129,7 +130,7 @@ func ssaBounded(t *testing.T, environ []string, args ...string) boundedResult {
 	}
 	r := boundedResult{result: result{stdout: out.String(), stderr: errb.String(), code: code}}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = int64(ru.Maxrss) << 10 // KiB on Linux
+		r.maxRSS = ru.Maxrss << 10 // KiB on Linux
 	}
 	return r
 }
