@@ -36,7 +36,7 @@ func main() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Stdin, os.Stdout)
+	err := evaluate(ctx, os.Args[1:], os.Stdin, os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ssa-admission-eval:", err)
@@ -44,8 +44,21 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, in io.Reader, out io.Writer) error {
-	if len(os.Args) > 1 {
+// evaluate is run with a last resort: a panic (a request the checks let
+// through that the dispatchers can't take) is one error line and a
+// non-zero exit, which kubectl-ssa reports as policies not evaluated,
+// rather than a stack trace it would have to read as an answer.
+func evaluate(ctx context.Context, args []string, in io.Reader, out io.Writer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v (please report this as a kubectl-ssa bug, with the policies that match)", r)
+		}
+	}()
+	return run(ctx, args, in, out)
+}
+
+func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	if len(args) > 0 {
 		return fmt.Errorf("it takes no arguments: it reads a %s on standard input (see --help)", admission.PolicyRequestKind)
 	}
 	if f, ok := in.(*os.File); ok {

@@ -31,6 +31,8 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -40,8 +42,8 @@ import (
 // Evaluate runs req's mutating policies, then its validating ones, as
 // the apiserver's admission chain runs them.
 func Evaluate(ctx context.Context, req *ssaadmission.PolicyRequest) (*ssaadmission.PolicyResult, error) {
-	if req.Object == nil {
-		return nil, errors.New("the request has no object")
+	if err := checkRequest(req); err != nil {
+		return nil, err
 	}
 	e, err := newEvaluation(req)
 	if err != nil {
@@ -105,8 +107,8 @@ func newEvaluation(req *ssaadmission.PolicyRequest) (*evaluation, error) {
 		_ = namespaces.Add(&ns)
 	}
 	// The namespace lister is all the matcher reads: a namespace not in
-	// it is not found (the client is never asked).
-	e.matcher = matching.NewMatcher(listersv1.NewNamespaceLister(namespaces), nil)
+	// it is not found (the client it then asks says so).
+	e.matcher = matching.NewMatcher(listersv1.NewNamespaceLister(namespaces), noNamespaces{})
 	for _, ps := range req.Params {
 		gv, err := schema.ParseGroupVersion(ps.APIVersion)
 		if err != nil {
@@ -125,6 +127,25 @@ func newEvaluation(req *ssaadmission.PolicyRequest) (*evaluation, error) {
 		e.user = &user.DefaultInfo{}
 	}
 	return e, nil
+}
+
+// noNamespaces is the client the namespace matcher asks for a namespace
+// its lister lacks (a cache miss, to the apiserver): the request holds
+// the only namespace known here, so any other is not found.
+type noNamespaces struct{ kubernetes.Interface }
+
+func (noNamespaces) CoreV1() corev1client.CoreV1Interface { return noCore{} }
+
+type noCore struct{ corev1client.CoreV1Interface }
+
+func (noCore) Namespaces() corev1client.NamespaceInterface { return noNamespace{} }
+
+type noNamespace struct {
+	corev1client.NamespaceInterface
+}
+
+func (noNamespace) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.Namespace, error) {
+	return nil, apierrors.NewNotFound(corev1.Resource("namespaces"), name)
 }
 
 // attributes are the request's admission attributes for obj.

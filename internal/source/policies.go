@@ -1,20 +1,11 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,42 +16,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 )
-
-// EvaluatorEnv names the companion executable when it is not beside
-// kubectl-ssa (tests, packagers).
-const EvaluatorEnv = "KUBECTL_SSA_ADMISSION_EVAL"
-
-// evaluatorName is the companion's file name.
-func evaluatorName() string {
-	if runtime.GOOS == "windows" {
-		return "ssa-admission-eval.exe"
-	}
-	return "ssa-admission-eval"
-}
-
-// evaluatorPath finds the companion: $KUBECTL_SSA_ADMISSION_EVAL, else
-// beside the running executable (a release and krew install them side by
-// side). PATH is not searched: what runs is what was shipped with it.
-func evaluatorPath() (string, error) {
-	if p := os.Getenv(EvaluatorEnv); p != "" {
-		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 && runtime.GOOS != "windows" {
-			return "", fmt.Errorf("%s=%s is not an executable file: set it to ssa-admission-eval, or unset it to use the one beside kubectl-ssa", EvaluatorEnv, p)
-		}
-		return p, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	if resolved, err := filepath.EvalSymlinks(self); err == nil {
-		self = resolved
-	}
-	p := filepath.Join(filepath.Dir(self), evaluatorName())
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s is not installed beside %s (it comes with every release; `make build` builds it): admission policies are matched, not evaluated", evaluatorName(), self)
-	}
-	return p, nil
-}
 
 // userState is who the credentials are, asked once a run.
 type userState struct {
@@ -82,37 +37,12 @@ type waiting struct {
 	c  *companion
 }
 
-// companion is one run of the companion executable.
-type companion struct {
-	cmd         *exec.Cmd
-	stdin       io.WriteCloser
-	out, stderr bytes.Buffer
-	path        string
-}
-
-// companionTimeout bounds one evaluation: CEL's cost budgets bound the
-// expressions, so only a companion that misbehaves takes that long.
-const companionTimeout = time.Minute
-
-func startCompanion(ctx context.Context) (*companion, error) {
-	path, err := evaluatorPath()
-	if err != nil {
-		return nil, err
-	}
-	c := &companion{path: path, cmd: exec.CommandContext(ctx, path)}
-	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.stderr
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("running %s: %w", path, err)
-	}
-	return c, nil
-}
-
 // prestart starts the companion before its request is known; a run that
 // never sends one closes its standard input, and it exits.
 func (p *policies) prestart() {
+	if p.s.clock.halted() != nil {
+		return
+	}
 	w := &p.s.waiting
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -142,37 +72,16 @@ func (p *policies) EvaluatePolicies(req *admission.PolicyRequest) (*admission.Po
 	if err != nil {
 		return nil, err
 	}
-	w := &p.s.waiting
-	w.mu.Lock()
-	c := w.c
-	w.c = nil
-	w.mu.Unlock()
-	if c == nil {
-		if c, err = startCompanion(ctx); err != nil {
-			return nil, err
-		}
-	}
-	// The time bound starts with the request (one started ahead may
-	// have waited).
-	timer := time.AfterFunc(companionTimeout, func() { _ = c.cmd.Process.Kill() })
-	_, werr := c.stdin.Write(in)
-	_ = c.stdin.Close()
-	err = c.cmd.Wait()
-	if !timer.Stop() {
-		return nil, fmt.Errorf("%s did not answer within %s", c.path, companionTimeout)
-	}
-	if err != nil || werr != nil {
-		if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
-			return nil, errors.New(msg)
-		}
-		return nil, fmt.Errorf("running %s: %w", c.path, errors.Join(err, werr))
+	out, path, err := p.s.evaluate(ctx, in)
+	if err != nil {
+		return nil, err
 	}
 	var res admission.PolicyResult
-	if err := json.Unmarshal(c.out.Bytes(), &res); err != nil {
-		return nil, fmt.Errorf("reading %s's answer: %w", c.path, err)
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("reading %s's answer: %w", path, err)
 	}
 	if res.Kind != admission.PolicyResultKind || res.APIVersion != admission.PolicyAPIVersion {
-		return nil, fmt.Errorf("%s answered a %s %s: it comes from another build than kubectl-ssa", c.path, res.APIVersion, res.Kind)
+		return nil, fmt.Errorf("%s answered a %s %s: it comes from another build than kubectl-ssa", path, res.APIVersion, res.Kind)
 	}
 	return &res, nil
 }

@@ -58,6 +58,8 @@ type Cluster struct {
 	// policies' params read.
 	waiting    waiting
 	paramReads paramReads
+	// clock is the run's time for the companion (evaluate).
+	clock companionClock
 	// podCreates tells, by Pod, whether its apply creates it (Target);
 	// podReadCache holds what a Pod's create reads (podRead); podInputs
 	// are the objects of the input such a read finds (notePodInput).
