@@ -6,11 +6,12 @@ import (
 )
 
 // MaxObjects bounds the objects of a release's manifest that kubectl-ssa
-// reads. The largest charts in common use render a few hundred objects
-// (kube-prometheus-stack about 300, with its CRDs); 10,000 is far past
-// any of them, yet keeps a crafted manifest (16 MiB of tiny objects
-// would be 300,000) to what a diff can predict in seconds.
-const MaxObjects = 10000
+// reads. The largest charts in common use render a few hundred objects;
+// 3,000 is ten times that, and keeps what a crafted manifest costs (16
+// MiB of tiny objects would be 300,000) within what bench/helm-storage.sh
+// holds diff --helm-release to: 300 MiB and 20 s (10,000 objects took
+// 450 MiB and 51 s there).
+const MaxObjects = 3000
 
 // CheckDocuments refuses a manifest of more than MaxObjects documents
 // before it is parsed: counting is cheap, parsing 300,000 objects is not.
@@ -31,7 +32,7 @@ func CheckDocuments(manifest string) error {
 		}
 	}
 	if n > MaxObjects {
-		return fmt.Errorf("its manifest has %d documents, more than the %d objects kubectl-ssa reads of a release", n, MaxObjects)
+		return fmt.Errorf("its manifest has %d documents, more than the %d objects kubectl-ssa reads of a release (charts render a few hundred)", n, MaxObjects)
 	}
 	return nil
 }

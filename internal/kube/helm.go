@@ -162,8 +162,8 @@ func (c *Cluster) helmRevisions(ctx context.Context, storage HelmStorage, ns, na
 // be the one Helm gives that revision: Helm reads a revision by its name.
 func (c *Cluster) getHelm(ctx context.Context, storage HelmStorage, ns, name string, r helmRevision) (*HelmRelease, error) {
 	if want := helm.ObjectName(name, r.version); r.object != want {
-		return nil, fmt.Errorf("%s/%s/%s is labelled as revision %d of helm release %q, but Helm names that revision %s: it is not Helm's; delete it, or give another revision with --helm-revision",
-			storage, ns, r.object, r.version, name, want)
+		return nil, fmt.Errorf("%s/%s/%s is labelled as revision %d of helm release %q, but Helm names that revision %s: %s",
+			storage, ns, r.object, r.version, name, want, helmNotHelms)
 	}
 	obj, err := c.Dynamic.Resource(storage.resource()).Namespace(ns).Get(ctx, r.object, metav1.GetOptions{})
 	if err != nil {
@@ -201,7 +201,7 @@ func (c *Cluster) latestHelmRevision(ctx context.Context, storage HelmStorage, n
 func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured, name string, revision int) (*HelmRelease, error) {
 	where := ObjectName(obj)
 	if err := checkHelmLabels(obj, name, revision); err != nil {
-		return nil, fmt.Errorf("%s: %w: it is not Helm's; delete it, or give another revision with --helm-revision", where, err)
+		return nil, fmt.Errorf("%s: %w: %s", where, err, helmNotHelms)
 	}
 	data, _, _ := unstructured.NestedString(obj.Object, "data", helm.DataKey)
 	if storage == HelmSecrets {
@@ -220,7 +220,7 @@ func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured, name string
 		return nil, fmt.Errorf("%s: cannot decode the helm release it holds: %w", where, err)
 	}
 	if err := checkHelmData(r, obj.GetNamespace(), name, revision); err != nil {
-		return nil, fmt.Errorf("%s: %w: it is not Helm's; delete it, or give another revision with --helm-revision", where, err)
+		return nil, fmt.Errorf("%s: %w: %s", where, err, helmNotHelms)
 	}
 	return &HelmRelease{Release: r, Object: where}, nil
 }
@@ -289,7 +289,7 @@ func (c *Cluster) noRelease(storage HelmStorage, ns, name string, revision int, 
 func HelmManifests(r *HelmRelease) ([]Manifest, error) {
 	name := fmt.Sprintf("helm release %s revision %d", r.Name, r.Version)
 	if err := helm.CheckDocuments(r.Manifest); err != nil {
-		return nil, fmt.Errorf("%s: %w: %s", r.Object, err, helmNotHelms)
+		return nil, fmt.Errorf("%s: %w: %s", r.Object, err, helmTooMany)
 	}
 	res := resource.NewLocalBuilder().Unstructured().Local().Stream(strings.NewReader(r.Manifest), name).Flatten().ContinueOnError().Do()
 	out, err := manifestsOf(res)
@@ -301,7 +301,7 @@ func HelmManifests(r *HelmRelease) ([]Manifest, error) {
 	}
 	if len(out) > helm.MaxObjects {
 		// a List's items are objects of their own
-		return nil, fmt.Errorf("%s: its manifest has %d objects, more than the %d kubectl-ssa reads of a release: %s", r.Object, len(out), helm.MaxObjects, helmNotHelms)
+		return nil, fmt.Errorf("%s: its manifest has %d objects, more than the %d kubectl-ssa reads of a release: %s", r.Object, len(out), helm.MaxObjects, helmTooMany)
 	}
 	seen := make(map[string]bool, len(out))
 	for i := range out {
@@ -315,9 +315,12 @@ func HelmManifests(r *HelmRelease) ([]Manifest, error) {
 	return out, nil
 }
 
-// helmNotHelms is what to do about a storage object Helm could not have
-// written.
-const helmNotHelms = "Helm did not write it; delete it, or give another revision with --helm-revision"
+// What to do about a storage object Helm could not have written, and
+// about one far larger than charts make.
+const (
+	helmNotHelms = "Helm did not write it; delete it, or give another revision with --helm-revision"
+	helmTooMany  = "delete it if Helm did not write it, or give another revision with --helm-revision"
+)
 
 // helmIdentity is an object as HelmKey tells it apart, in the release's
 // namespace ns when it names none (the cluster is not asked whether its

@@ -276,7 +276,7 @@ func TestReadHelmReleaseCrafted(t *testing.T) {
 			name: "the release inside names another",
 			objs: []*unstructured.Unstructured{storageObject("Secret", "web", 2, "deployed", helmValue(t, "api", 2, "deployed"))},
 			gets: []string{"sh.helm.release.v1.web.v2"},
-			wantErr: `Secret/shop/sh.helm.release.v1.web.v2: the release inside is named "api", not "web" as the object is: it is not Helm's; ` +
+			wantErr: `Secret/shop/sh.helm.release.v1.web.v2: the release inside is named "api", not "web" as the object is: Helm did not write it; ` +
 				"delete it, or give another revision with --helm-revision",
 		},
 		{
@@ -297,14 +297,14 @@ func TestReadHelmReleaseCrafted(t *testing.T) {
 				renamed(storageObject("Secret", "web", 5, "deployed", helmValue(t, "web", 5, "deployed")), "web-release"),
 			},
 			wantErr: `Secret/shop/web-release is labelled as revision 5 of helm release "web", but Helm names that revision sh.helm.release.v1.web.v5: ` +
-				"it is not Helm's; delete it, or give another revision with --helm-revision",
+				"Helm did not write it; delete it, or give another revision with --helm-revision",
 		},
 		{
 			name: "a revision asked for whose labels say another",
 			objs: []*unstructured.Unstructured{renamed(storageObject("Secret", "web", 5, "deployed", helmValue(t, "web", 5, "deployed")),
 				"sh.helm.release.v1.web.v3")},
 			revision: 3,
-			wantErr:  "Secret/shop/sh.helm.release.v1.web.v3: its label version=5 is another revision than its name's 3: it is not Helm's",
+			wantErr:  "Secret/shop/sh.helm.release.v1.web.v3: its label version=5 is another revision than its name's 3: Helm did not write it",
 		},
 		{
 			name:     "a revision asked for, checked as well",
@@ -369,8 +369,10 @@ func TestHelmManifestsRefused(t *testing.T) {
 		name, manifest, want string
 	}{
 		{"a chart's render", cm("a", "") + cm("b", "") + cm("a", "kube-system"), ""},
-		{"too many objects", many.String(), where + "its manifest has 10001 documents, more than the 10000 objects kubectl-ssa reads of a release" + todo},
-		{"too many objects in a List", list.String(), where + "its manifest has 10001 objects, more than the 10000 kubectl-ssa reads of a release" + todo},
+		{"too many objects", many.String(), where + "its manifest has 3001 documents, more than the 3000 objects kubectl-ssa reads of a release (charts render a few hundred): " +
+			"delete it if Helm did not write it, or give another revision with --helm-revision"},
+		{"too many objects in a List", list.String(), where + "its manifest has 3001 objects, more than the 3000 kubectl-ssa reads of a release: " +
+			"delete it if Helm did not write it, or give another revision with --helm-revision"},
 		{"an object twice", cm("a", "") + cm("b", "") + cm("a", ""), where + "its manifest has ConfigMap/shop/a twice, which helm install refuses" + todo},
 		{"twice, once in the release's namespace by name", cm("a", "") + cm("a", "shop"), where + "its manifest has ConfigMap/shop/a twice"},
 	}
