@@ -7,6 +7,9 @@
 //
 // It decodes the few fields kubectl-ssa uses (name, namespace, revision,
 // status, manifest, apply method) and nothing else: the chart and the
-// values, which may hold secrets, are never kept. Reading the objects
-// from a cluster is internal/kube's.
+// values, which may hold secrets, are never kept. Anyone who may create
+// Secrets can write one labelled as a release, so what it reads is
+// bounded: 16 MiB decompressed, checked while decompressing, and
+// MaxObjects objects a manifest. Reading the objects from a cluster is
+// internal/kube's.
 package helm

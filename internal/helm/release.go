@@ -86,9 +86,18 @@ func ObjectName(release string, revision int) string {
 // it compressed them, and still reads those.
 var magicGzip = []byte{0x1f, 0x8b, 0x08}
 
-// maxRelease bounds the decompressed release: a Secret holds at most
-// 1 MiB, and a release compresses well, but not a thousandfold.
-var maxRelease = 256 << 20
+// maxRelease bounds a release once decompressed, and is checked while
+// it is decompressed, so a crafted object costs at most this much.
+// Helm's storage object holds at most 1 MiB (the apiserver's limit on a
+// Secret's or a ConfigMap's data), so the gzip inside Helm's base64 is at
+// most 768 KiB; Helm's releases (the chart's templates and files, the
+// values and the manifest, as JSON) compress 4 to 10 times, so 16 MiB
+// leaves a 21-fold ratio over the largest gzip Helm can store. Past it
+// the data is a decompression bomb, not a release Helm wrote.
+var maxRelease = 16 << 20
+
+// errTooLarge is a release past maxRelease.
+var errTooLarge = errors.New("too large")
 
 // Decode reads the value of the "release" key (for a Secret, after the
 // Secret's own base64): base64 of the release's JSON, gzipped unless it
@@ -99,16 +108,8 @@ func Decode(data string) (*Release, error) {
 		return nil, fmt.Errorf("not base64: %w", err)
 	}
 	if len(b) > 3 && bytes.Equal(b[:3], magicGzip) {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("not gzip: %w", err)
-		}
-		defer func() { _ = zr.Close() }()
-		if b, err = io.ReadAll(io.LimitReader(zr, int64(maxRelease)+1)); err != nil {
-			return nil, fmt.Errorf("not gzip: %w", err)
-		}
-		if len(b) > maxRelease {
-			return nil, fmt.Errorf("larger than %d bytes once decompressed: not a release", maxRelease)
+		if b, err = gunzip(b); err != nil {
+			return nil, err
 		}
 	}
 	var r Release
@@ -121,4 +122,49 @@ func Decode(data string) (*Release, error) {
 		return nil, errors.New("not a Helm release: it has no name")
 	}
 	return &r, nil
+}
+
+// gunzip decompresses b, refusing it as soon as it passes maxRelease.
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("not gzip: %w", err)
+	}
+	defer func() { _ = zr.Close() }()
+	out, err := io.ReadAll(&capReader{r: zr, left: maxRelease})
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("larger than %s once decompressed, more than Helm's storage can hold (1 MiB compressed): not a release Helm wrote", size(maxRelease))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not gzip: %w", err)
+	}
+	return out, nil
+}
+
+// capReader reads r, failing with errTooLarge once more than left bytes
+// come out of it: io.LimitReader would stop quietly, and a cut release
+// would be reported as broken JSON.
+type capReader struct {
+	r    io.Reader
+	left int
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if len(p) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= n
+	if c.left < 0 {
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+// size is n bytes as people read it.
+func size(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +153,87 @@ func TestDecodeBounded(t *testing.T) {
 func TestObjectName(t *testing.T) {
 	if got, want := ObjectName("web", 12), "sh.helm.release.v1.web.v12"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestDecodeBomb: a release that decompresses to far more than Helm's
+// storage could hold is refused at the bound, with the bound's words.
+func TestDecodeBomb(t *testing.T) {
+	tests := []struct {
+		name string
+		pad  int
+		want string
+	}{
+		{"just under the bound: read", maxRelease - 100, ""},
+		{"just over the bound", maxRelease, "larger than 16 MiB once decompressed, more than Helm's storage can hold (1 MiB compressed): not a release Helm wrote"},
+		{"a 64 MiB bomb", 64 << 20, "larger than 16 MiB once decompressed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := testkit.HelmPadded(`{"name":"web","manifest":"`, tt.pad, `"}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Decode(data)
+			if tt.want == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// endless reads zeros for ever, counting them.
+type endless struct{ n int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	clear(p)
+	e.n += len(p)
+	return len(p), nil
+}
+
+// TestCapReader: the bound is checked while reading, so an endless
+// stream stops just past it.
+func TestCapReader(t *testing.T) {
+	src := &endless{}
+	b, err := io.ReadAll(&capReader{r: src, left: 1000})
+	if !errors.Is(err, errTooLarge) {
+		t.Fatalf("got %v, want errTooLarge", err)
+	}
+	if src.n != 1001 || len(b) != 1001 {
+		t.Errorf("read %d bytes of the source, returned %d; want 1001 (one past the bound)", src.n, len(b))
+	}
+	b, err = io.ReadAll(&capReader{r: strings.NewReader("abc"), left: 3})
+	if err != nil || string(b) != "abc" {
+		t.Errorf("exactly the bound: %q, %v", b, err)
+	}
+}
+
+func TestCheckDocuments(t *testing.T) {
+	doc := "---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+	tests := []struct {
+		name     string
+		manifest string
+		want     string
+	}{
+		{"a chart's render", strings.Repeat(doc, 3), ""},
+		{"the bound", strings.Repeat(doc, MaxObjects), ""},
+		{"one past the bound", strings.Repeat(doc, MaxObjects+1), "its manifest has 3001 documents, more than the 3000 objects kubectl-ssa reads of a release (charts render a few hundred)"},
+		{"separators without objects count too", strings.Repeat("---\n", MaxObjects+1), "its manifest has 3001 documents"},
+		{"--- inside a line or a block is no separator", "data: |\n  ---\n  ---\nx: a---\n" + strings.Repeat("----\n", MaxObjects+1), ""},
+		{"a separator with a comment, and CRLF", strings.Repeat("--- # c\r\n---\r\n", MaxObjects/2+1), "its manifest has 3002 documents"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckDocuments(tt.manifest)
+			if tt.want == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

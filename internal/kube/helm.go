@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -66,83 +65,144 @@ type HelmRelease struct {
 // ReadHelmRelease reads revision of release name in namespace ns from
 // Helm's storage, as helm does: revision 0 is the last deployed one (the
 // highest revision labelled status=deployed), any other the object named
-// sh.helm.release.v1.NAME.vREVISION. Its errors are one line that says
-// what to do.
+// sh.helm.release.v1.NAME.vREVISION. Anyone who may create Secrets can
+// label one as a release, so the revisions are chosen from the storage
+// objects' metadata alone and only the chosen one is read and decoded
+// (bounded as helm.Decode bounds it); it must be what its name and labels
+// say. Its errors are one line that says what to do.
 func (c *Cluster) ReadHelmRelease(ctx context.Context, storage HelmStorage, ns, name string, revision int) (*HelmRelease, error) {
-	ri := c.Dynamic.Resource(storage.resource()).Namespace(ns)
 	if revision > 0 {
-		key := helm.ObjectName(name, revision)
-		obj, err := ri.Get(ctx, key, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, c.noRelease(ctx, storage, ns, name, revision)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
-		}
-		return decodeHelm(storage, obj)
+		return c.helmRevisionNamed(ctx, storage, ns, name, revision)
 	}
-	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name, helm.LabelStatus: string(helm.Deployed)}
-	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	revs, err := c.helmRevisions(ctx, storage, ns, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
 	}
-	if len(list.Items) == 0 {
-		return nil, c.noRelease(ctx, storage, ns, name, 0)
-	}
-	// Helm skips what it can't decode and takes the highest revision:
-	// concurrent upgrades can leave several deployed.
-	var found []*HelmRelease
-	var first error
-	for i := range list.Items {
-		r, err := decodeHelm(storage, &list.Items[i])
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
+	// Helm takes the highest deployed revision: concurrent upgrades can
+	// leave several deployed.
+	deployed, latest := helmRevision{}, helmRevision{}
+	for _, r := range revs {
+		if r.status == string(helm.Deployed) && r.version > deployed.version {
+			deployed = r
 		}
-		found = append(found, r)
+		if r.version > latest.version {
+			latest = r
+		}
 	}
-	if len(found) == 0 {
-		return nil, first
+	if deployed.version == 0 {
+		return nil, c.noRelease(storage, ns, name, 0, revs)
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].Version > found[j].Version })
-	found[0].Latest = c.latestHelmRevision(ctx, storage, ns, name, found[0].Version)
-	return found[0], nil
+	found, err := c.getHelm(ctx, storage, ns, name, deployed)
+	if err != nil {
+		return nil, err
+	}
+	if latest.version > deployed.version {
+		// Only its apply method is used: one that can't be read leaves
+		// the deployed revision standing for it.
+		if r, err := c.getHelm(ctx, storage, ns, name, latest); err == nil {
+			found.Latest = r.Release
+		}
+	}
+	return found, nil
+}
+
+// helmRevisionNamed reads the revision asked for by its name, as helm
+// does.
+func (c *Cluster) helmRevisionNamed(ctx context.Context, storage HelmStorage, ns, name string, revision int) (*HelmRelease, error) {
+	obj, err := c.Dynamic.Resource(storage.resource()).Namespace(ns).Get(ctx, helm.ObjectName(name, revision), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		revs, err := c.helmRevisions(ctx, storage, ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
+		}
+		return nil, c.noRelease(storage, ns, name, revision, revs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
+	}
+	return decodeHelm(storage, obj, name, revision)
+}
+
+// helmRevision is a storage object of a release, as its metadata says.
+type helmRevision struct {
+	object  string // its name
+	version int
+	status  string
+}
+
+// helmPage is how many storage objects are listed a request: their
+// metadata may carry up to 256 KiB of annotations each.
+const helmPage = 100
+
+// helmRevisions lists the revisions of release name from the labels of
+// its storage objects, their metadata alone, a page at a time.
+func (c *Cluster) helmRevisions(ctx context.Context, storage HelmStorage, ns, name string) ([]helmRevision, error) {
+	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name}
+	opts := metav1.ListOptions{LabelSelector: sel.String(), Limit: helmPage}
+	var out []helmRevision
+	for {
+		list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range list.Items {
+			v, err := strconv.Atoi(it.Labels[helm.LabelVersion])
+			if err != nil || v <= 0 {
+				continue // not a revision Helm wrote, nor one it reads
+			}
+			out = append(out, helmRevision{object: it.Name, version: v, status: it.Labels[helm.LabelStatus]})
+		}
+		if opts.Continue = list.Continue; opts.Continue == "" {
+			return out, nil
+		}
+	}
+}
+
+// getHelm reads and decodes the revision r of release name. Its name must
+// be the one Helm gives that revision: Helm reads a revision by its name.
+func (c *Cluster) getHelm(ctx context.Context, storage HelmStorage, ns, name string, r helmRevision) (*HelmRelease, error) {
+	if want := helm.ObjectName(name, r.version); r.object != want {
+		return nil, fmt.Errorf("%s/%s/%s is labelled as revision %d of helm release %q, but Helm names that revision %s: %s",
+			storage, ns, r.object, r.version, name, want, helmNotHelms)
+	}
+	obj, err := c.Dynamic.Resource(storage.resource()).Namespace(ns).Get(ctx, r.object, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
+	}
+	return decodeHelm(storage, obj, name, r.version)
 }
 
 // latestHelmRevision is the release's highest revision of any status, when
-// it is above deployed; nil when it is not, or can't be read (the
-// deployed revision stands for it then).
+// it is above deployed; nil when it is not, or can't be read.
 func (c *Cluster) latestHelmRevision(ctx context.Context, storage HelmStorage, ns, name string, deployed int) *helm.Release {
-	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name}
-	list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	revs, err := c.helmRevisions(ctx, storage, ns, name)
 	if err != nil {
 		return nil
 	}
-	latest := deployed
-	for _, item := range list.Items {
-		if v, err := strconv.Atoi(item.Labels[helm.LabelVersion]); err == nil && v > latest {
-			latest = v
+	latest := helmRevision{version: deployed}
+	for _, r := range revs {
+		if r.version > latest.version {
+			latest = r
 		}
 	}
-	if latest == deployed {
+	if latest.version == deployed {
 		return nil
 	}
-	obj, err := c.Dynamic.Resource(storage.resource()).Namespace(ns).Get(ctx, helm.ObjectName(name, latest), metav1.GetOptions{})
-	if err != nil {
-		return nil
-	}
-	r, err := decodeHelm(storage, obj)
+	r, err := c.getHelm(ctx, storage, ns, name, latest)
 	if err != nil {
 		return nil
 	}
 	return r.Release
 }
 
-// decodeHelm decodes the release in a storage object.
-func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured) (*HelmRelease, error) {
+// decodeHelm decodes the release in a storage object, which must be
+// revision of release name: the object's name and labels are Helm's,
+// the data inside is whatever its writer put there.
+func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured, name string, revision int) (*HelmRelease, error) {
 	where := ObjectName(obj)
+	if err := checkHelmLabels(obj, name, revision); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", where, err, helmNotHelms)
+	}
 	data, _, _ := unstructured.NestedString(obj.Object, "data", helm.DataKey)
 	if storage == HelmSecrets {
 		// The Secret's own base64, under Helm's.
@@ -159,18 +219,44 @@ func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured) (*HelmRelea
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot decode the helm release it holds: %w", where, err)
 	}
+	if err := checkHelmData(r, obj.GetNamespace(), name, revision); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", where, err, helmNotHelms)
+	}
 	return &HelmRelease{Release: r, Object: where}, nil
+}
+
+// checkHelmLabels: the labels Helm gives a revision's object agree with
+// its name.
+func checkHelmLabels(obj *unstructured.Unstructured, name string, revision int) error {
+	l := obj.GetLabels()
+	if v, ok := l[helm.LabelName]; ok && v != name {
+		return fmt.Errorf("its label %s=%s names another release than its name", helm.LabelName, v)
+	}
+	if v, ok := l[helm.LabelVersion]; ok && v != strconv.Itoa(revision) {
+		return fmt.Errorf("its label %s=%s is another revision than its name's %d", helm.LabelVersion, v, revision)
+	}
+	return nil
+}
+
+// checkHelmData: the release inside is the one the object's name says,
+// in the object's namespace (Helm keeps a release where it installs it).
+func checkHelmData(r *helm.Release, ns, name string, revision int) error {
+	switch {
+	case r.Name != name:
+		return fmt.Errorf("the release inside is named %q, not %q as the object is", r.Name, name)
+	case r.Version != revision:
+		return fmt.Errorf("the release inside is revision %d, not %d as the object's name says", r.Version, revision)
+	case r.Namespace != "" && r.Namespace != ns:
+		return fmt.Errorf("the release inside is in namespace %q, not in the object's %q", r.Namespace, ns)
+	}
+	return nil
 }
 
 // noRelease explains why the release or its revision was not found, from
 // the labels of the release's storage objects.
-func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name string, revision int) error {
-	sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name}
-	list, err := c.Metadata.Resource(storage.resource()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
-	}
-	if len(list.Items) == 0 {
+func (c *Cluster) noRelease(storage HelmStorage, ns, name string, revision int, revs []helmRevision) error {
+	if len(revs) == 0 {
+		sel := labels.Set{helm.LabelOwner: helm.Owner, helm.LabelName: name}
 		words := append([]string{"kubectl", "get", strings.ToLower(string(storage)) + "s", "-A", "-l", helm.LabelOwner + "=" + helm.Owner}, c.CommandFlags...)
 		driver := ""
 		if storage == HelmSecrets {
@@ -178,26 +264,15 @@ func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name s
 		}
 		return &HelmReleaseNotFoundError{msg: fmt.Sprintf("helm release %q not found in namespace %q (no %s labelled %s): check the release name and -n%s; %s lists the releases", name, ns, storage, sel, driver, shell.Join(words))}
 	}
-	type rev struct {
-		n      int
-		status string
-	}
-	var revs []rev
-	for _, it := range list.Items {
-		n, err := strconv.Atoi(it.Labels[helm.LabelVersion])
-		if err != nil {
-			continue
-		}
-		revs = append(revs, rev{n, it.Labels[helm.LabelStatus]})
-	}
-	sort.Slice(revs, func(i, j int) bool { return revs[i].n > revs[j].n })
+	revs = append([]helmRevision(nil), revs...)
+	sort.Slice(revs, func(i, j int) bool { return revs[i].version > revs[j].version })
 	var have []string
 	for i, r := range revs {
 		if i == 5 {
 			have = append(have, fmt.Sprintf("and %d more", len(revs)-i))
 			break
 		}
-		have = append(have, fmt.Sprintf("%d %s", r.n, r.status))
+		have = append(have, fmt.Sprintf("%d %s", r.version, r.status))
 	}
 	if revision > 0 {
 		return fmt.Errorf("helm release %q in namespace %q has no revision %d (its revisions: %s): give one of them with --helm-revision", name, ns, revision, strings.Join(have, ", "))
@@ -207,10 +282,16 @@ func (c *Cluster) noRelease(ctx context.Context, storage HelmStorage, ns, name s
 
 // HelmManifests are the objects of a release's manifest. Secrets among
 // them are remembered by the process's Secret filter, as ReadManifests
-// remembers them. Their Source is empty: they come from no file.
+// remembers them. Their Source is empty: they come from no file. A
+// manifest of more than helm.MaxObjects objects, or with an object twice
+// (which Helm's install refuses: its second create finds the first), is
+// refused, naming the storage object it came from.
 func HelmManifests(r *HelmRelease) ([]Manifest, error) {
 	name := fmt.Sprintf("helm release %s revision %d", r.Name, r.Version)
-	res := resource.NewLocalBuilder().Unstructured().Local().Stream(bytes.NewReader([]byte(r.Manifest)), name).Flatten().ContinueOnError().Do()
+	if err := helm.CheckDocuments(r.Manifest); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", r.Object, err, helmTooMany)
+	}
+	res := resource.NewLocalBuilder().Unstructured().Local().Stream(strings.NewReader(r.Manifest), name).Flatten().ContinueOnError().Do()
 	out, err := manifestsOf(res)
 	if errors.Is(err, ErrNoObjects) {
 		return nil, fmt.Errorf("%s has an empty manifest (a chart of hooks only?): nothing to compare", name)
@@ -218,10 +299,39 @@ func HelmManifests(r *HelmRelease) ([]Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(out) > helm.MaxObjects {
+		// a List's items are objects of their own
+		return nil, fmt.Errorf("%s: its manifest has %d objects, more than the %d kubectl-ssa reads of a release: %s", r.Object, len(out), helm.MaxObjects, helmTooMany)
+	}
+	seen := make(map[string]bool, len(out))
 	for i := range out {
 		out[i].Source = ""
+		key := helmIdentity(out[i].Object, r.Namespace)
+		if seen[key] {
+			return nil, fmt.Errorf("%s: its manifest has %s twice, which helm install refuses: %s", r.Object, key, helmNotHelms)
+		}
+		seen[key] = true
 	}
 	return out, nil
+}
+
+// What to do about a storage object Helm could not have written, and
+// about one far larger than charts make.
+const (
+	helmNotHelms = "Helm did not write it; delete it, or give another revision with --helm-revision"
+	helmTooMany  = "delete it if Helm did not write it, or give another revision with --helm-revision"
+)
+
+// helmIdentity is an object as HelmKey tells it apart, in the release's
+// namespace ns when it names none (the cluster is not asked whether its
+// kind is namespaced: a cluster-scoped object that names a namespace is
+// an error anyway).
+func helmIdentity(u *unstructured.Unstructured, ns string) string {
+	gk := u.GroupVersionKind().GroupKind()
+	if u.GetNamespace() != "" {
+		ns = u.GetNamespace()
+	}
+	return gk.String() + "/" + ns + "/" + u.GetName()
 }
 
 // AsHelmApplies makes ms what Helm sends when it applies them as release

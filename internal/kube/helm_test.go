@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
@@ -215,5 +216,176 @@ func TestHelmReleaseNames(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"api", "web"}, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestReadHelmReleaseCrafted: storage objects anyone who may create
+// Secrets can write. Only the revision the command needs is read (its
+// metadata chose it), and it must be what its name says.
+func TestReadHelmReleaseCrafted(t *testing.T) {
+	release := func(rel map[string]interface{}) string {
+		v, err := testkit.HelmRelease(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	bomb, err := testkit.HelmPadded(`{"name":"web","namespace":"shop","version":9,"manifest":"`, 64<<20, `"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := func(u *unstructured.Unstructured, name string) *unstructured.Unstructured {
+		u.SetName(name)
+		return u
+	}
+	tests := []struct {
+		name     string
+		objs     []*unstructured.Unstructured
+		revision int
+		want     string   // Object read
+		gets     []string // the objects read whole
+		wantErr  string
+	}{
+		{
+			name: "ten deployed: only the highest is read",
+			objs: func() []*unstructured.Unstructured {
+				var out []*unstructured.Unstructured
+				for n := 1; n <= 9; n++ {
+					out = append(out, storageObject("Secret", "web", n, "deployed", "not read"))
+				}
+				return append(out, storageObject("Secret", "web", 10, "deployed", helmValue(t, "web", 10, "deployed")))
+			}(),
+			want: "Secret/shop/sh.helm.release.v1.web.v10", gets: []string{"sh.helm.release.v1.web.v10"},
+		},
+		{
+			name: "the deployed one and the failed one after it, nothing else",
+			objs: []*unstructured.Unstructured{
+				storageObject("Secret", "web", 1, "superseded", "not read"),
+				storageObject("Secret", "web", 2, "deployed", helmValue(t, "web", 2, "deployed")),
+				storageObject("Secret", "web", 3, "failed", helmValue(t, "web", 3, "failed")),
+			},
+			want: "Secret/shop/sh.helm.release.v1.web.v2", gets: []string{"sh.helm.release.v1.web.v2", "sh.helm.release.v1.web.v3"},
+		},
+		{
+			name:    "a zero bomb",
+			objs:    []*unstructured.Unstructured{storageObject("Secret", "web", 9, "deployed", bomb)},
+			gets:    []string{"sh.helm.release.v1.web.v9"},
+			wantErr: "Secret/shop/sh.helm.release.v1.web.v9: cannot decode the helm release it holds: larger than 16 MiB once decompressed",
+		},
+		{
+			name: "the release inside names another",
+			objs: []*unstructured.Unstructured{storageObject("Secret", "web", 2, "deployed", helmValue(t, "api", 2, "deployed"))},
+			gets: []string{"sh.helm.release.v1.web.v2"},
+			wantErr: `Secret/shop/sh.helm.release.v1.web.v2: the release inside is named "api", not "web" as the object is: Helm did not write it; ` +
+				"delete it, or give another revision with --helm-revision",
+		},
+		{
+			name:    "the release inside is another revision",
+			objs:    []*unstructured.Unstructured{storageObject("Secret", "web", 2, "deployed", helmValue(t, "web", 7, "deployed"))},
+			wantErr: "Secret/shop/sh.helm.release.v1.web.v2: the release inside is revision 7, not 2 as the object's name says",
+		},
+		{
+			name: "the release inside is in another namespace",
+			objs: []*unstructured.Unstructured{storageObject("Secret", "web", 2, "deployed", release(map[string]interface{}{
+				"name": "web", "namespace": "kube-system", "version": 2, "manifest": "kind: ConfigMap\n"}))},
+			wantErr: `Secret/shop/sh.helm.release.v1.web.v2: the release inside is in namespace "kube-system", not in the object's "shop"`,
+		},
+		{
+			name: "labelled as the highest revision, but not named so",
+			objs: []*unstructured.Unstructured{
+				storageObject("Secret", "web", 2, "deployed", helmValue(t, "web", 2, "deployed")),
+				renamed(storageObject("Secret", "web", 5, "deployed", helmValue(t, "web", 5, "deployed")), "web-release"),
+			},
+			wantErr: `Secret/shop/web-release is labelled as revision 5 of helm release "web", but Helm names that revision sh.helm.release.v1.web.v5: ` +
+				"Helm did not write it; delete it, or give another revision with --helm-revision",
+		},
+		{
+			name: "a revision asked for whose labels say another",
+			objs: []*unstructured.Unstructured{renamed(storageObject("Secret", "web", 5, "deployed", helmValue(t, "web", 5, "deployed")),
+				"sh.helm.release.v1.web.v3")},
+			revision: 3,
+			wantErr:  "Secret/shop/sh.helm.release.v1.web.v3: its label version=5 is another revision than its name's 3: Helm did not write it",
+		},
+		{
+			name:     "a revision asked for, checked as well",
+			objs:     []*unstructured.Unstructured{storageObject("Secret", "web", 3, "superseded", helmValue(t, "other", 3, "superseded"))},
+			revision: 3,
+			wantErr:  `Secret/shop/sh.helm.release.v1.web.v3: the release inside is named "other", not "web" as the object is`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := helmCluster(t, tt.objs...)
+			got, err := c.ReadHelmRelease(context.Background(), HelmSecrets, "shop", "web", tt.revision)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			} else if got.Object != tt.want {
+				t.Errorf("read %s, want %s", got.Object, tt.want)
+			}
+			if tt.gets == nil {
+				return
+			}
+			var gets []string
+			for _, a := range c.Dynamic.(*dynamicfake.FakeDynamicClient).Actions() {
+				switch a := a.(type) {
+				case clienttesting.GetAction:
+					gets = append(gets, a.GetName())
+				default:
+					t.Errorf("a %s of %s: the objects are chosen from their metadata", a.GetVerb(), a.GetResource().Resource)
+				}
+			}
+			if diff := cmp.Diff(tt.gets, gets); diff != "" {
+				t.Errorf("objects read whole (-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHelmManifestsRefused: a manifest no Helm release has is refused
+// before it costs a diff, naming the storage object.
+func TestHelmManifestsRefused(t *testing.T) {
+	cm := func(name, ns string) string {
+		s := "---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n"
+		if ns != "" {
+			s += "  namespace: " + ns + "\n"
+		}
+		return s
+	}
+	var many, list strings.Builder
+	for i := 0; i <= helm.MaxObjects; i++ {
+		many.WriteString(cm(fmt.Sprintf("c%d", i), ""))
+	}
+	list.WriteString("---\napiVersion: v1\nkind: List\nitems:\n")
+	for i := 0; i <= helm.MaxObjects; i++ {
+		fmt.Fprintf(&list, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: c%d}}\n", i)
+	}
+	const where = "Secret/shop/sh.helm.release.v1.web.v2: "
+	const todo = ": Helm did not write it; delete it, or give another revision with --helm-revision"
+	tests := []struct {
+		name, manifest, want string
+	}{
+		{"a chart's render", cm("a", "") + cm("b", "") + cm("a", "kube-system"), ""},
+		{"too many objects", many.String(), where + "its manifest has 3001 documents, more than the 3000 objects kubectl-ssa reads of a release (charts render a few hundred): " +
+			"delete it if Helm did not write it, or give another revision with --helm-revision"},
+		{"too many objects in a List", list.String(), where + "its manifest has 3001 objects, more than the 3000 kubectl-ssa reads of a release: " +
+			"delete it if Helm did not write it, or give another revision with --helm-revision"},
+		{"an object twice", cm("a", "") + cm("b", "") + cm("a", ""), where + "its manifest has ConfigMap/shop/a twice, which helm install refuses" + todo},
+		{"twice, once in the release's namespace by name", cm("a", "") + cm("a", "shop"), where + "its manifest has ConfigMap/shop/a twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &HelmRelease{Release: &helm.Release{Name: "web", Namespace: "shop", Version: 2, Manifest: tt.manifest}, Object: "Secret/shop/sh.helm.release.v1.web.v2"}
+			_, err := HelmManifests(r)
+			if tt.want == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

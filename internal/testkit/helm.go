@@ -35,3 +35,30 @@ func HelmEncode(js []byte) (string, error) {
 	}
 	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
+
+// HelmPadded is HelmEncode of prefix, pad spaces and suffix, written
+// without holding the spaces in memory: a release as large once
+// decompressed as a crafted storage object can make it (gzip shrinks
+// spaces about a thousandfold).
+func HelmPadded(prefix string, pad int, suffix string) (string, error) {
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	chunk := bytes.Repeat([]byte{' '}, 1<<16)
+	_, err = w.Write([]byte(prefix))
+	for left := pad; err == nil && left > 0; left -= len(chunk) {
+		_, err = w.Write(chunk[:min(left, len(chunk))])
+	}
+	if err == nil {
+		_, err = w.Write([]byte(suffix))
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("gzip: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
