@@ -4,18 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"encoding/json"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -307,23 +311,29 @@ func (o *explainOptions) explainOne(ctx context.Context, src conflict.Source, m 
 }
 
 // otherWay is what alt, the other way of writing, does differently from
-// r; nil when nothing.
+// r, compared on the objects the server would store (nil when nothing,
+// or when a side can't be computed).
 func otherWay(r, alt *conflict.Simulation, way v1alpha1.HelmOtherWay) *v1alpha1.HelmOtherWay {
-	mine, theirs := map[string]pathlang.Path{}, map[string]pathlang.Path{}
-	for _, p := range r.Changes() {
-		mine[p.APIServerString()] = p
+	way.Conflicts = alt.Message != "" && len(alt.Conflicts) > 0
+	way.ControlledResets = len(alt.ControlledResets) > 0
+	mine, err := storedChanges(r)
+	if err != nil {
+		return nil
 	}
-	for _, p := range alt.Changes() {
-		theirs[p.APIServerString()] = p
-	}
-	for k, p := range mine {
-		if _, ok := theirs[k]; !ok {
-			way.Keeps = append(way.Keeps, p)
+	if !way.Conflicts && (r.Message == "" || len(r.Conflicts) == 0) {
+		theirs, err := storedChanges(alt)
+		if err != nil {
+			return nil
 		}
-	}
-	for k, p := range theirs {
-		if _, ok := mine[k]; !ok {
-			way.Changes = append(way.Changes, p)
+		for k, p := range mine {
+			if _, ok := theirs[k]; !ok {
+				way.Keeps = append(way.Keeps, p)
+			}
+		}
+		for k, p := range theirs {
+			if _, ok := mine[k]; !ok {
+				way.Changes = append(way.Changes, p)
+			}
 		}
 	}
 	byPath := func(l []pathlang.Path) {
@@ -331,10 +341,64 @@ func otherWay(r, alt *conflict.Simulation, way v1alpha1.HelmOtherWay) *v1alpha1.
 	}
 	byPath(way.Keeps)
 	byPath(way.Changes)
-	way.Conflicts = alt.Message != "" && len(alt.Conflicts) > 0
-	way.ControlledResets = len(alt.ControlledResets) > 0
 	if len(way.Keeps) == 0 && len(way.Changes) == 0 && way.Conflicts == (len(r.Conflicts) > 0) && way.ControlledResets == (len(r.ControlledResets) > 0) {
 		return nil
 	}
 	return &way
+}
+
+// storedChanges are the fields whose stored value the write changes
+// (added, removed or set; a list as a whole), by their path's text.
+func storedChanges(s *conflict.Simulation) (map[string]pathlang.Path, error) {
+	out := map[string]pathlang.Path{}
+	if s.Live == nil || s.Action == conflict.ActionCreate {
+		return out, nil
+	}
+	res, _, err := diff.Result(s)
+	if err != nil {
+		return nil, err
+	}
+	changedValues(s.Live.Object, res.Object, fieldpath.Path{}, out)
+	return out, nil
+}
+
+// changedValues walks two objects' maps and records where they differ;
+// the server's bookkeeping and status aside.
+func changedValues(a, b map[string]interface{}, at fieldpath.Path, out map[string]pathlang.Path) {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range keys {
+		if len(at) == 0 && k == "status" || len(at) == 1 && *at[0].FieldName == "metadata" && serverKept[k] {
+			continue
+		}
+		p := append(at.Copy(), fieldpath.PathElement{FieldName: &k})
+		am, aok := a[k].(map[string]interface{})
+		bm, bok := b[k].(map[string]interface{})
+		if aok && bok {
+			changedValues(am, bm, p, out)
+			continue
+		}
+		if !reflect.DeepEqual(normalJSON(a[k]), normalJSON(b[k])) {
+			out[pathlang.Path(p).APIServerString()] = pathlang.Path(p)
+		}
+	}
+}
+
+// serverKept are metadata the server writes itself.
+var serverKept = map[string]bool{"managedFields": true, "resourceVersion": true, "generation": true, "uid": true, "creationTimestamp": true}
+
+// normalJSON is v as JSON reads it back (numbers of any Go type alike).
+func normalJSON(v interface{}) interface{} {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out interface{}
+	_ = json.Unmarshal(b, &out)
+	return out
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
@@ -118,7 +120,7 @@ func controlledResets(r *Simulation, live, input []Autoscaler) []v1alpha1.Contro
 			add(cr)
 		}
 	}
-	return append(out, ownedByControllers(r, out)...)
+	return append(out, ownedByControllers(r, out, live)...)
 }
 
 // ownedByControllers are the other resets and removals of fields a
@@ -126,7 +128,7 @@ func controlledResets(r *Simulation, live, input []Autoscaler) []v1alpha1.Contro
 // takes a field from its owner (Helm's client-side patch deletes what the
 // last revision rendered, whoever owns it) is undone by that controller.
 // An apply keeps the fields others own, so this finds none for it.
-func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset) []v1alpha1.ControlledReset {
+func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset, listed []Autoscaler) []v1alpha1.ControlledReset {
 	if r.Live == nil || r.Action == ActionCreate {
 		return nil
 	}
@@ -147,6 +149,9 @@ func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset) []v1alph
 				continue
 			}
 			cr.Path, cr.Controller = p, fmt.Sprintf("%q (%s)", e.Manager, controllerSays(o, p))
+			if len(listed) > 0 && fieldpath.Path(p).Equals(replicasPath) {
+				cr.Controller = "HorizontalPodAutoscaler " + listed[0].Name
+			}
 			out = append(out, cr)
 			done[p.APIServerString()] = true
 			return
@@ -163,6 +168,36 @@ func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset) []v1alph
 			cr.Was = &v
 		}
 		check(p, cr)
+	}
+	if r.ClientSide {
+		for _, p := range overwritten(r, entries) {
+			was, _ := pathlang.Lookup(r.Live.Object, p)
+			now, _ := pathlang.Lookup(r.Result.Object, p)
+			check(pathlang.Path(p), v1alpha1.ControlledReset{Set: true, Value: now, Was: &was})
+		}
+	}
+	return out
+}
+
+// overwritten are the leaves other managers own in the live object whose
+// value a client-side write changes (it never conflicts).
+func overwritten(r *Simulation, entries []metav1.ManagedFieldsEntry) []fieldpath.Path {
+	var out []fieldpath.Path
+	for _, e := range entries {
+		if e.Manager == r.FieldManager {
+			continue
+		}
+		set, err := ownership.DecodeEntry(e)
+		if err != nil {
+			continue
+		}
+		set.Leaves().Iterate(func(p fieldpath.Path) {
+			was, inLive := pathlang.Lookup(r.Live.Object, p)
+			now, inResult := pathlang.Lookup(r.Result.Object, p)
+			if inLive && inResult && !defaults.SameJSON(was, now) {
+				out = append(out, p.Copy())
+			}
+		})
 	}
 	return out
 }
@@ -253,7 +288,7 @@ func noteAutoscalers(r *Simulation, sent, live *unstructured.Unstructured, liste
 		}
 		for _, s := range []*Simulation{r, r.Forced} {
 			if s != nil {
-				s.ControlledResets = ownedByControllers(s, nil)
+				s.ControlledResets = ownedByControllers(s, nil, listed)
 			}
 		}
 		return

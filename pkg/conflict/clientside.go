@@ -160,7 +160,7 @@ func simulateClientSide(in Input) (*Simulation, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: unexpected result type %T", name, result)
 	}
-	r.Result = res
+	r.Result, r.ClientSide = res, true
 	r.ManagedFields = res.GetManagedFields()
 	if r.ManagedFields == nil {
 		r.ManagedFields = []metav1.ManagedFieldsEntry{}

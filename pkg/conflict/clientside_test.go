@@ -171,3 +171,25 @@ func TestControlledResetOfAControllersField(t *testing.T) {
 		}
 	}
 }
+
+// TestControlledOverwrite: a client-side write that sets a field a
+// controller owns (replicas an autoscaler's controller scaled to 3, the
+// render's 4) never conflicts: it writes over it, and that is a
+// controlled reset too (Set), where an apply would conflict.
+func TestControlledOverwrite(t *testing.T) {
+	s := &state{}
+	update{Manager: "helm", Create: webReplicas}.Run(t, s)
+	update{Manager: "kube-controller-manager", Subresource: "scale", Mutate: set(int64(3), "spec", "replicas")}.Run(t, s)
+	src, err := conflict.NewOfflineSource([]*unstructured.Unstructured{s.Live}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := conflict.Explain(context.Background(), src, manifest(t, webReplicas), conflict.Options{FieldManager: "helm",
+		ClientSide: &conflict.ClientSide{Original: manifest(t, webReplicas)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ControlledResets) != 1 || !r.ControlledResets[0].Set || r.ControlledResets[0].Path.APIServerString() != ".spec.replicas" || r.ControlledResets[0].Value != int64(4) {
+		t.Errorf("controlled resets %+v, want .spec.replicas set to 4 over the controller's 3", r.ControlledResets)
+	}
+}

@@ -129,10 +129,13 @@ func replicasRemedies(r *Simulation, t remedy.Target) []remedy.Remedy {
 			paths = append(paths, cr.Path)
 			names = append(names, cr.Path.String())
 		}
-		summary := fmt.Sprintf("helm upgrade of this release is client-side by default (--server-side=auto follows the last revision), and a client-side upgrade deletes %s, which the last revision rendered and this render drops, whoever owns it now: upgrade server-side", strings.Join(names, ", "))
-		if o := h.Other; o != nil && !o.ControlledResets && !o.Conflicts {
-			summary += ", which keeps it (the controller owns it)"
-		} else if len(r.ReplicasHolders) > 0 {
+		summary := fmt.Sprintf("helm upgrade of this release is client-side by default (--server-side=auto follows the last revision), and a client-side upgrade writes over %s whoever owns it now (it deletes what the last revision rendered and this render drops, and sets what it sets): upgrade server-side", strings.Join(names, ", "))
+		switch o := h.Other; {
+		case o != nil && o.Conflicts:
+			summary += ", which fails on the controller's fields instead of writing over them, and leave them out of the render"
+		case o == nil || !o.ControlledResets:
+			summary += ", which keeps them (the controller owns them)"
+		case len(r.ReplicasHolders) > 0:
 			summary += ", after the handovers below"
 		}
 		out = append(out, remedy.Remedy{Kind: remedy.HelmServerSide, Tool: remedy.Helm, Summary: summary, Paths: paths,

@@ -131,6 +131,9 @@ type Simulation struct {
 	// Forced is the forced apply's prediction, with Options.AlsoForced
 	// when this apply conflicts.
 	Forced *Simulation `json:"-"`
+	// ClientSide: a client-side write (Input.ClientSide), which sets
+	// what it sets over every owner instead of conflicting.
+	ClientSide bool `json:"-"`
 }
 
 // Simulate runs the apiserver's field manager over an apply, locally.

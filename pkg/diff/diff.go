@@ -131,7 +131,11 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 	if err := changes(r, forced, live, result, newOwners(out.Live, out.Result)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	stays(r, result, out.Result, forced.Defaults, o)
+	if !forced.ClientSide {
+		// (A client-side write keeps no field by ownership: what the
+		// manifest does not set stays only if no revision rendered it.)
+		stays(r, result, out.Result, forced.Defaults, o)
+	}
 	if !o.ShowSecretValues {
 		redactSecrets(r, out)
 	}

@@ -143,14 +143,14 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 	}
 	if len(r.Removed) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("The apply removes (you owned them alone, no longer set them, and they have no default):"))
+		fmt.Fprintln(w, p.Bold(removalHeading(r, "removes (you owned them alone, no longer set them, and they have no default):", "deletes (the last revision rendered them and this render does not, whoever owns them now; they have no default):")))
 		for _, path := range r.Removed {
 			fmt.Fprintf(w, "  %s\n", Escape(path.String()))
 		}
 	}
 	if len(r.Reset) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("The apply resets (you owned them alone and no longer set them; the apiserver sets them again):"))
+		fmt.Fprintln(w, p.Bold(removalHeading(r, "resets (you owned them alone and no longer set them; the apiserver sets them again):", "resets (the last revision rendered them and this render does not, whoever owns them now; the apiserver sets them again):")))
 		for _, rs := range r.Reset {
 			fmt.Fprintf(w, "  %s  %s\n", Escape(rs.Path.String()), resetText(rs))
 		}
@@ -171,6 +171,15 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(t.ResourceArg)+nsFlag(t)+" --field PATH --from MANAGER"))
 	}
 	writeVerification(w, p, r)
+}
+
+// removalHeading is the heading of what the write removes or resets: an
+// apply's (by ownership), or Helm's client-side patch's (by revision).
+func removalHeading(r *v1alpha1.ConflictReport, apply, clientSide string) string {
+	if h := r.HelmUpgrade; h != nil && h.Mode == v1alpha1.HelmClientSide {
+		return "The client-side upgrade " + clientSide
+	}
+	return "The apply " + apply
 }
 
 // writeVerification says what --verify found, and the server's warnings

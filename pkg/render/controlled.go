@@ -19,7 +19,10 @@ func ControlledReset(name string, cr v1alpha1.ControlledReset, h *v1alpha1.HelmU
 		write = "helm upgrade (" + string(h.Mode) + ", --server-side=" + h.Flag + ")"
 	}
 	what := "removes " + cr.Path.String()
-	if !cr.Removed {
+	switch {
+	case cr.Set:
+		what = fmt.Sprintf("sets %s to %s", cr.Path, valueText(cr.Value))
+	case !cr.Removed:
 		what = fmt.Sprintf("resets %s to %s", cr.Path, valueText(cr.Value))
 	}
 	if cr.Was != nil {
@@ -48,10 +51,10 @@ func writeWay(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
 	}
 	var diffs []string
 	if len(o.Keeps) > 0 {
-		diffs = append(diffs, "keeps "+pathList(o.Keeps)+", which this one removes or resets")
+		diffs = append(diffs, "leaves "+pathList(o.Keeps)+" as it is, which this one changes")
 	}
 	if len(o.Changes) > 0 {
-		diffs = append(diffs, "removes or resets "+pathList(o.Changes)+", which this one keeps")
+		diffs = append(diffs, "changes "+pathList(o.Changes)+", which this one leaves as it is")
 	}
 	if o.Conflicts {
 		diffs = append(diffs, "fails on conflicts")
@@ -108,10 +111,10 @@ func diffResetLines(r *v1alpha1.DiffReport, p *Palette, t remedy.Target) []strin
 		o := h.Other
 		line := fmt.Sprintf("# helm upgrade --server-side=%s (%s) would differ:", o.Flag, o.Mode)
 		if len(o.Keeps) > 0 {
-			line += " it keeps " + pathList(o.Keeps)
+			line += " it leaves " + pathList(o.Keeps) + " as it is;"
 		}
 		if len(o.Changes) > 0 {
-			line += " it removes or resets " + pathList(o.Changes)
+			line += " it changes " + pathList(o.Changes)
 		}
 		out = append(out, p.Yellow(Escape(line)))
 	}

@@ -261,6 +261,12 @@ func TestHelmClientSideUpgradeWithExternalHPA(t *testing.T) {
 		ns := namespace(t)
 		helmRun(t, "install", "web", chart, "-n", ns, "--server-side=false")
 		externalHPA(t, ns)
+		// The same chart and values: the client-side patch sets the chart's
+		// 2 over the autoscaler's 3 (it never conflicts).
+		same := predictHelm(t, 5, helmRun(t, "template", "web", chart, "-n", ns), "explain-conflict", "-n", ns, "--helm-release", "web", "-f", "-")
+		if cr := same.Items[0].ControlledResets; len(cr) != 1 || cr[0].Path != ".spec.replicas" || cr[0].Value != float64(2) || cr[0].Was != float64(3) {
+			t.Errorf("the chart's replicas written over the autoscaler's: %+v", cr)
+		}
 		render := helmRun(t, "template", "web", chart, "-n", ns, "--set", "replicas=0")
 
 		p := predictHelm(t, 5, render, "explain-conflict", "-n", ns, "--helm-release", "web", "-f", "-", "--verify")
@@ -286,7 +292,7 @@ func TestHelmClientSideUpgradeWithExternalHPA(t *testing.T) {
 		for _, want := range []string{
 			"the prediction below is of Helm's client-side patch (--server-side=auto)",
 			"# Deployment/" + ns + "/web: RESETS what a controller sets: the client-side upgrade as \"helm\" succeeds, and .spec.replicas (below)",
-			"note: helm upgrade --server-side=true (server-side) keeps .spec.replicas, which this one removes or resets",
+			"note: helm upgrade --server-side=true (server-side) leaves .spec.replicas as it is, which this one changes",
 			"RESET: helm upgrade (client-side, --server-side=auto) of Deployment/" + ns + "/web resets .spec.replicas to 1 (was 3), which HorizontalPodAutoscaler web-ext sets",
 			`add to the helm upgrade of release "web": --server-side=true`,
 		} {

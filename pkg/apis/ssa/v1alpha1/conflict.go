@@ -314,8 +314,11 @@ type ControlledReset struct {
 	// render's own autoscaler), it is not in the cluster yet.
 	InInput bool `json:"inInput,omitempty"`
 	// Removed: the write removes the field (no default known), else it
-	// resets it to Value.
+	// resets it to Value. Set: the write sets it to Value, the
+	// manifest's, over the controller's (a client-side write, which
+	// never conflicts).
 	Removed bool        `json:"removed,omitempty"`
+	Set     bool        `json:"set,omitempty"`
 	Value   interface{} `json:"value,omitempty"`
 	// Was is the live value.
 	Was *interface{} `json:"was,omitempty"`
@@ -351,8 +354,9 @@ type HelmUpgrade struct {
 type HelmOtherWay struct {
 	Mode HelmUpgradeMode `json:"mode"`
 	Flag string          `json:"flag"`
-	// Keeps are fields this write removes or resets that the other way
-	// keeps (another manager owns them); Changes, the reverse.
+	// Keeps are fields whose stored value this write changes (removes,
+	// resets or sets) and the other way leaves as it is; Changes, the
+	// reverse.
 	Keeps   []pathlang.Path `json:"keeps,omitempty"`
 	Changes []pathlang.Path `json:"changes,omitempty"`
 	// Conflicts: the other way fails on conflicts.
