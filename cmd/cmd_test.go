@@ -101,6 +101,8 @@ func TestValidationErrors(t *testing.T) {
 		{"handover: root field among others", []string{"handover", "deploy/web", "--field", ".spec.replicas", "--field", "{}", "--from", "a", "--to", "b"}, `--field "{}" names the whole object`},
 		{"handover release: empty field", []string{"handover", "release", "deploy/web", "--from", "a", "--field", ""}, "or release every field of --from with --all"},
 		{"handover release: root field", []string{"handover", "release", "deploy/web", "--from", "a", "--field", "."}, `--field "." names the whole object, not a field: name a field, e.g. .spec.replicas, or release every field of --from with --all`},
+		{"migrate fold: no target", []string{"migrate", "fold", "cm/x"}, "name the applier that takes the fields with --field-manager"},
+		{"migrate rename: no from", []string{"migrate", "rename", "cm/x", "--field-manager", "a"}, "name the managers with --from"},
 		{"handover release: fields and all", []string{"handover", "release", "deploy/web", "--from", "a", "--all", "--field", ".x"}, "give --field or --all, not both"},
 		{"migrate: nothing selected", []string{"migrate"}, "or --all-kinds"},
 		{"migrate: all kinds and a type", []string{"migrate", "--all-kinds", "deploy"}, "--all-kinds selects every kind"},
