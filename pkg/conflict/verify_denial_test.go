@@ -39,7 +39,9 @@ func (s *denyingSource) DryRunApply(context.Context, *unstructured.Unstructured,
 
 type denyAll struct{ res *admission.PolicyResult }
 
-func (e denyAll) EvaluatePolicies(*admission.PolicyRequest) (*admission.PolicyResult, error) { return e.res, nil }
+func (e denyAll) EvaluatePolicies(*admission.PolicyRequest) (*admission.PolicyResult, error) {
+	return e.res, nil
+}
 
 // TestVerifyDenialOfAClientSideObject: a policy denies the apply of an
 // object applied client-side, and the server denies it too. The dry run
