@@ -103,6 +103,8 @@ func TestValidationErrors(t *testing.T) {
 		{"handover release: root field", []string{"handover", "release", "deploy/web", "--from", "a", "--field", "."}, `--field "." names the whole object, not a field: name a field, e.g. .spec.replicas, or release every field of --from with --all`},
 		{"migrate fold: no target", []string{"migrate", "fold", "cm/x"}, "name the applier that takes the fields with --field-manager"},
 		{"migrate rename: no from", []string{"migrate", "rename", "cm/x", "--field-manager", "a"}, "name the managers with --from"},
+		{"who-owns: endless template file", []string{"who-owns", "deploy/web", "-o", "go-template-file=/dev/zero"}, "-o go-template-file: /dev/zero holds more than 1048576 bytes, more than a template needs"},
+		{"who-owns: missing template file", []string{"who-owns", "deploy/web", "-o", "jsonpath-file=/nonexistent/t"}, "-o jsonpath-file: open /nonexistent/t: no such file or directory"},
 		{"handover release: fields and all", []string{"handover", "release", "deploy/web", "--from", "a", "--all", "--field", ".x"}, "give --field or --all, not both"},
 		{"migrate: nothing selected", []string{"migrate"}, "or --all-kinds"},
 		{"migrate: all kinds and a type", []string{"migrate", "--all-kinds", "deploy"}, "--all-kinds selects every kind"},

@@ -1,12 +1,10 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -593,49 +591,4 @@ func (c *Cluster) listableKinds(verbs []string, allNamespaces bool) ([]Resource,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out, nil
-}
-
-// withFiles adds the files to b, as FilenameParam does, but reads standard
-// input ("-f -") itself, until ctx is done: the builder's own read of it
-// does not stop on Ctrl-C. Its objects come after the files'.
-// in is standard input (nil: the process's).
-func withFiles(ctx context.Context, in io.Reader, b *resource.Builder, enforce bool, files *resource.FilenameOptions) (*resource.Builder, error) {
-	if in == nil {
-		in = os.Stdin
-	}
-	stdin := false
-	rest := *files
-	rest.Filenames = nil
-	for _, f := range files.Filenames {
-		if f == "-" {
-			if stdin {
-				return nil, errors.New("standard input (-f -) can be given once")
-			}
-			stdin = true
-			continue
-		}
-		rest.Filenames = append(rest.Filenames, f)
-	}
-	b = b.FilenameParam(enforce, &rest)
-	if !stdin {
-		return b, nil
-	}
-	type read struct {
-		data []byte
-		err  error
-	}
-	done := make(chan read, 1)
-	go func() {
-		data, err := io.ReadAll(in)
-		done <- read{data, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("reading standard input: %w", ctx.Err())
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("reading standard input: %w", r.err)
-		}
-		return b.Stream(bytes.NewReader(r.data), "STDIN"), nil
-	}
 }
