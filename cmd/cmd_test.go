@@ -105,6 +105,8 @@ func TestValidationErrors(t *testing.T) {
 		{"migrate rename: no from", []string{"migrate", "rename", "cm/x", "--field-manager", "a"}, "name the managers with --from"},
 		{"who-owns: endless template file", []string{"who-owns", "deploy/web", "-o", "go-template-file=/dev/zero"}, "-o go-template-file: /dev/zero holds more than 1048576 bytes, more than a template needs"},
 		{"who-owns: missing template file", []string{"who-owns", "deploy/web", "-o", "jsonpath-file=/nonexistent/t"}, "-o jsonpath-file: open /nonexistent/t: no such file or directory"},
+		{"who-owns: bad selector with --local", []string{"who-owns", "--local", "-f", configMapFixture, "-l", "a in (b"}, `-l "a in (b" is not a label selector`},
+		{"who-owns: selector matching nothing with --local", []string{"who-owns", "--local", "-f", configMapFixture, "-l", "nope=1"}, "no object of -f/-k matches -l nope=1"},
 		{"handover release: fields and all", []string{"handover", "release", "deploy/web", "--from", "a", "--all", "--field", ".x"}, "give --field or --all, not both"},
 		{"migrate: nothing selected", []string{"migrate"}, "or --all-kinds"},
 		{"migrate: all kinds and a type", []string{"migrate", "--all-kinds", "deploy"}, "--all-kinds selects every kind"},

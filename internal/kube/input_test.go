@@ -60,3 +60,20 @@ func TestInputCap(t *testing.T) {
 		t.Errorf("endless standard input: %v", err)
 	}
 }
+
+// TestLocalSelector: with --local, -l selects among the objects of the
+// files as a server would.
+func TestLocalSelector(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "cms.yaml")
+	if err := os.WriteFile(f, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {app: web}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, labels: {app: db}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Selection{Local: true, LabelSelector: "app=web", Files: resource.FilenameOptions{Filenames: []string{f}}}
+	if err := s.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	objs, _, err := s.Resolve(context.Background(), nil, nil)
+	if err != nil || len(objs) != 1 || objs[0].GetName() != "a" {
+		t.Fatalf("%d objects, err %v", len(objs), err)
+	}
+}

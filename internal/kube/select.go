@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -75,6 +76,13 @@ func (s *Selection) HasFiles() bool {
 func (s *Selection) Validate(args []string) error {
 	if len(s.Files.Filenames) > 0 && s.Files.Kustomize != "" {
 		return errors.New("only one of -f and -k can be given")
+	}
+	if s.LabelSelector != "" {
+		// Read here, not only by a server: --local must not ignore a
+		// selector it can't read.
+		if _, err := labels.Parse(s.LabelSelector); err != nil {
+			return fmt.Errorf("-l %q is not a label selector: %w (write it as kubectl's: -l app=web,tier!=db)", s.LabelSelector, err)
+		}
 	}
 	if s.Local {
 		if !s.HasFiles() {
@@ -177,7 +185,28 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 	if errors.Is(r.err, errNoMatch) && s.HasFiles() {
 		return nil, false, ErrNoObjects
 	}
+	if s.Local && s.LabelSelector != "" && r.err == nil {
+		return s.matching(r.objs)
+	}
 	return r.objs, r.single, r.err
+}
+
+// matching keeps the local objects -l selects, as a server would.
+func (s *Selection) matching(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, bool, error) {
+	sel, err := labels.Parse(s.LabelSelector)
+	if err != nil {
+		return nil, false, fmt.Errorf("-l %q is not a label selector: %w", s.LabelSelector, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if sel.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return nil, false, fmt.Errorf("no object of -f/-k matches -l %s", s.LabelSelector)
+	}
+	return out, false, nil
 }
 
 var errNoMatch = errors.New("no objects matched the selection")
