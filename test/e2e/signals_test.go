@@ -181,7 +181,7 @@ func owners(t *testing.T, ns string) map[string][]string {
 		}
 		var ms []string
 		for _, e := range cm.GetManagedFields() {
-			if strings.Contains(string(e.FieldsV1.Raw), `"f:a"`) {
+			if e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:a"`) {
 				ms = append(ms, e.Manager)
 			}
 		}
