@@ -112,7 +112,14 @@ func exitCode(stderr io.Writer, err error, sig os.Signal) int {
 		return int(cmd.CodeOK)
 	}
 	if sig != nil && errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "error: interrupted (%s)\n", sig)
+		// One line, however many objects the command had left: where a
+		// command over many stopped, when it says.
+		msg := fmt.Sprintf("interrupted (%s)", sig)
+		var stopped *cmd.StoppedError
+		if errors.As(err, &stopped) {
+			msg += ": " + stopped.Where
+		}
+		render.Error(stderr, errors.New(msg))
 		return signalCode(sig)
 	}
 	var exit *cmd.ExitError

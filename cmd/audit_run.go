@@ -51,6 +51,9 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	if showProgress {
 		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", progress.Scanned.Load(), progress.Found.Load())
 	}
+	if stop := stopped(ctx, "audit stopped after %d objects scanned (%d findings so far): no report, a partial audit is not one; run it again", progress.Scanned.Load(), progress.Found.Load()); stop != nil {
+		return stop
+	}
 	if len(failed) == len(targets) {
 		return errors.Join(failed...)
 	}

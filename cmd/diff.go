@@ -113,8 +113,11 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	var computed []*diff.Computed
 	var targets []remedy.Target
 	var failed []error
-	for _, m := range manifests {
+	for i, m := range manifests {
 		d, rc, err := diffOne(ctx, src, m, opts, o)
+		if stop := stopped(ctx, "diff stopped at %s, object %d of %d: nothing is reported (it only reads: run it again)", kube.ObjectName(m.Object), i+1, len(manifests)); stop != nil {
+			return stop
+		}
 		if err != nil || d.Report.Message != "" {
 			noteApplied(src, m.Object, nil)
 		}

@@ -105,8 +105,11 @@ func (o *explainOptions) run(ctx context.Context) error {
 	var reports []*conflict.Report
 	var sources []string
 	var failed []error
-	for _, m := range manifests {
+	for i, m := range manifests {
 		r, err := o.explainOne(ctx, src, m, opts)
+		if stop := stopped(ctx, "explain-conflict stopped at %s, object %d of %d: nothing is reported (it only reads: run it again)", kube.ObjectName(m.Object), i+1, len(manifests)); stop != nil {
+			return stop
+		}
 		if err != nil || r.Message != "" {
 			noteApplied(src, m.Object, nil)
 		}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,12 +165,8 @@ func (o *handoverOptions) validate(args []string) (write.DryRun, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, f := range o.fields {
-		// The syntax, before any object is read; ParsePath reads the
-		// path again against each object.
-		if _, err := pathlang.ParsePath(f); err != nil {
-			return "", fmt.Errorf("--field %s: %w", f, err)
-		}
+	if err := o.validateFields(); err != nil {
+		return "", err
 	}
 	if o.from == "" {
 		return "", errors.New("name the manager that gives the fields up with --from")
@@ -210,4 +207,31 @@ func (o *handoverOptions) validate(args []string) (write.DryRun, error) {
 		}
 	}
 	return dr, o.sel.Validate(args)
+}
+
+// validateFields reads each --field's syntax before any object is read
+// (the run reads it again against each object), and refuses a path that
+// names the whole object: an empty shell variable ("--field $F") must not
+// hand over or release every field the manager owns. All of them is
+// --all's to ask for, on handover release.
+func (o *handoverOptions) validateFields() error {
+	all := "name a field, e.g. .spec.replicas"
+	if o.release {
+		all = "name a field, e.g. .spec.replicas, or release every field of --from with --all"
+	} else if o.from != "" {
+		all = "name a field, e.g. .spec.replicas (to make --from let go of every field, use kubectl ssa handover release --from " + o.from + " --all)"
+	}
+	for _, f := range o.fields {
+		if strings.TrimSpace(f) == "" {
+			return fmt.Errorf("--field %q is empty (an unset shell variable?): %s", f, all)
+		}
+		p, err := pathlang.ParsePath(f)
+		if err != nil {
+			return fmt.Errorf("--field %s: %w", f, err)
+		}
+		if len(p) == 0 {
+			return fmt.Errorf("--field %q names the whole object, not a field: %s", f, all)
+		}
+	}
+	return nil
 }

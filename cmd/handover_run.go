@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
@@ -40,41 +41,33 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	}
 	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
 	var reports []interface{}
-	failed, held := 0, 0
+	failed, held, done := 0, 0, 0
 	for i, obj := range objs {
-		req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: handover.Mode(o.mode), TempManager: o.tempManager, Wait: o.wait}
-		if o.release {
-			req.Mode, req.To = handover.ModeRelease, ""
+		if err := stopped(ctx, "handover stopped before %s, object %d of %d (%d done; it and the %d after it not started): run the same command again to go on", kube.ObjectName(obj), i+1, len(objs), done, len(objs)-i-1); err != nil {
+			return o.printStopped(reports, err)
 		}
-		for _, f := range o.fields {
-			p, err := pathlang.ParsePath(f, obj.Object)
-			if err != nil {
-				return fmt.Errorf("--field %s: %w", f, err)
-			}
-			req.Fields = append(req.Fields, p)
+		req, err := o.request(obj)
+		if err != nil {
+			return err
 		}
 		ri, _, err := c.Resource(obj)
 		if err != nil {
 			return err
 		}
-		var progress func(handover.Step)
-		if !o.output.out.IsData() && dr == write.DryRunNone {
-			progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
+		rep, err := o.handoverOne(ctx, c, ri, obj, req, dr)
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Its writes are done or not begun (handover.Run finishes
+			// an object's steps): running again completes it.
+			return o.printStopped(reports, stopped(ctx, "handover stopped at %s, object %d of %d (%d done before it; the %d after it not started): run the same command again to finish", kube.ObjectName(obj), i+1, len(objs), done, len(objs)-i-1))
 		}
-		targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
-		hopts := handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets, ControllerTargets: targets,
-			NoControllerWarning: hpaWarning, CommandFlags: o.clusterFlags, Friendly: c.Friendly}
-		rep, err := handover.Run(ctx, ri, obj.GetName(), req, hopts)
 		if err != nil {
 			failed++
-			msg := handover.FailureMessage(err, kube.ObjectName(obj), hopts)
-			if rep != nil {
-				msg = rep.Message
-			}
-			render.Error(o.streams.ErrOut, errors.New(msg))
+			render.Error(o.streams.ErrOut, err)
 			if rep == nil {
 				continue
 			}
+		} else {
+			done++
 		}
 		if rep.Status == handover.StatusHeld && o.wait {
 			held++
@@ -101,6 +94,55 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		return exit(CodeFound)
 	}
 	return nil
+}
+
+// request is the handover of obj that the flags ask for.
+func (o *handoverOptions) request(obj *unstructured.Unstructured) (handover.Request, error) {
+	req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: handover.Mode(o.mode), TempManager: o.tempManager, Wait: o.wait}
+	if o.release {
+		req.Mode, req.To = handover.ModeRelease, ""
+	}
+	for _, f := range o.fields {
+		p, err := pathlang.ParsePath(f, obj.Object)
+		if err != nil {
+			return req, fmt.Errorf("--field %s: %w", f, err)
+		}
+		req.Fields = append(req.Fields, p)
+	}
+	return req, nil
+}
+
+// handoverOne runs the handover of one object. Its error is the one line
+// that says why it failed (the report's message when there is a report),
+// or the cancellation.
+func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, req handover.Request, dr write.DryRun) (*handover.Report, error) {
+	var progress func(handover.Step)
+	if !o.output.out.IsData() && dr == write.DryRunNone {
+		progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
+	}
+	targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
+	hopts := handover.Options{DryRun: dr, Timeout: o.timeout, Progress: progress, ShowSecretValues: o.showSecrets, ControllerTargets: targets,
+		NoControllerWarning: hpaWarning, CommandFlags: o.clusterFlags, Friendly: c.Friendly}
+	rep, err := handover.Run(ctx, ri, obj.GetName(), req, hopts)
+	if err == nil || errors.Is(err, context.Canceled) {
+		return rep, err
+	}
+	msg := handover.FailureMessage(err, kube.ObjectName(obj), hopts)
+	if rep != nil {
+		msg = rep.Message
+	}
+	return rep, errors.New(msg)
+}
+
+// printStopped prints the reports of the objects done before a signal
+// stopped the run, and returns stop.
+func (o *handoverOptions) printStopped(reports []interface{}, stop error) error {
+	if len(reports) > 0 {
+		if err := o.output.out.Print(o.streams.Out, reports, true); err != nil {
+			return err
+		}
+	}
+	return stop
 }
 
 // handoverProgress prints a line on w as each step of a handover of the

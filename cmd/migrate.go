@@ -147,6 +147,11 @@ func newMigrateSubcommand(g *globalOptions, name string, mode migrate.Mode, shor
 			if needsFrom && len(o.from) == 0 {
 				return errors.New("name the managers with --from")
 			}
+			if o.fold && !cmd.Flags().Changed("field-manager") {
+				// A default is a made-up applier here: its next apply
+				// would delete every field it was given and does not send.
+				return errors.New("name the applier that takes the fields with --field-manager (the manager that applies these objects; who-owns -o managers lists them)")
+			}
 			return o.run(cmd.Context(), args)
 		},
 	}

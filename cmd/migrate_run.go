@@ -32,6 +32,9 @@ func (o *migrateOptions) undo(ctx context.Context) error {
 		return err
 	}
 	rep, err := migrate.Undo(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, o.backupDir, dr, o.force)
+	if stop := stopped(ctx, "undo stopped after %d objects (%d restored): run the same command again to restore the rest", summaryOf(rep).Scanned, summaryOf(rep).Migrated); stop != nil && errors.Is(err, context.Canceled) {
+		return o.printStopped(rep, stop)
+	}
 	if err != nil {
 		return err
 	}
@@ -148,6 +151,14 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if rep != nil {
 		rep.Unlisted = append(rep.Unlisted, unlisted...)
 	}
+	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		sum := summaryOf(rep)
+		where := fmt.Sprintf("migrate stopped after %d objects (%d migrated, %d failed; each one begun was finished): the rest was not read; run the same command again to go on", sum.Scanned, sum.Migrated, sum.Failed)
+		if rep != nil && rep.BackupDir != "" {
+			where += " (undo: kubectl ssa migrate undo --backup-dir " + rep.BackupDir + ")"
+		}
+		return o.printStopped(rep, stopped(ctx, "%s", where))
+	}
 	if err != nil {
 		code := CodePartial // some objects were done
 		if rep == nil || rep.Summary.Scanned == 0 {
@@ -160,17 +171,42 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	return o.finish(rep)
 }
 
-func (o *migrateOptions) finish(rep *migrate.Report) error {
+// summaryOf is rep's summary, or zero without a report.
+func summaryOf(rep *migrate.Report) migrate.Summary {
+	if rep == nil {
+		return migrate.Summary{}
+	}
+	return rep.Summary
+}
+
+// printStopped prints the report of the objects done before a signal
+// stopped the run (without finish's warnings and exit codes: the stop
+// line is the answer), and returns stop.
+func (o *migrateOptions) printStopped(rep *migrate.Report, stop error) error {
+	if rep == nil || rep.Summary.Scanned == 0 {
+		return stop
+	}
+	if err := o.printReport(rep); err != nil {
+		return err
+	}
+	return stop
+}
+
+func (o *migrateOptions) printReport(rep *migrate.Report) error {
 	if o.output.out.IsData() {
-		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
-			return err
-		}
-	} else {
-		pal, err := o.palette()
-		if err != nil {
-			return err
-		}
-		render.MigrationReport(o.streams.Out, rep, migrate.EntryChanges(rep), pal)
+		return o.output.out.Print(o.streams.Out, []interface{}{rep}, false)
+	}
+	pal, err := o.palette()
+	if err != nil {
+		return err
+	}
+	render.MigrationReport(o.streams.Out, rep, migrate.EntryChanges(rep), pal)
+	return nil
+}
+
+func (o *migrateOptions) finish(rep *migrate.Report) error {
+	if err := o.printReport(rep); err != nil {
+		return err
 	}
 	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
 		names := make([]string, len(o.from))

@@ -51,6 +51,27 @@ type ExitError struct {
 	Err  error
 }
 
+// StoppedError is a command over many objects stopped by a signal
+// between two objects: Where says where (what was done, what was not,
+// how to go on), in the one line main prints; Err is the cancellation,
+// which main turns into 130 or 143.
+type StoppedError struct {
+	Where string
+	Err   error
+}
+
+func (e *StoppedError) Error() string { return e.Where + ": " + e.Err.Error() }
+
+func (e *StoppedError) Unwrap() error { return e.Err }
+
+// stopped is the StoppedError of ctx's cancellation, if ctx is done.
+func stopped(ctx context.Context, format string, args ...interface{}) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return &StoppedError{Where: fmt.Sprintf(format, args...), Err: ctx.Err()}
+}
+
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("exit status %d", e.Code)

@@ -1,12 +1,10 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -77,6 +76,13 @@ func (s *Selection) HasFiles() bool {
 func (s *Selection) Validate(args []string) error {
 	if len(s.Files.Filenames) > 0 && s.Files.Kustomize != "" {
 		return errors.New("only one of -f and -k can be given")
+	}
+	if s.LabelSelector != "" {
+		// Read here, not only by a server: --local must not ignore a
+		// selector it can't read.
+		if _, err := labels.Parse(s.LabelSelector); err != nil {
+			return fmt.Errorf("-l %q is not a label selector: %w (write it as kubectl's: -l app=web,tier!=db)", s.LabelSelector, err)
+		}
 	}
 	if s.Local {
 		if !s.HasFiles() {
@@ -179,7 +185,28 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 	if errors.Is(r.err, errNoMatch) && s.HasFiles() {
 		return nil, false, ErrNoObjects
 	}
+	if s.Local && s.LabelSelector != "" && r.err == nil {
+		return s.matching(r.objs)
+	}
 	return r.objs, r.single, r.err
+}
+
+// matching keeps the local objects -l selects, as a server would.
+func (s *Selection) matching(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, bool, error) {
+	sel, err := labels.Parse(s.LabelSelector)
+	if err != nil {
+		return nil, false, fmt.Errorf("-l %q is not a label selector: %w", s.LabelSelector, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if sel.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return nil, false, fmt.Errorf("no object of -f/-k matches -l %s", s.LabelSelector)
+	}
+	return out, false, nil
 }
 
 var errNoMatch = errors.New("no objects matched the selection")
@@ -593,49 +620,4 @@ func (c *Cluster) listableKinds(verbs []string, allNamespaces bool) ([]Resource,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out, nil
-}
-
-// withFiles adds the files to b, as FilenameParam does, but reads standard
-// input ("-f -") itself, until ctx is done: the builder's own read of it
-// does not stop on Ctrl-C. Its objects come after the files'.
-// in is standard input (nil: the process's).
-func withFiles(ctx context.Context, in io.Reader, b *resource.Builder, enforce bool, files *resource.FilenameOptions) (*resource.Builder, error) {
-	if in == nil {
-		in = os.Stdin
-	}
-	stdin := false
-	rest := *files
-	rest.Filenames = nil
-	for _, f := range files.Filenames {
-		if f == "-" {
-			if stdin {
-				return nil, errors.New("standard input (-f -) can be given once")
-			}
-			stdin = true
-			continue
-		}
-		rest.Filenames = append(rest.Filenames, f)
-	}
-	b = b.FilenameParam(enforce, &rest)
-	if !stdin {
-		return b, nil
-	}
-	type read struct {
-		data []byte
-		err  error
-	}
-	done := make(chan read, 1)
-	go func() {
-		data, err := io.ReadAll(in)
-		done <- read{data, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("reading standard input: %w", ctx.Err())
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("reading standard input: %w", r.err)
-		}
-		return b.Stream(bytes.NewReader(r.data), "STDIN"), nil
-	}
 }

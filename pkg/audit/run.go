@@ -2,7 +2,7 @@ package audit
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -38,7 +38,8 @@ type Progress struct {
 // Cluster, ClusterFlags and Served are each cluster's own). The report
 // holds what every cluster that could be read gave; failed has an error
 // per cluster that could not be, prefixed with its name when there are
-// several. A nil progress counts nothing.
+// several. Stopped (ctx cancelled), failed is ctx's error alone, not one
+// per cluster it cut off. A nil progress counts nothing.
 func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress) (rep *Report, failed []error) {
 	if progress == nil {
 		progress = &Progress{}
@@ -48,6 +49,12 @@ func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress)
 			return "context " + name + ": " + msg
 		}
 		return msg
+	}
+	prefixErr := func(name string, err error) error {
+		if len(clusters) > 1 {
+			return fmt.Errorf("context %s: %w", name, err)
+		}
+		return err
 	}
 	var (
 		mu       sync.Mutex
@@ -67,11 +74,14 @@ func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress)
 				unlisted = append(unlisted, prefix(c.Name, u))
 			}
 			if err != nil {
-				failed = append(failed, errors.New(prefix(c.Name, err.Error())))
+				failed = append(failed, prefixErr(c.Name, err))
 			}
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		failed = []error{err}
+	}
 	names := make([]string, len(clusters))
 	for i, c := range clusters {
 		names[i] = c.Name

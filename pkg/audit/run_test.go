@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,5 +73,43 @@ func TestRun(t *testing.T) {
 	}
 	if _, ok := codes["prod/db/unserved-apiversion"]; ok {
 		t.Errorf("prod serves v1: %v", codes)
+	}
+}
+
+// cancelLister cancels the run after its first object and then fails as a
+// client does on a cancelled request.
+type cancelLister struct{ cancel context.CancelFunc }
+
+func (l cancelLister) List(ctx context.Context, each func(Object)) ([]string, error) {
+	each(Object{Ref: ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}})
+	l.cancel()
+	return nil, fmt.Errorf("listing configmaps: %w", ctx.Err())
+}
+
+func (cancelLister) Served(schema.GroupVersionKind) bool { return true }
+
+// TestRunStopped: a signal (the context cancelled) is the run's one
+// failure, the cancellation itself, not an error per cluster cut off.
+func TestRunStopped(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := cancelLister{cancel: cancel}
+	clusters := []Cluster{
+		{Name: "prod", Connect: func() (Lister, error) { return l, nil }},
+		{Name: "stage", Connect: func() (Lister, error) { return l, nil }},
+	}
+	_, failed := Run(ctx, clusters, Options{}, nil)
+	if len(failed) != 1 || failed[0] != context.Canceled {
+		t.Errorf("failed = %v, want context.Canceled alone", failed)
+	}
+	// One cluster's own error keeps what it wraps.
+	clusters = clusters[:1]
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	clusters = append(clusters, Cluster{Name: "gone", Connect: func() (Lister, error) { return nil, fmt.Errorf("dialing: %w", context.DeadlineExceeded) }})
+	clusters[0].Connect = func() (Lister, error) { return fakeLister{served: true}, nil }
+	_, failed = Run(ctx, clusters, Options{}, nil)
+	if len(failed) != 1 || !errors.Is(failed[0], context.DeadlineExceeded) || failed[0].Error() != "context gone: dialing: context deadline exceeded" {
+		t.Errorf("failed = %v", failed)
 	}
 }

@@ -194,7 +194,15 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			}()
 		}
 	}
-	if r, ok := src.(Resolver); ok && r.Resolve(ctx, obj) {
+	resolver, ok := src.(Resolver)
+	resolved := ok && resolver.Resolve(ctx, obj)
+	// The manifest as the server reads it (named with its namespace,
+	// once defaulted).
+	obj, rewritten, err := ApplyBody(obj)
+	if err != nil {
+		return nil, err
+	}
+	if resolved {
 		sent = obj.DeepCopy()
 		startReads()
 		if gvk := obj.GroupVersionKind(); !IsCustom(gvk) {
@@ -266,6 +274,14 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			return nil, err
 		}
 		r.Warnings = append(r.Warnings, warnings...)
+		if rewritten {
+			r.Warnings = append(r.Warnings, rewrittenWarning)
+		}
+		if r.Message == "" && in.Subresource == "" {
+			if err := checkSize(r.Result); err != nil {
+				return nil, err
+			}
+		}
 		if r.Message == "" && r.Result != nil {
 			r.Unchecked = duplicatePortNames(r.Result)
 			r.Warnings = append(r.Warnings, serverSettingCaveats(r.Result, in.Live)...)

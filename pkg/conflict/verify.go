@@ -64,6 +64,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		admissionDiff(format, args...)
 	}
 	defer func() { settle(v, against, r, core, other) }()
+	deny := denial(against, r)
 	out, warnings, err := dryRun(ctx, dr, obj, r, o)
 	v.ServerWarnings = append([]string{}, warnings...)
 	for _, w := range missedWarnings(against, warnings, err) {
@@ -80,14 +81,14 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		// A webhook with side effects: the server can't dry-run the apply.
 		v.Status = VerifyNotRun
 		v.Reason = "the server can't dry-run the apply: " + err.Error()
-	case err != nil && errors.As(err, &status) && denied(against) != "":
+	case err != nil && errors.As(err, &status) && deny != nil:
 		// The prediction has admission refuse it too.
-		if msg := status.Status().Message; msg != denied(against) && !slices.Contains(against.Admission.Denials, msg) {
-			admissionDiff("denial: server %q, predicted %q", msg, denied(against))
+		if msg := status.Status().Message; msg != deny.Denied && !slices.Contains(deny.Denials, msg) {
+			admissionDiff("denial: server %q, predicted %q", msg, deny.Denied)
 			v.ServerDenied = msg
 		}
-	case err == nil && denied(against) != "":
-		admissionDiff("the prediction has admission refuse the apply, the server applied: %s", denied(against))
+	case err == nil && deny != nil:
+		admissionDiff("the prediction has admission refuse the apply, the server applied: %s", deny.Denied)
 		return v, answerVersion(out), nil
 	case err != nil && errors.As(err, &status) && (status.Status().Code < 500 || strings.Contains(err.Error(), "webhook")):
 		// Admission (a policy, a webhook) or validation refused what the
@@ -242,12 +243,17 @@ func differs(v *Verification, format string, args ...interface{}) {
 // it (resolved); a core one (conflicts, managedFields) is the
 // prediction's error, and so is any other when nothing was unknown.
 func settle(v *Verification, against, r *Simulation, core, other bool) {
-	inexact := against.Admission != nil && !against.Admission.Exact || len(r.Unchecked) > 0
+	adm := against.Admission
+	if adm == nil && against != r {
+		// Evaluated on the last apply of kubectl's sequence (see denial).
+		adm = r.Admission
+	}
+	inexact := adm != nil && !adm.Exact || len(r.Unchecked) > 0
 	configured := len(v.ServerConfiguration) > 0
 	if v.Status == VerifyDiffers && !core && (inexact || configured && !other) {
 		var why []string
-		if against.Admission != nil {
-			why = append(why, against.Admission.Reasons...)
+		if adm != nil {
+			why = append(why, adm.Reasons...)
 		}
 		why = append(why, r.Unchecked...)
 		if configured {
@@ -264,6 +270,22 @@ func settle(v *Verification, against, r *Simulation, core, other bool) {
 		v.ServerConfiguration = nil
 	}
 	v.Agrees = v.Status == VerifyAgrees
+}
+
+// denial is the admission that refuses the apply compared with the
+// server's dry run (against), nil when none does. Admission is evaluated
+// on the last apply of kubectl's sequence (r), not on its first, which
+// is what the dry run sends: a policy that refuses the object refuses
+// it whatever the live object's history (applied client-side or not), so
+// r's denial stands for the first apply's.
+func denial(against, r *Simulation) *admission.Report {
+	switch {
+	case denied(against) != "":
+		return against.Admission
+	case against != r && denied(r) != "":
+		return r.Admission
+	}
+	return nil
 }
 
 // denied is the denial predicted of r's apply ("": none).

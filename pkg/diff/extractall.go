@@ -63,6 +63,7 @@ func ExtractObjects(ctx context.Context, src conflict.Source, objs []*unstructur
 		// Every entry at one apiVersion shares the object read at it, its
 		// schema and its extractor: one read and one warning per version.
 		extractors := map[string]*Extractor{}
+		before := len(out)
 		for _, e := range entries {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
@@ -76,11 +77,32 @@ func ExtractObjects(ctx context.Context, src conflict.Source, objs []*unstructur
 			}
 			out = append(out, Extracted{Object: obj, Owner: ownership.OwnerOf(e), Doc: doc})
 		}
+		if o.All && len(out) == before {
+			// Nothing printed must not read as "extracted".
+			err := nothingOwned(obj)
+			if len(objs) == 1 {
+				return nil, nil, err
+			}
+			skipped = append(skipped, err)
+		}
 	}
 	if len(objs) > 1 && len(skipped) == len(objs) {
+		if o.All {
+			return nil, nil, fmt.Errorf("none of the %d objects has a managedFields entry that owns a field: nothing to extract", len(objs))
+		}
 		return nil, nil, fmt.Errorf("none of the %d objects has a managedFields entry of manager %q", len(objs), o.Selector.Manager)
 	}
 	return out, skipped, nil
+}
+
+// nothingOwned is the error of --all-managers on an object none of whose
+// entries owns a field.
+func nothingOwned(obj *unstructured.Unstructured) error {
+	name := ownership.ObjectName(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	if len(obj.GetManagedFields()) == 0 {
+		return &NoEntryError{Err: fmt.Errorf("%s has no managedFields (never recorded, or wiped): nothing to extract; kubectl get -o yaml shows the object itself, and an apply of its manifest records an owner again", name)}
+	}
+	return &NoEntryError{Err: fmt.Errorf("%s: no managedFields entry owns a field beyond the object's identity: nothing to extract", name)}
 }
 
 // extractOne reads obj at e's apiVersion when it was recorded at another,

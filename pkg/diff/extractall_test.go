@@ -126,3 +126,27 @@ func TestExtractObjectsRedactsSecrets(t *testing.T) {
 		}
 	}
 }
+
+// --all-managers on an object without managedFields prints nothing: an
+// error for one object, a skip (said) among several, an error when none
+// has any.
+func TestExtractObjectsAllWithoutManagedFields(t *testing.T) {
+	const bare = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bare, namespace: shop}\ndata: {x: '1'}\n"
+	const identity = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: id\n  namespace: shop\n  managedFields:\n  - {manager: nobody, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {}}\n"
+	_, _, err := extractAll(t, diff.ExtractOptions{All: true}, bare)
+	if err == nil || err.Error() != "ConfigMap/shop/bare has no managedFields (never recorded, or wiped): nothing to extract; kubectl get -o yaml shows the object itself, and an apply of its manifest records an owner again" {
+		t.Errorf("one object without managedFields: %v", err)
+	}
+	_, _, err = extractAll(t, diff.ExtractOptions{All: true}, identity)
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap/shop/id: no managedFields entry owns a field") {
+		t.Errorf("one object whose entries own nothing: %v", err)
+	}
+	out, skipped, err := extractAll(t, diff.ExtractOptions{All: true}, cmB, bare)
+	if err != nil || len(out) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "ConfigMap/shop/bare has no managedFields") {
+		t.Errorf("among several: %d extracted, skipped %v, err %v", len(out), skipped, err)
+	}
+	_, _, err = extractAll(t, diff.ExtractOptions{All: true}, bare, identity)
+	if err == nil || !strings.Contains(err.Error(), "none of the 2 objects has a managedFields entry that owns a field") {
+		t.Errorf("none has any: %v", err)
+	}
+}

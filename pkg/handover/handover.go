@@ -136,6 +136,11 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	fields := req.Fields
+	if wholeObject(fields) {
+		// The empty path would expand to every field From owns: all of
+		// them is a release with no fields, asked for by name (--all).
+		return nil, fail("%s: a field's path is empty and names the whole object: name the fields, or release all of %q's with kubectl ssa handover release --all", name, req.From)
+	}
 	if len(fields) == 0 {
 		if req.Mode != ModeRelease {
 			return nil, fail("%s: name the fields to hand over with --field", name)
@@ -376,6 +381,16 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	}
 	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathlang.Paths(fields), Status: StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
+}
+
+// wholeObject tells whether one of fields is the root path.
+func wholeObject(fields []fieldpath.Path) bool {
+	for _, p := range fields {
+		if len(p) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // lastAppliedStep edits the annotation of a client-side apply source that

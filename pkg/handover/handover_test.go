@@ -142,6 +142,18 @@ func TestPlan(t *testing.T) {
 			wantErr: ".spec.minReadySeconds is not set on the object",
 		},
 		{
+			name:    "the root path hands over nothing",
+			live:    web(t, kubectlApply),
+			req:     Request{Fields: []fieldpath.Path{path(".spec.paused"), {}}, From: "kubectl", To: "argocd"},
+			wantErr: "a field's path is empty and names the whole object",
+		},
+		{
+			name:    "the root path releases nothing",
+			live:    web(t, kubectlApply),
+			req:     Request{Fields: []fieldpath.Path{{}}, From: "kubectl", Mode: ModeRelease},
+			wantErr: `release all of "kubectl"'s with kubectl ssa handover release --all`,
+		},
+		{
 			name:    "no such manager",
 			live:    web(t, kubectlApply),
 			req:     Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "ghost", To: "argocd"},

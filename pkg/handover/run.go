@@ -163,13 +163,21 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		return dryRunServer(ctx, c, name, live, req, report, opts)
 	}
 
+	// A signal stops a run before its first write, or once its writes
+	// are done (a write in flight is never cut off, whether or not the
+	// server has stored it yet): never between a share and its release.
+	finishing, stop := write.Finishing(ctx, write.FinishGrace)
+	defer stop()
 	var done []Step
 	for n := 0; ; n++ {
 		if n > maxSteps {
 			return withSteps(report, done), fmt.Errorf("still planning steps after %d writes: stopping (please report this)", maxSteps)
 		}
+		if err := ctx.Err(); err != nil && len(done) == 0 {
+			return withSteps(report, done), err
+		}
 		var step *Step
-		err := write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
+		err := write.RetryOnConflict(finishing, *opts.Backoff, func(ctx context.Context, attempt int) error {
 			if attempt > 0 || len(done) > 0 {
 				var err error
 				if live, err = c.Get(ctx, name, metav1.GetOptions{}); err != nil {

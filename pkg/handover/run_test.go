@@ -12,9 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -174,5 +177,85 @@ func TestFailureMessageNamesTheFix(t *testing.T) {
 	got := FailureMessage(err, "Deployment/ns/web", Options{CommandFlags: []string{"--context=prod"}})
 	if want := `the annotation is not JSON: kubectl annotate --context=prod deployment.v1.apps/web x- -n 'my ns'`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// ctxClient refuses requests on a done context, as a real client does
+// (the fake client ignores contexts).
+type ctxClient struct {
+	dynamic.ResourceInterface
+	sent int
+}
+
+func (c *ctxClient) Get(ctx context.Context, name string, o metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.ResourceInterface.Get(ctx, name, o, sub...)
+}
+
+func (c *ctxClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.sent++
+	return c.ResourceInterface.Patch(ctx, name, pt, data, o, sub...)
+}
+
+// TestRunStopsBetweenObjectsNotSteps: a signal (the context cancelled)
+// during a handover's first write lets its release be written too, so no
+// object is left shared by both managers; before the first write, nothing
+// is written and the cancellation comes back.
+func TestRunStopsBetweenObjectsNotSteps(t *testing.T) {
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
+	newClient := func(onPatch func()) *ctxClient {
+		live := web(t, kubectlApply)
+		live.SetResourceVersion("10")
+		rv := 10
+		f := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{deployGVR: "DeploymentList"}, live)
+		f.PrependReactor("patch", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			onPatch()
+			rv++
+			var ops []write.PatchOp
+			if err := json.Unmarshal(a.(clienttesting.PatchActionImpl).GetPatch(), &ops); err != nil {
+				t.Fatal(err)
+			}
+			out := live.DeepCopy()
+			for _, op := range ops {
+				if op.Path == "/metadata/managedFields" {
+					b, _ := json.Marshal(op.Value)
+					var entries []metav1.ManagedFieldsEntry
+					_ = json.Unmarshal(b, &entries)
+					out.SetManagedFields(entries)
+				}
+			}
+			out.SetResourceVersion(fmt.Sprint(rv))
+			live = out
+			if err := f.Tracker().Update(deployGVR, out, "ns"); err != nil {
+				t.Fatal(err)
+			}
+			return true, out, nil
+		})
+		return &ctxClient{ResourceInterface: f.Resource(deployGVR).Namespace("ns")}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := newClient(cancel) // the signal lands during the share
+	r, err := Run(ctx, c, "web", req, Options{})
+	if err != nil || c.sent != 2 {
+		t.Fatalf("err %v after %d patches, want the share and its release", err, c.sent)
+	}
+	if diff := cmp.Diff("share:argocd release:kubectl", steps(r)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+
+	c = newClient(func() {})
+	r, err = Run(ctx, c, "web", req, Options{})
+	if !errors.Is(err, context.Canceled) || c.sent != 0 {
+		t.Fatalf("err %v after %d patches, want context.Canceled before any", err, c.sent)
+	}
+	if r != nil {
+		t.Errorf("a report for a handover that did not start: %+v", r)
 	}
 }

@@ -116,7 +116,14 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 		go func() {
 			defer wg.Done()
 			for it := range items {
-				res := migrateOne(ctx, c, it, opts)
+				if ctx.Err() != nil {
+					// Stopped: what is queued is not started.
+					continue
+				}
+				res, started := migrateOne(ctx, c, it, opts)
+				if !started {
+					continue
+				}
 				mu.Lock()
 				rep.Summary.Scanned++
 				switch res.Result {
@@ -153,6 +160,12 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 	close(items)
 	wg.Wait()
 	sort.Slice(rep.Objects, func(i, j int) bool { return refKey(rep.Objects[i].Object) < refKey(rep.Objects[j].Object) })
+	if err := ctx.Err(); err != nil {
+		// Stopped (a signal): the objects begun were finished, and the
+		// report holds them; the cancellation, not their errors, is
+		// the answer.
+		return rep, err
+	}
 	return rep, srcErr
 }
 
@@ -181,110 +194,163 @@ func (c Clients) dynClient(it Item) dynamic.ResourceInterface {
 	return c.Dynamic.Resource(it.Resource.GVR)
 }
 
-func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) ObjectResult {
-	meta := it.Meta
-	res := ObjectResult{Object: refOf(it, meta), Changes: []Change{}, Findings: []string{}}
-	var full *unstructured.Unstructured
-	var plan *Plan
-	var written *metav1.PartialObjectMetadata
-	// done ends the tries with the result already in res.
-	done := errors.New("done")
-	err := write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
-		full = nil
-		if attempt > 0 {
-			// Someone wrote in between: read it again and plan again.
-			m, err := c.metaClient(it).Get(ctx, meta.Name, metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("reading it again after a conflict: %w", err)
-			}
-			meta = m
-		}
-		if opts.Verify && opts.DryRun == write.DryRunNone && !opts.Check {
-			// Plan from the very object --verify compares with: the
-			// write's resourceVersion precondition then proves nothing
-			// changed in between.
-			var err error
-			if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
-				return fmt.Errorf("reading it: %w", err)
-			}
-			var om metav1.ObjectMeta
-			if m, ok := full.Object["metadata"].(map[string]interface{}); ok {
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &om); err != nil {
-					return fmt.Errorf("reading its metadata: %w", err)
-				}
-			}
-			meta = &metav1.PartialObjectMetadata{TypeMeta: meta.TypeMeta, ObjectMeta: om}
-		}
-		obj := Object{Ref: refOf(it, meta), ManagedFields: meta.ManagedFields, Annotations: meta.Annotations, OwnerReferences: meta.OwnerReferences}
-		if full != nil {
-			obj.Content = full.Object
-		}
-		p, err := MakePlan(obj, opts.Plan)
-		if err != nil {
-			return err
-		}
-		if p.NeedContent {
-			if full == nil {
-				if full, err = c.dynClient(it).Get(ctx, meta.Name, metav1.GetOptions{}); err != nil {
-					return fmt.Errorf("reading it: %w", err)
-				}
-			}
-			obj.Content = full.Object
-			if p, err = MakePlan(obj, opts.Plan); err != nil {
-				return err
-			}
-		}
-		plan = p
-		res.Object = refOf(it, meta)
-		res.Findings, res.Changes = p.Findings, p.Changes
-		switch {
-		case p.Action == ActionNone:
-			res.Result = ResultUnchanged
-			return done
-		case p.Action == ActionSkip:
-			res.Result, res.Reason = ResultSkipped, p.Reason
-			return done
-		case opts.Check:
-			res.Result = ResultNeedsWork
-			return done
-		case opts.DryRun == write.DryRunClient:
-			res.Result, res.Before, res.After = ResultWouldMigrate, p.Before, p.After
-			return done
-		}
-		if opts.DryRun == write.DryRunNone && opts.BackupDir != "" && res.Backup == "" {
-			if res.Backup, err = writeBackup(opts.BackupDir, it, meta, p); err != nil {
-				res.Result, res.Reason = ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
-				return done
-			}
-		}
-		ops := write.ManagedFieldsOps(p.After)
-		if p.RemoveLastApplied {
-			ops = append(ops, write.RemoveAnnotationOp(ownership.LastAppliedAnnotation))
-		}
-		written, err = write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), meta.Name, meta.ResourceVersion, ops,
-			write.Options{DryRun: opts.DryRun, FieldManager: opts.Manager})
-		return err
+// migrateOne migrates one object; started is false when ctx was cancelled
+// before anything was written (the object is then not part of the run).
+// Once its first write begins (the backup, or the patch without one), the
+// rest (the patch, the verification) goes on past a cancellation
+// (write.Finishing): a signal never leaves a backup without its write,
+// nor a write cut off without knowing whether the server stored it.
+func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) (res ObjectResult, started bool) {
+	finishing, stop := write.Finishing(ctx, write.FinishGrace)
+	defer stop()
+	m := &one{c: c, it: it, opts: opts, meta: it.Meta,
+		res: ObjectResult{Object: refOf(it, it.Meta), Changes: []Change{}, Findings: []string{}}}
+	err := write.RetryOnConflict(finishing, *opts.Backoff, func(fctx context.Context, attempt int) error {
+		return m.try(ctx, fctx, attempt)
 	})
+	return m.result(ctx, finishing, err)
+}
+
+// one is the migration of one object, across the tries after 409s.
+type one struct {
+	c       Clients
+	it      Item
+	opts    RunOptions
+	meta    *metav1.PartialObjectMetadata
+	res     ObjectResult
+	full    *unstructured.Unstructured
+	plan    *Plan
+	written *metav1.PartialObjectMetadata
+	// writing: the first write has begun.
+	writing bool
+}
+
+var (
+	// errDone ends the tries with the result already in res.
+	errDone = errors.New("done")
+	// errNotStarted ends the tries of a stopped run before any write.
+	errNotStarted = errors.New("not started")
+)
+
+// try reads the object (with ctx until the first write, fctx after),
+// plans, and writes with fctx.
+func (m *one) try(ctx, fctx context.Context, attempt int) error {
+	rctx := ctx
+	if m.writing {
+		rctx = fctx
+	}
+	p, err := m.read(rctx, attempt)
+	if err != nil {
+		return err
+	}
+	m.plan = p
+	m.res.Object = refOf(m.it, m.meta)
+	m.res.Findings, m.res.Changes = p.Findings, p.Changes
+	opts := m.opts
 	switch {
-	case errors.Is(err, done):
-		return res
+	case p.Action == ActionNone:
+		m.res.Result = ResultUnchanged
+		return errDone
+	case p.Action == ActionSkip:
+		m.res.Result, m.res.Reason = ResultSkipped, p.Reason
+		return errDone
+	case opts.Check:
+		m.res.Result = ResultNeedsWork
+		return errDone
+	case opts.DryRun == write.DryRunClient:
+		m.res.Result, m.res.Before, m.res.After = ResultWouldMigrate, p.Before, p.After
+		return errDone
+	}
+	if !m.writing && ctx.Err() != nil {
+		return errNotStarted
+	}
+	m.writing = true
+	if opts.DryRun == write.DryRunNone && opts.BackupDir != "" && m.res.Backup == "" {
+		if m.res.Backup, err = writeBackup(opts.BackupDir, m.it, m.meta, p); err != nil {
+			m.res.Result, m.res.Reason = ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
+			return errDone
+		}
+	}
+	ops := write.ManagedFieldsOps(p.After)
+	if p.RemoveLastApplied {
+		ops = append(ops, write.RemoveAnnotationOp(ownership.LastAppliedAnnotation))
+	}
+	m.written, err = write.Patch[*metav1.PartialObjectMetadata](fctx, m.c.metaClient(m.it), m.meta.Name, m.meta.ResourceVersion, ops,
+		write.Options{DryRun: opts.DryRun, FieldManager: opts.Manager})
+	return err
+}
+
+// read reads the object as the plan needs it and plans.
+func (m *one) read(ctx context.Context, attempt int) (*Plan, error) {
+	c, it, opts := m.c, m.it, m.opts
+	m.full = nil
+	if attempt > 0 {
+		// Someone wrote in between: read it again and plan again.
+		meta, err := c.metaClient(it).Get(ctx, m.meta.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("reading it again after a conflict: %w", err)
+		}
+		m.meta = meta
+	}
+	if opts.Verify && opts.DryRun == write.DryRunNone && !opts.Check {
+		// Plan from the very object --verify compares with: the
+		// write's resourceVersion precondition then proves nothing
+		// changed in between.
+		var err error
+		if m.full, err = c.dynClient(it).Get(ctx, m.meta.Name, metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("reading it: %w", err)
+		}
+		var om metav1.ObjectMeta
+		if md, ok := m.full.Object["metadata"].(map[string]interface{}); ok {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &om); err != nil {
+				return nil, fmt.Errorf("reading its metadata: %w", err)
+			}
+		}
+		m.meta = &metav1.PartialObjectMetadata{TypeMeta: m.meta.TypeMeta, ObjectMeta: om}
+	}
+	obj := Object{Ref: refOf(it, m.meta), ManagedFields: m.meta.ManagedFields, Annotations: m.meta.Annotations, OwnerReferences: m.meta.OwnerReferences}
+	if m.full != nil {
+		obj.Content = m.full.Object
+	}
+	p, err := MakePlan(obj, opts.Plan)
+	if err != nil || !p.NeedContent {
+		return p, err
+	}
+	if m.full == nil {
+		if m.full, err = c.dynClient(it).Get(ctx, m.meta.Name, metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("reading it: %w", err)
+		}
+	}
+	obj.Content = m.full.Object
+	return MakePlan(obj, opts.Plan)
+}
+
+// result is the object's result after its tries ended with err; started
+// is false when a stopped run had written nothing of it.
+func (m *one) result(ctx, fctx context.Context, err error) (ObjectResult, bool) {
+	res := m.res
+	switch {
+	case errors.Is(err, errDone):
+		return res, true
+	case errors.Is(err, errNotStarted), !m.writing && ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return res, false
 	case apierrors.IsNotFound(err):
 		res.Result, res.Reason = ResultSkipped, "deleted during the run"
-		return res
+		return res, true
 	case apierrors.IsForbidden(err):
 		res.Result, res.Reason = ResultFailed, "forbidden: "+write.APIMessage(err)
-		return res
+		return res, true
 	case err != nil:
 		res.Result, res.Reason = ResultFailed, write.APIMessage(err)
-		return res
+		return res, true
 	}
-	if opts.DryRun == write.DryRunServer {
+	if m.opts.DryRun == write.DryRunServer {
 		res.Result = ResultWouldMigrate
-		return res
+		return res, true
 	}
 	res.Result = ResultMigrated
-	if opts.Verify {
-		err := verify(ctx, c, it, full, written, plan, opts)
+	if m.opts.Verify {
+		err := verify(fctx, m.c, m.it, m.full, m.written, m.plan, m.opts)
 		var note *VerifyNote
 		switch {
 		case errors.As(err, &note):
@@ -295,5 +361,5 @@ func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) Object
 			res.Reason = "verified"
 		}
 	}
-	return res
+	return res, true
 }

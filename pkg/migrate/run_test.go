@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -200,5 +201,46 @@ func TestRunProgressIsMonotonic(t *testing.T) {
 	}
 	if len(seen) != len(objs) {
 		t.Errorf("%d progress reports, want %d", len(seen), len(objs))
+	}
+}
+
+// TestRunStopsOnCancel: a signal (the context cancelled) during a write
+// lets that object finish and starts no other; the run answers with the
+// cancellation, not with a failure per object left.
+func TestRunStopsOnCancel(t *testing.T) {
+	var objs []*metav1.PartialObjectMetadata
+	for i := range 20 {
+		objs = append(objs, partial(t, fmt.Sprintf("web-%02d", i), "10"))
+	}
+	c := fakeClient(objs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	patched := 0
+	c.PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if patched++; patched == 2 {
+			cancel()
+		}
+		return false, nil, nil
+	})
+	src := func(ctx context.Context, yield func(Item) error) error {
+		for _, o := range objs {
+			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep, err := Run(ctx, Clients{Metadata: c}, src, RunOptions{
+		Plan:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		Concurrency: 1,
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if rep.Summary.Failed != 0 || rep.Summary.Migrated != patched || rep.Summary.Scanned != patched || patched != 2 {
+		t.Errorf("summary %+v after %d patches, want the 2 patched objects only, none failed", rep.Summary, patched)
 	}
 }

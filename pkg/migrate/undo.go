@@ -22,6 +22,8 @@ import (
 // Undo restores the managedFields (and annotation) saved in a backup
 // directory. An object changed since the migration is refused unless
 // force; a deleted or re-created object (other uid) is always refused.
+// Cancelled, it stops between two objects and returns the report of those
+// done with the cancellation.
 func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force bool) (*Report, error) {
 	rep := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
 	var files []string
@@ -42,8 +44,17 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force
 	}
 	sort.Strings(files)
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			// Stopped (a signal) between two objects: the report holds
+			// those restored.
+			return rep, err
+		}
 		rep.Summary.Scanned++
-		res := undoOne(ctx, c, f, dryRun, force, write.DefaultBackoff)
+		// An object begun is finished: its restore and the time put back
+		// are one change.
+		fctx, stop := write.Finishing(ctx, write.FinishGrace)
+		res := undoOne(fctx, c, f, dryRun, force, write.DefaultBackoff)
+		stop()
 		switch res.Result {
 		case ResultMigrated, ResultWouldMigrate:
 			rep.Summary.Migrated++

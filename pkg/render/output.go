@@ -54,7 +54,7 @@ func ParseOutput(s string, views []string) (Output, error) {
 			}
 			return Output{Name: name, Template: arg}, nil
 		case FormatJSONPath + "-file", FormatGoTemplate + "-file":
-			b, err := os.ReadFile(arg)
+			b, err := readTemplate(arg)
 			if err != nil {
 				return Output{}, fmt.Errorf("-o %s: %w", name, err)
 			}
@@ -62,6 +62,27 @@ func ParseOutput(s string, views []string) (Output, error) {
 		}
 	}
 	return Output{}, fmt.Errorf("--output must be one of %s, not %q", strings.Join(append(append([]string{}, views...), DataFormats...), ", "), s)
+}
+
+// MaxTemplateBytes bounds a template file: /dev/zero, or a log given by
+// mistake, must not be read until memory runs out.
+const MaxTemplateBytes = 1 << 20
+
+// readTemplate reads a template file, up to MaxTemplateBytes.
+func readTemplate(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, MaxTemplateBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(b) > MaxTemplateBytes {
+		return nil, fmt.Errorf("%s holds more than %d bytes, more than a template needs: give the template's file", path, MaxTemplateBytes)
+	}
+	return b, nil
 }
 
 func exampleTemplate(name string) string {

@@ -203,3 +203,40 @@ func TestParseDryRun(t *testing.T) {
 		t.Error("ParseDryRun(all) should fail")
 	}
 }
+
+func TestFinishing(t *testing.T) {
+	t.Run("outlives the cancellation by the grace", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		fin, stop := Finishing(ctx, 200*time.Millisecond)
+		defer stop()
+		cancel()
+		select {
+		case <-fin.Done():
+			t.Fatal("cancelled with its parent")
+		case <-time.After(50 * time.Millisecond):
+		}
+		select {
+		case <-fin.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("still running long after the grace")
+		}
+	})
+	t.Run("stop ends it", func(t *testing.T) {
+		fin, stop := Finishing(context.Background(), time.Hour)
+		stop()
+		if fin.Err() == nil {
+			t.Fatal("not cancelled by stop")
+		}
+	})
+	t.Run("a deadline holds", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		fin, stop := Finishing(ctx, time.Hour)
+		defer stop()
+		select {
+		case <-fin.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the parent's deadline was dropped")
+		}
+	})
+}

@@ -396,6 +396,33 @@ func TestHandoverErrors(t *testing.T) {
 	}
 }
 
+// An empty shell variable in --field ("--field $F"), a blank path or the
+// root path names the whole object: refused before anything is read,
+// handover and release alike, and nothing is written; every field of a
+// manager is --all's, on handover release.
+func TestHandoverRefusesWholeObject(t *testing.T) {
+	ns := namespace(t)
+	cm := apply(t, ns, "ci-deploy", appliersCM, false)
+	rv := get(t, cm).GetResourceVersion()
+	for _, f := range []string{"", " ", ".", "{}"} {
+		for _, args := range [][]string{
+			{"handover", "-n", ns, "cm/c", "--field", f, "--from", "ci-deploy", "--to", "argocd"},
+			{"handover", "release", "-n", ns, "cm/c", "--field", f, "--from", "ci-deploy"},
+			{"handover", "release", "-n", ns, "cm/c", "--field", ".data.a", "--field", f, "--from", "ci-deploy", "--dry-run=server"},
+		} {
+			r := mustSSA(t, 2, args...)
+			wantLine(t, r.stderr, `^error: --field ".*" (is empty|names the whole object)`)
+			wantLine(t, r.stderr, `--all`)
+			if strings.Contains(r.stdout, "completed") {
+				t.Errorf("%q: reported as done:\n%s", args, r.stdout)
+			}
+		}
+	}
+	if now := get(t, cm); now.GetResourceVersion() != rv || !hasEntry(now, "ci-deploy") {
+		t.Errorf("a refused handover wrote: %s -> %s", rv, now.GetResourceVersion())
+	}
+}
+
 // A controller writes a field only when its value must change: handed
 // over while already at its target, the field stays held, safely.
 func TestHandoverHeldUntilControllerWrites(t *testing.T) {
