@@ -69,7 +69,7 @@ test-e2e: testbed ## End-to-end tests against a real kube-apiserver (RUN=regexp)
 # into the cache directory (about 10 minutes each the first time), and
 # the e2e tests whose answers must equal the apiserver's.
 TEST_VERSIONS ?= v1.34.4 v1.35.4 v1.36.3 $(K8S_VERSION)
-FIDELITY_TESTS ?= ^(TestExplainConflictCorpus|TestExplainConflictKubectlSequence|TestExplainConflictScaleSubresource|TestExplainConflictDefaults|TestDiffCorpus|TestDiffEveryKind|TestDiffSeeded|TestDiffCoversEveryKind|TestAdmissionBuiltinPlugins|TestAdmissionPodSecurity|TestAdmissionNamespaceRelabelledInTheInput|TestAdmissionPoliciesEvaluated|TestAdmissionWebhookMatchConditions|TestNamespaceEarlierInTheInput)$$
+FIDELITY_TESTS ?= ^(TestExplainConflictCorpus|TestExplainConflictKubectlSequence|TestExplainConflictScaleSubresource|TestExplainConflictDefaults|TestDiffCorpus|TestDiffEveryKind|TestDiffSeeded|TestDiffCoversEveryKind|TestAdmissionBuiltinPlugins|TestAdmissionPodSecurity|TestAdmissionNamespaceRelabelledInTheInput|TestAdmissionPoliciesEvaluated|TestAdmissionWebhookMatchConditions|TestNamespaceEarlierInTheInput|TestEmptiedContainerAfterApply)$$
 
 test-versions: ## The fidelity e2e tests (explain-conflict and diff against the server's dry run) on each of TEST_VERSIONS (1.34-1.37)
 	@set -e; for v in $(TEST_VERSIONS); do \

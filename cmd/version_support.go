@@ -32,12 +32,18 @@ var knownDifferences = []struct {
 	fixedIn int // the first patch without the difference; 0: every patch
 	note    string
 }{
-	// structured-merge-diff v6.3.2, which k8s.io/apimachinery v0.36.0-2
-	// require, keeps a container whose items an apply removed (typed/
-	// remove.go); v6.3.3 (1.36.3) reverted it. 1.34 and 1.35 run v6.3.0,
-	// whose apply differs from the embedded v6.4.2 only in extraction,
+	// None now. structured-merge-diff v6.3.2 (Kubernetes 1.36.0-1.36.2)
+	// keeps a container an apply's pruning empties where v6.3.3 (1.36.3)
+	// and the embedded v6.4.2 remove it. Measured on a 1.36.1 apiserver
+	// (e2e TestEmptiedContainerAfterApply): it shows only where the
+	// manifest sets a map as {} whose fields the applier set before (a
+	// custom resource's map, map of maps' element, struct or keyed item's
+	// map; a container's securityContext or capabilities), and it is
+	// predicted there (conflict.KeepsEmptiedMaps). Dropping the map, a
+	// set list applied as [], and a built-in's omitempty map (a
+	// ConfigMap's data, a nodeSelector) come out as on 1.37. 1.34 and 1.35
+	// run v6.3.0, whose apply differs from v6.4.2 only in extraction,
 	// which the server does not do.
-	{36, 3, "1.36.0-1.36.2 keep a map or list an apply empties as {} or [] (structured-merge-diff v6.3.2), reverted in 1.36.3: predictions show it removed"},
 }
 
 // oldestTestable is the oldest minor a test bed builds here: the module

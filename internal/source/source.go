@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -39,9 +40,10 @@ type Cluster struct {
 	// Explain lists autoscalers while it reads the rest.
 	hpasMu sync.Mutex
 	hpas   map[string][]unstructured.Unstructured
-	// minor is the server's Kubernetes minor (serverMinor).
+	// minor and patch are the server's Kubernetes version (serverMinor).
 	minorOnce sync.Once
 	minor     int
+	patch     int // -1: not known
 	// inputNamespaces are the Namespaces the input applies before the
 	// object at hand (NoteApplied), with their labels.
 	inputNamespaces map[string]map[string]string
@@ -247,6 +249,10 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 	if !conflict.IsCustom(obj.GroupVersionKind()) && conflict.NeedsServerMinor(obj.GroupVersionKind()) {
 		t.ServerMinor = s.serverMinor()
 	}
+	// Only a manifest holding a {} asks the server's version for it.
+	if live != nil && conflict.HasEmptyMap(obj.Object) {
+		t.KeepsEmptiedMaps = s.keepsEmptiedMaps()
+	}
 	if crdDone != nil {
 		res := <-crdDone
 		switch {
@@ -265,6 +271,7 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 // can't be read (the tables' own defaults are then used).
 func (s *Cluster) serverMinor() int {
 	s.minorOnce.Do(func() {
+		s.patch = -1
 		v, err := s.Cluster.Discovery.ServerVersion()
 		if err != nil || v.Major != "1" {
 			return
@@ -272,8 +279,18 @@ func (s *Cluster) serverMinor() int {
 		if n, err := strconv.Atoi(strings.TrimSuffix(v.Minor, "+")); err == nil {
 			s.minor = n
 		}
+		if gv, err := utilversion.ParseGeneric(v.GitVersion); err == nil {
+			s.patch = int(gv.Patch())
+		}
 	})
 	return s.minor
+}
+
+// keepsEmptiedMaps tells whether the server keeps a map an apply empties
+// (conflict.KeepsEmptiedMaps).
+func (s *Cluster) keepsEmptiedMaps() bool {
+	minor := s.serverMinor()
+	return s.patch >= 0 && conflict.KeepsEmptiedMaps(minor, s.patch)
 }
 
 // otherVersions tells whether a manager of live was recorded at another

@@ -36,6 +36,9 @@ type Target struct {
 	// ServerMinor is the apiserver's Kubernetes minor where the kind's
 	// prediction depends on it (NeedsServerMinor); 0: the newest known.
 	ServerMinor int
+	// KeepsEmptiedMaps: the apiserver keeps a map an apply empties as {}
+	// (KeepsEmptiedMaps); set only when the manifest holds a {}.
+	KeepsEmptiedMaps bool
 	// Unverifiable says why the server can't dry-run the apply now (its
 	// namespace is created earlier in the same input); "" when it can.
 	Unverifiable string
@@ -256,6 +259,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 
 		ConversionWebhook: t.ConversionWebhook,
 		ServerMinor:       t.ServerMinor,
+		KeepsEmptiedMaps:  t.KeepsEmptiedMaps,
 	}
 	if o.Subresource == "scale" {
 		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {

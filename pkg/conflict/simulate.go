@@ -69,6 +69,9 @@ type Input struct {
 	// ServerMinor picks the defaults of an older apiserver (0: the
 	// tables' own minor).
 	ServerMinor int
+	// KeepsEmptiedMaps: the apiserver keeps a map an apply empties as {}
+	// (KeepsEmptiedMaps: Kubernetes 1.36.0-1.36.2).
+	KeepsEmptiedMaps bool
 	// KubectlUpgrade models what kubectl apply --server-side does before
 	// it applies to an object still carrying client-side apply's
 	// ownership: it moves the Update entries that own the last-applied
@@ -519,6 +522,9 @@ func simulateApply(in Input) (*Simulation, error) {
 	res, ok := result.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("%s: unexpected result type %T", name, result)
+	}
+	if in.KeepsEmptiedMaps {
+		keepEmptied(in.Schema, in.Applied, live, res)
 	}
 	r.Result = res
 	r.ManagedFields = res.GetManagedFields()
