@@ -37,72 +37,7 @@ func newAuditCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit [TYPE[,TYPE...] | TYPE/NAME... | -f FILE] [-l SELECTOR] [-n NAMESPACE | -A] [flags]",
 		Short: "Find field-ownership problems across kinds, namespaces and clusters",
-		Long: `Audit the managedFields of every object of every listable kind (or of the
-kinds and objects named), through chunked metadata-only lists: memory stays
-flat however many objects there are, and no object content is read.
-
-Findings (code: severity):
-  drift                 error    with --expect-manager, fields of the main resource owned by
-                                 another manager, or written through /scale by a person
-                                 (kubectl scale, k9s, Lens); status writers, controllers
-                                 scaling (the HPA), the managers of --allow-manager and
-                                 Kubernetes' own components are not drift
-  manual-edit           warning  without --expect-manager, fields owned by kubectl's imperative
-                                 commands: kubectl-edit, -patch, -label, -annotate, -set,
-                                 -replace, -rollout, -scale, "kubectl" Update, and Argo CD's UI
-                                 (argocd-server)
-  csa-leftover          warning  an entry of client-side kubectl apply
-  before-first-apply    info     fields owned by before-first-apply
-  ancient-changes       info     fields owned by ancient-changes (merged old Update managers)
-  unserved-apiversion   warning  an entry at an apiVersion the server no longer serves: the
-                                 apiserver drops it, and its ownership, on the next write
-  generic-manager       warning  a manager named after a user agent (Go-http-client, unknown,
-                                 node-fetch, python-requests, ...)
-  empty-manager         info     an entry that owns nothing
-  last-applied-size     error    a last-applied annotation over --last-applied-threshold bytes
-                                 (all annotations together may hold 262144)
-  shared-appliers       warning  fields applied by two or more Apply managers
-  rollout-restart       info     kubectl rollout restart's stamp on the pod template: history;
-                                 an applier made to own it would remove it, restarting every pod
-  handover-held         info     fields kubectl ssa handover holds until the controller writes them
-  managed-fields-wiped  warning  no managedFields at all on an object a GitOps tool, Helm or kubectl
-                                 apply applied (its tracking label or annotation says so): wiped
-                                 by a write while a conversion webhook failed (kubernetes#136919)
-  update-and-apply      warning  one manager recorded as Update and as Apply (Helm 3 and Helm 4 as
-                                 "helm", helm#31516): fields only the Update holds are never
-                                 removed, and changing shared ones conflicts with itself
-  shared-list-items     warning  items of a list (ports, containers, env) a hand edit made
-                                 (kubectl edit, patch, set, Argo CD's UI) in a list an applier
-                                 applies: its next apply merges rather than replaces (argo-cd#25474)
-  controller-scope      warning  kube-controller-manager, kube-scheduler or the kubelet owning spec
-                                 fields of an applied object that they never write
-
-Optional findings, off unless --rules turns them on:
-  imperative            warning  an object made by kubectl create, run, expose or autoscale that
-                                 nobody applies: it is in no manifest
-  adopted-edit          info     a hand edit whose every field the applier applies since, with the
-                                 same values (no drift nor manual-edit any more)
-
-Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
-in -o json/yaml), with the same cluster flags. Drift and manual edits have
-two ("fixes" in -o json/yaml says what each does to the values): adopt, the
-default when the object has an applier to adopt them, gives the fields to
-it, so that its next apply keeps or reverts them as its manifest says (the
-declared state; reverting the pod template rolls the pods); forget
-(--fix forget) makes the editor let go: the edited values stay, owned by
-nobody, until an apply whose manifest sets them, which then sets its value
-with no conflict (nothing protects the edit any more).
-
-A hand edit's fields that an applier applies since are no drift nor
-manual edit: the applier holds them at the same values.
-
---rules turns findings on (+CODE) and off (-CODE): --rules=+imperative,+adopted-edit
-adds the optional ones, --rules=-rollout-restart leaves one out.
-
-Several clusters: --context a,b or --all-contexts audits them side by side;
-each row names its cluster.
-
-Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`,
+		Long:  auditLong,
 		Example: `  # Everything in the current namespace
   kubectl ssa audit
 
@@ -230,3 +165,71 @@ func (o *auditOptions) validate(args []string) error {
 	}
 	return o.sel.Validate(args)
 }
+
+// auditLong is the command's --help text.
+const auditLong = `Audit the managedFields of every object of every listable kind (or of the
+kinds and objects named), through chunked metadata-only lists: memory stays
+flat however many objects there are, and no object content is read.
+
+Findings (code: severity):
+  drift                 error    with --expect-manager, fields of the main resource owned by
+                                 another manager, or written through /scale by a person
+                                 (kubectl scale, k9s, Lens); status writers, controllers
+                                 scaling (the HPA), the managers of --allow-manager and
+                                 Kubernetes' own components are not drift
+  manual-edit           warning  without --expect-manager, fields owned by kubectl's imperative
+                                 commands: kubectl-edit, -patch, -label, -annotate, -set,
+                                 -replace, -rollout, -scale, "kubectl" Update, and Argo CD's UI
+                                 (argocd-server)
+  csa-leftover          warning  an entry of client-side kubectl apply
+  before-first-apply    info     fields owned by before-first-apply
+  ancient-changes       info     fields owned by ancient-changes (merged old Update managers)
+  unserved-apiversion   warning  an entry at an apiVersion the server no longer serves: the
+                                 apiserver drops it, and its ownership, on the next write
+  generic-manager       warning  a manager named after a user agent (Go-http-client, unknown,
+                                 node-fetch, python-requests, ...)
+  empty-manager         info     an entry that owns nothing
+  last-applied-size     error    a last-applied annotation over --last-applied-threshold bytes
+                                 (all annotations together may hold 262144)
+  shared-appliers       warning  fields applied by two or more Apply managers
+  rollout-restart       info     kubectl rollout restart's stamp on the pod template: history;
+                                 an applier made to own it would remove it, restarting every pod
+  handover-held         info     fields kubectl ssa handover holds until the controller writes them
+  managed-fields-wiped  warning  no managedFields at all on an object a GitOps tool, Helm or kubectl
+                                 apply applied (its tracking label or annotation says so): wiped
+                                 by a write while a conversion webhook failed (kubernetes#136919)
+  update-and-apply      warning  one manager recorded as Update and as Apply (Helm 3 and Helm 4 as
+                                 "helm", helm#31516): fields only the Update holds are never
+                                 removed, and changing shared ones conflicts with itself
+  shared-list-items     warning  items of a list (ports, containers, env) a hand edit made
+                                 (kubectl edit, patch, set, Argo CD's UI) in a list an applier
+                                 applies: its next apply merges rather than replaces (argo-cd#25474)
+  controller-scope      warning  kube-controller-manager, kube-scheduler or the kubelet owning spec
+                                 fields of an applied object that they never write
+
+Optional findings, off unless --rules turns them on:
+  imperative            warning  an object made by kubectl create, run, expose or autoscale that
+                                 nobody applies: it is in no manifest
+  adopted-edit          info     a hand edit whose every field the applier applies since, with the
+                                 same values (no drift nor manual-edit any more)
+
+Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
+in -o json/yaml), with the same cluster flags. Drift and manual edits have
+two ("fixes" in -o json/yaml says what each does to the values): adopt, the
+default when the object has an applier to adopt them, gives the fields to
+it, so that its next apply keeps or reverts them as its manifest says (the
+declared state; reverting the pod template rolls the pods); forget
+(--fix forget) makes the editor let go: the edited values stay, owned by
+nobody, until an apply whose manifest sets them, which then sets its value
+with no conflict (nothing protects the edit any more).
+
+A hand edit's fields that an applier applies since are no drift nor
+manual edit: the applier holds them at the same values.
+
+--rules turns findings on (+CODE) and off (-CODE): --rules=+imperative,+adopted-edit
+adds the optional ones, --rules=-rollout-restart leaves one out.
+
+Several clusters: --context a,b or --all-contexts audits them side by side;
+each row names its cluster.
+
+Exit status: 0 no finding at or above --fail-on; 1 there is one; 2 an error.`

@@ -169,16 +169,8 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	if external != "" && len(reports) > 0 && !o.output.out.IsData() {
 		return externalErr // the diff program's answer, as with kubectl diff
 	}
-	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
-		return exit(CodeFound) // said in the header
-	}
-	if err := diffControlledResets(reports); err != nil {
+	if err := diffFound(o, reports); err != nil {
 		return err
-	}
-	for _, r := range reports {
-		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
-			return exit(CodeFound)
-		}
 	}
 	var names []string
 	var check remedy.Command
@@ -198,6 +190,24 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	}
 	if len(names) > 0 {
 		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission or validation may change or refuse the apply: check with %s", strings.Join(names, ", "), check)}
+	}
+	return nil
+}
+
+// diffFound is exit 1 for what the diff found (the upgrade's deletes and
+// refusals, said in the header; value changes, denials), or 5 for a
+// controlled reset; nil when nothing.
+func diffFound(o *explainOptions, reports []*diff.Report) error {
+	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
+		return exit(CodeFound)
+	}
+	if err := diffControlledResets(reports); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
+			return exit(CodeFound)
+		}
 	}
 	return nil
 }

@@ -278,13 +278,8 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			return nil, err
 		}
 		r.Warnings = append(r.Warnings, warnings...)
-		if rewritten {
-			r.Warnings = append(r.Warnings, rewrittenWarning)
-		}
-		if r.Message == "" && in.Subresource == "" {
-			if err := checkSize(r.Result); err != nil {
-				return nil, err
-			}
+		if err := bodyChecks(r, in, rewritten); err != nil {
+			return nil, err
 		}
 		if r.Message == "" && r.Result != nil {
 			r.Unchecked = duplicatePortNames(r.Result)
@@ -384,6 +379,18 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		}
 	}
 	return r, nil
+}
+
+// bodyChecks says what the server's reading of the apply body rewrote,
+// and refuses a result over the server's size limits.
+func bodyChecks(r *Simulation, in Input, rewritten bool) error {
+	if rewritten {
+		r.Warnings = append(r.Warnings, rewrittenWarning)
+	}
+	if r.Message == "" && in.Subresource == "" {
+		return checkSize(r.Result)
+	}
+	return nil
 }
 
 // admissionActs tells, cheaply, whether admission may say anything of

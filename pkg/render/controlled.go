@@ -100,6 +100,21 @@ func writeControlledResets(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) 
 	}
 }
 
+// diffWrite names the write a diff is of.
+func diffWrite(r *v1alpha1.DiffReport) string {
+	if h := r.HelmUpgrade; h != nil && h.Mode == v1alpha1.HelmClientSide {
+		return "a client-side upgrade"
+	}
+	return "an apply"
+}
+
+// writeDiffResetLines writes diffResetLines, a line each.
+func writeDiffResetLines(sb *strings.Builder, r *v1alpha1.DiffReport, p *Palette, t remedy.Target) {
+	for _, l := range diffResetLines(r, p, t) {
+		sb.WriteString(l + "\n")
+	}
+}
+
 // diffResetLines are diff's header lines of the resets a controller undoes
 // and of the way a Helm upgrade writes.
 func diffResetLines(r *v1alpha1.DiffReport, p *Palette, t remedy.Target) []string {

@@ -125,11 +125,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 			values++
 		}
 	}
-	write := "an apply"
-	if h := r.HelmUpgrade; h != nil && h.Mode == v1alpha1.HelmClientSide {
-		write = "a client-side upgrade"
-	}
-	head := fmt.Sprintf("# %s (%s): %s by %s", Escape(obj), Escape(r.Object.APIVersion), write, Escape(r.FieldManager))
+	head := fmt.Sprintf("# %s (%s): %s by %s", Escape(obj), Escape(r.Object.APIVersion), diffWrite(r), Escape(r.FieldManager))
 	switch {
 	case r.Action == "create":
 		head += " creates it"
@@ -143,9 +139,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 		head += fmt.Sprintf(" changes %s and the owners of %s more", count(values, "value"), count(owners, "field"))
 	}
 	line(p.Bold(head))
-	for _, l := range diffResetLines(r, p, t) {
-		line(l)
-	}
+	writeDiffResetLines(&sb, r, p, t)
 	if r.Admission != nil && r.Admission.Denied != "" && len(r.Conflicts) == 0 {
 		line(p.Red("# the apply fails: admission refuses it: " + Escape(r.Admission.Denied)))
 		line(p.Red("# below is what it would have changed"))
