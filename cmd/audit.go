@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -29,11 +30,11 @@ type auditOptions struct {
 	clusterFlags []string
 	rules        []string
 	// ruleSet is rules, parsed.
-	ruleSet map[audit.Code]bool
+	ruleSet map[v1alpha1.Code]bool
 }
 
 func newAuditCmd(g *globalOptions) *cobra.Command {
-	o := &auditOptions{globalOptions: g, threshold: audit.DefaultLastAppliedThreshold, failOn: string(audit.SeverityWarning), concurrency: 4}
+	o := &auditOptions{globalOptions: g, threshold: audit.DefaultLastAppliedThreshold, failOn: string(v1alpha1.SeverityWarning), concurrency: 4}
 	cmd := &cobra.Command{
 		Use:   "audit [TYPE[,TYPE...] | TYPE/NAME... | -f FILE] [-l SELECTOR] [-n NAMESPACE | -A] [flags]",
 		Short: "Find field-ownership problems across kinds, namespaces and clusters",
@@ -76,11 +77,11 @@ func newAuditCmd(g *globalOptions) *cobra.Command {
 	f.BoolVar(&o.allowPartial, "allow-partial", false, "Accept that kinds you may not list are left out (named as warnings): without it such an audit exits 2, as it checked less than asked.")
 	f.StringVar(&o.failOn, "fail-on", o.failOn, "Exit 1 when a finding of this severity or above exists: info, warning, error, or never.")
 	f.BoolVar(&o.allContexts, "all-contexts", false, "Audit every context of the kubeconfig, side by side.")
-	f.StringVar(&o.fix, "fix", string(audit.FixAdopt), "The fix named for drift and manual edits: adopt (the applier takes the fields; its next apply returns them to its manifest) or forget (released; the edited values stay).")
+	f.StringVar(&o.fix, "fix", string(v1alpha1.FixAdopt), "The fix named for drift and manual edits: adopt (the applier takes the fields; its next apply returns them to its manifest) or forget (released; the edited values stay).")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "How many kinds are listed at once, per cluster.")
 	f.StringSliceVar(&o.rules, "rules", nil, "Findings to turn on (+CODE: the optional imperative and adopted-edit) or off (-CODE), separated by commas.")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(severityNames(), cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("fix", cobra.FixedCompletions([]string{string(audit.FixAdopt), string(audit.FixForget)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fix", cobra.FixedCompletions([]string{string(v1alpha1.FixAdopt), string(v1alpha1.FixForget)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("rules", cobra.FixedCompletions(ruleNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("expect-manager", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("allow-manager", completeManagers(g, &o.sel))
@@ -108,10 +109,10 @@ func (o *auditOptions) validate(args []string) error {
 	if err := o.output.parse(); err != nil {
 		return err
 	}
-	if audit.Severity(o.failOn).Rank() < 0 {
+	if v1alpha1.Severity(o.failOn).Rank() < 0 {
 		return fmt.Errorf("--fail-on must be one of %s, not %q", strings.Join(severityNames(), ", "), o.failOn)
 	}
-	if m := audit.FixMode(o.fix); !slices.Contains(audit.FixModes, m) {
+	if m := v1alpha1.FixMode(o.fix); !slices.Contains(audit.FixModes, m) {
 		return fmt.Errorf("--fix must be adopt or forget, not %q", o.fix)
 	}
 	rules, err := audit.ParseRules(o.rules)

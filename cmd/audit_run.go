@@ -10,8 +10,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -46,7 +46,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 			}
 		}()
 	}
-	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: audit.FixMode(o.fix), Rules: o.ruleSet}, &progress)
+	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: v1alpha1.FixMode(o.fix), Rules: o.ruleSet}, &progress)
 	close(done)
 	if showProgress {
 		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", progress.Scanned.Load(), progress.Found.Load())
@@ -59,7 +59,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	}
 	nothing := rep.Scanned == 0 && len(rep.Unlisted) > 0
 	if o.output.out.IsData() {
-		if err := o.output.out.Print(o.streams.Out, []interface{}{rep}, false); err != nil {
+		if err := o.output.out.Print(o.streams.Out, []any{rep}, false); err != nil {
 			return err
 		}
 	} else if !nothing {
@@ -90,7 +90,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 		}
 		return exit(CodeError)
 	}
-	if fail := audit.Severity(o.failOn); fail != audit.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
+	if fail := v1alpha1.Severity(o.failOn); fail != v1alpha1.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
 		return exit(CodeFound)
 	}
 	return nil
@@ -128,7 +128,7 @@ func (l clusterLister) List(ctx context.Context, each func(audit.Object)) ([]str
 	return l.o.sel.Stream(ctx, l.c, l.args, kube.StreamOptions{Concurrency: l.o.concurrency}, func(it kube.Item) error {
 		m := it.Meta
 		each(audit.Object{
-			Ref: ownership.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
+			Ref: v1alpha1.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
 				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
 			ManagedFields: m.ManagedFields, Annotations: m.Annotations, Labels: m.Labels, OwnerReferences: m.OwnerReferences,
 		})

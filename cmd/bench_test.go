@@ -37,7 +37,7 @@ func BenchmarkManyManagers(b *testing.B) {
 	apply := filepath.Join(b.TempDir(), "apply.yaml")
 	changed := benchdata.ManyManagers(1)
 	unstructured.RemoveNestedField(changed.Object, "metadata", "managedFields")
-	changed.Object["data"] = map[string]interface{}{"key-00005.conf": "changed"}
+	changed.Object["data"] = map[string]any{"key-00005.conf": "changed"}
 	if raw, err = yaml.Marshal(changed.Object); err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -109,7 +110,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 		return err
 	}
 	pal, manifests, src, opts := p.pal, p.manifests, p.src, p.opts
-	var reports []*diff.Report
+	var reports []*v1alpha1.DiffReport
 	var computed []*diff.Computed
 	var targets []remedy.Target
 	var failed []error
@@ -138,7 +139,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 	switch {
 	case len(reports) == 0:
 	case o.output.out.IsData():
-		items := make([]interface{}, len(reports))
+		items := make([]any, len(reports))
 		for i, r := range reports {
 			items[i] = r
 		}
@@ -197,7 +198,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 // diffFound is exit 1 for what the diff found (the upgrade's deletes and
 // refusals, said in the header; value changes, denials), or 5 for a
 // controlled reset; nil when nothing.
-func diffFound(o *explainOptions, reports []*diff.Report) error {
+func diffFound(o *explainOptions, reports []*v1alpha1.DiffReport) error {
 	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
 		return exit(CodeFound)
 	}
@@ -214,13 +215,13 @@ func diffFound(o *explainOptions, reports []*diff.Report) error {
 
 // diffControlledResets is exit 5 when an apply that succeeds resets a field
 // a controller sets (a conflict or a denial is exit 1: nothing is written).
-func diffControlledResets(reports []*diff.Report) error {
-	var as []*conflict.Report
+func diffControlledResets(reports []*v1alpha1.DiffReport) error {
+	var as []*v1alpha1.ConflictReport
 	for _, r := range reports {
 		if len(r.Conflicts) > 0 || r.Admission != nil && r.Admission.Denied != "" {
 			return nil
 		}
-		as = append(as, &conflict.Report{ApplyMeta: r.ApplyMeta, ControlledResets: r.ControlledResets, HelmUpgrade: r.HelmUpgrade})
+		as = append(as, &v1alpha1.ConflictReport{ApplyMeta: r.ApplyMeta, ControlledResets: r.ControlledResets, HelmUpgrade: r.HelmUpgrade})
 	}
 	return controlledResets(as)
 }
@@ -233,7 +234,7 @@ func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts con
 	if err != nil {
 		return nil, remedy.Target{}, err
 	}
-	rc := o.target(m.Source, &asked.Report)
+	rc := o.target(m.Source, &asked.ConflictReport)
 	d, err := diff.Compute(asked, diff.Options{Target: rc, ShowSecretValues: o.showSecrets})
 	if err != nil {
 		return nil, rc, err

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -24,7 +24,7 @@ var externalArg = regexp.MustCompile(`^[a-zA-Z0-9-=]+$`)
 // the objects before and after go to two directories, one file each
 // named group.version.kind.namespace.name, and the program compares the
 // directories. Its exit status 0 or 1 is ours; above 1 is an error.
-func runExternalDiff(spec string, reports []*diff.Report, o *explainOptions) error {
+func runExternalDiff(spec string, reports []*v1alpha1.DiffReport, o *explainOptions) error {
 	words := strings.Fields(spec)
 	for _, a := range words[1:] {
 		if !externalArg.MatchString(a) {
@@ -68,7 +68,7 @@ func runExternalDiff(spec string, reports []*diff.Report, o *explainOptions) err
 
 // writeObject writes an object as YAML without its managedFields, as
 // kubectl diff does; nothing for a nil object (the apply creates it).
-func writeObject(file string, obj map[string]interface{}) error {
+func writeObject(file string, obj map[string]any) error {
 	if obj == nil {
 		return nil
 	}

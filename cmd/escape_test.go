@@ -7,8 +7,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // hostile is a manager name that would colour the terminal red and start
@@ -32,7 +31,7 @@ func noRawControl(t *testing.T, s string, lines int) {
 // handover's progress line on stderr names the step's manager escaped.
 func TestHandoverProgressEscapes(t *testing.T) {
 	var errOut bytes.Buffer
-	handoverProgress(&errOut, "Deployment/shop/web")(handover.Step{Name: handover.StepRelease, Manager: hostile, Status: handover.StepDone})
+	handoverProgress(&errOut, "Deployment/shop/web")(v1alpha1.HandoverStep{Name: v1alpha1.StepRelease, Manager: hostile, Status: v1alpha1.StepDone})
 	noRawControl(t, errOut.String(), 1)
 	if want := `Deployment/shop/web: release (ci^[[31m\nfake: done) done` + "\n"; errOut.String() != want {
 		t.Errorf("got %q, want %q", errOut.String(), want)
@@ -42,12 +41,12 @@ func TestHandoverProgressEscapes(t *testing.T) {
 // migrate's warning about a --from that names no manager escapes it.
 func TestMigrateFromWarningEscapes(t *testing.T) {
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	o := &migrateOptions{globalOptions: &globalOptions{streams: streams, color: "never"}, mode: migrate.ModeRelease, from: []string{hostile}}
+	o := &migrateOptions{globalOptions: &globalOptions{streams: streams, color: "never"}, mode: v1alpha1.MigrateRelease, from: []string{hostile}}
 	o.output.raw, o.output.views = "text", []string{"text"}
 	if err := o.output.parse(); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.finish(&migrate.Report{Objects: []migrate.ObjectResult{}, Summary: migrate.Summary{Scanned: 2}}); err != nil {
+	if err := o.finish(&v1alpha1.MigrationReport{Objects: []v1alpha1.ObjectResult{}, Summary: v1alpha1.MigrationSummary{Scanned: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	noRawControl(t, errOut.String(), 1)

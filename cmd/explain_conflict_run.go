@@ -15,7 +15,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -102,7 +102,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	opts.Verify, opts.Result = o.verify, diff.Result
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
-	var reports []*conflict.Report
+	var reports []*v1alpha1.ConflictReport
 	var sources []string
 	var failed []error
 	for i, m := range manifests {
@@ -124,13 +124,13 @@ func (o *explainOptions) run(ctx context.Context) error {
 			r.RedactSecrets()
 		}
 		r.Refused = o.helm.refusal(m)
-		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, &r.Report))
-		reports = append(reports, &r.Report)
+		r.Resolutions = conflict.Resolutions(r, o.target(m.Source, &r.ConflictReport))
+		reports = append(reports, &r.ConflictReport)
 		sources = append(sources, m.Source)
 	}
 
 	if len(reports) > 0 && o.output.out.IsData() {
-		items := make([]interface{}, len(reports))
+		items := make([]any, len(reports))
 		for i, r := range reports {
 			items[i] = r
 		}
@@ -164,7 +164,7 @@ func inputAutoscalers(ms []kube.Manifest) []unstructured.Unstructured {
 
 // target is what makes the suggested commands about r pasteable: the
 // object, the connection and input flags, the field manager.
-func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target {
+func (o *explainOptions) target(source string, r *v1alpha1.ConflictReport) remedy.Target {
 	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
 		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool,
 		HelmRelease: o.helm.release, HelmRevision: o.helm.revision, HelmInstall: o.helm.read != nil && o.helm.read.Version == 0,
@@ -173,7 +173,7 @@ func (o *explainOptions) target(source string, r *conflict.Report) remedy.Target
 
 // exitCode says how the run ends: errors first, then what --verify found,
 // then conflicts.
-func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) error {
+func exitCode(errOut io.Writer, reports []*v1alpha1.ConflictReport, failed []error) error {
 	if len(failed) > 0 {
 		for _, e := range failed[:len(failed)-1] {
 			render.Error(errOut, e)
@@ -184,13 +184,13 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 	for _, r := range reports {
 		switch {
 		case r.Verify == nil:
-		case r.Verify.Status == conflict.VerifyDiffers && len(r.Unchecked) > 0:
+		case r.Verify.Status == v1alpha1.VerifyDiffers && len(r.Unchecked) > 0:
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): validation not modelled here (the report's unchecked) refused or changed the apply")}
-		case r.Verify.Status == conflict.VerifyDiffers:
+		case r.Verify.Status == v1alpha1.VerifyDiffers:
 			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the local prediction differs from the server's dry run (see the report): please report this as a kubectl-ssa bug")}
-		case r.Verify.Status == conflict.VerifyRefused:
+		case r.Verify.Status == v1alpha1.VerifyRefused:
 			refused++
-		case r.Verify.Status == conflict.VerifyNotRun:
+		case r.Verify.Status == v1alpha1.VerifyNotRun:
 			notRun++
 		}
 	}
@@ -204,7 +204,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 		denied := r.Admission != nil && r.Admission.Denied != ""
 		// The message is a conflict's, or the denial's.
 		conflicts := r.Message != "" && (!denied || r.Message != r.Admission.Denied)
-		if r.Verify != nil && r.Verify.Status == conflict.VerifyResolved {
+		if r.Verify != nil && r.Verify.Status == v1alpha1.VerifyResolved {
 			// The server's answer stands for what was not known here.
 			denied = r.Verify.ServerDenied != ""
 		}
@@ -220,7 +220,7 @@ func exitCode(errOut io.Writer, reports []*conflict.Report, failed []error) erro
 
 // controlledResets is exit 5 when a write resets a field a controller
 // sets (ConflictReport.ControlledResets), named with the first of them.
-func controlledResets(reports []*conflict.Report) error {
+func controlledResets(reports []*v1alpha1.ConflictReport) error {
 	var names []string
 	var first string
 	for _, r := range reports {
@@ -245,10 +245,10 @@ func controlledResets(reports []*conflict.Report) error {
 
 // inexact is exit 4 when admission that is not evaluated here matches an
 // apply that the server's dry run did not check (--verify).
-func inexact(reports []*conflict.Report) error {
+func inexact(reports []*v1alpha1.ConflictReport) error {
 	var names []string
 	for _, r := range reports {
-		unverified := r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees && r.Verify.Status != conflict.VerifyResolved
+		unverified := r.Verify == nil || r.Verify.Status != v1alpha1.VerifyAgrees && r.Verify.Status != v1alpha1.VerifyResolved
 		switch {
 		case r.Admission != nil && !r.Admission.Exact && unverified:
 			names = append(names, notExact(r.Object, r.Admission))
@@ -265,7 +265,7 @@ func inexact(reports []*conflict.Report) error {
 // notExact names an object and the first reason its admission is not
 // known here (a matching policy or webhook that may deny or change it, a
 // built-in plugin, a list that could not be read).
-func notExact(o ownership.ObjectRef, a *admission.Report) string {
+func notExact(o v1alpha1.ObjectRef, a *v1alpha1.AdmissionReport) string {
 	name := ownership.ObjectName(o.Kind, o.Namespace, o.Name)
 	if len(a.Reasons) == 0 {
 		return name

@@ -164,7 +164,7 @@ func (o *extractOptions) run(ctx context.Context, args []string) error {
 // liveAtVersion reads obj at another apiVersion from the server, which
 // converts it.
 func liveAtVersion(ctx context.Context, cluster *kube.Cluster, obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
-	stub := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	stub := &unstructured.Unstructured{Object: map[string]any{}}
 	stub.SetAPIVersion(version)
 	stub.SetKind(obj.GetKind())
 	stub.SetName(obj.GetName())
@@ -179,7 +179,7 @@ func liveAtVersion(ctx context.Context, cluster *kube.Cluster, obj *unstructured
 	return live, nil
 }
 
-func ownerLabel(o ownership.Owner) string {
+func ownerLabel(o v1alpha1.Owner) string {
 	s := o.Manager + " (" + string(o.Operation)
 	if o.Subresource != "" {
 		s += ", /" + string(o.Subresource)
@@ -197,7 +197,7 @@ func (o *extractOptions) print(w io.Writer, docs []diff.Extracted) error {
 	if o.output.out.Name != render.FormatYAML {
 		// JSON, jsonpath and go-template, over the object (a List of
 		// several), as kubectl get prints them.
-		items := make([]interface{}, len(docs))
+		items := make([]any, len(docs))
 		for i, d := range docs {
 			items[i] = d.Doc.Object
 		}

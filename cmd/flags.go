@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
@@ -58,12 +59,12 @@ func (f *timeFlag) parse() error {
 type dryRunFlag struct{ raw string }
 
 func (f *dryRunFlag) add(fs *pflag.FlagSet, usage string) {
-	f.raw = string(write.DryRunNone)
+	f.raw = string(v1alpha1.DryRunNone)
 	fs.StringVar(&f.raw, "dry-run", f.raw, usage)
-	fs.Lookup("dry-run").NoOptDefVal = string(write.DryRunClient)
+	fs.Lookup("dry-run").NoOptDefVal = string(v1alpha1.DryRunClient)
 }
 
-func (f *dryRunFlag) parse() (write.DryRun, error) { return write.ParseDryRun(f.raw) }
+func (f *dryRunFlag) parse() (v1alpha1.DryRun, error) { return write.ParseDryRun(f.raw) }
 
 // connectionFlags are kubectl's flags that choose the cluster and the
 // user: suggested commands repeat those the user gave (not --token:

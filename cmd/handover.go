@@ -10,10 +10,10 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 type handoverOptions struct {
@@ -160,7 +160,7 @@ annotation itself is released, the annotation is removed.`,
 	return cmd
 }
 
-func (o *handoverOptions) validate(args []string) (write.DryRun, error) {
+func (o *handoverOptions) validate(args []string) (v1alpha1.DryRun, error) {
 	dr, err := o.dryRun.parse()
 	if err != nil {
 		return "", err
@@ -197,8 +197,8 @@ func (o *handoverOptions) validate(args []string) (write.DryRun, error) {
 		if o.to == o.from && o.fromSubresource == "" {
 			return "", errors.New("--from and --to are the same manager")
 		}
-		switch handover.Mode(o.mode) {
-		case handover.ModeAuto, handover.ModeController, handover.ModeApplier:
+		switch v1alpha1.HandoverMode(o.mode) {
+		case v1alpha1.HandoverAuto, v1alpha1.HandoverController, v1alpha1.HandoverApplier:
 		default:
 			return "", fmt.Errorf("--mode must be auto, controller or applier, not %q", o.mode)
 		}

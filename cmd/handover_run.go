@@ -12,11 +12,11 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 func (o *handoverOptions) run(ctx context.Context, args []string) error {
@@ -40,7 +40,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
-	var reports []interface{}
+	var reports []any
 	failed, held, done := 0, 0, 0
 	for i, obj := range objs {
 		if err := stopped(ctx, "handover stopped before %s, object %d of %d (%d done; it and the %d after it not started): run the same command again to go on", kube.ObjectName(obj), i+1, len(objs), done, len(objs)-i-1); err != nil {
@@ -69,7 +69,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		} else {
 			done++
 		}
-		if rep.Status == handover.StatusHeld && o.wait {
+		if rep.Status == v1alpha1.HandoverHeld && o.wait {
 			held++
 		}
 		if o.output.out.IsData() {
@@ -98,9 +98,9 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 
 // request is the handover of obj that the flags ask for.
 func (o *handoverOptions) request(obj *unstructured.Unstructured) (handover.Request, error) {
-	req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: handover.Mode(o.mode), TempManager: o.tempManager, Wait: o.wait}
+	req := handover.Request{From: o.from, FromSubresource: o.fromSubresource, To: o.to, Mode: v1alpha1.HandoverMode(o.mode), TempManager: o.tempManager, Wait: o.wait}
 	if o.release {
-		req.Mode, req.To = handover.ModeRelease, ""
+		req.Mode, req.To = v1alpha1.HandoverRelease, ""
 	}
 	for _, f := range o.fields {
 		p, err := pathlang.ParsePath(f, obj.Object)
@@ -115,9 +115,9 @@ func (o *handoverOptions) request(obj *unstructured.Unstructured) (handover.Requ
 // handoverOne runs the handover of one object. Its error is the one line
 // that says why it failed (the report's message when there is a report),
 // or the cancellation.
-func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, req handover.Request, dr write.DryRun) (*handover.Report, error) {
-	var progress func(handover.Step)
-	if !o.output.out.IsData() && dr == write.DryRunNone {
+func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, req handover.Request, dr v1alpha1.DryRun) (*v1alpha1.HandoverReport, error) {
+	var progress func(v1alpha1.HandoverStep)
+	if !o.output.out.IsData() && dr == v1alpha1.DryRunNone {
 		progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
 	}
 	targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
@@ -136,7 +136,7 @@ func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri d
 
 // printStopped prints the reports of the objects done before a signal
 // stopped the run, and returns stop.
-func (o *handoverOptions) printStopped(reports []interface{}, stop error) error {
+func (o *handoverOptions) printStopped(reports []any, stop error) error {
 	if len(reports) > 0 {
 		if err := o.output.out.Print(o.streams.Out, reports, true); err != nil {
 			return err
@@ -147,8 +147,8 @@ func (o *handoverOptions) printStopped(reports []interface{}, stop error) error 
 
 // handoverProgress prints a line on w as each step of a handover of the
 // object finishes.
-func handoverProgress(w io.Writer, object string) func(handover.Step) {
-	return func(s handover.Step) { render.HandoverProgress(w, object, s) }
+func handoverProgress(w io.Writer, object string) func(v1alpha1.HandoverStep) {
+	return func(s v1alpha1.HandoverStep) { render.HandoverProgress(w, object, s) }
 }
 
 // autoscaled tells, for a handover of .spec.replicas to
@@ -158,7 +158,7 @@ func handoverProgress(w io.Writer, object string) func(handover.Step) {
 // nothing will write the field, and the temporary manager keeps holding
 // it.
 func (o *handoverOptions) autoscaled(ctx context.Context, c *kube.Cluster, obj *unstructured.Unstructured, req handover.Request) (bool, string) {
-	if o.release || o.to != conflict.AutoscalerController {
+	if o.release || o.to != v1alpha1.AutoscalerController {
 		return false, ""
 	}
 	replicas := false

@@ -241,13 +241,13 @@ func (h *helmInput) clientSide(m kube.Manifest) *conflict.ClientSide {
 }
 
 // helmRefusal is the refusal of the object of m, if Helm refuses it.
-func (h *helmInput) refusal(m kube.Manifest) *conflict.Refusal {
+func (h *helmInput) refusal(m kube.Manifest) *v1alpha1.Refusal {
 	msg, ok := h.refusals[kube.HelmKey(m.Object)]
 	if !ok {
 		return nil
 	}
 	ns := m.Object.GetAnnotations()[helm.ReleaseNamespaceAnnotation]
-	return &conflict.Refusal{Tool: remedy.Helm, Release: h.read.Name, Namespace: ns, Message: msg,
+	return &v1alpha1.Refusal{Tool: remedy.Helm, Release: h.read.Name, Namespace: ns, Message: msg,
 		Labels:      map[string]string{helm.ManagedByLabel: helm.ManagedBy},
 		Annotations: map[string]string{helm.ReleaseNameAnnotation: h.read.Name, helm.ReleaseNamespaceAnnotation: ns}}
 }
@@ -351,7 +351,7 @@ func otherWay(r, alt *conflict.Simulation, way v1alpha1.HelmOtherWay) *v1alpha1.
 // (added, removed or set; a list as a whole), by their path's text.
 func storedChanges(s *conflict.Simulation) (map[string]pathlang.Path, error) {
 	out := map[string]pathlang.Path{}
-	if s.Live == nil || s.Action == conflict.ActionCreate {
+	if s.Live == nil || s.Action == v1alpha1.ActionCreate {
 		return out, nil
 	}
 	res, _, err := diff.Result(s)
@@ -364,7 +364,7 @@ func storedChanges(s *conflict.Simulation) (map[string]pathlang.Path, error) {
 
 // changedValues walks two objects' maps and records where they differ;
 // the server's bookkeeping and status aside.
-func changedValues(a, b map[string]interface{}, at fieldpath.Path, out map[string]pathlang.Path) {
+func changedValues(a, b map[string]any, at fieldpath.Path, out map[string]pathlang.Path) {
 	keys := map[string]bool{}
 	for k := range a {
 		keys[k] = true
@@ -377,8 +377,8 @@ func changedValues(a, b map[string]interface{}, at fieldpath.Path, out map[strin
 			continue
 		}
 		p := append(at.Copy(), fieldpath.PathElement{FieldName: &k})
-		am, aok := a[k].(map[string]interface{})
-		bm, bok := b[k].(map[string]interface{})
+		am, aok := a[k].(map[string]any)
+		bm, bok := b[k].(map[string]any)
 		if aok && bok {
 			changedValues(am, bm, p, out)
 			continue
@@ -393,12 +393,12 @@ func changedValues(a, b map[string]interface{}, at fieldpath.Path, out map[strin
 var serverKept = map[string]bool{"managedFields": true, "resourceVersion": true, "generation": true, "uid": true, "creationTimestamp": true}
 
 // normalJSON is v as JSON reads it back (numbers of any Go type alike).
-func normalJSON(v interface{}) interface{} {
+func normalJSON(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v
 	}
-	var out interface{}
+	var out any
 	_ = json.Unmarshal(b, &out)
 	return out
 }

@@ -6,12 +6,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 type migrateOptions struct {
 	*globalOptions
-	mode              migrate.Mode
+	mode              v1alpha1.MigrationMode
 	sel               kube.Selection
 	target            string
 	from              []string
@@ -40,7 +40,7 @@ func (o *migrateOptions) addFlags(cmd *cobra.Command) {
 }
 
 func newMigrateCmd(g *globalOptions) *cobra.Command {
-	o := &migrateOptions{globalOptions: g, mode: migrate.ModeCSA, target: "kubectl"}
+	o := &migrateOptions{globalOptions: g, mode: v1alpha1.MigrateCSA, target: "kubectl"}
 	cmd := &cobra.Command{
 		Use:   "migrate [TYPE[/NAME]... | -f FILE | -k DIR | --all-kinds] [flags]",
 		Short: "Move objects from client-side to server-side apply, and clean up field managers",
@@ -103,7 +103,7 @@ before anything was written; 3 some objects failed (see the report).`,
 	cmd.Flags().BoolVar(&o.removeLastApplied, "remove-last-applied", false, "Also remove the last-applied annotation (then kubectl apply client-side can no longer compute removals).")
 	cmd.ValidArgsFunction = completeResources(g)
 
-	cmd.AddCommand(newMigrateSubcommand(g, "rename", migrate.ModeRename,
+	cmd.AddCommand(newMigrateSubcommand(g, "rename", v1alpha1.MigrateRename,
 		"Rename or merge field managers into --field-manager",
 		`Rename managers, or merge several into one: every entry of the --from
 managers becomes an Apply entry of --field-manager (merged with the one it
@@ -111,20 +111,20 @@ may already have). Use it when a tool changes its manager name (helm to
 argocd-controller, Helm 3 to Helm 4).`,
 		`  # Helm 3 objects now deployed by Argo CD
   kubectl ssa migrate rename deploy,svc,cm -n shop --from helm --field-manager argocd-controller`, true))
-	cmd.AddCommand(newMigrateSubcommand(g, "fold", migrate.ModeRename,
+	cmd.AddCommand(newMigrateSubcommand(g, "fold", v1alpha1.MigrateRename,
 		"Fold before-first-apply and ancient-changes into --field-manager",
 		`Give the fields owned by before-first-apply (what existed before the first
 server-side apply) and ancient-changes (old Update managers the apiserver
 merged) to --field-manager, so its next apply can remove them.`,
 		`  # Let kubectl's applies own (and so be able to remove) what before-first-apply holds
   kubectl ssa migrate fold deploy/web --field-manager kubectl --dry-run=client`, false))
-	cmd.AddCommand(newMigrateSubcommand(g, "release", migrate.ModeRelease,
+	cmd.AddCommand(newMigrateSubcommand(g, "release", v1alpha1.MigrateRelease,
 		"Remove managers' entries: they own nothing afterwards, values unchanged",
 		`Drop every entry of the --from managers. The fields keep their values; those
 nobody else owns become unowned (no apply removes them).`,
 		`  # A decommissioned tool still owns fields everywhere
   kubectl ssa migrate release --all-kinds -A --from old-operator --dry-run=client`, true))
-	cmd.AddCommand(newMigrateSubcommand(g, "apiversions", migrate.ModeAPIVersions,
+	cmd.AddCommand(newMigrateSubcommand(g, "apiversions", v1alpha1.MigrateAPIVersions,
 		"Rewrite entries recorded at apiVersions the server no longer serves",
 		`Entries recorded at an apiVersion the server no longer serves are dropped by
 the apiserver on the next write, and with them the ownership they record.
@@ -136,7 +136,7 @@ exists there, and reports the others.`,
 	return cmd
 }
 
-func newMigrateSubcommand(g *globalOptions, name string, mode migrate.Mode, short, long, example string, needsFrom bool) *cobra.Command {
+func newMigrateSubcommand(g *globalOptions, name string, mode v1alpha1.MigrationMode, short, long, example string, needsFrom bool) *cobra.Command {
 	o := &migrateOptions{globalOptions: g, mode: mode, target: "kubectl", fold: name == "fold"}
 	cmd := &cobra.Command{
 		Use:     name + " [TYPE[/NAME]... | -f FILE | -k DIR | --all-kinds] [flags]",
@@ -156,7 +156,7 @@ func newMigrateSubcommand(g *globalOptions, name string, mode migrate.Mode, shor
 		},
 	}
 	o.addFlags(cmd)
-	if mode != migrate.ModeRelease && mode != migrate.ModeAPIVersions {
+	if mode != v1alpha1.MigrateRelease && mode != v1alpha1.MigrateAPIVersions {
 		cmd.Flags().StringVar(&o.target, "field-manager", o.target, "The applier that takes the fields.")
 	}
 	if needsFrom {

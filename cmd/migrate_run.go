@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 func (o *migrateOptions) undo(ctx context.Context) error {
@@ -48,7 +48,7 @@ func (o *migrateOptions) undo(ctx context.Context) error {
 	return nil
 }
 
-func (o *migrateOptions) validate(args []string) (write.DryRun, error) {
+func (o *migrateOptions) validate(args []string) (v1alpha1.DryRun, error) {
 	dr, err := o.dryRun.parse()
 	if err != nil {
 		return "", err
@@ -62,16 +62,16 @@ func (o *migrateOptions) validate(args []string) (write.DryRun, error) {
 	if o.concurrency < 1 {
 		return "", errors.New("--concurrency must be at least 1")
 	}
-	if o.verify && (dr != write.DryRunNone || o.check) {
+	if o.verify && (dr != v1alpha1.DryRunNone || o.check) {
 		return "", errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
 	}
-	if o.check && dr != write.DryRunNone {
+	if o.check && dr != v1alpha1.DryRunNone {
 		return "", errors.New("--check writes nothing already: drop --dry-run (or --check, to see each plan)")
 	}
 	if o.noBackup && o.backupDir != "" {
 		return "", errors.New("--no-backup writes no backup to --backup-dir: drop one of them")
 	}
-	if o.backupDir != "" && (dr != write.DryRunNone || o.check) {
+	if o.backupDir != "" && (dr != v1alpha1.DryRunNone || o.check) {
 		return "", errors.New("--backup-dir is for real writes, and --dry-run/--check writes nothing: drop --backup-dir")
 	}
 	return dr, o.sel.Validate(args)
@@ -94,7 +94,7 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	}
 	o.sel.In = o.streams.In
 	backup := ""
-	if dr == write.DryRunNone && !o.check && !o.noBackup {
+	if dr == v1alpha1.DryRunNone && !o.check && !o.noBackup {
 		backup = o.backupDir
 		if backup == "" {
 			home, _ := os.UserHomeDir()
@@ -124,11 +124,11 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 			Served: c.ServedKind, Now: time.Now()},
 		DryRun: dr, Concurrency: o.concurrency, BackupDir: backup, Check: o.check, Verify: o.verify,
 	}
-	if o.verify && o.mode == migrate.ModeCSA {
+	if o.verify && o.mode == v1alpha1.MigrateCSA {
 		opts.VerifyApply = o.verifyApply(c)
 	}
 	if render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData() {
-		opts.Progress = func(s migrate.Summary) {
+		opts.Progress = func(s v1alpha1.MigrationSummary) {
 			fmt.Fprintf(o.streams.ErrOut, "\r%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
 		}
 	}
@@ -172,9 +172,9 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 }
 
 // summaryOf is rep's summary, or zero without a report.
-func summaryOf(rep *migrate.Report) migrate.Summary {
+func summaryOf(rep *v1alpha1.MigrationReport) v1alpha1.MigrationSummary {
 	if rep == nil {
-		return migrate.Summary{}
+		return v1alpha1.MigrationSummary{}
 	}
 	return rep.Summary
 }
@@ -182,7 +182,7 @@ func summaryOf(rep *migrate.Report) migrate.Summary {
 // printStopped prints the report of the objects done before a signal
 // stopped the run (without finish's warnings and exit codes: the stop
 // line is the answer), and returns stop.
-func (o *migrateOptions) printStopped(rep *migrate.Report, stop error) error {
+func (o *migrateOptions) printStopped(rep *v1alpha1.MigrationReport, stop error) error {
 	if rep == nil || rep.Summary.Scanned == 0 {
 		return stop
 	}
@@ -192,9 +192,9 @@ func (o *migrateOptions) printStopped(rep *migrate.Report, stop error) error {
 	return stop
 }
 
-func (o *migrateOptions) printReport(rep *migrate.Report) error {
+func (o *migrateOptions) printReport(rep *v1alpha1.MigrationReport) error {
 	if o.output.out.IsData() {
-		return o.output.out.Print(o.streams.Out, []interface{}{rep}, false)
+		return o.output.out.Print(o.streams.Out, []any{rep}, false)
 	}
 	pal, err := o.palette()
 	if err != nil {
@@ -204,11 +204,11 @@ func (o *migrateOptions) printReport(rep *migrate.Report) error {
 	return nil
 }
 
-func (o *migrateOptions) finish(rep *migrate.Report) error {
+func (o *migrateOptions) finish(rep *v1alpha1.MigrationReport) error {
 	if err := o.printReport(rep); err != nil {
 		return err
 	}
-	if (o.mode == migrate.ModeRename || o.mode == migrate.ModeRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
+	if (o.mode == v1alpha1.MigrateRename || o.mode == v1alpha1.MigrateRelease) && rep.Summary.Migrated == 0 && rep.Summary.Failed == 0 {
 		names := make([]string, len(o.from))
 		for i, m := range o.from {
 			names[i] = fmt.Sprintf("%q", m)

@@ -65,7 +65,7 @@ func (e *StoppedError) Error() string { return e.Where + ": " + e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
 // stopped is the StoppedError of ctx's cancellation, if ctx is done.
-func stopped(ctx context.Context, format string, args ...interface{}) error {
+func stopped(ctx context.Context, format string, args ...any) error {
 	if ctx.Err() == nil {
 		return nil
 	}

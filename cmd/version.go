@@ -48,15 +48,9 @@ const engineKubernetesVersion = "1.37"
 
 const apimachineryModule = "k8s.io/apimachinery"
 
-// VersionKind is the kind of version's report.
-const VersionKind = v1alpha1.VersionKind
-
-// VersionInfo is the output of "kubectl ssa version -o json".
-type VersionInfo = v1alpha1.Version
-
-func versionInfo() VersionInfo {
-	v := VersionInfo{
-		TypeMeta:  v1alpha1.NewTypeMeta(VersionKind),
+func versionInfo() v1alpha1.Version {
+	v := v1alpha1.Version{
+		TypeMeta:  v1alpha1.NewTypeMeta(v1alpha1.VersionKind),
 		Version:   version,
 		GitCommit: gitCommit,
 		BuildDate: buildDate,
@@ -160,7 +154,7 @@ func (o *versionOptions) run(ctx context.Context) error {
 		render.Warning(errOut, n+"; --verify compares a prediction with this server's dry run")
 	}
 	if o.output != "" {
-		if err := o.out.Print(out, []interface{}{v}, false); err != nil {
+		if err := o.out.Print(out, []any{v}, false); err != nil {
 			return err
 		}
 		return serverErr
@@ -176,7 +170,7 @@ func (o *versionOptions) run(ctx context.Context) error {
 	fmt.Fprintf(out, "kubectl-ssa %s (%s)\n", v.Version, strings.Join(details, ", "))
 	if v.ServerVersion != nil {
 		how := string(v.ServerSupport)
-		if v.ServerSupport == ServerExact {
+		if v.ServerSupport == v1alpha1.ServerExact {
 			how = "exact: verified against a real apiserver of this minor"
 		}
 		fmt.Fprintf(out, "server %s (%s)\n", render.Escape(v.ServerVersion.GitVersion), how)

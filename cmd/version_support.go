@@ -10,16 +10,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
-// ServerSupport says how faithful predictions are for the server's version.
-type ServerSupport = v1alpha1.ServerSupport
-
-// How faithful predictions are.
-const (
-	ServerExact    = v1alpha1.ServerExact
-	ServerDiffers  = v1alpha1.ServerDiffers
-	ServerUntested = v1alpha1.ServerUntested
-)
-
 // verifiedMinors are the Kubernetes minors make test-versions runs the
 // fidelity tests on, with the patch of each test bed: kubectl ssa applies
 // each minor's own defaults (pkg/defaults.BuiltinFor).
@@ -52,10 +42,10 @@ const oldestTestable = 34
 
 // serverSupport tells how faithful predictions are for the server's
 // version, with the notes that say why when they are not exact.
-func serverSupport(server *apimachineryversion.Info, engine string) (ServerSupport, []string) {
+func serverSupport(server *apimachineryversion.Info, engine string) (v1alpha1.ServerSupport, []string) {
 	v, err := utilversion.ParseGeneric(server.GitVersion)
 	if err != nil || v.Major() != 1 {
-		return ServerUntested, []string{"the server's version " + server.GitVersion + " is not a Kubernetes version"}
+		return v1alpha1.ServerUntested, []string{"the server's version " + server.GitVersion + " is not a Kubernetes version"}
 	}
 	minor := int(v.Minor())
 	var notes []string
@@ -68,14 +58,14 @@ func serverSupport(server *apimachineryversion.Info, engine string) (ServerSuppo
 	switch {
 	case !ok && minor < oldestTestable:
 		notes = append(notes, fmt.Sprintf("Kubernetes 1.%d is not verified here (no test bed of it can be built; 1.%d-%s are): defaults and field-manager behaviour of that release may differ", minor, oldestTestable, engine))
-		return ServerUntested, notes
+		return v1alpha1.ServerUntested, notes
 	case !ok:
 		notes = append(notes, fmt.Sprintf("Kubernetes 1.%d is newer or untested (verified: %s)", minor, verifiedList()))
-		return ServerUntested, notes
+		return v1alpha1.ServerUntested, notes
 	case len(notes) > 0:
-		return ServerDiffers, notes
+		return v1alpha1.ServerDiffers, notes
 	}
-	return ServerExact, nil
+	return v1alpha1.ServerExact, nil
 }
 
 func verifiedList() string {

@@ -171,7 +171,7 @@ func TestVersionUnreachableServer(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Code != CodeError || !strings.Contains(err.Error(), "server version unknown: ") || !strings.Contains(err.Error(), srv.URL) {
 		t.Errorf("got %v, want exit 2 saying the server %s is unreachable", err, srv.URL)
 	}
-	var v map[string]interface{}
+	var v map[string]any
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -207,11 +207,11 @@ func TestVersionStamped(t *testing.T) {
 				}
 				return
 			}
-			var got VersionInfo
+			var got v1alpha1.Version
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatal(err)
 			}
-			want := VersionInfo{TypeMeta: v1alpha1.TypeMeta{APIVersion: "ssa.kubectl-ssa.io/v1alpha1", Kind: "Version"}, Version: "v0.1.0", GitCommit: "3f684b1", BuildDate: "2026-11-23T09:12:00Z", EngineKubernetesVersion: "1.37", ServerSupport: ServerExact}
+			want := v1alpha1.Version{TypeMeta: v1alpha1.TypeMeta{APIVersion: "ssa.kubectl-ssa.io/v1alpha1", Kind: "Version"}, Version: "v0.1.0", GitCommit: "3f684b1", BuildDate: "2026-11-23T09:12:00Z", EngineKubernetesVersion: "1.37", ServerSupport: v1alpha1.ServerExact}
 			got.GoVersion, got.Platform, got.Libraries = "", "", nil
 			if got.ServerVersion == nil || got.ServerVersion.GitVersion != "v1.37.1" || got.ServerVersion.Platform != "linux/amd64" {
 				t.Errorf("serverVersion %+v, want gitVersion v1.37.1 on linux/amd64", got.ServerVersion)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
@@ -175,9 +176,9 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	stream := func(ctx context.Context, fn func(*unstructured.Unstructured, bool)) error {
 		return c.Watch(ctx, wo, fn)
 	}
-	emit := func(f fight.Fight) error { return render.FightLine(o.streams.Out, f, pal) }
+	emit := func(f v1alpha1.Fight) error { return render.FightLine(o.streams.Out, f, pal) }
 	if o.output == render.FormatJSON {
-		emit = func(f fight.Fight) error { return render.FightJSON(o.streams.Out, f) }
+		emit = func(f v1alpha1.Fight) error { return render.FightJSON(o.streams.Out, f) }
 	}
 	res, err := fight.Watch(ctx, stream, fight.Options{MinFlips: o.minFlips, Window: o.window}, time.Now, emit,
 		func(err error) { render.Error(o.streams.ErrOut, err) })

@@ -32,7 +32,7 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
 		ropts.Empty = "no field has two or more owners"
 	}
-	reports := []interface{}{}
+	reports := []any{}
 	var failed []string
 	var analyzed []*ownership.Report
 	for _, obj := range objs {

@@ -141,9 +141,9 @@ func schemas() (map[string][]byte, error) {
 		s := jsonschema.Generate(r.typ, "https://kubectl-ssa.io/schema/v1alpha1/"+r.kind+".json",
 			fmt.Sprintf("%s (%s), %s: the output of kubectl ssa %s -o json", r.kind, v1alpha1.GroupVersion, published(r.typ), r.command), enums, names)
 		// Every report names its kind and the reports' apiVersion.
-		s["properties"] = map[string]interface{}{
-			"apiVersion": map[string]interface{}{"const": v1alpha1.GroupVersion},
-			"kind":       map[string]interface{}{"const": r.kind},
+		s["properties"] = map[string]any{
+			"apiVersion": map[string]any{"const": v1alpha1.GroupVersion},
+			"kind":       map[string]any{"const": r.kind},
 		}
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)

@@ -250,15 +250,15 @@ func stripLeadingComments(b []byte) []byte {
 // dropMissing removes the platforms whose archive was not built. The
 // manifest is marshalled again, so its keys come out sorted.
 func dropMissing(manifest []byte) ([]byte, error) {
-	var m map[string]interface{}
+	var m map[string]any
 	if err := yaml.Unmarshal(manifest, &m); err != nil {
 		return nil, err
 	}
-	spec, _ := m["spec"].(map[string]interface{})
-	platforms, _ := spec["platforms"].([]interface{})
-	var kept []interface{}
+	spec, _ := m["spec"].(map[string]any)
+	platforms, _ := spec["platforms"].([]any)
+	var kept []any
 	for _, p := range platforms {
-		if uri, _ := p.(map[string]interface{})["uri"].(string); !strings.HasPrefix(uri, missingURI) {
+		if uri, _ := p.(map[string]any)["uri"].(string); !strings.HasPrefix(uri, missingURI) {
 			kept = append(kept, p)
 		}
 	}

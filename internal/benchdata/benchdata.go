@@ -19,20 +19,20 @@ func key(i int) string { return fmt.Sprintf("key-%05d.conf", i) }
 // ConfigMapManifest is the ConfigMap big with keys data keys, as applied;
 // changed keys get the value "changed".
 func ConfigMapManifest(keys int, changed ...int) *unstructured.Unstructured {
-	data := make(map[string]interface{}, keys)
+	data := make(map[string]any, keys)
 	for i := 0; i < keys; i++ {
 		data[key(i)] = fmt.Sprintf("value %d", i)
 	}
 	for _, i := range changed {
 		data[key(i)] = "changed"
 	}
-	return &unstructured.Unstructured{Object: map[string]interface{}{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name":      "big",
 			"namespace": "default",
-			"labels":    map[string]interface{}{"app.kubernetes.io/name": "big"},
+			"labels":    map[string]any{"app.kubernetes.io/name": "big"},
 		},
 		"data": data,
 	}}
@@ -43,7 +43,7 @@ func ConfigMapManifest(keys int, changed ...int) *unstructured.Unstructured {
 // added ten keys nobody applies.
 func ConfigMap(keys int) *unstructured.Unstructured {
 	u := ConfigMapManifest(keys)
-	data := u.Object["data"].(map[string]interface{})
+	data := u.Object["data"].(map[string]any)
 	helm, argo, patch := &fieldpath.Set{}, &fieldpath.Set{}, &fieldpath.Set{}
 	helm.Insert(fieldpath.MakePathOrDie("metadata", "labels", "app.kubernetes.io/name"))
 	for i := 0; i < keys; i++ {
@@ -65,23 +65,23 @@ func ConfigMap(keys int) *unstructured.Unstructured {
 	return u
 }
 
-func container(i int, image string) map[string]interface{} {
-	return map[string]interface{}{
+func container(i int, image string) map[string]any {
+	return map[string]any{
 		"name":  fmt.Sprintf("c%02d", i),
 		"image": image,
-		"args":  []interface{}{"serve", fmt.Sprintf("--port=%d", 8000+i)},
-		"ports": []interface{}{
-			map[string]interface{}{"containerPort": int64(8000 + i), "protocol": "TCP", "name": fmt.Sprintf("http-%d", i)},
-			map[string]interface{}{"containerPort": int64(9000 + i), "protocol": "TCP", "name": fmt.Sprintf("metrics-%d", i)},
+		"args":  []any{"serve", fmt.Sprintf("--port=%d", 8000+i)},
+		"ports": []any{
+			map[string]any{"containerPort": int64(8000 + i), "protocol": "TCP", "name": fmt.Sprintf("http-%d", i)},
+			map[string]any{"containerPort": int64(9000 + i), "protocol": "TCP", "name": fmt.Sprintf("metrics-%d", i)},
 		},
-		"env": []interface{}{
-			map[string]interface{}{"name": "MODE", "value": "production"},
-			map[string]interface{}{"name": "INDEX", "value": fmt.Sprint(i)},
-			map[string]interface{}{"name": "LOG_LEVEL", "value": "info"},
+		"env": []any{
+			map[string]any{"name": "MODE", "value": "production"},
+			map[string]any{"name": "INDEX", "value": fmt.Sprint(i)},
+			map[string]any{"name": "LOG_LEVEL", "value": "info"},
 		},
-		"resources": map[string]interface{}{
-			"limits":   map[string]interface{}{"cpu": "500m", "memory": "256Mi"},
-			"requests": map[string]interface{}{"cpu": "100m", "memory": "128Mi"},
+		"resources": map[string]any{
+			"limits":   map[string]any{"cpu": "500m", "memory": "256Mi"},
+			"requests": map[string]any{"cpu": "100m", "memory": "128Mi"},
 		},
 	}
 }
@@ -97,23 +97,23 @@ func DeploymentManifest(containers int, changed ...int) *unstructured.Unstructur
 	for _, i := range changed {
 		image[i] = "nginx:changed"
 	}
-	list := make([]interface{}, containers)
+	list := make([]any, containers)
 	for i := range list {
 		list[i] = container(i, image[i])
 	}
-	return &unstructured.Unstructured{Object: map[string]interface{}{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1",
 		"kind":       "Deployment",
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name":      "wide",
 			"namespace": "default",
-			"labels":    map[string]interface{}{"app.kubernetes.io/name": "wide"},
+			"labels":    map[string]any{"app.kubernetes.io/name": "wide"},
 		},
-		"spec": map[string]interface{}{
-			"selector": map[string]interface{}{"matchLabels": map[string]interface{}{"app.kubernetes.io/name": "wide"}},
-			"template": map[string]interface{}{
-				"metadata": map[string]interface{}{"labels": map[string]interface{}{"app.kubernetes.io/name": "wide"}},
-				"spec":     map[string]interface{}{"containers": list},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "wide"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "wide"}},
+				"spec":     map[string]any{"containers": list},
 			},
 		},
 	}}
@@ -124,8 +124,8 @@ func DeploymentManifest(containers int, changed ...int) *unstructured.Unstructur
 // kube-controller-manager wrote its status.
 func Deployment(containers int) *unstructured.Unstructured {
 	u := DeploymentManifest(containers)
-	u.Object["spec"].(map[string]interface{})["replicas"] = int64(3)
-	u.Object["status"] = map[string]interface{}{"replicas": int64(3), "readyReplicas": int64(3), "observedGeneration": int64(2)}
+	u.Object["spec"].(map[string]any)["replicas"] = int64(3)
+	u.Object["status"] = map[string]any{"replicas": int64(3), "readyReplicas": int64(3), "observedGeneration": int64(2)}
 	platform, team := &fieldpath.Set{}, &fieldpath.Set{}
 	platform.Insert(fieldpath.MakePathOrDie("metadata", "labels", "app.kubernetes.io/name"))
 	platform.Insert(fieldpath.MakePathOrDie("spec", "selector"))
@@ -175,7 +175,7 @@ func Deployment(containers int) *unstructured.Unstructured {
 
 func field(name string) fieldpath.PathElement { return fieldpath.PathElement{FieldName: &name} }
 
-func keyed(kv ...interface{}) fieldpath.PathElement {
+func keyed(kv ...any) fieldpath.PathElement {
 	fields := make(value.FieldList, 0, len(kv)/2)
 	for i := 0; i < len(kv); i += 2 {
 		fields = append(fields, value.Field{Name: kv[i].(string), Value: value.NewValueInterface(kv[i+1])})
@@ -223,17 +223,17 @@ func setLive(u *unstructured.Unstructured, uid string, entries ...managed) {
 // appliers leave it (the apiserver does not cap them): manager-i applied
 // the key key-i alone, and all of them the label.
 func ManyManagers(managers int) *unstructured.Unstructured {
-	data := make(map[string]interface{}, managers)
+	data := make(map[string]any, managers)
 	for i := 0; i < managers; i++ {
 		data[key(i)] = fmt.Sprintf("value %d", i)
 	}
-	u := &unstructured.Unstructured{Object: map[string]interface{}{
+	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name":      "many",
 			"namespace": "default",
-			"labels":    map[string]interface{}{"app.kubernetes.io/name": "many"},
+			"labels":    map[string]any{"app.kubernetes.io/name": "many"},
 		},
 		"data": data,
 	}}

@@ -268,7 +268,7 @@ func (e *evaluation) paramsOf(pk *admissionregistrationv1.ParamKind) (informers.
 
 // usesUser tells whether a policy's expressions read the user, which
 // then must be known.
-func usesUser(spec interface{}) bool {
+func usesUser(spec any) bool {
 	b, _ := json.Marshal(spec)
 	return strings.Contains(string(b), "userInfo")
 }

@@ -24,6 +24,7 @@ import (
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
 )
 
@@ -81,7 +82,7 @@ func (s *staticTypes) ObjectToTyped(obj runtime.Object, opts ...typed.Validation
 }
 
 func (s *staticTypes) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
-	m, ok := value.AsValue().Unstructured().(map[string]interface{})
+	m, ok := value.AsValue().Unstructured().(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("a typed value of %T is not an object", value.AsValue().Unstructured())
 	}
@@ -196,7 +197,7 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 	if out == nil || reflect.DeepEqual(out.Object, obj.Object) {
 		for _, h := range hooks {
 			for _, b := range h.Bindings {
-				res.Bindings = append(res.Bindings, ssaadmission.BindingResult{Kind: ssaadmission.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged})
+				res.Bindings = append(res.Bindings, ssaadmission.BindingResult{Kind: v1alpha1.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged})
 			}
 		}
 		return nil, nil
@@ -228,7 +229,7 @@ func (e *evaluation) attribute(ctx context.Context, obj *unstructured.Unstructur
 			if ok, err := generic.NewPolicyMatcher(e.matcher).BindingMatches(attrs, e.objects, mutating.NewMutatingAdmissionPolicyBindingAccessor(b)); err == nil && !ok {
 				continue
 			}
-			br := ssaadmission.BindingResult{Kind: ssaadmission.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged}
+			br := ssaadmission.BindingResult{Kind: v1alpha1.MutatingAdmissionPolicy, Policy: h.Policy.Name, Binding: b.Name, Outcome: ssaadmission.Unchanged}
 			if err := d.Dispatch(ctx, attrs, e.objects, []mutating.PolicyHook{one}); err != nil {
 				msg, _ := statusOf(err)
 				br.Outcome, br.Messages = ssaadmission.Denied, []string{msg}
@@ -243,7 +244,7 @@ func (e *evaluation) attribute(ctx context.Context, obj *unstructured.Unstructur
 
 // changedPaths are the paths where after differs from before: the
 // deepest map keys that differ (a list that differs is one path).
-func changedPaths(before, after map[string]interface{}, prefix []string) [][]string {
+func changedPaths(before, after map[string]any, prefix []string) [][]string {
 	var out [][]string
 	keys := maps.Clone(before)
 	maps.Copy(keys, after)
@@ -253,11 +254,11 @@ func changedPaths(before, after map[string]interface{}, prefix []string) [][]str
 			continue
 		}
 		path := append(append([]string{}, prefix...), k)
-		bm, bok := b.(map[string]interface{})
-		am, aok := a.(map[string]interface{})
+		bm, bok := b.(map[string]any)
+		am, aok := a.(map[string]any)
 		if aok && b == nil {
 			// A new map: each of its fields is set.
-			bm, bok = map[string]interface{}{}, true
+			bm, bok = map[string]any{}, true
 		}
 		if bok && aok && len(am) > 0 {
 			out = append(out, changedPaths(bm, am, path)...)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // checkRequest refuses a request the evaluation can't read: kubectl-ssa
@@ -44,8 +45,8 @@ func checkRequest(req *ssaadmission.PolicyRequest) error {
 		}
 	}
 	for i, w := range req.Webhooks {
-		if w.Kind != ssaadmission.MutatingWebhook && w.Kind != ssaadmission.ValidatingWebhook {
-			return fmt.Errorf("webhooks[%d] (%s) is of kind %q, not %s or %s", i, w.Configuration, w.Kind, ssaadmission.MutatingWebhook, ssaadmission.ValidatingWebhook)
+		if w.Kind != v1alpha1.MutatingWebhook && w.Kind != v1alpha1.ValidatingWebhook {
+			return fmt.Errorf("webhooks[%d] (%s) is of kind %q, not %s or %s", i, w.Configuration, w.Kind, v1alpha1.MutatingWebhook, v1alpha1.ValidatingWebhook)
 		}
 		if w.Webhook == nil {
 			return fmt.Errorf("webhooks[%d] (%s) has no webhook", i, w.Configuration)

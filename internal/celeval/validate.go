@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/warning"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // validationFailureAnnotation is the audit annotation the validating
@@ -166,7 +167,7 @@ func (e *evaluation) dispatchValidating(ctx context.Context, attrs *recorded, ho
 // request).
 func (e *evaluation) validateOne(ctx context.Context, obj *unstructured.Unstructured, hook validating.PolicyHook, unreadable string) *ssaadmission.BindingResult {
 	p, b := hook.Policy, hook.Bindings[0]
-	br := &ssaadmission.BindingResult{Kind: ssaadmission.ValidatingAdmissionPolicy, Policy: p.Name, Binding: b.Name}
+	br := &ssaadmission.BindingResult{Kind: v1alpha1.ValidatingAdmissionPolicy, Policy: p.Name, Binding: b.Name}
 	pm := generic.NewPolicyMatcher(e.matcher)
 	attrs := e.attributes(obj.DeepCopy())
 	if ok, _, _, err := pm.DefinitionMatches(attrs, e.objects, validating.NewValidatingAdmissionPolicyAccessor(p)); err == nil && !ok {

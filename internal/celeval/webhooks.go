@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook"
 
 	ssaadmission "github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
@@ -27,16 +28,16 @@ func (e *evaluation) webhooks(ctx context.Context, obj *unstructured.Unstructure
 	for _, w := range e.req.Webhooks {
 		var accessor webhook.WebhookAccessor
 		switch w.Kind {
-		case ssaadmission.MutatingWebhook:
+		case v1alpha1.MutatingWebhook:
 			var h admissionregistrationv1.MutatingWebhook
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(defaults.Normalize(w.Webhook).(map[string]interface{}), &h); err != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(defaults.Normalize(w.Webhook).(map[string]any), &h); err != nil {
 				return fmt.Errorf("decoding webhook %s/%v: %w", w.Configuration, w.Webhook["name"], err)
 			}
 			defaultFailurePolicy(&h.FailurePolicy)
 			accessor = webhook.NewMutatingWebhookAccessor(w.Configuration, w.Configuration, &h)
 		default:
 			var h admissionregistrationv1.ValidatingWebhook
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(defaults.Normalize(w.Webhook).(map[string]interface{}), &h); err != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(defaults.Normalize(w.Webhook).(map[string]any), &h); err != nil {
 				return fmt.Errorf("decoding webhook %s/%v: %w", w.Configuration, w.Webhook["name"], err)
 			}
 			defaultFailurePolicy(&h.FailurePolicy)

@@ -19,7 +19,7 @@ import (
 )
 
 // Schema is a JSON Schema document, as a JSON object.
-type Schema = map[string]interface{}
+type Schema = map[string]any
 
 var (
 	jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
@@ -57,7 +57,7 @@ type generator struct {
 }
 
 func nullable(s Schema) Schema {
-	return Schema{"anyOf": []interface{}{s, Schema{"type": "null"}}}
+	return Schema{"anyOf": []any{s, Schema{"type": "null"}}}
 }
 
 func typeName(t reflect.Type) string {

@@ -32,7 +32,7 @@ type report struct {
 	Items   []inner           `json:"items"`
 	Labels  map[string]string `json:"labels,omitempty"`
 	Next    *inner            `json:"next,omitempty"`
-	Any     interface{}       `json:"any,omitempty"`
+	Any     any               `json:"any,omitempty"`
 	Hidden  string            `json:"-"`
 	private string            // unexported: not marshalled
 }
@@ -44,7 +44,7 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]interface{}
+	var got map[string]any
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestGenerate(t *testing.T) {
 		`"ratio":{"type":"number"},` +
 		`"when":{"format":"date-time","type":"string"}}}},` +
 		`"$id":"https://example.com/r.json","$ref":"#/$defs/jsonschema.report","$schema":"https://json-schema.org/draft/2020-12/schema","title":"R"}`
-	var w map[string]interface{}
+	var w map[string]any
 	if err := json.Unmarshal([]byte(want), &w); err != nil {
 		t.Fatal(err)
 	}

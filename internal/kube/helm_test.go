@@ -26,8 +26,8 @@ import (
 // it: base64 of the gzipped JSON.
 func helmValue(t *testing.T, name string, revision int, status string) string {
 	t.Helper()
-	v, err := testkit.HelmRelease(map[string]interface{}{
-		"name": name, "namespace": "shop", "version": revision, "info": map[string]interface{}{"status": status},
+	v, err := testkit.HelmRelease(map[string]any{
+		"name": name, "namespace": "shop", "version": revision, "info": map[string]any{"status": status},
 		"manifest": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-v%d\n", name, revision),
 	})
 	if err != nil {
@@ -42,13 +42,13 @@ func storageObject(kind, name string, revision int, status, value string) *unstr
 	if kind == "Secret" {
 		value = base64.StdEncoding.EncodeToString([]byte(value))
 	}
-	u := &unstructured.Unstructured{Object: map[string]interface{}{
+	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": kind,
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name": helm.ObjectName(name, revision), "namespace": "shop",
-			"labels": map[string]interface{}{"owner": "helm", "name": name, "status": status, "version": strconv.Itoa(revision)},
+			"labels": map[string]any{"owner": "helm", "name": name, "status": status, "version": strconv.Itoa(revision)},
 		},
-		"data": map[string]interface{}{"release": value},
+		"data": map[string]any{"release": value},
 	}}
 	if kind == "Secret" {
 		u.Object["type"] = helm.SecretType
@@ -223,7 +223,7 @@ func TestHelmReleaseNames(t *testing.T) {
 // Secrets can write. Only the revision the command needs is read (its
 // metadata chose it), and it must be what its name says.
 func TestReadHelmReleaseCrafted(t *testing.T) {
-	release := func(rel map[string]interface{}) string {
+	release := func(rel map[string]any) string {
 		v, err := testkit.HelmRelease(rel)
 		if err != nil {
 			t.Fatal(err)
@@ -286,7 +286,7 @@ func TestReadHelmReleaseCrafted(t *testing.T) {
 		},
 		{
 			name: "the release inside is in another namespace",
-			objs: []*unstructured.Unstructured{storageObject("Secret", "web", 2, "deployed", release(map[string]interface{}{
+			objs: []*unstructured.Unstructured{storageObject("Secret", "web", 2, "deployed", release(map[string]any{
 				"name": "web", "namespace": "kube-system", "version": 2, "manifest": "kind: ConfigMap\n"}))},
 			wantErr: `Secret/shop/sh.helm.release.v1.web.v2: the release inside is in namespace "kube-system", not in the object's "shop"`,
 		},

@@ -74,21 +74,21 @@ func TestResolvedDoesNotReadDiscoveryAgain(t *testing.T) {
 		}},
 	}
 	c := &Cluster{Discovery: memory.NewMemCacheClient(fake), Mapper: meta.NewDefaultRESTMapper(nil), Namespace: "shop"}
-	cm := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]interface{}{"name": "a"}}}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
 	if m := c.Resolved(cm); m == nil || m.Resource.Resource != "configmaps" || cm.GetNamespace() != "shop" {
 		t.Errorf("ConfigMap: %v, namespace %q", m, cm.GetNamespace())
 	}
-	ns := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]interface{}{"name": "a", "namespace": "x"}}}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "a", "namespace": "x"}}}
 	if m := c.Resolved(ns); m == nil || ns.GetNamespace() != "" {
 		t.Errorf("Namespace: %v, namespace %q", m, ns.GetNamespace())
 	}
 	reads := len(fake.Actions())
-	gizmo := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": map[string]interface{}{"name": "a"}}}
+	gizmo := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": map[string]any{"name": "a"}}}
 	if m := c.Resolved(gizmo); m != nil {
 		t.Errorf("an unknown kind resolved to %v", m.Resource)
 	}
 	c.Enforce = true
-	other := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]interface{}{"name": "a", "namespace": "other"}}}
+	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "other"}}}
 	if m := c.Resolved(other); m != nil {
 		t.Errorf("a namespace -n refuses resolved to %v", m.Resource)
 	}

@@ -330,7 +330,7 @@ func manifestsOf(r *resource.Result) ([]Manifest, error) {
 }
 
 // secretContent is the content of a Secret, nil for other kinds.
-func secretContent(u *unstructured.Unstructured) map[string]interface{} {
+func secretContent(u *unstructured.Unstructured) map[string]any {
 	if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" {
 		return u.Object
 	}

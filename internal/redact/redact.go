@@ -52,12 +52,12 @@ func (s *Set) Len() int {
 // stringData (clear) and the data and stringData of the copy kubectl's
 // client-side apply keeps in an annotation. Content of any other shape
 // adds nothing.
-func (s *Set) AddSecret(content map[string]interface{}) {
+func (s *Set) AddSecret(content map[string]any) {
 	if content == nil {
 		return
 	}
 	var forms []string
-	if data, ok := content["data"].(map[string]interface{}); ok {
+	if data, ok := content["data"].(map[string]any); ok {
 		for _, v := range data {
 			if b64, ok := v.(string); ok {
 				forms = append(forms, b64)
@@ -67,7 +67,7 @@ func (s *Set) AddSecret(content map[string]interface{}) {
 			}
 		}
 	}
-	if sd, ok := content["stringData"].(map[string]interface{}); ok {
+	if sd, ok := content["stringData"].(map[string]any); ok {
 		for _, v := range sd {
 			if clear, ok := v.(string); ok {
 				forms = append(forms, clearForms(clear)...)
@@ -75,10 +75,10 @@ func (s *Set) AddSecret(content map[string]interface{}) {
 			}
 		}
 	}
-	if meta, ok := content["metadata"].(map[string]interface{}); ok {
-		if ann, ok := meta["annotations"].(map[string]interface{}); ok {
+	if meta, ok := content["metadata"].(map[string]any); ok {
+		if ann, ok := meta["annotations"].(map[string]any); ok {
 			if la, ok := ann[LastApplied].(string); ok {
-				var copyOf map[string]interface{}
+				var copyOf map[string]any
 				if json.Unmarshal([]byte(la), &copyOf) == nil {
 					s.AddSecret(copyOf)
 				}
@@ -290,23 +290,23 @@ func secretsPath(p string) bool {
 // addDocument remembers the Secrets of one JSON answer: an object, a list
 // of them, or a watch event.
 func (s *Set) addDocument(b []byte) {
-	var doc map[string]interface{}
+	var doc map[string]any
 	if json.Unmarshal(b, &doc) != nil {
 		return
 	}
 	s.addAny(doc)
 }
 
-func (s *Set) addAny(doc map[string]interface{}) {
-	if items, ok := doc["items"].([]interface{}); ok {
+func (s *Set) addAny(doc map[string]any) {
+	if items, ok := doc["items"].([]any); ok {
 		for _, it := range items {
-			if m, ok := it.(map[string]interface{}); ok {
+			if m, ok := it.(map[string]any); ok {
 				s.AddSecret(m)
 			}
 		}
 		return
 	}
-	if obj, ok := doc["object"].(map[string]interface{}); ok && doc["type"] != nil {
+	if obj, ok := doc["object"].(map[string]any); ok && doc["type"] != nil {
 		s.AddSecret(obj)
 		return
 	}

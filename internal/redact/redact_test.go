@@ -15,14 +15,14 @@ const planted = "S3CR3T-planted\nline-two-of-it"
 
 var planted64 = base64.StdEncoding.EncodeToString([]byte(planted))
 
-func secret() map[string]interface{} {
-	return map[string]interface{}{
+func secret() map[string]any {
+	return map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]interface{}{"name": "s", "annotations": map[string]interface{}{
+		"metadata": map[string]any{"name": "s", "annotations": map[string]any{
 			LastApplied: `{"stringData":{"other":"from-the-annotation"}}`,
 		}},
-		"data":       map[string]interface{}{"password": planted64, "short": base64.StdEncoding.EncodeToString([]byte("ab"))},
-		"stringData": map[string]interface{}{"token": "tok<en>&more"},
+		"data":       map[string]any{"password": planted64, "short": base64.StdEncoding.EncodeToString([]byte("ab"))},
+		"stringData": map[string]any{"token": "tok<en>&more"},
 	}
 }
 
@@ -53,7 +53,7 @@ func TestReplaceEveryForm(t *testing.T) {
 func TestOtherKindsAddNothing(t *testing.T) {
 	s := &Set{}
 	s.AddSecret(nil)
-	s.AddSecret(map[string]interface{}{"data": "not a map", "stringData": []interface{}{"x"}})
+	s.AddSecret(map[string]any{"data": "not a map", "stringData": []any{"x"}})
 	if s.Len() != 0 {
 		t.Errorf("%d forms", s.Len())
 	}
@@ -153,7 +153,7 @@ func FuzzWriter(f *testing.F) {
 			return
 		}
 		s := &Set{}
-		s.AddSecret(map[string]interface{}{"stringData": map[string]interface{}{"k": value}})
+		s.AddSecret(map[string]any{"stringData": map[string]any{"k": value}})
 		var out bytes.Buffer
 		w := s.Writer(&out)
 		full := text + value + text
@@ -184,7 +184,7 @@ func TestReplaceOnePass(t *testing.T) {
 		{"S3CR3T-value", "S3CR3T-valueS3CR3T-value", "<redacted><redacted>"},
 	} {
 		s := &Set{}
-		s.AddSecret(map[string]interface{}{"stringData": map[string]interface{}{"k": c.value}})
+		s.AddSecret(map[string]any{"stringData": map[string]any{"k": c.value}})
 		if got := s.Replace(c.text); got != c.want {
 			t.Errorf("%q in %q: got %q, want %q", c.value, c.text, got, c.want)
 		}

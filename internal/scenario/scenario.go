@@ -29,7 +29,7 @@ import (
 // apiVersion, as the apiserver does for kinds without conversion.
 type Converter struct{}
 
-func (Converter) Convert(in, out, context interface{}) error {
+func (Converter) Convert(in, out, context any) error {
 	return errors.New("Convert is not supported")
 }
 
@@ -195,7 +195,7 @@ func (o Update) Run(t testing.TB, s *State) {
 }
 
 // Set is a Mutate that sets a field.
-func Set(value interface{}, path ...string) func(*unstructured.Unstructured) {
+func Set(value any, path ...string) func(*unstructured.Unstructured) {
 	return func(u *unstructured.Unstructured) {
 		if err := unstructured.SetNestedField(u.Object, value, path...); err != nil {
 			panic(err)

@@ -19,9 +19,9 @@ import (
 // bindings only where there are policies, what is forbidden in one line,
 // a resource not served at v1 looked for at older versions.
 func TestListAdmission(t *testing.T) {
-	vap := &unstructured.Unstructured{Object: map[string]interface{}{
+	vap := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-		"metadata": map[string]interface{}{"name": "p"}}}
+		"metadata": map[string]any{"name": "p"}}}
 	listKinds := map[schema.GroupVersionResource]string{}
 	for r, k := range map[string]string{
 		"validatingadmissionpolicies": "ValidatingAdmissionPolicyList", "validatingadmissionpolicybindings": "ValidatingAdmissionPolicyBindingList",

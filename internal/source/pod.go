@@ -46,7 +46,7 @@ type podRead struct {
 // podNames are what a Pod's create looks up by name: its service account
 // (default unless named) and its RuntimeClass ("" with named false).
 func podNames(pod *unstructured.Unstructured) (serviceAccount, runtimeClass string, named bool) {
-	spec, _ := pod.Object["spec"].(map[string]interface{})
+	spec, _ := pod.Object["spec"].(map[string]any)
 	serviceAccount, _ = spec["serviceAccountName"].(string)
 	if serviceAccount == "" {
 		serviceAccount, _ = spec["serviceAccount"].(string)
@@ -168,8 +168,8 @@ func (s *Cluster) podReads(ctx context.Context, pod *unstructured.Unstructured) 
 		// The input creates the namespace: the service account
 		// controller gives it its default account, which the plugin
 		// waits for.
-		reads.ServiceAccount = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ServiceAccount",
-			"metadata": map[string]interface{}{"name": sa, "namespace": ns}}}
+		reads.ServiceAccount = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
+			"metadata": map[string]any{"name": sa, "namespace": ns}}}
 	}
 	for _, u := range s.podInputsFor(pod) {
 		switch u.GetKind() {

@@ -16,8 +16,8 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 )
 
-func u(apiVersion, kind, ns, name string, fields map[string]interface{}) *unstructured.Unstructured {
-	obj := map[string]interface{}{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]interface{}{"name": name, "namespace": ns}}
+func u(apiVersion, kind, ns, name string, fields map[string]any) *unstructured.Unstructured {
+	obj := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name, "namespace": ns}}
 	for k, v := range fields {
 		obj[k] = v
 	}
@@ -29,7 +29,7 @@ func u(apiVersion, kind, ns, name string, fields map[string]interface{}) *unstru
 // that needed it; what the input applies first stands in for the
 // cluster's, and makes --verify unable to check the Pod.
 func TestPodReads(t *testing.T) {
-	pc := u("scheduling.k8s.io/v1", "PriorityClass", "", "low", map[string]interface{}{"value": int64(1), "globalDefault": true})
+	pc := u("scheduling.k8s.io/v1", "PriorityClass", "", "low", map[string]any{"value": int64(1), "globalDefault": true})
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		priorityClassesGVR: "PriorityClassList", limitRangesGVR: "LimitRangeList", serviceAccountsGVR: "ServiceAccountList", runtimeClassesGVR: "RuntimeClassList",
 	}, pc)
@@ -45,7 +45,7 @@ func TestPodReads(t *testing.T) {
 		return false, nil, nil
 	})
 	s := &Cluster{Cluster: &kube.Cluster{Dynamic: dyn}}
-	pod := u("v1", "Pod", "ns", "p", map[string]interface{}{"spec": map[string]interface{}{"runtimeClassName": "gvisor"}})
+	pod := u("v1", "Pod", "ns", "p", map[string]any{"spec": map[string]any{"runtimeClassName": "gvisor"}})
 	reads := s.podReads(context.Background(), pod)
 	if reads.ServiceAccount != nil || reads.RuntimeClass != nil || len(reads.PriorityClasses) != 1 {
 		t.Errorf("reads: %+v", reads)
@@ -65,8 +65,8 @@ func TestPodReads(t *testing.T) {
 	for _, obj := range []*unstructured.Unstructured{
 		u("v1", "ServiceAccount", "ns", "default", nil),
 		u("v1", "ServiceAccount", "other", "default", nil),
-		u("v1", "LimitRange", "ns", "limits", map[string]interface{}{"spec": map[string]interface{}{
-			"limits": []interface{}{map[string]interface{}{"type": "Container", "max": map[string]interface{}{"cpu": "1"}}}}}),
+		u("v1", "LimitRange", "ns", "limits", map[string]any{"spec": map[string]any{
+			"limits": []any{map[string]any{"type": "Container", "max": map[string]any{"cpu": "1"}}}}}),
 	} {
 		s.NoteApplied(obj, obj)
 	}
@@ -75,7 +75,7 @@ func TestPodReads(t *testing.T) {
 		t.Fatalf("input: %+v", reads)
 	}
 	limits, _, _ := unstructured.NestedSlice(reads.LimitRanges[0].Object, "spec", "limits")
-	if d, _, _ := unstructured.NestedString(limits[0].(map[string]interface{}), "default", "cpu"); d != "1" {
+	if d, _, _ := unstructured.NestedString(limits[0].(map[string]any), "default", "cpu"); d != "1" {
 		t.Errorf("the input's LimitRange is not defaulted as stored: %v", limits)
 	}
 	if _, unread := reads.Unread["LimitRanger"]; !unread {
@@ -92,7 +92,7 @@ func TestPodReads(t *testing.T) {
 	if reads := s.podReads(context.Background(), fresh); reads.ServiceAccount == nil || reads.ServiceAccount.GetName() != "default" {
 		t.Errorf("a new namespace's default account: %+v", reads.ServiceAccount)
 	}
-	named := u("v1", "Pod", "fresh", "q", map[string]interface{}{"spec": map[string]interface{}{"serviceAccountName": "robot"}})
+	named := u("v1", "Pod", "fresh", "q", map[string]any{"spec": map[string]any{"serviceAccountName": "robot"}})
 	if reads := s.podReads(context.Background(), named); reads.ServiceAccount != nil {
 		t.Errorf("a named account in a new namespace: %+v", reads.ServiceAccount)
 	}

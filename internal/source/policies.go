@@ -95,7 +95,7 @@ func (s *Cluster) namespaceObject(ctx context.Context, ns string) (*unstructured
 	case err == nil && labels == nil:
 		return live, false
 	case labels != nil:
-		obj := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		obj := &unstructured.Unstructured{Object: map[string]any{}}
 		if err == nil {
 			obj = live.DeepCopy()
 		}
@@ -113,7 +113,7 @@ func (s *Cluster) namespaceObject(ctx context.Context, ns string) (*unstructured
 func (s *Cluster) user(ctx context.Context) *admission.UserInfo {
 	s.who.once.Do(func() {
 		gvr := schema.GroupVersionResource{Group: "authentication.k8s.io", Version: "v1", Resource: "selfsubjectreviews"}
-		review := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}}
+		review := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}}
 		got, err := s.Cluster.Dynamic.Resource(gvr).Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
 			return
@@ -204,7 +204,7 @@ type paramRead struct {
 }
 
 // readParams reads what one paramRef names, once a run.
-func (s *Cluster) readParams(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]interface{}) ([]*unstructured.Unstructured, error) {
+func (s *Cluster) readParams(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]any) ([]*unstructured.Unstructured, error) {
 	b, _ := json.Marshal(ref)
 	key := gvr.String() + "\x00" + ns + "\x00" + string(b)
 	s.paramReads.mu.Lock()
@@ -222,7 +222,7 @@ func (s *Cluster) readParams(ctx context.Context, gvr schema.GroupVersionResourc
 
 // readParamsOnce reads what one paramRef names (none when it is not
 // found: the binding's parameterNotFoundAction then decides).
-func (s *Cluster) readParamsOnce(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]interface{}) ([]*unstructured.Unstructured, error) {
+func (s *Cluster) readParamsOnce(ctx context.Context, gvr schema.GroupVersionResource, ns string, ref map[string]any) ([]*unstructured.Unstructured, error) {
 	r := s.Cluster.Dynamic.Resource(gvr).Namespace(ns)
 	if name, _ := ref["name"].(string); name != "" {
 		obj, err := r.Get(ctx, name, metav1.GetOptions{})

@@ -26,9 +26,9 @@ func TestClusterSchemaRefreshes(t *testing.T) {
 		Fetch:  func(context.Context, string) ([]byte, error) { return testkit.OpenAPIDocument("Dial", "Gizmo"), nil },
 	}
 	s := &Cluster{Loader: l}
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.com/v1", "kind": "Gizmo",
-		"metadata": map[string]interface{}{"name": "g"}, "spec": map[string]interface{}{"size": "l"},
+		"metadata": map[string]any{"name": "g"}, "spec": map[string]any{"size": "l"},
 	}}
 	tc, reason, err := s.Schema(context.Background(), obj, nil)
 	if err != nil || tc == nil || reason != "" {
@@ -62,7 +62,7 @@ func TestClusterSchemaReadsAServedVersionTheIndexLacks(t *testing.T) {
 		},
 	}
 	s := &Cluster{Cluster: &kube.Cluster{Discovery: memory.NewMemCacheClient(fake), Mapper: meta.NewDefaultRESTMapper(nil)}, Loader: l}
-	applied := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v2", "kind": "Gizmo", "metadata": map[string]interface{}{"name": "g"}}}
+	applied := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v2", "kind": "Gizmo", "metadata": map[string]any{"name": "g"}}}
 	live := applied.DeepCopy()
 	live.SetAPIVersion("example.com/v1")
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{

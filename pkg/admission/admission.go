@@ -23,44 +23,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
-// The types of admission's report, defined in package v1alpha1.
-type (
-	Effect   = v1alpha1.Effect
-	StepKind = v1alpha1.AdmissionStepKind
-	Op       = v1alpha1.AdmissionOp
-	Step     = v1alpha1.AdmissionStep
-	Report   = v1alpha1.AdmissionReport
-)
-
-// The effects.
-const (
-	Mutates   = v1alpha1.EffectMutates
-	MayMutate = v1alpha1.EffectMayMutate
-	MayDeny   = v1alpha1.EffectMayDeny
-	MayWarn   = v1alpha1.EffectMayWarn
-	Audits    = v1alpha1.EffectAudits
-	Warns     = v1alpha1.EffectWarns
-	Denies    = v1alpha1.EffectDenies
-	Admits    = v1alpha1.EffectAdmits
-)
-
-// The kinds of steps.
-const (
-	Builtin                   = v1alpha1.BuiltinPlugin
-	ValidatingAdmissionPolicy = v1alpha1.ValidatingAdmissionPolicy
-	MutatingAdmissionPolicy   = v1alpha1.MutatingAdmissionPolicy
-	ValidatingWebhook         = v1alpha1.ValidatingWebhook
-	MutatingWebhook           = v1alpha1.MutatingWebhook
-)
-
-// The ops.
-const (
-	OpSet     = v1alpha1.OpSet
-	OpReplace = v1alpha1.OpReplace
-	OpAppend  = v1alpha1.OpAppend
-	OpRemove  = v1alpha1.OpRemove
-)
-
 // Config is the cluster's admission, as listed by the caller.
 type Config struct {
 	StorageClasses []*unstructured.Unstructured
@@ -117,8 +79,8 @@ func (r Request) Operation() string {
 }
 
 // Evaluate says what admission does to req under c.
-func Evaluate(c *Config, req Request) *Report {
-	r := &Report{Exact: true, Reasons: []string{}, Warnings: []string{}, Steps: []Step{}}
+func Evaluate(c *Config, req Request) *v1alpha1.AdmissionReport {
+	r := &v1alpha1.AdmissionReport{Exact: true, Reasons: []string{}, Warnings: []string{}, Steps: []v1alpha1.AdmissionStep{}}
 	if c == nil {
 		return r
 	}
@@ -136,19 +98,19 @@ func Evaluate(c *Config, req Request) *Report {
 	r.Denied = deniedBy(r.Steps)
 	mutating := mutatingPolicies(c, req)
 	validating := validatingPolicies(c, req)
-	mutatingHooks := webhooks(c.MutatingWebhooks, MutatingWebhook, req)
-	validatingHooks := webhooks(c.ValidatingWebhooks, ValidatingWebhook, req)
+	mutatingHooks := webhooks(c.MutatingWebhooks, v1alpha1.MutatingWebhook, req)
+	validatingHooks := webhooks(c.ValidatingWebhooks, v1alpha1.ValidatingWebhook, req)
 	var evaluated *PolicyResult
 	var base *unstructured.Unstructured // what the policies see
 	if r.Denied == "" && c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
 		var err error
 		base = policyObject(req, r)
-		if evaluated, err = evaluatePolicies(c, req, base, append(append([]Step{}, mutatingHooks...), validatingHooks...)); err != nil {
+		if evaluated, err = evaluatePolicies(c, req, base, append(append([]v1alpha1.AdmissionStep{}, mutatingHooks...), validatingHooks...)); err != nil {
 			why := "could not be evaluated here: " + strings.Join(strings.Fields(err.Error()), " ")
 			notExact(r, "admission policies "+why)
 			evaluated = nil
 			// Each step says it too.
-			for _, steps := range [][]Step{mutating, validating} {
+			for _, steps := range [][]v1alpha1.AdmissionStep{mutating, validating} {
 				for i := range steps {
 					steps[i].Caveats = append(steps[i].Caveats, why)
 				}
@@ -174,7 +136,7 @@ func Evaluate(c *Config, req Request) *Report {
 	if r.Denied == "" {
 		r.Steps = append(r.Steps, mutating...)
 		r.Steps = append(r.Steps, mutatingHooks...)
-		if req.Resource.GroupResource() == pods && req.Old == nil && req.Subresource == "" && (&Report{Steps: mutating}).Mutated() {
+		if req.Resource.GroupResource() == pods && req.Old == nil && req.Subresource == "" && (&v1alpha1.AdmissionReport{Steps: mutating}).Mutated() {
 			// A change by a mutating policy has the admission chain run
 			// again, the built-in plugins included, on the changed Pod.
 			notExact(r, "a mutating policy changes the Pod: the server runs its built-in plugins (LimitRanger, ServiceAccount, ...) again on it, which is not modelled here")
@@ -196,9 +158,9 @@ func Evaluate(c *Config, req Request) *Report {
 		}
 		r.Steps = append(r.Steps, s)
 		switch s.Effect {
-		case Denies:
+		case v1alpha1.EffectDenies:
 			r.Denied = s.Message
-		case Warns:
+		case v1alpha1.EffectWarns:
 			r.Warnings = append(r.Warnings, s.Message)
 		}
 	}
@@ -209,7 +171,7 @@ func Evaluate(c *Config, req Request) *Report {
 			r.AuditAnnotations = evaluated.AuditAnnotations
 			r.Denied = evaluated.Denied
 			for _, s := range validating {
-				if s.Effect == Denies {
+				if s.Effect == v1alpha1.EffectDenies {
 					r.Denials = append(r.Denials, s.Message)
 				}
 			}
@@ -226,20 +188,20 @@ func Evaluate(c *Config, req Request) *Report {
 	}
 	for _, s := range r.Steps {
 		switch s.Effect {
-		case MayDeny, MayMutate:
-			if s.Kind == Builtin {
+		case v1alpha1.EffectMayDeny, v1alpha1.EffectMayMutate:
+			if s.Kind == v1alpha1.BuiltinPlugin {
 				notExact(r, fmt.Sprintf("admission plugin %s: %s", s.Name, strings.Join(s.Caveats, "; ")))
 				continue
 			}
 		}
 		why := "not evaluated here"
-		if len(s.Caveats) > 0 && (s.Kind == ValidatingAdmissionPolicy || s.Kind == MutatingAdmissionPolicy) {
+		if len(s.Caveats) > 0 && (s.Kind == v1alpha1.ValidatingAdmissionPolicy || s.Kind == v1alpha1.MutatingAdmissionPolicy) {
 			why += ": " + strings.Join(s.Caveats, "; ")
 		}
 		switch s.Effect {
-		case MayDeny:
+		case v1alpha1.EffectMayDeny:
 			notExact(r, fmt.Sprintf("%s %s matches: it may deny the apply (%s)", s.Kind, s.Name, why))
-		case MayMutate:
+		case v1alpha1.EffectMayMutate:
 			notExact(r, fmt.Sprintf("%s %s matches: it may change the object (%s)", s.Kind, s.Name, why))
 		}
 	}
@@ -261,13 +223,13 @@ func exempt(obj *unstructured.Unstructured) bool {
 	return false
 }
 
-func notExact(r *Report, reason string) {
+func notExact(r *v1alpha1.AdmissionReport, reason string) {
 	r.Exact = false
 	r.Reasons = append(r.Reasons, reason)
 }
 
 // Apply makes the modelled changes of r on obj, in order.
-func Apply(r *Report, obj *unstructured.Unstructured) {
+func Apply(r *v1alpha1.AdmissionReport, obj *unstructured.Unstructured) {
 	if r == nil {
 		return
 	}
@@ -305,7 +267,7 @@ func newestDefault(classes []*unstructured.Unstructured, annotations ...string) 
 
 // builtins are the default admission plugins that change common applied
 // objects on create, as the apiserver's code does.
-func builtins(c *Config, req Request) []Step {
+func builtins(c *Config, req Request) []v1alpha1.AdmissionStep {
 	if req.Resource.GroupResource() == pods && req.Subresource == "" && req.Old != nil {
 		// Priority and DefaultTolerationSeconds act on updates too.
 		steps, _ := podMutating(c, req)
@@ -314,7 +276,7 @@ func builtins(c *Config, req Request) []Step {
 	if req.Old != nil || req.Subresource != "" {
 		return nil
 	}
-	var steps []Step
+	var steps []v1alpha1.AdmissionStep
 	obj := req.Object
 	switch req.Resource.GroupResource() {
 	case schema.GroupResource{Resource: "persistentvolumeclaims"}:
@@ -322,8 +284,8 @@ func builtins(c *Config, req Request) []Step {
 		_, hasBeta := obj.GetAnnotations()["volume.beta.kubernetes.io/storage-class"]
 		if !hasClass && !hasBeta {
 			if def := newestDefault(c.StorageClasses, "storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"); def != "" {
-				steps = append(steps, Step{Kind: Builtin, Name: "DefaultStorageClass", Effect: Mutates,
-					Ops: []Op{{Op: OpSet, Path: []string{"spec", "storageClassName"}, Value: def}}})
+				steps = append(steps, v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: "DefaultStorageClass", Effect: v1alpha1.EffectMutates,
+					Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpSet, Path: []string{"spec", "storageClassName"}, Value: def}}})
 			}
 		}
 		steps = append(steps, finalizer("kubernetes.io/pvc-protection", obj)...)
@@ -333,8 +295,8 @@ func builtins(c *Config, req Request) []Step {
 		// TaintNodesByCondition: a new node is not ready until the node
 		// controller says so.
 		if !hasTaint(obj, notReadyTaint, "NoSchedule") {
-			steps = append(steps, Step{Kind: Builtin, Name: "TaintNodesByCondition", Effect: Mutates,
-				Ops: []Op{{Op: OpAppend, Path: []string{"spec", "taints"}, Value: map[string]interface{}{"key": notReadyTaint, "effect": "NoSchedule"}, Atomic: true}}})
+			steps = append(steps, v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: "TaintNodesByCondition", Effect: v1alpha1.EffectMutates,
+				Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpAppend, Path: []string{"spec", "taints"}, Value: map[string]any{"key": notReadyTaint, "effect": "NoSchedule"}, Atomic: true}}})
 		}
 	case schema.GroupResource{Resource: "persistentvolumes"}:
 		steps = append(steps, finalizer("kubernetes.io/pv-protection", obj)...)
@@ -345,8 +307,8 @@ func builtins(c *Config, req Request) []Step {
 		_, hasAnnotation := obj.GetAnnotations()["kubernetes.io/ingress.class"]
 		if !hasClass && !hasAnnotation {
 			if def := newestDefault(c.IngressClasses, "ingressclass.kubernetes.io/is-default-class"); def != "" {
-				steps = append(steps, Step{Kind: Builtin, Name: "DefaultIngressClass", Effect: Mutates,
-					Ops: []Op{{Op: OpSet, Path: []string{"spec", "ingressClassName"}, Value: def}}})
+				steps = append(steps, v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: "DefaultIngressClass", Effect: v1alpha1.EffectMutates,
+					Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpSet, Path: []string{"spec", "ingressClassName"}, Value: def}}})
 			}
 		}
 	}
@@ -359,7 +321,7 @@ const notReadyTaint = "node.kubernetes.io/not-ready"
 func hasTaint(node *unstructured.Unstructured, key, effect string) bool {
 	taints, _, _ := unstructured.NestedSlice(node.Object, "spec", "taints")
 	for _, t := range taints {
-		m, _ := t.(map[string]interface{})
+		m, _ := t.(map[string]any)
 		if m["key"] == key && m["effect"] == effect {
 			return true
 		}
@@ -368,12 +330,12 @@ func hasTaint(node *unstructured.Unstructured, key, effect string) bool {
 }
 
 // finalizer is StorageObjectInUseProtection adding its finalizer.
-func finalizer(name string, obj *unstructured.Unstructured) []Step {
+func finalizer(name string, obj *unstructured.Unstructured) []v1alpha1.AdmissionStep {
 	for _, f := range obj.GetFinalizers() {
 		if f == name {
 			return nil
 		}
 	}
-	return []Step{{Kind: Builtin, Name: "StorageObjectInUseProtection", Effect: Mutates,
-		Ops: []Op{{Op: OpAppend, Path: []string{"metadata", "finalizers"}, Value: name}}}}
+	return []v1alpha1.AdmissionStep{{Kind: v1alpha1.BuiltinPlugin, Name: "StorageObjectInUseProtection", Effect: v1alpha1.EffectMutates,
+		Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpAppend, Path: []string{"metadata", "finalizers"}, Value: name}}}}
 }

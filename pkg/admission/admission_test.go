@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 func obj(t *testing.T, doc string) *unstructured.Unstructured {
@@ -24,7 +26,7 @@ func obj(t *testing.T, doc string) *unstructured.Unstructured {
 
 var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
-func steps(r *Report) string {
+func steps(r *v1alpha1.AdmissionReport) string {
 	var s []string
 	for _, st := range r.Steps {
 		s = append(s, string(st.Kind)+" "+st.Name+" "+string(st.Effect))
@@ -84,7 +86,7 @@ func TestCaveats(t *testing.T) {
 		"  namespaceSelector: {matchLabels: {env: prod}}\n  matchConditions: [{name: c, expression: 'true'}]\n")}}
 	r := Evaluate(cfg, Request{Object: deploy, Resource: deployments, Namespaced: true, NamespaceUnknown: true})
 	hook := r.Steps[len(r.Steps)-1]
-	if hook.Kind != ValidatingWebhook || hook.Effect != MayDeny || len(hook.Caveats) != 3 || r.Exact {
+	if hook.Kind != v1alpha1.ValidatingWebhook || hook.Effect != v1alpha1.EffectMayDeny || len(hook.Caveats) != 3 || r.Exact {
 		t.Fatalf("%+v", r)
 	}
 	// failurePolicy defaults to Fail: an unreachable webhook refuses.
@@ -266,7 +268,7 @@ func TestTaintNodesByCondition(t *testing.T) {
 	}
 	out := node.DeepCopy()
 	Apply(r, out)
-	if taints, _, _ := unstructured.NestedSlice(out.Object, "spec", "taints"); len(taints) != 2 || taints[1].(map[string]interface{})["key"] != "node.kubernetes.io/not-ready" {
+	if taints, _, _ := unstructured.NestedSlice(out.Object, "spec", "taints"); len(taints) != 2 || taints[1].(map[string]any)["key"] != "node.kubernetes.io/not-ready" {
 		t.Errorf("taints %v", taints)
 	}
 	if r := Evaluate(&Config{}, Request{Object: out, Resource: nodes}); len(r.Steps) != 0 {
@@ -305,10 +307,10 @@ func TestEvaluatedPolicies(t *testing.T) {
 		Denied: "denied by a",
 		Object: obj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, labels: {app: web, stamped: 'yes'}}\n"),
 		Bindings: []BindingResult{
-			{Kind: MutatingAdmissionPolicy, Policy: "m", Binding: "m", Outcome: Mutated, Paths: [][]string{{"metadata", "labels", "stamped"}}},
-			{Kind: ValidatingAdmissionPolicy, Policy: "a", Binding: "a", Outcome: Denied, Messages: []string{"denied by a"}},
-			{Kind: ValidatingAdmissionPolicy, Policy: "b", Binding: "b", Outcome: Denied, Messages: []string{"denied by b"}},
-			{Kind: ValidatingAdmissionPolicy, Policy: "c", Binding: "c", Outcome: Warned, Messages: []string{"c warns"}},
+			{Kind: v1alpha1.MutatingAdmissionPolicy, Policy: "m", Binding: "m", Outcome: Mutated, Paths: [][]string{{"metadata", "labels", "stamped"}}},
+			{Kind: v1alpha1.ValidatingAdmissionPolicy, Policy: "a", Binding: "a", Outcome: Denied, Messages: []string{"denied by a"}},
+			{Kind: v1alpha1.ValidatingAdmissionPolicy, Policy: "b", Binding: "b", Outcome: Denied, Messages: []string{"denied by b"}},
+			{Kind: v1alpha1.ValidatingAdmissionPolicy, Policy: "c", Binding: "c", Outcome: Warned, Messages: []string{"c warns"}},
 		},
 		Warnings: []string{"c warns"},
 	}}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -21,12 +22,12 @@ const mergeKey = "name"
 // entry; it does not replace the containers), whenever those ops, made on
 // before, give exactly after (the order of the items included); otherwise
 // the one op that replaces the value, or sets it where it was absent.
-func changeOps(before map[string]interface{}, p []string, after interface{}) []Op {
+func changeOps(before map[string]any, p []string, after any) []v1alpha1.AdmissionOp {
 	was, had, _ := unstructured.NestedFieldNoCopy(before, p...)
 	if !had {
-		return []Op{{Op: OpSet, Path: p, Value: after}}
+		return []v1alpha1.AdmissionOp{{Op: v1alpha1.OpSet, Path: p, Value: after}}
 	}
-	whole := []Op{{Op: OpReplace, Path: p, Value: after}}
+	whole := []v1alpha1.AdmissionOp{{Op: v1alpha1.OpReplace, Path: p, Value: after}}
 	ops, ok := diffValue(p, was, after)
 	if !ok || len(ops) == 0 {
 		return whole
@@ -43,34 +44,34 @@ func changeOps(before map[string]interface{}, p []string, after interface{}) []O
 
 // diffValue is the ops from b to a at path, and whether they can be said
 // finer than a replacement of the value.
-func diffValue(path []string, b, a interface{}) ([]Op, bool) {
+func diffValue(path []string, b, a any) ([]v1alpha1.AdmissionOp, bool) {
 	if reflect.DeepEqual(b, a) {
 		return nil, true
 	}
 	switch bv := b.(type) {
-	case map[string]interface{}:
-		if av, ok := a.(map[string]interface{}); ok {
+	case map[string]any:
+		if av, ok := a.(map[string]any); ok {
 			return diffMap(path, bv, av)
 		}
-	case []interface{}:
-		if av, ok := a.([]interface{}); ok {
+	case []any:
+		if av, ok := a.([]any); ok {
 			return diffList(path, bv, av)
 		}
 	}
-	return []Op{{Op: OpReplace, Path: path, Value: a}}, true
+	return []v1alpha1.AdmissionOp{{Op: v1alpha1.OpReplace, Path: path, Value: a}}, true
 }
 
-func diffMap(path []string, b, a map[string]interface{}) ([]Op, bool) {
-	var ops []Op
+func diffMap(path []string, b, a map[string]any) ([]v1alpha1.AdmissionOp, bool) {
+	var ops []v1alpha1.AdmissionOp
 	for _, k := range slices.Sorted(maps.Keys(unionOf(b, a))) {
 		at := append(append([]string{}, path...), k)
 		bv, had := b[k]
 		av, has := a[k]
 		switch {
 		case !has:
-			ops = append(ops, Op{Op: OpRemove, Path: at})
+			ops = append(ops, v1alpha1.AdmissionOp{Op: v1alpha1.OpRemove, Path: at})
 		case !had:
-			ops = append(ops, Op{Op: OpSet, Path: at, Value: av})
+			ops = append(ops, v1alpha1.AdmissionOp{Op: v1alpha1.OpSet, Path: at, Value: av})
 		default:
 			more, ok := diffValue(at, bv, av)
 			if !ok {
@@ -85,8 +86,8 @@ func diffMap(path []string, b, a map[string]interface{}) ([]Op, bool) {
 // diffList says a list of named items item by item: the items added, and
 // the changes of the items kept; a list that lost an item, or whose items
 // are not all named, is replaced whole.
-func diffList(path []string, b, a []interface{}) ([]Op, bool) {
-	byName := map[string]interface{}{}
+func diffList(path []string, b, a []any) ([]v1alpha1.AdmissionOp, bool) {
+	byName := map[string]any{}
 	for _, it := range b {
 		name, ok := itemName(it)
 		if _, twice := byName[name]; !ok || twice {
@@ -94,7 +95,7 @@ func diffList(path []string, b, a []interface{}) ([]Op, bool) {
 		}
 		byName[name] = it
 	}
-	var ops []Op
+	var ops []v1alpha1.AdmissionOp
 	kept := 0
 	for _, it := range a {
 		name, ok := itemName(it)
@@ -103,7 +104,7 @@ func diffList(path []string, b, a []interface{}) ([]Op, bool) {
 		}
 		was, found := byName[name]
 		if !found {
-			ops = append(ops, Op{Op: OpAppend, Path: path, Value: it})
+			ops = append(ops, v1alpha1.AdmissionOp{Op: v1alpha1.OpAppend, Path: path, Value: it})
 			continue
 		}
 		kept++
@@ -116,14 +117,14 @@ func diffList(path []string, b, a []interface{}) ([]Op, bool) {
 	return ops, kept == len(b)
 }
 
-func unionOf(b, a map[string]interface{}) map[string]interface{} {
+func unionOf(b, a map[string]any) map[string]any {
 	out := maps.Clone(b)
 	maps.Copy(out, a)
 	return out
 }
 
-func itemName(it interface{}) (string, bool) {
-	m, _ := it.(map[string]interface{})
+func itemName(it any) (string, bool) {
+	m, _ := it.(map[string]any)
 	name, ok := m[mergeKey].(string)
 	return name, ok
 }

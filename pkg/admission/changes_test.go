@@ -7,11 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
 // opStrings are ops as the tests compare them: op path value.
-func opStrings(ops []Op) []string {
+func opStrings(ops []v1alpha1.AdmissionOp) []string {
 	out := []string{}
 	for _, op := range ops {
 		s := op.Op + " " + pathlang.FromSegments(op.Path).String()
@@ -23,7 +24,7 @@ func opStrings(ops []Op) []string {
 	return out
 }
 
-func opJSON(v interface{}) string {
+func opJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
@@ -93,12 +94,12 @@ func TestEvaluatedPolicyAddsOneEnvVar(t *testing.T) {
 	pod := obj(t, envPod)
 	result := obj(t, envPod)
 	containers, _, _ := unstructured.NestedSlice(result.Object, "spec", "containers")
-	app := containers[0].(map[string]interface{})
-	app["env"] = append(app["env"].([]interface{}), map[string]interface{}{"name": "B", "value": "2"})
+	app := containers[0].(map[string]any)
+	app["env"] = append(app["env"].([]any), map[string]any{"name": "B", "value": "2"})
 	_ = unstructured.SetNestedSlice(result.Object, containers, "spec", "containers")
 	e := &fixedEvaluator{res: &PolicyResult{
 		Object:   result,
-		Bindings: []BindingResult{{Kind: MutatingAdmissionPolicy, Policy: "env", Binding: "env", Outcome: Mutated, Paths: [][]string{{"spec", "containers"}}}},
+		Bindings: []BindingResult{{Kind: v1alpha1.MutatingAdmissionPolicy, Policy: "env", Binding: "env", Outcome: Mutated, Paths: [][]string{{"spec", "containers"}}}},
 	}}
 	cfg := &Config{
 		MutatingPolicies: []*unstructured.Unstructured{obj(t, "metadata: {name: env}\nspec:\n  matchConstraints:\n    resourceRules: [{operations: ['*'], apiGroups: [''], apiVersions: ['*'], resources: [pods]}]\n")},

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // LimitRanger's checks, as plugin/pkg/admission/limitranger writes them
@@ -16,22 +18,22 @@ import (
 // validateLimits is LimitRanger's validation of the Pod its mutation and
 // the other plugins left: each LimitRange's min, max and max
 // limit/request ratio, of each container and of the Pod.
-func (m *podModel) validateLimits() *Step {
+func (m *podModel) validateLimits() *v1alpha1.AdmissionStep {
 	if _, unread := m.reads.Unread[limitRanger]; unread {
-		return &Step{Kind: Builtin, Name: limitRanger, Effect: MayDeny, Caveats: []string{m.reads.Unread[limitRanger] + ": its min, max and ratio were not checked"}}
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: limitRanger, Effect: v1alpha1.EffectMayDeny, Caveats: []string{m.reads.Unread[limitRanger] + ": its min, max and ratio were not checked"}}
 	}
 	if len(m.reads.LimitRanges) == 0 {
 		return nil
 	}
 	var pod corev1.Pod
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.pod, &pod); err != nil {
-		return &Step{Kind: Builtin, Name: limitRanger, Effect: MayDeny, Caveats: []string{"the Pod could not be read to check its LimitRanges: " + err.Error()}}
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: limitRanger, Effect: v1alpha1.EffectMayDeny, Caveats: []string{"the Pod could not be read to check its LimitRanges: " + err.Error()}}
 	}
 	var failing []string
 	for _, u := range sorted(m.reads.LimitRanges) {
 		var lr corev1.LimitRange
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &lr); err != nil {
-			return &Step{Kind: Builtin, Name: limitRanger, Effect: MayDeny, Caveats: []string{fmt.Sprintf("LimitRange %s could not be read: %v", u.GetName(), err)}}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: limitRanger, Effect: v1alpha1.EffectMayDeny, Caveats: []string{fmt.Sprintf("LimitRange %s could not be read: %v", u.GetName(), err)}}
 		}
 		if msg := podLimitErrors(&lr, &pod); msg != "" {
 			failing = append(failing, msg)
@@ -40,7 +42,7 @@ func (m *podModel) validateLimits() *Step {
 	if len(failing) == 0 {
 		return nil
 	}
-	s := &Step{Kind: Builtin, Name: limitRanger, Effect: Denies, Message: m.forbidden("%s", failing[0])}
+	s := &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: limitRanger, Effect: v1alpha1.EffectDenies, Message: m.forbidden("%s", failing[0])}
 	if len(failing) > 1 {
 		s.Caveats = []string{fmt.Sprintf("%d LimitRanges refuse the Pod: the apiserver names the first it reads, in no fixed order", len(failing))}
 	}

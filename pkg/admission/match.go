@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // rule is a RuleWithOperations or a NamedRuleWithOperations, at any
@@ -30,7 +32,7 @@ type matcher struct {
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector"`
 	ObjectSelector    *metav1.LabelSelector `json:"objectSelector"`
 	MatchPolicy       string                `json:"matchPolicy"`
-	MatchConditions   []interface{}         `json:"matchConditions"`
+	MatchConditions   []any                 `json:"matchConditions"`
 }
 
 func contains(list []string, s string) bool {
@@ -134,8 +136,8 @@ func (m *matcher) matches(req Request) (bool, []string) {
 	return true, caveats
 }
 
-func decode(in interface{}, out interface{}) bool {
-	m, ok := in.(map[string]interface{})
+func decode(in any, out any) bool {
+	m, ok := in.(map[string]any)
 	if !ok {
 		return false
 	}
@@ -143,12 +145,12 @@ func decode(in interface{}, out interface{}) bool {
 }
 
 // webhooks are the webhooks of configs that req calls.
-func webhooks(configs []*unstructured.Unstructured, kind StepKind, req Request) []Step {
-	effect := MayDeny
-	if kind == MutatingWebhook {
-		effect = MayMutate
+func webhooks(configs []*unstructured.Unstructured, kind v1alpha1.AdmissionStepKind, req Request) []v1alpha1.AdmissionStep {
+	effect := v1alpha1.EffectMayDeny
+	if kind == v1alpha1.MutatingWebhook {
+		effect = v1alpha1.EffectMayMutate
 	}
-	var steps []Step
+	var steps []v1alpha1.AdmissionStep
 	for _, c := range sorted(configs) {
 		hooks, _, _ := unstructured.NestedSlice(c.Object, "webhooks")
 		for _, h := range hooks {
@@ -157,16 +159,16 @@ func webhooks(configs []*unstructured.Unstructured, kind StepKind, req Request) 
 				continue
 			}
 			if ok, caveats := m.matches(req); ok {
-				hook, _ := h.(map[string]interface{})
+				hook, _ := h.(map[string]any)
 				name, _ := hook["name"].(string)
-				if kind == MutatingWebhook {
+				if kind == v1alpha1.MutatingWebhook {
 					caveats = append(caveats, "a mutating webhook may refuse the apply too")
 				}
 				if fp, _ := hook["failurePolicy"].(string); fp != "Ignore" {
 					// admissionregistration/v1's default is Fail.
 					caveats = append(caveats, "failurePolicy Fail: the apply is refused when the webhook can't be called")
 				}
-				step := Step{Kind: kind, Name: c.GetName() + "/" + name, Effect: effect, Caveats: caveats}
+				step := v1alpha1.AdmissionStep{Kind: kind, Name: c.GetName() + "/" + name, Effect: effect, Caveats: caveats}
 				if len(m.MatchConditions) > 0 {
 					step.Webhook, step.Configuration = hook, c.GetName()
 				}
@@ -238,28 +240,28 @@ func bound(policies, bindings []*unstructured.Unstructured, req Request, each fu
 	}
 }
 
-func validatingPolicies(c *Config, req Request) []Step {
-	var steps []Step
+func validatingPolicies(c *Config, req Request) []v1alpha1.AdmissionStep {
+	var steps []v1alpha1.AdmissionStep
 	bound(c.ValidatingPolicies, c.ValidatingBindings, req, func(p, b *unstructured.Unstructured, caveats []string) {
 		actions, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "validationActions")
-		effect := Audits
+		effect := v1alpha1.EffectAudits
 		for _, a := range actions {
 			switch {
 			case a == "Deny":
-				effect = MayDeny
-			case a == "Warn" && effect != MayDeny:
-				effect = MayWarn
+				effect = v1alpha1.EffectMayDeny
+			case a == "Warn" && effect != v1alpha1.EffectMayDeny:
+				effect = v1alpha1.EffectMayWarn
 			}
 		}
-		steps = append(steps, Step{Kind: ValidatingAdmissionPolicy, Name: fmt.Sprintf("%s (binding %s)", p.GetName(), b.GetName()), Effect: effect, Caveats: caveats})
+		steps = append(steps, v1alpha1.AdmissionStep{Kind: v1alpha1.ValidatingAdmissionPolicy, Name: fmt.Sprintf("%s (binding %s)", p.GetName(), b.GetName()), Effect: effect, Caveats: caveats})
 	})
 	return steps
 }
 
-func mutatingPolicies(c *Config, req Request) []Step {
-	var steps []Step
+func mutatingPolicies(c *Config, req Request) []v1alpha1.AdmissionStep {
+	var steps []v1alpha1.AdmissionStep
 	bound(c.MutatingPolicies, c.MutatingBindings, req, func(p, b *unstructured.Unstructured, caveats []string) {
-		steps = append(steps, Step{Kind: MutatingAdmissionPolicy, Name: fmt.Sprintf("%s (binding %s)", p.GetName(), b.GetName()), Effect: MayMutate, Caveats: caveats})
+		steps = append(steps, v1alpha1.AdmissionStep{Kind: v1alpha1.MutatingAdmissionPolicy, Name: fmt.Sprintf("%s (binding %s)", p.GetName(), b.GetName()), Effect: v1alpha1.EffectMayMutate, Caveats: caveats})
 	})
 	return steps
 }

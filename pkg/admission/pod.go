@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -59,18 +60,18 @@ const (
 
 // tokenVolume is the projected volume the ServiceAccount plugin adds
 // (serviceaccount.TokenVolumeSource).
-func tokenVolume(name string) map[string]interface{} {
-	return map[string]interface{}{
+func tokenVolume(name string) map[string]any {
+	return map[string]any{
 		"name": name,
-		"projected": map[string]interface{}{
+		"projected": map[string]any{
 			"defaultMode": int64(0o644),
-			"sources": []interface{}{
-				map[string]interface{}{"serviceAccountToken": map[string]interface{}{"path": "token", "expirationSeconds": int64(boundTokenSeconds)}},
-				map[string]interface{}{"configMap": map[string]interface{}{"name": "kube-root-ca.crt",
-					"items": []interface{}{map[string]interface{}{"key": "ca.crt", "path": "ca.crt"}}}},
-				map[string]interface{}{"downwardAPI": map[string]interface{}{
-					"items": []interface{}{map[string]interface{}{"path": "namespace",
-						"fieldRef": map[string]interface{}{"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}}},
+			"sources": []any{
+				map[string]any{"serviceAccountToken": map[string]any{"path": "token", "expirationSeconds": int64(boundTokenSeconds)}},
+				map[string]any{"configMap": map[string]any{"name": "kube-root-ca.crt",
+					"items": []any{map[string]any{"key": "ca.crt", "path": "ca.crt"}}}},
+				map[string]any{"downwardAPI": map[string]any{
+					"items": []any{map[string]any{"path": "namespace",
+						"fieldRef": map[string]any{"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}}},
 			},
 		},
 	}
@@ -82,7 +83,7 @@ func tokenVolume(name string) map[string]interface{} {
 type podModel struct {
 	reads *PodReads
 	req   Request
-	pod   map[string]interface{}
+	pod   map[string]any
 }
 
 func newPodModel(c *Config, req Request) *podModel {
@@ -97,14 +98,14 @@ func newPodModel(c *Config, req Request) *podModel {
 		}
 	}
 	for _, c := range m.containers() {
-		res, _ := c.m["resources"].(map[string]interface{})
-		limits, _ := res["limits"].(map[string]interface{})
+		res, _ := c.m["resources"].(map[string]any)
+		limits, _ := res["limits"].(map[string]any)
 		if limits == nil {
 			continue
 		}
-		requests, _ := res["requests"].(map[string]interface{})
+		requests, _ := res["requests"].(map[string]any)
 		if requests == nil {
-			requests = map[string]interface{}{}
+			requests = map[string]any{}
 			res["requests"] = requests
 		}
 		for k, v := range limits {
@@ -116,10 +117,10 @@ func newPodModel(c *Config, req Request) *podModel {
 	return m
 }
 
-func (m *podModel) spec() map[string]interface{} {
-	spec, _ := m.pod["spec"].(map[string]interface{})
+func (m *podModel) spec() map[string]any {
+	spec, _ := m.pod["spec"].(map[string]any)
 	if spec == nil {
-		spec = map[string]interface{}{}
+		spec = map[string]any{}
 		m.pod["spec"] = spec
 	}
 	return spec
@@ -128,7 +129,7 @@ func (m *podModel) spec() map[string]interface{} {
 // container is one of the Pod's containers or init containers.
 type container struct {
 	field, name string
-	m           map[string]interface{}
+	m           map[string]any
 }
 
 func (c container) path(rest ...string) []string {
@@ -140,9 +141,9 @@ func (c container) path(rest ...string) []string {
 func (m *podModel) containers() []container {
 	var out []container
 	for _, field := range []string{"containers", "initContainers"} {
-		list, _ := m.spec()[field].([]interface{})
+		list, _ := m.spec()[field].([]any)
 		for _, it := range list {
-			if cm, ok := it.(map[string]interface{}); ok {
+			if cm, ok := it.(map[string]any); ok {
 				name, _ := cm["name"].(string)
 				out = append(out, container{field: field, name: name, m: cm})
 			}
@@ -152,74 +153,74 @@ func (m *podModel) containers() []container {
 }
 
 // forbidden is admission.NewForbidden's message for the Pod.
-func (m *podModel) forbidden(format string, args ...interface{}) string {
+func (m *podModel) forbidden(format string, args ...any) string {
 	return apierrors.NewForbidden(pods, m.req.Object.GetName(), fmt.Errorf(format, args...)).Error()
 }
 
 // recorder makes a plugin's changes on the model and keeps them as ops.
 type recorder struct {
 	m   *podModel
-	ops []Op
+	ops []v1alpha1.AdmissionOp
 }
 
 // set sets path to v: OpSet where it is absent, OpReplace where it
 // holds another value.
-func (r *recorder) set(path []string, v interface{}) {
-	op := OpSet
+func (r *recorder) set(path []string, v any) {
+	op := v1alpha1.OpSet
 	if cur, found := lookup(r.m.pod, path); found {
 		if reflect.DeepEqual(cur, v) {
 			return
 		}
-		op = OpReplace
+		op = v1alpha1.OpReplace
 	}
-	r.add(Op{Op: op, Path: path, Value: v})
+	r.add(v1alpha1.AdmissionOp{Op: op, Path: path, Value: v})
 }
 
-func (r *recorder) add(op Op) {
+func (r *recorder) add(op v1alpha1.AdmissionOp) {
 	applyOp(op, r.m.pod)
 	r.ops = append(r.ops, op)
 }
 
-func (r *recorder) step(name string) *Step {
+func (r *recorder) step(name string) *v1alpha1.AdmissionStep {
 	if len(r.ops) == 0 {
 		return nil
 	}
-	return &Step{Kind: Builtin, Name: name, Effect: Mutates, Ops: r.ops}
+	return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: name, Effect: v1alpha1.EffectMutates, Ops: r.ops}
 }
 
 // unread is the step of a plugin whose reads failed.
-func (m *podModel) unread(name string) *Step {
+func (m *podModel) unread(name string) *v1alpha1.AdmissionStep {
 	why, ok := m.reads.Unread[name]
 	if !ok {
 		return nil
 	}
-	return &Step{Kind: Builtin, Name: name, Effect: MayMutate, Caveats: []string{why + ": what it sets or refuses is not known"}}
+	return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: name, Effect: v1alpha1.EffectMayMutate, Caveats: []string{why + ": what it sets or refuses is not known"}}
 }
 
 // podMutating runs the mutating plugins on a Pod's create (on an update,
 // those that act on one); the model holds the Pod they leave. Without
 // reads (c.Pod nil) a create is not modelled.
-func podMutating(c *Config, req Request) ([]Step, *podModel) {
+func podMutating(c *Config, req Request) ([]v1alpha1.AdmissionStep, *podModel) {
 	if req.Old == nil && c.Pod == nil {
-		return []Step{{Kind: Builtin, Name: "ServiceAccount+Priority+DefaultTolerationSeconds+LimitRanger+RuntimeClass", Effect: MayMutate,
+		return []v1alpha1.AdmissionStep{{Kind: v1alpha1.BuiltinPlugin, Name: "ServiceAccount+Priority+DefaultTolerationSeconds+LimitRanger+RuntimeClass", Effect: v1alpha1.EffectMayMutate,
 			Caveats: []string{"what a Pod's create reads (its ServiceAccount, the PriorityClasses, its RuntimeClass, the namespace's LimitRanges) was not read: not modelled here"}}}, nil
 	}
 	if c.Pod == nil {
 		c = &Config{Pod: &PodReads{}}
 	}
 	m := newPodModel(c, req)
-	plugins := []func() *Step{m.limitRanger, m.serviceAccount, m.priority, m.defaultTolerationSeconds, m.runtimeClass}
+	plugins := []func() *v1alpha1.AdmissionStep{m.limitRanger, m.serviceAccount, m.priority, m.defaultTolerationSeconds, m.runtimeClass}
 	if req.Old != nil {
-		plugins = []func() *Step{m.priorityOnUpdate, m.defaultTolerationSeconds}
+		plugins = []func() *v1alpha1.AdmissionStep{m.priorityOnUpdate, m.defaultTolerationSeconds}
 	}
-	var steps []Step
+	var steps []v1alpha1.AdmissionStep
 	for _, plugin := range plugins {
 		s := plugin()
 		if s == nil {
 			continue
 		}
 		steps = append(steps, *s)
-		if s.Effect == Denies {
+		if s.Effect == v1alpha1.EffectDenies {
 			break
 		}
 	}
@@ -227,9 +228,9 @@ func podMutating(c *Config, req Request) ([]Step, *podModel) {
 }
 
 // deniedBy is the denial of the first step that refuses ("": none).
-func deniedBy(steps []Step) string {
+func deniedBy(steps []v1alpha1.AdmissionStep) string {
 	for _, s := range steps {
-		if s.Effect == Denies {
+		if s.Effect == v1alpha1.EffectDenies {
 			return s.Message
 		}
 	}
@@ -239,8 +240,8 @@ func deniedBy(steps []Step) string {
 // validatingBuiltins are the built-in plugins' validations, in the
 // apiserver's order: LimitRanger, PodSecurity, RuntimeClass (the
 // ServiceAccount plugin checks what it checks when it mutates).
-func validatingBuiltins(c *Config, req Request) []Step {
-	var steps []Step
+func validatingBuiltins(c *Config, req Request) []v1alpha1.AdmissionStep {
+	var steps []v1alpha1.AdmissionStep
 	var m *podModel
 	if req.Resource.GroupResource() == pods && req.Subresource == "" && req.Old == nil && c.Pod != nil {
 		_, m = podMutating(c, req)
@@ -262,7 +263,7 @@ func validatingBuiltins(c *Config, req Request) []Step {
 // limitRanger is LimitRanger's mutation: the Container defaults of each
 // LimitRange filled into the containers that lack them, and the
 // annotation that says which.
-func (m *podModel) limitRanger() *Step {
+func (m *podModel) limitRanger() *v1alpha1.AdmissionStep {
 	if s := m.unread(limitRanger); s != nil {
 		return s
 	}
@@ -306,7 +307,7 @@ func (m *podModel) limitRanger() *Step {
 		// The apiserver lists them from its cache, in no fixed order:
 		// which sets a resource both default, and the annotation, is not
 		// known.
-		s.Effect = MayMutate
+		s.Effect = v1alpha1.EffectMayMutate
 		s.Caveats = []string{fmt.Sprintf("%d LimitRanges of namespace %s set defaults for this Pod, and the apiserver applies them in no fixed order", setters, m.req.Object.GetNamespace())}
 	}
 	return s
@@ -314,16 +315,16 @@ func (m *podModel) limitRanger() *Step {
 
 // containerDefaults are the default requests and limits of a LimitRange's
 // Container items (defaultContainerResourceRequirements).
-func containerDefaults(lr *unstructured.Unstructured) (requests, limits map[string]interface{}) {
-	requests, limits = map[string]interface{}{}, map[string]interface{}{}
+func containerDefaults(lr *unstructured.Unstructured) (requests, limits map[string]any) {
+	requests, limits = map[string]any{}, map[string]any{}
 	items, _, _ := unstructured.NestedSlice(lr.Object, "spec", "limits")
 	for _, it := range items {
-		item, _ := it.(map[string]interface{})
+		item, _ := it.(map[string]any)
 		if item["type"] != string(corev1.LimitTypeContainer) {
 			continue
 		}
-		for from, to := range map[string]map[string]interface{}{"defaultRequest": requests, "default": limits} {
-			vals, _ := item[from].(map[string]interface{})
+		for from, to := range map[string]map[string]any{"defaultRequest": requests, "default": limits} {
+			vals, _ := item[from].(map[string]any)
 			for k, v := range vals {
 				to[k] = v
 			}
@@ -332,7 +333,7 @@ func containerDefaults(lr *unstructured.Unstructured) (requests, limits map[stri
 	return requests, limits
 }
 
-func sortedKeys(m map[string]interface{}) []string {
+func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -344,14 +345,14 @@ func sortedKeys(m map[string]interface{}) []string {
 // serviceAccount is the ServiceAccount plugin's mutation: the default
 // service account, its token volume mounted into every container, its
 // image pull secrets; then its check of the service account.
-func (m *podModel) serviceAccount() *Step {
+func (m *podModel) serviceAccount() *v1alpha1.AdmissionStep {
 	spec := m.spec()
 	annotations, _, _ := unstructured.NestedStringMap(m.pod, "metadata", "annotations")
 	if _, mirror := annotations[mirrorAnnotation]; mirror {
 		if name, _ := spec["serviceAccountName"].(string); name != "" {
-			return &Step{Kind: Builtin, Name: serviceAccount, Effect: Denies, Message: m.forbidden("a mirror pod may not reference service accounts")}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: serviceAccount, Effect: v1alpha1.EffectDenies, Message: m.forbidden("a mirror pod may not reference service accounts")}
 		}
-		return &Step{Kind: Builtin, Name: serviceAccount, Effect: MayDeny,
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: serviceAccount, Effect: v1alpha1.EffectMayDeny,
 			Caveats: []string{"a mirror pod may not reference secrets or project a service account token: not checked here"}}
 	}
 	r := &recorder{m: m}
@@ -368,20 +369,20 @@ func (m *podModel) serviceAccount() *Step {
 	sa := m.reads.ServiceAccount
 	ns := m.req.Object.GetNamespace()
 	if sa == nil {
-		return &Step{Kind: Builtin, Name: serviceAccount, Effect: Denies,
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: serviceAccount, Effect: v1alpha1.EffectDenies,
 			Message: m.forbidden("error looking up service account %s/%s: serviceaccount %q not found", ns, name, name)}
 	}
 	var unknown []pathlang.Path
 	if automount(sa, spec) {
 		unknown = m.mountToken(r)
 	}
-	if list, _ := spec["imagePullSecrets"].([]interface{}); len(list) == 0 {
+	if list, _ := spec["imagePullSecrets"].([]any); len(list) == 0 {
 		secrets, _, _ := unstructured.NestedSlice(sa.Object, "imagePullSecrets")
-		var refs []interface{}
+		var refs []any
 		for _, s := range secrets {
-			sm, _ := s.(map[string]interface{})
+			sm, _ := s.(map[string]any)
 			n, _ := sm["name"].(string)
-			refs = append(refs, map[string]interface{}{"name": n})
+			refs = append(refs, map[string]any{"name": n})
 		}
 		if len(refs) > 0 {
 			r.set([]string{"spec", "imagePullSecrets"}, refs)
@@ -389,7 +390,7 @@ func (m *podModel) serviceAccount() *Step {
 	}
 	if enforce, _ := strconv.ParseBool(sa.GetAnnotations()["kubernetes.io/enforce-mountable-secrets"]); enforce {
 		if msg := m.unmountableSecret(sa); msg != "" {
-			return &Step{Kind: Builtin, Name: serviceAccount, Effect: Denies, Message: m.forbidden("%s", msg)}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: serviceAccount, Effect: v1alpha1.EffectDenies, Message: m.forbidden("%s", msg)}
 		}
 	}
 	s := r.step(serviceAccount)
@@ -401,7 +402,7 @@ func (m *podModel) serviceAccount() *Step {
 
 // automount is shouldAutomount: the Pod's preference, else the service
 // account's, else true.
-func automount(sa *unstructured.Unstructured, spec map[string]interface{}) bool {
+func automount(sa *unstructured.Unstructured, spec map[string]any) bool {
 	if v, ok := spec["automountServiceAccountToken"].(bool); ok {
 		return v
 	}
@@ -418,9 +419,9 @@ func automount(sa *unstructured.Unstructured, spec map[string]interface{}) bool 
 func (m *podModel) mountToken(r *recorder) []pathlang.Path {
 	spec := m.spec()
 	volumeName, generated := "", false
-	volumes, _ := spec["volumes"].([]interface{})
+	volumes, _ := spec["volumes"].([]any)
 	for _, v := range volumes {
-		vm, _ := v.(map[string]interface{})
+		vm, _ := v.(map[string]any)
 		if n, _ := vm["name"].(string); strings.HasPrefix(n, tokenVolumePrefix) {
 			volumeName = n
 			break
@@ -440,10 +441,10 @@ func (m *podModel) mountToken(r *recorder) []pathlang.Path {
 	// The plugin mounts into init containers first.
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].field == "initContainers" && cs[j].field != "initContainers" })
 	for _, c := range cs {
-		mounts, _ := c.m["volumeMounts"].([]interface{})
+		mounts, _ := c.m["volumeMounts"].([]any)
 		mounted := false
 		for _, mt := range mounts {
-			mm, _ := mt.(map[string]interface{})
+			mm, _ := mt.(map[string]any)
 			if mm["mountPath"] == tokenMountPath {
 				mounted = true
 				break
@@ -453,14 +454,14 @@ func (m *podModel) mountToken(r *recorder) []pathlang.Path {
 			continue
 		}
 		needed = true
-		r.add(Op{Op: OpAppend, Path: c.path("volumeMounts"), GenerateName: genName,
-			Value: map[string]interface{}{"name": volumeName, "readOnly": true, "mountPath": tokenMountPath}})
+		r.add(v1alpha1.AdmissionOp{Op: v1alpha1.OpAppend, Path: c.path("volumeMounts"), GenerateName: genName,
+			Value: map[string]any{"name": volumeName, "readOnly": true, "mountPath": tokenMountPath}})
 		if generated {
 			unknown = append(unknown, pathlang.FromSegments(c.path("volumeMounts", pathlang.ItemSegment("mountPath", tokenMountPath), "name")))
 		}
 	}
 	if !hasVolume && needed {
-		r.add(Op{Op: OpAppend, Path: []string{"spec", "volumes"}, GenerateName: genName, Value: tokenVolume(volumeName)})
+		r.add(v1alpha1.AdmissionOp{Op: v1alpha1.OpAppend, Path: []string{"spec", "volumes"}, GenerateName: genName, Value: tokenVolume(volumeName)})
 		unknown = append([]pathlang.Path{pathlang.FromSegments([]string{"spec", "volumes", pathlang.ItemSegment("name", volumeName), "name"})}, unknown...)
 	}
 	return unknown
@@ -474,7 +475,7 @@ func (m *podModel) unmountableSecret(sa *unstructured.Unstructured) string {
 		out := map[string]bool{}
 		list, _, _ := unstructured.NestedSlice(sa.Object, path)
 		for _, it := range list {
-			im, _ := it.(map[string]interface{})
+			im, _ := it.(map[string]any)
 			if n, ok := im["name"].(string); ok {
 				out[n] = true
 			}
@@ -483,10 +484,10 @@ func (m *podModel) unmountableSecret(sa *unstructured.Unstructured) string {
 	}
 	mountable := names("secrets")
 	spec := m.spec()
-	volumes, _ := spec["volumes"].([]interface{})
+	volumes, _ := spec["volumes"].([]any)
 	for _, v := range volumes {
-		vm, _ := v.(map[string]interface{})
-		if secret, ok := vm["secret"].(map[string]interface{}); ok {
+		vm, _ := v.(map[string]any)
+		if secret, ok := vm["secret"].(map[string]any); ok {
 			if n, _ := secret["secretName"].(string); !mountable[n] {
 				return fmt.Sprintf("volume with secret.secretName=%q is not allowed because service account %s does not reference that secret", n, sa.GetName())
 			}
@@ -497,22 +498,22 @@ func (m *podModel) unmountableSecret(sa *unstructured.Unstructured) string {
 		if field == "initContainers" {
 			kind = "init container"
 		}
-		list, _ := spec[field].([]interface{})
+		list, _ := spec[field].([]any)
 		for _, it := range list {
-			c, _ := it.(map[string]interface{})
+			c, _ := it.(map[string]any)
 			cname, _ := c["name"].(string)
-			env, _ := c["env"].([]interface{})
+			env, _ := c["env"].([]any)
 			for _, e := range env {
-				em, _ := e.(map[string]interface{})
+				em, _ := e.(map[string]any)
 				n, found, _ := unstructured.NestedString(em, "valueFrom", "secretKeyRef", "name")
 				if found && !mountable[n] {
 					return fmt.Sprintf("%s %s with envVar %s referencing secret.secretName=%q is not allowed because service account %s does not reference that secret", kind, cname, em["name"], n, sa.GetName())
 				}
 			}
-			envFrom, _ := c["envFrom"].([]interface{})
+			envFrom, _ := c["envFrom"].([]any)
 			for _, e := range envFrom {
-				em, _ := e.(map[string]interface{})
-				if ref, ok := em["secretRef"].(map[string]interface{}); ok {
+				em, _ := e.(map[string]any)
+				if ref, ok := em["secretRef"].(map[string]any); ok {
 					if n, _ := ref["name"].(string); !mountable[n] {
 						return fmt.Sprintf("%s %s with envFrom referencing secret.secretName=%q is not allowed because service account %s does not reference that secret", kind, cname, n, sa.GetName())
 					}
@@ -521,9 +522,9 @@ func (m *podModel) unmountableSecret(sa *unstructured.Unstructured) string {
 		}
 	}
 	pullable := names("imagePullSecrets")
-	refs, _ := spec["imagePullSecrets"].([]interface{})
+	refs, _ := spec["imagePullSecrets"].([]any)
 	for i, ref := range refs {
-		rm, _ := ref.(map[string]interface{})
+		rm, _ := ref.(map[string]any)
 		if n, _ := rm["name"].(string); !pullable[n] {
 			return fmt.Sprintf("imagePullSecrets[%d].name=%q is not allowed because service account %s does not reference that imagePullSecret", i, n, sa.GetName())
 		}
@@ -534,7 +535,7 @@ func (m *podModel) unmountableSecret(sa *unstructured.Unstructured) string {
 // priority is the Priority plugin on a create: the priority (and
 // preemption policy) of the named PriorityClass, else of the global
 // default (the lowest valued one, if a race made several), else 0.
-func (m *podModel) priority() *Step {
+func (m *podModel) priority() *v1alpha1.AdmissionStep {
 	if s := m.unread(priority); s != nil {
 		return s
 	}
@@ -568,7 +569,7 @@ func (m *podModel) priority() *Step {
 			}
 		}
 		if class == nil {
-			return &Step{Kind: Builtin, Name: priority, Effect: Denies, Message: m.forbidden("no PriorityClass with name %s was found", name)}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: priority, Effect: v1alpha1.EffectDenies, Message: m.forbidden("no PriorityClass with name %s was found", name)}
 		}
 	}
 	value, policy := int64(0), string(corev1.PreemptLowerPriority)
@@ -577,11 +578,11 @@ func (m *podModel) priority() *Step {
 		policy, _, _ = unstructured.NestedString(class.Object, "preemptionPolicy")
 	}
 	if cur, ok := spec["priority"]; ok && fmt.Sprint(cur) != strconv.FormatInt(value, 10) {
-		return &Step{Kind: Builtin, Name: priority, Effect: Denies,
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: priority, Effect: v1alpha1.EffectDenies,
 			Message: m.forbidden("the integer value of priority (%v) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", cur, value)}
 	}
 	if cur, ok := spec["preemptionPolicy"].(string); ok && policy != "" && cur != policy {
-		return &Step{Kind: Builtin, Name: priority, Effect: Denies,
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: priority, Effect: v1alpha1.EffectDenies,
 			Message: m.forbidden("the string value of PreemptionPolicy (%s) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", cur, policy)}
 	}
 	r := &recorder{m: m}
@@ -594,7 +595,7 @@ func (m *podModel) priority() *Step {
 	}
 	s := r.step(priority)
 	if s != nil && len(caveats) > 0 {
-		s.Effect, s.Caveats = MayMutate, caveats
+		s.Effect, s.Caveats = v1alpha1.EffectMayMutate, caveats
 	}
 	return s
 }
@@ -613,7 +614,7 @@ func classValue(pc *unstructured.Unstructured) int64 {
 
 // priorityOnUpdate: an update keeps the priority (and preemption policy)
 // the create set when the new object has none.
-func (m *podModel) priorityOnUpdate() *Step {
+func (m *podModel) priorityOnUpdate() *v1alpha1.AdmissionStep {
 	r := &recorder{m: m}
 	for _, f := range []string{"priority", "preemptionPolicy"} {
 		old, found, _ := unstructured.NestedFieldCopy(m.req.Old.Object, "spec", f)
@@ -628,14 +629,14 @@ func (m *podModel) priorityOnUpdate() *Step {
 // and an unreachable node, for 300 seconds, unless the Pod tolerates them
 // (a toleration of the key, or of any key, with the effect NoExecute or
 // any).
-func (m *podModel) defaultTolerationSeconds() *Step {
-	tolerations, _ := m.spec()["tolerations"].([]interface{})
+func (m *podModel) defaultTolerationSeconds() *v1alpha1.AdmissionStep {
+	tolerations, _ := m.spec()["tolerations"].([]any)
 	_, atomic, _ := unstructured.NestedFieldNoCopy(m.req.Object.Object, "spec", "tolerations")
 	r := &recorder{m: m}
 	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
 		tolerated := false
 		for _, t := range tolerations {
-			tm, _ := t.(map[string]interface{})
+			tm, _ := t.(map[string]any)
 			k, _ := tm["key"].(string)
 			e, _ := tm["effect"].(string)
 			if (k == key || k == "") && (e == string(corev1.TaintEffectNoExecute) || e == "") {
@@ -643,8 +644,8 @@ func (m *podModel) defaultTolerationSeconds() *Step {
 			}
 		}
 		if !tolerated {
-			r.add(Op{Op: OpAppend, Path: []string{"spec", "tolerations"}, Atomic: atomic,
-				Value: map[string]interface{}{"key": key, "operator": string(corev1.TolerationOpExists), "effect": string(corev1.TaintEffectNoExecute), "tolerationSeconds": int64(300)}})
+			r.add(v1alpha1.AdmissionOp{Op: v1alpha1.OpAppend, Path: []string{"spec", "tolerations"}, Atomic: atomic,
+				Value: map[string]any{"key": key, "operator": string(corev1.TolerationOpExists), "effect": string(corev1.TaintEffectNoExecute), "tolerationSeconds": int64(300)}})
 		}
 	}
 	return r.step(defaultTolerationSeconds)
@@ -653,7 +654,7 @@ func (m *podModel) defaultTolerationSeconds() *Step {
 // runtimeClass is the RuntimeClass plugin's mutation: the class's pod
 // overhead, and its scheduling (node selector and tolerations) merged
 // into the Pod's.
-func (m *podModel) runtimeClass() *Step {
+func (m *podModel) runtimeClass() *v1alpha1.AdmissionStep {
 	spec := m.spec()
 	name, named := spec["runtimeClassName"].(string)
 	if !named {
@@ -664,45 +665,45 @@ func (m *podModel) runtimeClass() *Step {
 	}
 	rc := m.reads.RuntimeClass
 	if rc == nil {
-		return &Step{Kind: Builtin, Name: runtimeClass, Effect: Denies, Message: m.forbidden("pod rejected: RuntimeClass %q not found", name)}
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: runtimeClass, Effect: v1alpha1.EffectDenies, Message: m.forbidden("pod rejected: RuntimeClass %q not found", name)}
 	}
 	r := &recorder{m: m}
 	if overhead, found, _ := unstructured.NestedFieldCopy(rc.Object, "overhead"); found && overhead != nil {
 		fixed, _, _ := unstructured.NestedMap(rc.Object, "overhead", "podFixed")
-		cur, _ := spec["overhead"].(map[string]interface{})
+		cur, _ := spec["overhead"].(map[string]any)
 		if len(cur) > 0 && !sameResources(fixed, cur) {
-			return &Step{Kind: Builtin, Name: runtimeClass, Effect: Denies, Message: m.forbidden("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: runtimeClass, Effect: v1alpha1.EffectDenies, Message: m.forbidden("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")}
 		}
 		if fixed != nil && len(cur) == 0 {
 			r.set([]string{"spec", "overhead"}, fixed)
 		}
 	}
 	if scheduling, found, _ := unstructured.NestedMap(rc.Object, "scheduling"); found && scheduling != nil {
-		selector, _ := scheduling["nodeSelector"].(map[string]interface{})
-		cur, has := spec["nodeSelector"].(map[string]interface{})
+		selector, _ := scheduling["nodeSelector"].(map[string]any)
+		cur, has := spec["nodeSelector"].(map[string]any)
 		switch {
 		case !has && selector != nil:
 			r.set([]string{"spec", "nodeSelector"}, selector)
 		case has:
 			for _, k := range sortedKeys(selector) {
 				if v, ok := cur[k]; ok && v != selector[k] {
-					return &Step{Kind: Builtin, Name: runtimeClass, Effect: Denies,
+					return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: runtimeClass, Effect: v1alpha1.EffectDenies,
 						Message: m.forbidden("conflict: runtimeClass.scheduling.nodeSelector[%s] = %s; pod.spec.nodeSelector[%s] = %s", k, selector[k], k, v)}
 				}
 				r.set([]string{"spec", "nodeSelector", k}, selector[k])
 			}
 		}
-		extra, _ := scheduling["tolerations"].([]interface{})
-		before, _ := spec["tolerations"].([]interface{})
+		extra, _ := scheduling["tolerations"].([]any)
+		before, _ := spec["tolerations"].([]any)
 		merged := mergeTolerations(before, extra)
 		_, atomic, _ := unstructured.NestedFieldNoCopy(m.req.Object.Object, "spec", "tolerations")
 		switch {
 		case len(merged) >= len(before) && reflect.DeepEqual(merged[:len(before)], before):
 			for _, t := range merged[len(before):] {
-				r.add(Op{Op: OpAppend, Path: []string{"spec", "tolerations"}, Atomic: atomic, Value: t})
+				r.add(v1alpha1.AdmissionOp{Op: v1alpha1.OpAppend, Path: []string{"spec", "tolerations"}, Atomic: atomic, Value: t})
 			}
 		default:
-			r.add(Op{Op: OpReplace, Path: []string{"spec", "tolerations"}, Atomic: atomic, Value: merged})
+			r.add(v1alpha1.AdmissionOp{Op: v1alpha1.OpReplace, Path: []string{"spec", "tolerations"}, Atomic: atomic, Value: merged})
 		}
 	}
 	return r.step(runtimeClass)
@@ -710,7 +711,7 @@ func (m *podModel) runtimeClass() *Step {
 
 // sameResources is apiequality.Semantic.DeepEqual of two resource lists:
 // the same names, and quantities that compare equal.
-func sameResources(a, b map[string]interface{}) bool {
+func sameResources(a, b map[string]any) bool {
 	if len(a) != len(b) || (a == nil) != (b == nil) {
 		return false
 	}
@@ -728,20 +729,20 @@ func sameResources(a, b map[string]interface{}) bool {
 	return true
 }
 
-func quantity(v interface{}) (resource.Quantity, error) {
+func quantity(v any) (resource.Quantity, error) {
 	return resource.ParseQuantity(fmt.Sprint(v))
 }
 
 // mergeTolerations is pkg/util/tolerations.MergeTolerations: first then
 // second, without those another one already covers.
-func mergeTolerations(first, second []interface{}) []interface{} {
-	all := append(append([]interface{}{}, first...), second...)
+func mergeTolerations(first, second []any) []any {
+	all := append(append([]any{}, first...), second...)
 	typed := make([]corev1.Toleration, len(all))
 	for i, t := range all {
-		tm, _ := t.(map[string]interface{})
+		tm, _ := t.(map[string]any)
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(tm, &typed[i])
 	}
-	var merged []interface{}
+	var merged []any
 	var kept []corev1.Toleration
 next:
 	for i, t := range typed {
@@ -789,7 +790,7 @@ func isSuperset(ss, t corev1.Toleration) bool {
 
 // validateOverhead is the RuntimeClass plugin's validation: a Pod may
 // have an overhead only from its RuntimeClass.
-func (m *podModel) validateOverhead() *Step {
+func (m *podModel) validateOverhead() *v1alpha1.AdmissionStep {
 	spec := m.spec()
 	if _, has := spec["overhead"]; !has {
 		return nil
@@ -802,7 +803,7 @@ func (m *podModel) validateOverhead() *Step {
 			return nil // set from it
 		}
 	}
-	return &Step{Kind: Builtin, Name: runtimeClass, Effect: Denies,
+	return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: runtimeClass, Effect: v1alpha1.EffectDenies,
 		Message: m.forbidden("pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")}
 }
 
@@ -811,7 +812,7 @@ func (m *podModel) validateOverhead() *Step {
 // object, so that the two compare on everything else: where predicted
 // holds a generated name's prefix, server's item with that prefix, which
 // predicted does not hold, lends its name.
-func AdoptGeneratedNames(r *Report, predicted, server *unstructured.Unstructured) {
+func AdoptGeneratedNames(r *v1alpha1.AdmissionReport, predicted, server *unstructured.Unstructured) {
 	if r == nil {
 		return
 	}
@@ -825,9 +826,9 @@ func AdoptGeneratedNames(r *Report, predicted, server *unstructured.Unstructured
 				continue
 			}
 			cur, _ := lookup(predicted.Object, op.Path)
-			list, _ := cur.([]interface{})
+			list, _ := cur.([]any)
 			for _, it := range list {
-				if im, _ := it.(map[string]interface{}); im != nil && im["name"] == op.GenerateName {
+				if im, _ := it.(map[string]any); im != nil && im["name"] == op.GenerateName {
 					im["name"] = name
 				}
 			}
@@ -837,13 +838,13 @@ func AdoptGeneratedNames(r *Report, predicted, server *unstructured.Unstructured
 
 // generatedIn is the name of server's item at op's list that has op's
 // prefix and that predicted does not hold.
-func generatedIn(op Op, predicted, server map[string]interface{}) (string, bool) {
-	names := func(obj map[string]interface{}) []string {
+func generatedIn(op v1alpha1.AdmissionOp, predicted, server map[string]any) (string, bool) {
+	names := func(obj map[string]any) []string {
 		cur, _ := lookup(obj, op.Path)
-		list, _ := cur.([]interface{})
+		list, _ := cur.([]any)
 		var out []string
 		for _, it := range list {
-			im, _ := it.(map[string]interface{})
+			im, _ := it.(map[string]any)
 			if n, _ := im["name"].(string); n != "" {
 				out = append(out, n)
 			}

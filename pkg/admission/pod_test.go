@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -17,7 +18,7 @@ var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 // podCreate evaluates the create of pod (YAML of its spec and metadata
 // beyond the name) with reads, and returns the report and the Pod it
 // predicts.
-func podCreate(t *testing.T, reads *PodReads, doc string) (*Report, *unstructured.Unstructured) {
+func podCreate(t *testing.T, reads *PodReads, doc string) (*v1alpha1.AdmissionReport, *unstructured.Unstructured) {
 	t.Helper()
 	pod := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"+doc)
 	r := Evaluate(&Config{Pod: reads}, Request{Object: pod, Resource: podsGVR, Namespaced: true})
@@ -245,7 +246,7 @@ func TestRuntimeClassPlugin(t *testing.T) {
 	if got := at(t, out, "spec", "tolerations"); strings.Contains(got, `"value":"x"`) || !strings.Contains(got, `"key":"sandbox","operator":"Exists"`) {
 		t.Errorf("narrower toleration kept: %s", got)
 	}
-	if last := r.Steps[len(r.Steps)-1]; last.Name != runtimeClass || last.Ops[len(last.Ops)-1].Op != OpReplace {
+	if last := r.Steps[len(r.Steps)-1]; last.Name != runtimeClass || last.Ops[len(last.Ops)-1].Op != v1alpha1.OpReplace {
 		t.Errorf("a merge that drops a toleration replaces the list: %+v", last)
 	}
 	for _, c := range []struct{ name, spec, denied string }{
@@ -319,7 +320,7 @@ spec:
 	// apiserver's, not known here.
 	other := obj(t, "apiVersion: v1\nkind: LimitRange\nmetadata: {name: other, namespace: ns}\nspec:\n  limits: [{type: Container, defaultRequest: {ephemeral-storage: 1Gi}}]\n")
 	r, _ = podCreate(t, &PodReads{ServiceAccount: defaultSA(t), LimitRanges: []*unstructured.Unstructured{lr, other}}, spec)
-	if r.Exact || r.Steps[0].Effect != MayMutate {
+	if r.Exact || r.Steps[0].Effect != v1alpha1.EffectMayMutate {
 		t.Errorf("two LimitRanges: exact %v, %s", r.Exact, steps(r))
 	}
 }
@@ -329,7 +330,7 @@ spec:
 func TestPodWithoutReads(t *testing.T) {
 	pod := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {containers: [{name: c, image: nginx}]}\n")
 	r := Evaluate(&Config{}, Request{Object: pod, Resource: podsGVR, Namespaced: true})
-	if r.Exact || len(r.Steps) != 1 || r.Steps[0].Effect != MayMutate {
+	if r.Exact || len(r.Steps) != 1 || r.Steps[0].Effect != v1alpha1.EffectMayMutate {
 		t.Errorf("exact %v, %s", r.Exact, steps(r))
 	}
 }
@@ -340,10 +341,10 @@ func TestAdoptGeneratedNames(t *testing.T) {
 	r, predicted := podCreate(t, &PodReads{ServiceAccount: defaultSA(t)}, "spec:\n  volumes: [{name: data, emptyDir: {}}]\n  containers: [{name: c, image: nginx}]\n")
 	server := predicted.DeepCopy()
 	vols, _, _ := unstructured.NestedSlice(server.Object, "spec", "volumes")
-	vols[1].(map[string]interface{})["name"] = "kube-api-access-x7k2p"
+	vols[1].(map[string]any)["name"] = "kube-api-access-x7k2p"
 	_ = unstructured.SetNestedSlice(server.Object, vols, "spec", "volumes")
 	mounts, _ := lookup(server.Object, []string{"spec", "containers", pathlang.ItemSegment("name", "c"), "volumeMounts"})
-	mounts.([]interface{})[0].(map[string]interface{})["name"] = "kube-api-access-x7k2p"
+	mounts.([]any)[0].(map[string]any)["name"] = "kube-api-access-x7k2p"
 	AdoptGeneratedNames(r, predicted, server)
 	if diff := cmp.Diff(server.Object, predicted.Object); diff != "" {
 		t.Errorf("(-server +predicted):\n%s", diff)

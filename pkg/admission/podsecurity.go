@@ -13,6 +13,7 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
@@ -93,7 +94,7 @@ var privileged = psapi.Policy{
 // (ValidateNamespace): invalid levels or versions are refused on create,
 // and on update when they changed; a stricter enforce level makes the
 // server check the namespace's pods and warn about them.
-func namespaceStep(req Request) *Step {
+func namespaceStep(req Request) *v1alpha1.AdmissionStep {
 	if req.Subresource != "" {
 		return nil
 	}
@@ -106,7 +107,7 @@ func namespaceStep(req Request) *Step {
 		}
 		if changed {
 			msg := apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, req.Object.GetName(), newErrs).Error()
-			return &Step{Kind: Builtin, Name: podSecurity, Effect: Denies, Message: msg}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: v1alpha1.EffectDenies, Message: msg}
 		}
 		return nil
 	}
@@ -117,13 +118,13 @@ func namespaceStep(req Request) *Step {
 	if newPolicy.Enforce == oldPolicy.Enforce || newPolicy.Enforce.Level == psapi.LevelPrivileged {
 		return nil
 	}
-	return &Step{Kind: Builtin, Name: podSecurity, Effect: MayWarn,
+	return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: v1alpha1.EffectMayWarn,
 		Caveats: []string{fmt.Sprintf("the enforce level becomes %q: the server checks the namespace's pods against it and warns about those that violate it (not evaluated here)", newPolicy.Enforce.String())}}
 }
 
 // podSecurityStep evaluates req as PodSecurity admission does; nil when it
 // lets the request through without a word.
-func podSecurityStep(req Request) *Step {
+func podSecurityStep(req Request) *v1alpha1.AdmissionStep {
 	gr := req.Resource.GroupResource()
 	if gr == namespaces {
 		return namespaceStep(req)
@@ -132,18 +133,18 @@ func podSecurityStep(req Request) *Step {
 		return nil
 	}
 	if req.NamespaceUnknown {
-		effect := MayWarn
+		effect := v1alpha1.EffectMayWarn
 		if gr == pods {
-			effect = MayDeny
+			effect = v1alpha1.EffectMayDeny
 		}
-		return &Step{Kind: Builtin, Name: podSecurity, Effect: effect,
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: effect,
 			Caveats: []string{"the namespace's labels could not be read (get namespaces): PodSecurity was not evaluated"}}
 	}
 	nsPolicy, errs := psapi.PolicyToEvaluate(req.NamespaceLabels, privileged)
 	if len(errs) > 0 {
 		return nil
 	}
-	var template interface{} = req.Object.Object
+	var template any = req.Object.Object
 	enforce := gr == pods
 	if !enforce {
 		t, found, _ := unstructured.NestedFieldNoCopy(req.Object.Object, podTemplatePath(gr)...)
@@ -159,9 +160,9 @@ func podSecurityStep(req Request) *Step {
 		return nil
 	}
 	var pod corev1.PodTemplateSpec
-	m, _ := template.(map[string]interface{})
+	m, _ := template.(map[string]any)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &pod); err != nil {
-		return &Step{Kind: Builtin, Name: podSecurity, Effect: MayDeny, Caveats: []string{"the pod template could not be read: " + err.Error()}}
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: v1alpha1.EffectMayDeny, Caveats: []string{"the pod template could not be read: " + err.Error()}}
 	}
 	if enforce && req.Old != nil {
 		var old corev1.PodTemplateSpec
@@ -171,20 +172,20 @@ func podSecurityStep(req Request) *Step {
 	}
 	e, err := evaluator(req.ServerMinor)
 	if err != nil {
-		return &Step{Kind: Builtin, Name: podSecurity, Effect: MayDeny, Caveats: []string{err.Error()}}
+		return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: v1alpha1.EffectMayDeny, Caveats: []string{err.Error()}}
 	}
 	if enforce {
 		res := policy.AggregateCheckResults(e.EvaluatePod(nsPolicy.Enforce, &pod.ObjectMeta, &pod.Spec))
 		if !res.Allowed {
 			msg := fmt.Sprintf("%s %q is forbidden: violates PodSecurity %q: %s", gr.String(), req.Object.GetName(), nsPolicy.Enforce.String(), res.ForbiddenDetail())
-			return &Step{Kind: Builtin, Name: podSecurity, Effect: Denies, Message: msg}
+			return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: v1alpha1.EffectDenies, Message: msg}
 		}
 	}
 	res := policy.AggregateCheckResults(e.EvaluatePod(nsPolicy.Warn, &pod.ObjectMeta, &pod.Spec))
 	if res.Allowed {
 		return nil
 	}
-	return &Step{Kind: Builtin, Name: podSecurity, Effect: Warns,
+	return &v1alpha1.AdmissionStep{Kind: v1alpha1.BuiltinPlugin, Name: podSecurity, Effect: v1alpha1.EffectWarns,
 		Message: fmt.Sprintf("would violate PodSecurity %q: %s", nsPolicy.Warn.String(), res.ForbiddenDetail())}
 }
 

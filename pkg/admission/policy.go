@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/schemacodec"
@@ -103,19 +104,19 @@ type PolicyRequest struct {
 // WebhookRequest is one webhook whose matchConditions decide whether the
 // server calls it.
 type WebhookRequest struct {
-	Kind          StepKind               `json:"kind"`
-	Configuration string                 `json:"configuration"`
-	Webhook       map[string]interface{} `json:"webhook"`
+	Kind          v1alpha1.AdmissionStepKind `json:"kind"`
+	Configuration string                     `json:"configuration"`
+	Webhook       map[string]any             `json:"webhook"`
 }
 
 // WebhookResult is whether the server calls a webhook: Called, or not
 // (its matchConditions leave the request out), or Denied (they failed
 // to evaluate under failurePolicy Fail: the server refuses the request).
 type WebhookResult struct {
-	Kind   StepKind `json:"kind"`
-	Name   string   `json:"name"`
-	Called bool     `json:"called"`
-	Denied string   `json:"denied,omitempty"`
+	Kind   v1alpha1.AdmissionStepKind `json:"kind"`
+	Name   string                     `json:"name"`
+	Called bool                       `json:"called"`
+	Denied string                     `json:"denied,omitempty"`
 	// NotEvaluable says why it can't be known here.
 	NotEvaluable string `json:"notEvaluable,omitempty"`
 }
@@ -145,10 +146,10 @@ const (
 
 // BindingResult is the outcome of one policy through one binding.
 type BindingResult struct {
-	Kind    StepKind `json:"kind"`
-	Policy  string   `json:"policy"`
-	Binding string   `json:"binding"`
-	Outcome Outcome  `json:"outcome"`
+	Kind    v1alpha1.AdmissionStepKind `json:"kind"`
+	Policy  string                     `json:"policy"`
+	Binding string                     `json:"binding"`
+	Outcome Outcome                    `json:"outcome"`
 	// Messages are the failed validations' messages (as the server
 	// words them in its warnings and denials), or why it is not
 	// evaluable.
@@ -187,7 +188,7 @@ type PolicyResult struct {
 
 // evaluatePolicies has c.Policies evaluate the policies that match req,
 // on the object as the built-in plugins before them leave it.
-func evaluatePolicies(c *Config, req Request, obj *unstructured.Unstructured, hooks []Step) (*PolicyResult, error) {
+func evaluatePolicies(c *Config, req Request, obj *unstructured.Unstructured, hooks []v1alpha1.AdmissionStep) (*PolicyResult, error) {
 	pr := &PolicyRequest{
 		Kind: PolicyRequestKind, APIVersion: PolicyAPIVersion,
 		Operation: req.Operation(), Object: obj, OldObject: req.Old,
@@ -236,13 +237,13 @@ func evaluatePolicies(c *Config, req Request, obj *unstructured.Unstructured, ho
 	merged.Object = res.Object
 	merged.Bindings = nil
 	for _, b := range res.Bindings {
-		if b.Kind == MutatingAdmissionPolicy {
+		if b.Kind == v1alpha1.MutatingAdmissionPolicy {
 			merged.Bindings = append(merged.Bindings, b)
 		}
 	}
 	merged.Bindings = append(merged.Bindings, validated.Bindings...)
 	for _, why := range res.NotEvaluable {
-		if strings.HasPrefix(why, string(MutatingAdmissionPolicy)) {
+		if strings.HasPrefix(why, string(v1alpha1.MutatingAdmissionPolicy)) {
 			merged.NotEvaluable = append(merged.NotEvaluable, why)
 		}
 	}
@@ -256,11 +257,11 @@ func Evaluates(c *Config, req Request) bool {
 		return false
 	}
 	return len(mutatingPolicies(c, req))+len(validatingPolicies(c, req)) > 0 ||
-		conditional(webhooks(c.MutatingWebhooks, MutatingWebhook, req)) || conditional(webhooks(c.ValidatingWebhooks, ValidatingWebhook, req))
+		conditional(webhooks(c.MutatingWebhooks, v1alpha1.MutatingWebhook, req)) || conditional(webhooks(c.ValidatingWebhooks, v1alpha1.ValidatingWebhook, req))
 }
 
 // conditional tells whether a matched webhook has matchConditions.
-func conditional(hooks []Step) bool {
+func conditional(hooks []v1alpha1.AdmissionStep) bool {
 	for _, h := range hooks {
 		if h.Webhook != nil {
 			return true
@@ -272,8 +273,8 @@ func conditional(hooks []Step) bool {
 // calledWebhooks are the webhooks the evaluation of their matchConditions
 // leaves called (with why it could not say, when it could not), and the
 // denial of one whose conditions failed under failurePolicy Fail.
-func calledWebhooks(hooks []Step, res *PolicyResult) ([]Step, string) {
-	var out []Step
+func calledWebhooks(hooks []v1alpha1.AdmissionStep, res *PolicyResult) ([]v1alpha1.AdmissionStep, string) {
+	var out []v1alpha1.AdmissionStep
 	denied := ""
 	for _, h := range hooks {
 		var wr *WebhookResult
@@ -296,7 +297,7 @@ func calledWebhooks(hooks []Step, res *PolicyResult) ([]Step, string) {
 		case wr.NotEvaluable != "":
 			h.Caveats = append(caveats, wr.NotEvaluable)
 		case wr.Denied != "":
-			h.Effect, h.Message, h.Caveats = Denies, wr.Denied, caveats
+			h.Effect, h.Message, h.Caveats = v1alpha1.EffectDenies, wr.Denied, caveats
 			if denied == "" {
 				denied = wr.Denied
 			}
@@ -314,7 +315,7 @@ func calledWebhooks(hooks []Step, res *PolicyResult) ([]Step, string) {
 // policyObject is the object policies see: with the apiserver's
 // defaults, the built-in plugins' changes of r, a Secret's stringData
 // written into its data (the server never stores stringData).
-func policyObject(req Request, r *Report) *unstructured.Unstructured {
+func policyObject(req Request, r *v1alpha1.AdmissionReport) *unstructured.Unstructured {
 	var obj *unstructured.Unstructured
 	if req.Defaulted != nil {
 		obj = req.Defaulted()
@@ -323,12 +324,12 @@ func policyObject(req Request, r *Report) *unstructured.Unstructured {
 		obj = req.Object
 	}
 	obj = obj.DeepCopy()
-	Apply(&Report{Steps: r.Steps}, obj)
+	Apply(&v1alpha1.AdmissionReport{Steps: r.Steps}, obj)
 	if gvk := obj.GroupVersionKind(); gvk.Group == "" && gvk.Kind == "Secret" {
-		if sd, ok := obj.Object["stringData"].(map[string]interface{}); ok {
-			data, _ := obj.Object["data"].(map[string]interface{})
+		if sd, ok := obj.Object["stringData"].(map[string]any); ok {
+			data, _ := obj.Object["data"].(map[string]any)
 			if data == nil {
-				data = map[string]interface{}{}
+				data = map[string]any{}
 			}
 			for k, v := range sd {
 				s, _ := v.(string)
@@ -343,14 +344,14 @@ func policyObject(req Request, r *Report) *unstructured.Unstructured {
 
 // SetBy names the last step whose ops set or changed p or a field above
 // it ("" when none did): "KIND NAME".
-func SetBy(r *Report, p fieldpath.Path) string {
+func SetBy(r *v1alpha1.AdmissionReport, p fieldpath.Path) string {
 	if r == nil {
 		return ""
 	}
 	by := ""
 	for _, s := range r.Steps {
 		for _, op := range s.Ops {
-			if op.Op == OpRemove {
+			if op.Op == v1alpha1.OpRemove {
 				continue
 			}
 			if at := pathlang.FromSegments(op.Path).Elements(); len(at) <= len(p) && p[:len(at)].Equals(at) {
@@ -363,7 +364,7 @@ func SetBy(r *Report, p fieldpath.Path) string {
 
 // RedactSecrets hides, for a Secret, the values the steps' ops set in its
 // data, stringData or last-applied annotation (Apply has used them).
-func RedactSecrets(r *Report) {
+func RedactSecrets(r *v1alpha1.AdmissionReport) {
 	if r == nil {
 		return
 	}
@@ -377,9 +378,9 @@ func RedactSecrets(r *Report) {
 
 // mayMutate names the first mutating webhook of hooks that may change
 // the object ("": none).
-func mayMutate(hooks []Step) string {
+func mayMutate(hooks []v1alpha1.AdmissionStep) string {
 	for _, h := range hooks {
-		if h.Effect == MayMutate {
+		if h.Effect == v1alpha1.EffectMayMutate {
 			return fmt.Sprintf("%s %s", h.Kind, h.Name)
 		}
 	}
@@ -387,7 +388,7 @@ func mayMutate(hooks []Step) string {
 }
 
 // evaluatedAs says what the evaluation found of a matched step.
-func evaluatedAs(s Step, res *PolicyResult) string {
+func evaluatedAs(s v1alpha1.AdmissionStep, res *PolicyResult) string {
 	for _, b := range res.Bindings {
 		if b.Kind == s.Kind && fmt.Sprintf("%s (binding %s)", b.Policy, b.Binding) == s.Name {
 			if len(b.Messages) > 0 {
@@ -411,8 +412,8 @@ func appendOnce(list []*unstructured.Unstructured, u *unstructured.Unstructured)
 // evaluatedSteps replaces matched steps by what the evaluation says they
 // do; a step it could not evaluate stays matched, with why.
 // before is the object the policies saw: what was absent there is set.
-func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unstructured) []Step {
-	out := make([]Step, 0, len(matched))
+func evaluatedSteps(matched []v1alpha1.AdmissionStep, res *PolicyResult, before *unstructured.Unstructured) []v1alpha1.AdmissionStep {
+	out := make([]v1alpha1.AdmissionStep, 0, len(matched))
 	for _, s := range matched {
 		var br *BindingResult
 		for i := range res.Bindings {
@@ -434,7 +435,7 @@ func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unst
 					}
 				}
 			}
-			if s.Kind == ValidatingAdmissionPolicy && len(s.Caveats) == 0 {
+			if s.Kind == v1alpha1.ValidatingAdmissionPolicy && len(s.Caveats) == 0 {
 				// Its match conditions leave the request out.
 				continue
 			}
@@ -444,15 +445,15 @@ func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unst
 		s.Caveats = nil
 		switch br.Outcome {
 		case Denied:
-			s.Effect, s.Message = Denies, strings.Join(br.Messages, "; ")
+			s.Effect, s.Message = v1alpha1.EffectDenies, strings.Join(br.Messages, "; ")
 		case Warned:
-			s.Effect, s.Message = Warns, strings.Join(br.Messages, "; ")
+			s.Effect, s.Message = v1alpha1.EffectWarns, strings.Join(br.Messages, "; ")
 		case Audited:
-			s.Effect, s.Message = Audits, strings.Join(br.Messages, "; ")
+			s.Effect, s.Message = v1alpha1.EffectAudits, strings.Join(br.Messages, "; ")
 		case Admitted, Unchanged:
-			s.Effect = Admits
+			s.Effect = v1alpha1.EffectAdmits
 		case Mutated:
-			s.Effect = Mutates
+			s.Effect = v1alpha1.EffectMutates
 			for _, p := range br.Paths {
 				if res.Object == nil {
 					break
@@ -460,7 +461,7 @@ func evaluatedSteps(matched []Step, res *PolicyResult, before *unstructured.Unst
 				if v, found, _ := unstructured.NestedFieldNoCopy(res.Object.Object, p...); found {
 					s.Ops = append(s.Ops, changeOps(before.Object, p, v)...)
 				} else {
-					s.Ops = append(s.Ops, Op{Op: OpRemove, Path: p})
+					s.Ops = append(s.Ops, v1alpha1.AdmissionOp{Op: v1alpha1.OpRemove, Path: p})
 				}
 			}
 		case NotEvaluable:

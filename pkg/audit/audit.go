@@ -17,51 +17,12 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
-// ReportKind is the kind of the report of an audit.
-const ReportKind = v1alpha1.AuditReportKind
-
-// Code names a kind of finding; codes are stable.
-type Code = v1alpha1.Code
-
-// The findings.
-const (
-	CodeDrift              = v1alpha1.CodeDrift
-	CodeManualEdit         = v1alpha1.CodeManualEdit
-	CodeCSALeftover        = v1alpha1.CodeCSALeftover
-	CodeBeforeFirstApply   = v1alpha1.CodeBeforeFirstApply
-	CodeAncientChanges     = v1alpha1.CodeAncientChanges
-	CodeUnservedAPIVersion = v1alpha1.CodeUnservedAPIVersion
-	CodeGenericManager     = v1alpha1.CodeGenericManager
-	CodeEmptyManager       = v1alpha1.CodeEmptyManager
-	CodeLastAppliedSize    = v1alpha1.CodeLastAppliedSize
-	CodeSharedAppliers     = v1alpha1.CodeSharedAppliers
-	CodeRolloutRestart     = v1alpha1.CodeRolloutRestart
-	CodeHandoverHeld       = v1alpha1.CodeHandoverHeld
-	CodeManagedFieldsWiped = v1alpha1.CodeManagedFieldsWiped
-	CodeUpdateAndApply     = v1alpha1.CodeUpdateAndApply
-	CodeSharedListItems    = v1alpha1.CodeSharedListItems
-	CodeControllerScope    = v1alpha1.CodeControllerScope
-	CodeImperative         = v1alpha1.CodeImperative
-	CodeAdoptedEdit        = v1alpha1.CodeAdoptedEdit
-)
-
 // Codes lists every code, in the order the README documents them.
 var Codes = v1alpha1.Codes
 
 // Optional are the codes an audit leaves out unless Options.Rules turns
 // them on (--rules=+imperative).
-var Optional = []Code{CodeImperative, CodeAdoptedEdit}
-
-// Severity orders findings for --fail-on.
-type Severity = v1alpha1.Severity
-
-// Severities, lowest first.
-const (
-	SeverityInfo    = v1alpha1.SeverityInfo
-	SeverityWarning = v1alpha1.SeverityWarning
-	SeverityError   = v1alpha1.SeverityError
-	SeverityNever   = v1alpha1.SeverityNever
-)
+var Optional = []v1alpha1.Code{v1alpha1.CodeImperative, v1alpha1.CodeAdoptedEdit}
 
 // Severities are the values --fail-on takes, lowest first.
 var Severities = v1alpha1.Severities
@@ -69,43 +30,16 @@ var Severities = v1alpha1.Severities
 // SeverityOf is the severity of each code: error for what changes fields
 // behind the declared owner's back or will break writes, warning for what
 // makes ownership wrong or unreadable, info for history.
-func SeverityOf(c Code) Severity {
+func SeverityOf(c v1alpha1.Code) v1alpha1.Severity {
 	switch c {
-	case CodeDrift, CodeLastAppliedSize:
-		return SeverityError
-	case CodeManualEdit, CodeCSALeftover, CodeUnservedAPIVersion, CodeGenericManager, CodeSharedAppliers,
-		CodeManagedFieldsWiped, CodeUpdateAndApply, CodeSharedListItems, CodeControllerScope, CodeImperative:
-		return SeverityWarning
+	case v1alpha1.CodeDrift, v1alpha1.CodeLastAppliedSize:
+		return v1alpha1.SeverityError
+	case v1alpha1.CodeManualEdit, v1alpha1.CodeCSALeftover, v1alpha1.CodeUnservedAPIVersion, v1alpha1.CodeGenericManager, v1alpha1.CodeSharedAppliers,
+		v1alpha1.CodeManagedFieldsWiped, v1alpha1.CodeUpdateAndApply, v1alpha1.CodeSharedListItems, v1alpha1.CodeControllerScope, v1alpha1.CodeImperative:
+		return v1alpha1.SeverityWarning
 	}
-	return SeverityInfo
+	return v1alpha1.SeverityInfo
 }
-
-// The types of the report, defined in package v1alpha1.
-type (
-	Finding      = v1alpha1.Finding
-	FixMode      = v1alpha1.FixMode
-	Fix          = v1alpha1.Fix
-	Report       = v1alpha1.AuditReport
-	Summary      = v1alpha1.AuditSummary
-	CodeCount    = v1alpha1.CodeCount
-	ManagerCount = v1alpha1.ManagerCount
-	Evidence     = v1alpha1.Evidence
-	EntryRef     = v1alpha1.EntryRef
-	MarkKind     = v1alpha1.MarkKind
-	Mark         = v1alpha1.Mark
-)
-
-// The fix modes.
-const (
-	FixAdopt  = v1alpha1.FixAdopt
-	FixForget = v1alpha1.FixForget
-)
-
-// The places of marks.
-const (
-	MarkLabel      = v1alpha1.MarkLabel
-	MarkAnnotation = v1alpha1.MarkAnnotation
-)
 
 // Options tune Check.
 type Options struct {
@@ -128,16 +62,16 @@ type Options struct {
 	// Fix is the fix of drift and manual edits that Finding.Fix names
 	// (the others stay in Fixes): FixAdopt (default) when the object has
 	// an applier to adopt the fields, or FixForget.
-	Fix FixMode
+	Fix v1alpha1.FixMode
 	// Rules turn codes on (true: the Optional ones) or off (false)
 	// against the default set.
-	Rules map[Code]bool
+	Rules map[v1alpha1.Code]bool
 }
 
 // ParseRules reads --rules: +CODE turns a code on (an Optional one), -CODE
 // off; several are separated by commas or given again.
-func ParseRules(items []string) (map[Code]bool, error) {
-	out := map[Code]bool{}
+func ParseRules(items []string) (map[v1alpha1.Code]bool, error) {
+	out := map[v1alpha1.Code]bool{}
 	for _, item := range items {
 		item = strings.TrimSpace(item)
 		on := strings.HasPrefix(item, "+")
@@ -145,13 +79,13 @@ func ParseRules(items []string) (map[Code]bool, error) {
 		if !on && !strings.HasPrefix(item, "-") {
 			return nil, fmt.Errorf("%q: start each rule with + (turn it on) or - (turn it off): --rules=+%s", item, name)
 		}
-		if !slices.Contains(Codes, Code(name)) {
+		if !slices.Contains(Codes, v1alpha1.Code(name)) {
 			return nil, fmt.Errorf("%q: no finding is called %q; the rules are the findings' codes: %s", item, name, codeList())
 		}
-		if prev, ok := out[Code(name)]; ok && prev != on {
+		if prev, ok := out[v1alpha1.Code(name)]; ok && prev != on {
 			return nil, fmt.Errorf("%q: %s is turned both on and off", item, name)
 		}
-		out[Code(name)] = on
+		out[v1alpha1.Code(name)] = on
 	}
 	return out, nil
 }
@@ -165,7 +99,7 @@ func codeList() string {
 }
 
 // Enabled tells whether an audit with these options reports a code.
-func (o Options) Enabled(c Code) bool {
+func (o Options) Enabled(c v1alpha1.Code) bool {
 	if on, ok := o.Rules[c]; ok {
 		return on
 	}
@@ -173,7 +107,7 @@ func (o Options) Enabled(c Code) bool {
 }
 
 // FixModes are the values Options.Fix takes.
-var FixModes = []FixMode{FixAdopt, FixForget}
+var FixModes = []v1alpha1.FixMode{v1alpha1.FixAdopt, v1alpha1.FixForget}
 
 // DefaultLastAppliedThreshold leaves room under the annotation limit for
 // the object's other annotations and a few more applies.
@@ -186,7 +120,7 @@ func IsManual(e metav1.ManagedFieldsEntry) bool { return tools.IsHandEdit(e) }
 
 // Object is what Check reads of an object: metadata only.
 type Object struct {
-	Ref           ownership.ObjectRef
+	Ref           v1alpha1.ObjectRef
 	ManagedFields []metav1.ManagedFieldsEntry
 	Annotations   map[string]string
 	// OwnerReferences tell a controller's copy of its owner's
@@ -197,7 +131,7 @@ type Object struct {
 }
 
 // Check finds the problems of one object, in a stable order.
-func Check(obj Object, o Options) []Finding {
+func Check(obj Object, o Options) []v1alpha1.Finding {
 	c := checker{obj: obj, o: o}
 	if len(obj.ManagedFields) == 0 {
 		c.wiped()
@@ -217,13 +151,13 @@ func Check(obj Object, o Options) []Finding {
 		set := c.sets[i]
 		edited := withoutRestart(set)
 		if set.Has(restartedAtPath) && e.Subresource == "" && !c.restartCopy(e) {
-			c.add(CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
+			c.add(v1alpha1.CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
 				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
 		}
 		held := e.Manager == ownership.HandoverManager && e.Operation == metav1.ManagedFieldsOperationApply
 		if held && !set.Empty() {
 			// Not drift: adopting these would undo the handover.
-			c.add(CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
+			c.add(v1alpha1.CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
 		}
 		update := e.Operation == metav1.ManagedFieldsOperationUpdate
 		edit := false // an Update the checks below would report but for adoption
@@ -236,7 +170,7 @@ func Check(obj Object, o Options) []Finding {
 			}
 			edit = update && e.Subresource == "" && !c.allowed(e.Manager)
 			if c.drifts(e) && len(own) > 0 {
-				c.addFixes(CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
+				c.addFixes(v1alpha1.CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
 			}
 		case IsManual(e) && !ownership.IsCSAEntry(e):
 			// (old kubectl's client-side apply wrote as "kubectl" Update:
@@ -244,34 +178,34 @@ func Check(obj Object, o Options) []Finding {
 			edit = e.Subresource == ""
 			// The fields of shared list items are their own finding.
 			if own := without(without(edited, c.appliedFields()), lists.covered(i)); len(own) > 0 {
-				c.addFixes(CodeManualEdit, e, own, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(own)), scopeEntry)
+				c.addFixes(v1alpha1.CodeManualEdit, e, own, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(own)), scopeEntry)
 			}
 		}
 		if edit && len(edited) > 0 && len(without(edited, c.adoptedBy())) == 0 {
-			c.add(CodeAdoptedEdit, e, edited, fmt.Sprintf("%s owns %s, and the applier applies every one of them since, with the same values: history, not an edit; releasing the entry changes no value", describe(e), countPaths(edited)), c.release(e, nil))
+			c.add(v1alpha1.CodeAdoptedEdit, e, edited, fmt.Sprintf("%s owns %s, and the applier applies every one of them since, with the same values: history, not an edit; releasing the entry changes no value", describe(e), countPaths(edited)), c.release(e, nil))
 		}
 		switch {
 		case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
-			c.add(CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.ssa([]string{"migrate"}))
+			c.add(v1alpha1.CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.ssa([]string{"migrate"}))
 		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
-			c.add(CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
+			c.add(v1alpha1.CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
 		case e.Manager == ownership.AncientChanges && !set.Empty():
-			c.add(CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
+			c.add(v1alpha1.CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
 		}
 		if o.Served != nil {
 			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && e.APIVersion != "" && !o.Served(gv.WithKind(obj.Ref.Kind)) {
-				c.add(CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.ssa([]string{"migrate", "apiversions"}))
+				c.add(v1alpha1.CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.ssa([]string{"migrate", "apiversions"}))
 			}
 		}
 		if ownership.IsGenericManager(e.Manager) {
-			c.add(CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", "NEW-NAME"))
+			c.add(v1alpha1.CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", "NEW-NAME"))
 		}
 		if set.Empty() {
-			c.add(CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.ssa([]string{"migrate", "release"}, "--from", e.Manager))
+			c.add(v1alpha1.CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.ssa([]string{"migrate", "release"}, "--from", e.Manager))
 		}
 	}
 	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && o.LastAppliedThreshold > 0 && len(s) > o.LastAppliedThreshold {
-		c.add(CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []pathlang.Path{pathlang.Path(ownership.LastAppliedPath)},
+		c.add(v1alpha1.CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []pathlang.Path{pathlang.Path(ownership.LastAppliedPath)},
 			fmt.Sprintf("the last-applied annotation is %d bytes, %d%% of the %d-byte limit on all annotations", len(s), len(s)*100/ownership.AnnotationLimit, ownership.AnnotationLimit),
 			c.ssa([]string{"migrate"}, "--remove-last-applied"))
 	}
@@ -286,7 +220,7 @@ func Check(obj Object, o Options) []Finding {
 type checker struct {
 	obj Object
 	o   Options
-	out []Finding
+	out []v1alpha1.Finding
 	// sets are the entries' fields, decoded once.
 	sets []*fieldpath.Set
 	// applied and expected are the fields of the appliers (isApplier)
@@ -328,14 +262,14 @@ func (c *checker) hasApplier() bool { return slices.ContainsFunc(c.obj.ManagedFi
 
 // add adds a finding when its code is enabled, and returns it for more
 // (nil when it is not).
-func (c *checker) add(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix remedy.Command) *Finding {
+func (c *checker) add(code v1alpha1.Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, fix remedy.Command) *v1alpha1.Finding {
 	if !c.o.Enabled(code) {
 		return nil
 	}
 	if paths == nil {
 		paths = []pathlang.Path{}
 	}
-	c.out = append(c.out, Finding{
+	c.out = append(c.out, v1alpha1.Finding{
 		Cluster: c.o.Cluster, Object: c.obj.Ref, Code: code, Severity: SeverityOf(code),
 		Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource),
 		Paths: paths, Message: msg, Fix: fix,
@@ -371,7 +305,7 @@ func withoutRestart(set *fieldpath.Set) []pathlang.Path {
 // restarted Deployment): the restart is reported once, on the object it
 // was made on.
 func (c *checker) restartCopy(e metav1.ManagedFieldsEntry) bool {
-	return isCopy(c.obj) && tools.IsController(ownership.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation)})
+	return isCopy(c.obj) && tools.IsController(v1alpha1.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation)})
 }
 
 // fixScope says what the fixes of a finding move: the whole entry, or
@@ -395,14 +329,14 @@ const (
 // apply returns them to the declared state), the default when the object
 // has one applier, which it may pick among the expected managers; and
 // forget (release; the values stay until an apply that sets them).
-func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, scope fixScope) *Finding {
+func (c *checker) addFixes(code v1alpha1.Code, e metav1.ManagedFieldsEntry, paths []pathlang.Path, msg string, scope fixScope) *v1alpha1.Finding {
 	release := c.release(e, nil)
 	if scope != scopeEntry {
 		release = c.release(e, paths)
 	}
-	forget := Fix{Mode: FixForget, Command: release,
+	forget := v1alpha1.Fix{Mode: v1alpha1.FixForget, Command: release,
 		Summary: fmt.Sprintf("%s lets go of the fields; their values stay as they are, owned by nobody, until an apply whose manifest sets them: it then sets its value with no conflict (adopt, into the manifest, keeps an edit)", describe(e))}
-	var fixes []Fix
+	var fixes []v1alpha1.Fix
 	applier := c.adopter()
 	if applier == "" && scope == scopeItems {
 		applier = "APPLIER" // (for the user to name: several apply the object)
@@ -419,13 +353,13 @@ func (c *checker) addFixes(code Code, e metav1.ManagedFieldsEntry, paths []pathl
 		if scope != scopeEntry {
 			cmd = c.handTo(e, applier, paths)
 		}
-		fixes = append(fixes, Fix{Mode: FixAdopt, Command: cmd,
+		fixes = append(fixes, v1alpha1.Fix{Mode: v1alpha1.FixAdopt, Command: cmd,
 			Summary: fmt.Sprintf("%q takes the fields at their current values; its next apply keeps or reverts them as its manifest says (the declared state)%s", applier, rolls)})
 	}
 	if scope != scopeItems {
 		fixes = append(fixes, forget)
-		if c.o.Fix == FixForget {
-			fixes = append([]Fix{forget}, fixes[:len(fixes)-1]...)
+		if c.o.Fix == v1alpha1.FixForget {
+			fixes = append([]v1alpha1.Fix{forget}, fixes[:len(fixes)-1]...)
 		}
 	}
 	f := c.add(code, e, paths, msg, fixes[0].Command)
@@ -542,7 +476,7 @@ func (c *checker) drifts(e metav1.ManagedFieldsEntry) bool {
 	case v1alpha1.SubresourceNone:
 		return true
 	case v1alpha1.SubresourceScale:
-		return !tools.IsController(ownership.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.SubresourceScale})
+		return !tools.IsController(v1alpha1.Owner{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.SubresourceScale})
 	}
 	return false
 }
@@ -628,7 +562,7 @@ func (c *checker) shared() {
 		paths := groups[key]
 		sort.Slice(paths, func(i, j int) bool { return fieldpath.Path(paths[i]).Compare(fieldpath.Path(paths[j])) < 0 })
 		last := owners[len(owners)-1]
-		f := c.add(CodeSharedAppliers, metav1.ManagedFieldsEntry{Manager: owners[0], Operation: metav1.ManagedFieldsOperationApply}, paths,
+		f := c.add(v1alpha1.CodeSharedAppliers, metav1.ManagedFieldsEntry{Manager: owners[0], Operation: metav1.ManagedFieldsOperationApply}, paths,
 			fmt.Sprintf("%d fields are applied by %s: each apply of one can change what the other declared, and removing a field takes all of them", len(paths), strings.Join(owners, " and ")),
 			c.release(metav1.ManagedFieldsEntry{Manager: last, Operation: metav1.ManagedFieldsOperationApply}, paths))
 		if f != nil {

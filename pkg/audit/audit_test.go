@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -27,7 +28,7 @@ const (
 )
 
 // got is a finding as the tests compare them.
-func got(fs []Finding) []string {
+func got(fs []v1alpha1.Finding) []string {
 	out := []string{}
 	for _, f := range fs {
 		s := string(f.Code) + " " + f.Manager
@@ -40,7 +41,7 @@ func got(fs []Finding) []string {
 }
 
 func TestCheck(t *testing.T) {
-	ref := ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web"}
+	ref := v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web"}
 	yes := true
 	tests := []struct {
 		name    string
@@ -279,7 +280,7 @@ func TestFixesSayWhatTheyDo(t *testing.T) {
 		scenario.Apply{Manager: "gitops", Manifest: web},
 		scenario.Update{Manager: "kubectl-set", Mutate: func(u *unstructured.Unstructured) {
 			c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-			c[0].(map[string]interface{})["image"] = "nginx:1.28"
+			c[0].(map[string]any)["image"] = "nginx:1.28"
 			_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
 		}}).Live)
 	fs := Check(obj, Options{})
@@ -287,30 +288,30 @@ func TestFixesSayWhatTheyDo(t *testing.T) {
 		t.Fatalf("findings %+v", fs)
 	}
 	adopt, forget := fs[0].Fixes[0], fs[0].Fixes[1]
-	if adopt.Mode != FixAdopt || fs[0].Fix.String() != adopt.Command.String() || !strings.Contains(adopt.Summary, "keeps or reverts them as its manifest says") || !strings.Contains(adopt.Summary, "rolls the pods") {
+	if adopt.Mode != v1alpha1.FixAdopt || fs[0].Fix.String() != adopt.Command.String() || !strings.Contains(adopt.Summary, "keeps or reverts them as its manifest says") || !strings.Contains(adopt.Summary, "rolls the pods") {
 		t.Errorf("adopt %+v (fix %s)", adopt, fs[0].Fix)
 	}
-	if forget.Mode != FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web -n shop --from kubectl-set --all" || !strings.Contains(forget.Summary, "values stay") {
+	if forget.Mode != v1alpha1.FixForget || forget.Command.String() != "kubectl ssa handover release deployment.v1.apps/web -n shop --from kubectl-set --all" || !strings.Contains(forget.Summary, "values stay") {
 		t.Errorf("forget %+v", forget)
 	}
 	// --fix forget names forget first; adopt stays an alternative.
-	fs = Check(obj, Options{Fix: FixForget})
-	if len(fs) != 1 || len(fs[0].Fixes) != 2 || fs[0].Fixes[0].Mode != FixForget || fs[0].Fixes[1].Mode != FixAdopt || fs[0].Fix.String() != forget.Command.String() {
+	fs = Check(obj, Options{Fix: v1alpha1.FixForget})
+	if len(fs) != 1 || len(fs[0].Fixes) != 2 || fs[0].Fixes[0].Mode != v1alpha1.FixForget || fs[0].Fixes[1].Mode != v1alpha1.FixAdopt || fs[0].Fix.String() != forget.Command.String() {
 		t.Errorf("--fix forget: %+v", fs)
 	}
 }
 
 func TestReportMaxAndSummary(t *testing.T) {
-	ref := ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "a", Name: "x"}
+	ref := v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "a", Name: "x"}
 	fs := Check(Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
 		entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`),
 		entry("old", update, "", `{}`),
 	}}, Options{})
 	r := NewReport([]string{"c"}, 1, fs, nil)
-	if r.Max() != SeverityWarning {
+	if r.Max() != v1alpha1.SeverityWarning {
 		t.Errorf("max %q", r.Max())
 	}
-	want := []CodeCount{{Code: CodeManualEdit, Severity: SeverityWarning, Findings: 1, Objects: 1}, {Code: CodeEmptyManager, Severity: SeverityInfo, Findings: 1, Objects: 1}}
+	want := []v1alpha1.CodeCount{{Code: v1alpha1.CodeManualEdit, Severity: v1alpha1.SeverityWarning, Findings: 1, Objects: 1}, {Code: v1alpha1.CodeEmptyManager, Severity: v1alpha1.SeverityInfo, Findings: 1, Objects: 1}}
 	if diff := cmp.Diff(want, r.Summary.Codes); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/benchdata"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkCheckManyManagers(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		findings := Check(in, opts)
 		if i == 0 {
-			if len(findings) != 1 || findings[0].Code != CodeSharedAppliers || len(findings[0].SharedWith) != 9999 {
+			if len(findings) != 1 || findings[0].Code != v1alpha1.CodeSharedAppliers || len(findings[0].SharedWith) != 9999 {
 				b.Fatalf("got %d findings, want the label shared by all 10,000", len(findings))
 			}
 		}

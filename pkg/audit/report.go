@@ -9,34 +9,34 @@ import (
 )
 
 // NewReport sorts the findings and summarizes them.
-func NewReport(clusters []string, scanned int, findings []Finding, unlisted []string) *Report {
+func NewReport(clusters []string, scanned int, findings []v1alpha1.Finding, unlisted []string) *v1alpha1.AuditReport {
 	if findings == nil {
-		findings = []Finding{}
+		findings = []v1alpha1.Finding{}
 	}
 	if unlisted == nil {
 		unlisted = []string{}
 	}
 	sort.SliceStable(findings, func(i, j int) bool { return less(findings[i], findings[j]) })
-	r := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Clusters: clusters, Scanned: scanned, Findings: findings, Unlisted: unlisted}
+	r := &v1alpha1.AuditReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.AuditReportKind), Clusters: clusters, Scanned: scanned, Findings: findings, Unlisted: unlisted}
 	r.Summary = summarize(findings)
 	return r
 }
 
-func objectKey(f Finding) string {
+func objectKey(f v1alpha1.Finding) string {
 	return f.Cluster + "\x00" + f.Object.UID + "\x00" + f.Object.Namespace + "\x00" + f.Object.Kind + "\x00" + f.Object.Name
 }
 
-func summarize(findings []Finding) Summary {
-	s := Summary{Codes: []CodeCount{}, Managers: []ManagerCount{}}
+func summarize(findings []v1alpha1.Finding) v1alpha1.AuditSummary {
+	s := v1alpha1.AuditSummary{Codes: []v1alpha1.CodeCount{}, Managers: []v1alpha1.ManagerCount{}}
 	type agg struct {
 		n       int
 		objects map[string]bool
-		codes   map[Code]bool
+		codes   map[v1alpha1.Code]bool
 	}
-	byCode, byManager := map[Code]*agg{}, map[string]*agg{}
+	byCode, byManager := map[v1alpha1.Code]*agg{}, map[string]*agg{}
 	get := func(m map[string]*agg, k string) *agg {
 		if m[k] == nil {
-			m[k] = &agg{objects: map[string]bool{}, codes: map[Code]bool{}}
+			m[k] = &agg{objects: map[string]bool{}, codes: map[v1alpha1.Code]bool{}}
 		}
 		return m[k]
 	}
@@ -61,11 +61,11 @@ func summarize(findings []Finding) Summary {
 	}
 	for _, c := range Codes {
 		if a := byCode[c]; a != nil {
-			s.Codes = append(s.Codes, CodeCount{Code: c, Severity: SeverityOf(c), Findings: a.n, Objects: len(a.objects)})
+			s.Codes = append(s.Codes, v1alpha1.CodeCount{Code: c, Severity: SeverityOf(c), Findings: a.n, Objects: len(a.objects)})
 		}
 	}
 	for name, a := range byManager {
-		mc := ManagerCount{Manager: name, Findings: a.n, Objects: len(a.objects), Codes: []Code{}}
+		mc := v1alpha1.ManagerCount{Manager: name, Findings: a.n, Objects: len(a.objects), Codes: []v1alpha1.Code{}}
 		for _, c := range Codes {
 			if a.codes[c] {
 				mc.Codes = append(mc.Codes, c)
@@ -83,7 +83,7 @@ func summarize(findings []Finding) Summary {
 	return s
 }
 
-func less(a, b Finding) bool {
+func less(a, b v1alpha1.Finding) bool {
 	ka := []string{a.Cluster, a.Object.Namespace, a.Object.Kind, a.Object.APIVersion, a.Object.Name}
 	kb := []string{b.Cluster, b.Object.Namespace, b.Object.Kind, b.Object.APIVersion, b.Object.Name}
 	if c := slices.Compare(ka, kb); c != 0 {

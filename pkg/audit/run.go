@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // Lister reads one cluster's objects.
@@ -40,7 +42,7 @@ type Progress struct {
 // per cluster that could not be, prefixed with its name when there are
 // several. Stopped (ctx cancelled), failed is ctx's error alone, not one
 // per cluster it cut off. A nil progress counts nothing.
-func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress) (rep *Report, failed []error) {
+func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress) (rep *v1alpha1.AuditReport, failed []error) {
 	if progress == nil {
 		progress = &Progress{}
 	}
@@ -58,7 +60,7 @@ func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress)
 	}
 	var (
 		mu       sync.Mutex
-		findings []Finding
+		findings []v1alpha1.Finding
 		unlisted []string
 		wg       sync.WaitGroup
 	)
@@ -90,13 +92,13 @@ func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress)
 }
 
 // scan audits one cluster.
-func scan(ctx context.Context, c Cluster, o Options, progress *Progress) ([]Finding, []string, error) {
+func scan(ctx context.Context, c Cluster, o Options, progress *Progress) ([]v1alpha1.Finding, []string, error) {
 	l, err := c.Connect()
 	if err != nil {
 		return nil, nil, err
 	}
 	o.Cluster, o.ClusterFlags, o.Served = c.Name, c.ClusterFlags, l.Served
-	var mine []Finding
+	var mine []v1alpha1.Finding
 	un, err := l.List(ctx, func(obj Object) {
 		fs := Check(obj, o)
 		progress.Scanned.Add(1)

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 type fakeLister struct {
@@ -33,7 +33,7 @@ func (f fakeLister) Served(schema.GroupVersionKind) bool { return f.served }
 // read is an error named after it, and the others still count.
 func TestRun(t *testing.T) {
 	obj := func(name string, e metav1.ManagedFieldsEntry) Object {
-		return Object{Ref: ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: name}, ManagedFields: []metav1.ManagedFieldsEntry{e}}
+		return Object{Ref: v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: name}, ManagedFields: []metav1.ManagedFieldsEntry{e}}
 	}
 	edited := obj("web", entry("kubectl-edit", update, "", `{"f:data":{"f:x":{}}}`))
 	clusters := []Cluster{
@@ -81,7 +81,7 @@ func TestRun(t *testing.T) {
 type cancelLister struct{ cancel context.CancelFunc }
 
 func (l cancelLister) List(ctx context.Context, each func(Object)) ([]string, error) {
-	each(Object{Ref: ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}})
+	each(Object{Ref: v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}})
 	l.cancel()
 	return nil, fmt.Errorf("listing configmaps: %w", ctx.Err())
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
@@ -20,13 +21,13 @@ import (
 // bookkeeping is the marks (tools.Marks) an object carries, and the
 // first that names the applier ("" when none does: a chart's managed-by
 // label alone is also rendered by Argo CD and Flux).
-func (c *checker) bookkeeping() ([]Mark, tools.Mark) {
-	var out []Mark
+func (c *checker) bookkeeping() ([]v1alpha1.Mark, tools.Mark) {
+	var out []v1alpha1.Mark
 	var by tools.Mark
 	for _, m := range tools.Marks {
-		kind, values := MarkAnnotation, c.obj.Annotations
+		kind, values := v1alpha1.MarkAnnotation, c.obj.Annotations
 		if m.Label {
-			kind, values = MarkLabel, c.obj.Labels
+			kind, values = v1alpha1.MarkLabel, c.obj.Labels
 		}
 		v, ok := values[m.Key]
 		if !ok || m.Value != "" && v != m.Value {
@@ -35,7 +36,7 @@ func (c *checker) bookkeeping() ([]Mark, tools.Mark) {
 		if m.Key == ownership.LastAppliedAnnotation && isCopy(c.obj) {
 			continue
 		}
-		mark := Mark{Kind: kind, Key: m.Key, Value: v, Tool: m.Tool}
+		mark := v1alpha1.Mark{Kind: kind, Key: m.Key, Value: v, Tool: m.Tool}
 		if m.Secret {
 			mark.Value = ""
 		}
@@ -69,14 +70,14 @@ func (c *checker) wiped() {
 		"The next server-side apply gives every field to before-first-apply, which then keeps what the manifest drops and conflicts with a non-forced change; "+
 		"serve the webhook, let %s apply once, then run the fix: before-first-apply lets go, no value changes",
 		by.Tool, markerText(marks[0]), by.Applier)
-	f := c.add(CodeManagedFieldsWiped, metav1.ManagedFieldsEntry{}, nil, msg, c.ssa([]string{"migrate", "release"}, "--from", ownership.BeforeFirstApply))
+	f := c.add(v1alpha1.CodeManagedFieldsWiped, metav1.ManagedFieldsEntry{}, nil, msg, c.ssa([]string{"migrate", "release"}, "--from", ownership.BeforeFirstApply))
 	if f != nil {
 		f.Reference = "https://github.com/kubernetes/kubernetes/issues/136919"
-		f.Evidence = &Evidence{Bookkeeping: marks, Applier: by.Applier}
+		f.Evidence = &v1alpha1.Evidence{Bookkeeping: marks, Applier: by.Applier}
 	}
 }
 
-func markerText(m Mark) string {
+func markerText(m v1alpha1.Mark) string {
 	if m.Value == "" {
 		return "its " + m.Key + " " + string(m.Kind)
 	}
@@ -111,9 +112,9 @@ func without(paths []pathlang.Path, set *fieldpath.Set) []pathlang.Path {
 	return out
 }
 
-func (c *checker) ref(i int) EntryRef {
+func (c *checker) ref(i int) v1alpha1.EntryRef {
 	e := c.obj.ManagedFields[i]
-	return EntryRef{Manager: e.Manager, Operation: ownership.Operation(e.Operation), Subresource: ownership.Subresource(e.Subresource), APIVersion: e.APIVersion, Time: e.Time, Fields: len(leaves(c.sets[i]))}
+	return v1alpha1.EntryRef{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Time: e.Time, Fields: len(leaves(c.sets[i]))}
 }
 
 // listEdit is what one hand edit holds of the items of one associative
@@ -244,7 +245,7 @@ func (c *checker) addLists(lists listEdits) {
 	for _, l := range lists {
 		e := c.obj.ManagedFields[l.entry]
 		var names []string
-		entries := []EntryRef{c.ref(l.entry)}
+		entries := []v1alpha1.EntryRef{c.ref(l.entry)}
 		for _, a := range l.appliers {
 			names = append(names, c.obj.ManagedFields[a].Manager)
 			entries = append(entries, c.ref(a))
@@ -260,11 +261,11 @@ func (c *checker) addLists(lists listEdits) {
 		msg := fmt.Sprintf("%s, %s, holds %s, in an object %s applies: "+
 			"an apply merges its items with these rather than replacing them, so an item whose key was edited stays next to the declared one (two ports or containers of one name, which the apiserver refuses) and the applier can't remove it",
 			describe(e), editorName(e.Manager), strings.Join(holds, " and "), strings.Join(names, " and "))
-		f := c.addFixes(CodeSharedListItems, e, l.paths, msg, scopeItems)
+		f := c.addFixes(v1alpha1.CodeSharedListItems, e, l.paths, msg, scopeItems)
 		if f != nil {
 			f.SharedWith = names
 			f.Reference = "https://github.com/argoproj/argo-cd/issues/25474"
-			f.Evidence = &Evidence{Entries: entries, List: list}
+			f.Evidence = &v1alpha1.Evidence{Entries: entries, List: list}
 		}
 	}
 }
@@ -324,7 +325,7 @@ func (c *checker) updateAndApply() {
 	sort.Strings(names)
 	for _, name := range names {
 		es := by[name]
-		var refs []EntryRef
+		var refs []v1alpha1.EntryRef
 		var updated, applies []*fieldpath.Set
 		for _, i := range es.updates {
 			refs = append(refs, c.ref(i))
@@ -351,11 +352,11 @@ func (c *checker) updateAndApply() {
 			"The fix folds the Update entry into the Apply one, whose next apply then removes what the manifest no longer has",
 			name, name, countPaths(only), both)
 		cmd := c.ssa([]string{"migrate", "rename"}, "--from", name, "--field-manager", name)
-		f := c.add(CodeUpdateAndApply, c.obj.ManagedFields[es.updates[0]], only, msg, cmd)
+		f := c.add(v1alpha1.CodeUpdateAndApply, c.obj.ManagedFields[es.updates[0]], only, msg, cmd)
 		if f != nil {
 			f.Reference = "https://github.com/helm/helm/issues/31516"
-			f.Evidence = &Evidence{Entries: refs, Shared: shared}
-			f.Fixes = []Fix{{Mode: FixAdopt, Command: cmd,
+			f.Evidence = &v1alpha1.Evidence{Entries: refs, Shared: shared}
+			f.Fixes = []v1alpha1.Fix{{Mode: v1alpha1.FixAdopt, Command: cmd,
 				Summary: fmt.Sprintf("%q (Apply) takes the Update entry's fields at their current values; its next apply keeps those its manifest has and removes the others (the declared state)", name)}}
 		}
 	}
@@ -429,9 +430,9 @@ func (c *checker) controllerScope() {
 		}
 		msg := fmt.Sprintf("%s owns %s of the spec that it never writes (%s): %s. A tool or a person wrote them under its name, and drift never reports it, as Kubernetes' own components are not drift",
 			describe(e), countPaths(out), out[0], rule)
-		f := c.addFixes(CodeControllerScope, e, out, msg, scopeFields)
+		f := c.addFixes(v1alpha1.CodeControllerScope, e, out, msg, scopeFields)
 		if f != nil {
-			f.Evidence = &Evidence{Rule: rule, Entries: []EntryRef{c.ref(i)}}
+			f.Evidence = &v1alpha1.Evidence{Rule: rule, Entries: []v1alpha1.EntryRef{c.ref(i)}}
 		}
 	}
 }
@@ -444,7 +445,7 @@ var imperativeCreators = []string{"kubectl-create", "kubectl-run", "kubectl-expo
 // made, that nobody applies (no Apply entry, no client-side apply, no
 // last-applied annotation) and no controller owns.
 func (c *checker) imperative() {
-	if !c.o.Enabled(CodeImperative) || isCopy(c.obj) || c.hasApplier() {
+	if !c.o.Enabled(v1alpha1.CodeImperative) || isCopy(c.obj) || c.hasApplier() {
 		return
 	}
 	if _, ok := c.obj.Annotations[ownership.LastAppliedAnnotation]; ok {
@@ -460,7 +461,7 @@ func (c *checker) imperative() {
 			continue
 		}
 		verb := "kubectl " + strings.TrimPrefix(e.Manager, "kubectl-")
-		c.add(CodeImperative, e, leaves(c.sets[i]),
+		c.add(v1alpha1.CodeImperative, e, leaves(c.sets[i]),
 			fmt.Sprintf("made by `%s` (%s) and applied by nobody: it is in no manifest, so a cluster rebuilt from git lacks it; the fix prints what %s set as a manifest to commit, for your applier to apply", verb, describe(e), verb),
 			c.ssa([]string{"extract"}, "--manager", e.Manager))
 		return

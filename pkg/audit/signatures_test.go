@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -62,23 +63,23 @@ func TestSignatures(t *testing.T) {
 	ports := func(port int64) func(*unstructured.Unstructured) {
 		return func(u *unstructured.Unstructured) {
 			// Argo CD's UI sends the whole edited list: the port's key changes.
-			_ = unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{"name": "http", "port": port, "protocol": "TCP", "targetPort": int64(8080)}}, "spec", "ports")
+			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "http", "port": port, "protocol": "TCP", "targetPort": int64(8080)}}, "spec", "ports")
 		}
 	}
-	containers := func(u *unstructured.Unstructured) []interface{} {
+	containers := func(u *unstructured.Unstructured) []any {
 		c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 		return c
 	}
 	setEnvAndImage := func(u *unstructured.Unstructured) {
 		c := containers(u)
-		app := c[0].(map[string]interface{})
+		app := c[0].(map[string]any)
 		app["image"] = "nginx:1.28"
-		app["env"] = append(app["env"].([]interface{}), map[string]interface{}{"name": "DEBUG", "value": "1"})
+		app["env"] = append(app["env"].([]any), map[string]any{"name": "DEBUG", "value": "1"})
 		_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
 	}
 	setImage := func(u *unstructured.Unstructured) {
 		c := containers(u)
-		c[0].(map[string]interface{})["image"] = "nginx:1.28"
+		c[0].(map[string]any)["image"] = "nginx:1.28"
 		_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
 	}
 	owned := func(u *unstructured.Unstructured) {
@@ -178,7 +179,7 @@ func TestSignatures(t *testing.T) {
 				scenario.Apply{Manager: "labeller", Manifest: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop","labels":{"team":"a"}}}`},
 				scenario.Update{Manager: "kubectl-edit", Mutate: func(u *unstructured.Unstructured) {
 					p, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-					_ = unstructured.SetNestedSlice(u.Object, append(p, map[string]interface{}{"name": "metrics", "port": int64(9090), "protocol": "TCP"}), "spec", "ports")
+					_ = unstructured.SetNestedSlice(u.Object, append(p, map[string]any{"name": "metrics", "port": int64(9090), "protocol": "TCP"}), "spec", "ports")
 				}},
 			},
 			want: []string{`manual-edit kubectl-edit .spec.ports[port=9090,protocol="TCP"].name | kubectl ssa migrate rename service/web -n shop --from kubectl-edit --field-manager labeller`},
@@ -187,7 +188,7 @@ func TestSignatures(t *testing.T) {
 			name: "a set-like list is a manual edit only",
 			ops: []scenario.Op{
 				scenario.Apply{Manager: "kustomize-controller", Manifest: settings},
-				scenario.Update{Manager: "kubectl-edit", Mutate: scenario.Set([]interface{}{"x"}, "metadata", "finalizers")},
+				scenario.Update{Manager: "kubectl-edit", Mutate: scenario.Set([]any{"x"}, "metadata", "finalizers")},
 			},
 			want: []string{`manual-edit kubectl-edit .metadata.finalizers[="x"] | kubectl ssa migrate rename configmap/settings -n shop --from kubectl-edit --field-manager kustomize-controller`},
 		},
@@ -207,7 +208,7 @@ func TestSignatures(t *testing.T) {
 		{
 			name: "--rules=+adopted-edit names it, as history",
 			ops:  adoptedEdit,
-			opts: Options{Expect: []string{"gitops"}, Rules: map[Code]bool{CodeAdoptedEdit: true}},
+			opts: Options{Expect: []string{"gitops"}, Rules: map[v1alpha1.Code]bool{v1alpha1.CodeAdoptedEdit: true}},
 			want: []string{`adopted-edit kubectl-edit .data.x | kubectl ssa handover release configmap/settings -n shop --from kubectl-edit --all`},
 		},
 		{
@@ -220,7 +221,7 @@ func TestSignatures(t *testing.T) {
 				}},
 				scenario.Apply{Manager: "gitops", Manifest: strings.Replace(settings, `x: "1", z: "2"`, `x: "3"`, 1)},
 			},
-			opts: Options{Rules: map[Code]bool{CodeAdoptedEdit: true}},
+			opts: Options{Rules: map[v1alpha1.Code]bool{v1alpha1.CodeAdoptedEdit: true}},
 			want: []string{`manual-edit kubectl-edit .data.z | kubectl ssa migrate rename configmap/settings -n shop --from kubectl-edit --field-manager gitops`},
 		},
 
@@ -239,7 +240,7 @@ func TestSignatures(t *testing.T) {
 			ops: []scenario.Op{
 				scenario.Apply{Manager: "argocd-controller", Manifest: strings.Replace(web, "  replicas: 2\n", "", 1)},
 				scenario.Update{Manager: "kube-controller-manager", Mutate: scenario.Set(int64(5), "spec", "replicas")},
-				scenario.Update{Manager: "kube-controller-manager", Mutate: scenario.Set([]interface{}{"foregroundDeletion"}, "metadata", "finalizers")},
+				scenario.Update{Manager: "kube-controller-manager", Mutate: scenario.Set([]any{"foregroundDeletion"}, "metadata", "finalizers")},
 			},
 			want: []string{},
 		},
@@ -261,7 +262,7 @@ func TestSignatures(t *testing.T) {
 		{
 			name: "kubectl create with --rules=+imperative",
 			ops:  []scenario.Op{scenario.Update{Manager: "kubectl-create", Create: settings}},
-			opts: Options{Rules: map[Code]bool{CodeImperative: true}},
+			opts: Options{Rules: map[v1alpha1.Code]bool{v1alpha1.CodeImperative: true}},
 			want: []string{`imperative kubectl-create .data.x .data.z | kubectl ssa extract configmap/settings -n shop --manager kubectl-create`},
 		},
 		{
@@ -270,7 +271,7 @@ func TestSignatures(t *testing.T) {
 				scenario.Update{Manager: "kubectl-create", Create: settings},
 				scenario.Apply{Manager: "gitops", Manifest: settings},
 			},
-			opts: Options{Rules: map[Code]bool{CodeImperative: true}},
+			opts: Options{Rules: map[v1alpha1.Code]bool{v1alpha1.CodeImperative: true}},
 			want: []string{},
 		},
 
@@ -281,7 +282,7 @@ func TestSignatures(t *testing.T) {
 				scenario.Apply{Manager: "gitops", Manifest: settings},
 				scenario.Update{Manager: "kubectl-edit", Mutate: scenario.Set("3", "data", "x")},
 			},
-			opts: Options{Rules: map[Code]bool{CodeManualEdit: false}},
+			opts: Options{Rules: map[v1alpha1.Code]bool{v1alpha1.CodeManualEdit: false}},
 			want: []string{},
 		},
 	}
@@ -303,9 +304,9 @@ func TestSignatures(t *testing.T) {
 func TestSignatureEvidence(t *testing.T) {
 	wipe := scenario.Update{Manager: "conversion", Mutate: scenario.ResetManagedFields}
 	type want struct {
-		code      Code
+		code      v1alpha1.Code
 		manager   string
-		evidence  Evidence
+		evidence  v1alpha1.Evidence
 		shared    []string
 		reference string
 	}
@@ -320,10 +321,10 @@ func TestSignatureEvidence(t *testing.T) {
 				scenario.Apply{Manager: "helm", Manifest: withMeta(settings, `labels: {app.kubernetes.io/managed-by: Helm}, annotations: {meta.helm.sh/release-name: shop, kubectl.kubernetes.io/last-applied-configuration: '{"data":{"password":"hunter2"}}'}, `)},
 				wipe,
 			},
-			want: want{code: CodeManagedFieldsWiped, reference: "https://github.com/kubernetes/kubernetes/issues/136919", evidence: Evidence{Applier: "helm", Bookkeeping: []Mark{
-				{Kind: MarkAnnotation, Key: "meta.helm.sh/release-name", Value: "shop", Tool: "Helm"},
-				{Kind: MarkLabel, Key: "app.kubernetes.io/managed-by", Value: "Helm", Tool: "Helm"},
-				{Kind: MarkAnnotation, Key: ownership.LastAppliedAnnotation, Tool: "kubectl apply"},
+			want: want{code: v1alpha1.CodeManagedFieldsWiped, reference: "https://github.com/kubernetes/kubernetes/issues/136919", evidence: v1alpha1.Evidence{Applier: "helm", Bookkeeping: []v1alpha1.Mark{
+				{Kind: v1alpha1.MarkAnnotation, Key: "meta.helm.sh/release-name", Value: "shop", Tool: "Helm"},
+				{Kind: v1alpha1.MarkLabel, Key: "app.kubernetes.io/managed-by", Value: "Helm", Tool: "Helm"},
+				{Kind: v1alpha1.MarkAnnotation, Key: ownership.LastAppliedAnnotation, Tool: "kubectl apply"},
 			}}},
 		},
 		{
@@ -332,10 +333,10 @@ func TestSignatureEvidence(t *testing.T) {
 				scenario.Apply{Manager: "helm-controller", Manifest: withMeta(settings, `labels: {helm.toolkit.fluxcd.io/name: shop, app.kubernetes.io/managed-by: Helm}, annotations: {meta.helm.sh/release-name: shop}, `)},
 				wipe,
 			},
-			want: want{code: CodeManagedFieldsWiped, reference: "https://github.com/kubernetes/kubernetes/issues/136919", evidence: Evidence{Applier: "helm-controller", Bookkeeping: []Mark{
-				{Kind: MarkLabel, Key: "helm.toolkit.fluxcd.io/name", Value: "shop", Tool: "Flux"},
-				{Kind: MarkAnnotation, Key: "meta.helm.sh/release-name", Value: "shop", Tool: "Helm"},
-				{Kind: MarkLabel, Key: "app.kubernetes.io/managed-by", Value: "Helm", Tool: "Helm"},
+			want: want{code: v1alpha1.CodeManagedFieldsWiped, reference: "https://github.com/kubernetes/kubernetes/issues/136919", evidence: v1alpha1.Evidence{Applier: "helm-controller", Bookkeeping: []v1alpha1.Mark{
+				{Kind: v1alpha1.MarkLabel, Key: "helm.toolkit.fluxcd.io/name", Value: "shop", Tool: "Flux"},
+				{Kind: v1alpha1.MarkAnnotation, Key: "meta.helm.sh/release-name", Value: "shop", Tool: "Helm"},
+				{Kind: v1alpha1.MarkLabel, Key: "app.kubernetes.io/managed-by", Value: "Helm", Tool: "Helm"},
 			}}},
 		},
 		{
@@ -344,8 +345,8 @@ func TestSignatureEvidence(t *testing.T) {
 				scenario.Apply{Manager: "kustomize-controller", Manifest: withMeta(settings, `labels: {kustomize.toolkit.fluxcd.io/name: apps}, `)},
 				wipe,
 			},
-			want: want{code: CodeManagedFieldsWiped, reference: "https://github.com/kubernetes/kubernetes/issues/136919", evidence: Evidence{Applier: "kustomize-controller", Bookkeeping: []Mark{
-				{Kind: MarkLabel, Key: "kustomize.toolkit.fluxcd.io/name", Value: "apps", Tool: "Flux"},
+			want: want{code: v1alpha1.CodeManagedFieldsWiped, reference: "https://github.com/kubernetes/kubernetes/issues/136919", evidence: v1alpha1.Evidence{Applier: "kustomize-controller", Bookkeeping: []v1alpha1.Mark{
+				{Kind: v1alpha1.MarkLabel, Key: "kustomize.toolkit.fluxcd.io/name", Value: "apps", Tool: "Flux"},
 			}}},
 		},
 		{
@@ -354,8 +355,8 @@ func TestSignatureEvidence(t *testing.T) {
 				scenario.Update{Manager: "helm", Create: withMeta(settings, `annotations: {legacy: "yes"}, `)},
 				scenario.Apply{Manager: "helm", Manifest: settings},
 			},
-			want: want{code: CodeUpdateAndApply, manager: "helm", reference: "https://github.com/helm/helm/issues/31516", evidence: Evidence{
-				Entries: []EntryRef{{Manager: "helm", Operation: "Update", APIVersion: "v1", Fields: 3}, {Manager: "helm", Operation: "Apply", APIVersion: "v1", Fields: 2}},
+			want: want{code: v1alpha1.CodeUpdateAndApply, manager: "helm", reference: "https://github.com/helm/helm/issues/31516", evidence: v1alpha1.Evidence{
+				Entries: []v1alpha1.EntryRef{{Manager: "helm", Operation: "Update", APIVersion: "v1", Fields: 3}, {Manager: "helm", Operation: "Apply", APIVersion: "v1", Fields: 2}},
 				Shared:  paths(t, ".data.x", ".data.z"),
 			}},
 		},
@@ -364,13 +365,13 @@ func TestSignatureEvidence(t *testing.T) {
 			ops: []scenario.Op{
 				scenario.Apply{Manager: "argocd-controller", Manifest: svc},
 				scenario.Update{Manager: "argocd-server", Mutate: func(u *unstructured.Unstructured) {
-					_ = unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{"name": "http", "port": int64(8081), "protocol": "TCP", "targetPort": int64(8080)}}, "spec", "ports")
+					_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "http", "port": int64(8081), "protocol": "TCP", "targetPort": int64(8080)}}, "spec", "ports")
 				}},
 			},
-			want: want{code: CodeSharedListItems, manager: "argocd-server", shared: []string{"argocd-controller"}, reference: "https://github.com/argoproj/argo-cd/issues/25474", evidence: Evidence{
+			want: want{code: v1alpha1.CodeSharedListItems, manager: "argocd-server", shared: []string{"argocd-controller"}, reference: "https://github.com/argoproj/argo-cd/issues/25474", evidence: v1alpha1.Evidence{
 				// (the edit's port came with its name and targetPort; the
 				// applier lost its port, and applies the selector)
-				Entries: []EntryRef{{Manager: "argocd-server", Operation: "Update", APIVersion: "v1", Fields: 2}, {Manager: "argocd-controller", Operation: "Apply", APIVersion: "v1", Fields: 1}},
+				Entries: []v1alpha1.EntryRef{{Manager: "argocd-server", Operation: "Update", APIVersion: "v1", Fields: 2}, {Manager: "argocd-controller", Operation: "Apply", APIVersion: "v1", Fields: 1}},
 				List:    paths(t, ".spec.ports")[0],
 			}},
 		},
@@ -380,8 +381,8 @@ func TestSignatureEvidence(t *testing.T) {
 				scenario.Apply{Manager: "gitops", Manifest: web},
 				scenario.Update{Manager: "kube-controller-manager", Mutate: scenario.Set(true, "spec", "paused")},
 			},
-			want: want{code: CodeControllerScope, manager: "kube-controller-manager", evidence: Evidence{
-				Entries: []EntryRef{{Manager: "kube-controller-manager", Operation: "Update", APIVersion: "apps/v1", Fields: 1}},
+			want: want{code: v1alpha1.CodeControllerScope, manager: "kube-controller-manager", evidence: v1alpha1.Evidence{
+				Entries: []v1alpha1.EntryRef{{Manager: "kube-controller-manager", Operation: "Update", APIVersion: "apps/v1", Fields: 1}},
 				Rule:    componentRules["kube-controller-manager"],
 			}},
 		},
@@ -390,7 +391,7 @@ func TestSignatureEvidence(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := (&scenario.State{}).Run(t, tt.ops...)
 			fs := Check(objectOf(s.Live), Options{})
-			var f *Finding
+			var f *v1alpha1.Finding
 			for i := range fs {
 				if fs[i].Code == tt.want.code {
 					f = &fs[i]
@@ -412,7 +413,7 @@ func TestSignatureEvidence(t *testing.T) {
 			if f.Manager != tt.want.manager || f.Reference != tt.want.reference || !cmp.Equal(f.SharedWith, tt.want.shared) {
 				t.Errorf("manager %q reference %q sharedWith %v", f.Manager, f.Reference, f.SharedWith)
 			}
-			if f.Severity != SeverityWarning || f.Message == "" || strings.Contains(f.Message, "hunter2") {
+			if f.Severity != v1alpha1.SeverityWarning || f.Message == "" || strings.Contains(f.Message, "hunter2") {
 				t.Errorf("severity %s, message %q", f.Severity, f.Message)
 			}
 		})
@@ -427,13 +428,13 @@ func TestSharedListItemsFixes(t *testing.T) {
 		scenario.Apply{Manager: "platform", Manifest: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},"spec":{"type":"ClusterIP"}}`},
 		scenario.Update{Manager: "kubectl-edit", Mutate: func(u *unstructured.Unstructured) {
 			p, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-			p = append(p, map[string]interface{}{"name": "metrics", "port": int64(9090), "protocol": "TCP"})
+			p = append(p, map[string]any{"name": "metrics", "port": int64(9090), "protocol": "TCP"})
 			_ = unstructured.SetNestedSlice(u.Object, p, "spec", "ports")
 		}},
 	)
-	for _, mode := range []FixMode{FixAdopt, FixForget} {
+	for _, mode := range []v1alpha1.FixMode{v1alpha1.FixAdopt, v1alpha1.FixForget} {
 		fs := Check(objectOf(s.Live), Options{Fix: mode})
-		if len(fs) != 1 || fs[0].Code != CodeSharedListItems || len(fs[0].Fixes) != 1 || fs[0].Fixes[0].Mode != FixAdopt {
+		if len(fs) != 1 || fs[0].Code != v1alpha1.CodeSharedListItems || len(fs[0].Fixes) != 1 || fs[0].Fixes[0].Mode != v1alpha1.FixAdopt {
 			t.Fatalf("--fix %s: %+v", mode, fs)
 		}
 		// Two appliers: the user names the one that takes the item.
@@ -449,11 +450,11 @@ func TestSharedListItemsFixes(t *testing.T) {
 func TestParseRules(t *testing.T) {
 	tests := []struct {
 		in   []string
-		want map[Code]bool
+		want map[v1alpha1.Code]bool
 		err  string
 	}{
-		{in: nil, want: map[Code]bool{}},
-		{in: []string{"+imperative", " -rollout-restart"}, want: map[Code]bool{CodeImperative: true, CodeRolloutRestart: false}},
+		{in: nil, want: map[v1alpha1.Code]bool{}},
+		{in: []string{"+imperative", " -rollout-restart"}, want: map[v1alpha1.Code]bool{v1alpha1.CodeImperative: true, v1alpha1.CodeRolloutRestart: false}},
 		{in: []string{"imperative"}, err: `"imperative": start each rule with + (turn it on) or - (turn it off): --rules=+imperative`},
 		{in: []string{"+adopted-edits"}, err: `"+adopted-edits": no finding is called "adopted-edits"; the rules are the findings' codes: drift, `},
 		{in: []string{"+drift", "-drift"}, err: `"-drift": drift is turned both on and off`},
@@ -470,7 +471,7 @@ func TestParseRules(t *testing.T) {
 			t.Errorf("%v: %v %v", tt.in, got, err)
 		}
 	}
-	if (Options{}).Enabled(CodeImperative) || !(Options{}).Enabled(CodeDrift) || (Options{Rules: map[Code]bool{CodeDrift: false}}).Enabled(CodeDrift) {
+	if (Options{}).Enabled(v1alpha1.CodeImperative) || !(Options{}).Enabled(v1alpha1.CodeDrift) || (Options{Rules: map[v1alpha1.Code]bool{v1alpha1.CodeDrift: false}}).Enabled(v1alpha1.CodeDrift) {
 		t.Error("defaults: the optional codes off, the others on")
 	}
 }

@@ -39,12 +39,12 @@ func (s *OfflineSource) Autoscalers(_ context.Context, namespace string) ([]unst
 // .spec (whose replicas they own: a manifest that sets it fights them, one
 // that drops it may reset it). A failure to list them is a warning: the
 // prediction stands without it.
-func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructured) ([]Autoscaler, string) {
+func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructured) ([]v1alpha1.Autoscaler, string) {
 	lister, ok := src.(AutoscalerLister)
 	if !ok {
 		return nil, ""
 	}
-	if _, ok := obj.Object["spec"].(map[string]interface{}); !ok || obj.GetNamespace() == "" {
+	if _, ok := obj.Object["spec"].(map[string]any); !ok || obj.GetNamespace() == "" {
 		// (An autoscaler targets an object of its own namespace: without
 		// one, nothing can target it, and listing "" lists them all.)
 		return nil, ""
@@ -58,9 +58,9 @@ func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructur
 
 // Targeting are the HPAs among hpas that scale obj (an HPA without a
 // namespace, from an input, is taken as in obj's), ordered by name.
-func Targeting(hpas []unstructured.Unstructured, obj *unstructured.Unstructured) []Autoscaler {
+func Targeting(hpas []unstructured.Unstructured, obj *unstructured.Unstructured) []v1alpha1.Autoscaler {
 	group := obj.GroupVersionKind().Group
-	var out []Autoscaler
+	var out []v1alpha1.Autoscaler
 	for _, h := range hpas {
 		ref, _, _ := unstructured.NestedMap(h.Object, "spec", "scaleTargetRef")
 		kind, _ := ref["kind"].(string)
@@ -74,7 +74,7 @@ func Targeting(hpas []unstructured.Unstructured, obj *unstructured.Unstructured)
 		if kind != obj.GetKind() || name != obj.GetName() || gv.Group != group || ns != obj.GetNamespace() {
 			continue
 		}
-		a := Autoscaler{Name: h.GetName(), MinReplicas: 1}
+		a := v1alpha1.Autoscaler{Name: h.GetName(), MinReplicas: 1}
 		if v, ok, _ := unstructured.NestedInt64(h.Object, "spec", "minReplicas"); ok {
 			a.MinReplicas = v
 		}
@@ -94,7 +94,7 @@ func setsReplicas(obj *unstructured.Unstructured) bool {
 // controlledResets are the resets and removals of .spec.replicas in r
 // that an autoscaler of the object undoes: those of the cluster (live),
 // then those the input brings (input).
-func controlledResets(r *Simulation, live, input []Autoscaler) []v1alpha1.ControlledReset {
+func controlledResets(r *Simulation, live, input []v1alpha1.Autoscaler) []v1alpha1.ControlledReset {
 	var out []v1alpha1.ControlledReset
 	add := func(cr v1alpha1.ControlledReset) {
 		for _, a := range live {
@@ -128,8 +128,8 @@ func controlledResets(r *Simulation, live, input []Autoscaler) []v1alpha1.Contro
 // takes a field from its owner (Helm's client-side patch deletes what the
 // last revision rendered, whoever owns it) is undone by that controller.
 // An apply keeps the fields others own, so this finds none for it.
-func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset, listed []Autoscaler) []v1alpha1.ControlledReset {
-	if r.Live == nil || r.Action == ActionCreate {
+func ownedByControllers(r *Simulation, seen []v1alpha1.ControlledReset, listed []v1alpha1.Autoscaler) []v1alpha1.ControlledReset {
+	if r.Live == nil || r.Action == v1alpha1.ActionCreate {
 		return nil
 	}
 	done := map[string]bool{}
@@ -203,16 +203,12 @@ func overwritten(r *Simulation, entries []metav1.ManagedFieldsEntry) []fieldpath
 }
 
 // controllerSays names a controller owner as the catalogue knows it.
-func controllerSays(o ownership.Owner, p pathlang.Path) string {
+func controllerSays(o v1alpha1.Owner, p pathlang.Path) string {
 	if says := tools.Describe(o, p.APIServerString()); says != "" {
 		return says
 	}
 	return "a controller"
 }
-
-// AutoscalerController is the manager an HPA's writes to /scale are
-// recorded as.
-const AutoscalerController = v1alpha1.AutoscalerController
 
 var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 
@@ -220,16 +216,16 @@ var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 // autoscaler's controller holds .spec.replicas: owners in managedFields,
 // and the client-side apply manager whose last-applied annotation holds
 // it. Ordered by manager name; nil for an object that does not exist.
-func ReplicasHolders(live *unstructured.Unstructured) []ReplicasHolder {
+func ReplicasHolders(live *unstructured.Unstructured) []v1alpha1.ReplicasHolder {
 	if live == nil {
 		return nil
 	}
-	byManager := map[string]*ReplicasHolder{}
-	add := func(manager string) *ReplicasHolder {
+	byManager := map[string]*v1alpha1.ReplicasHolder{}
+	add := func(manager string) *v1alpha1.ReplicasHolder {
 		if h, ok := byManager[manager]; ok {
 			return h
 		}
-		h := &ReplicasHolder{Manager: manager}
+		h := &v1alpha1.ReplicasHolder{Manager: manager}
 		byManager[manager] = h
 		return h
 	}
@@ -238,7 +234,7 @@ func ReplicasHolders(live *unstructured.Unstructured) []ReplicasHolder {
 	for _, e := range owners {
 		// A handover's temporary manager holds it for the autoscaler
 		// already, until the autoscaler writes it.
-		if e.Manager != AutoscalerController && e.Manager != ownership.HandoverManager {
+		if e.Manager != v1alpha1.AutoscalerController && e.Manager != ownership.HandoverManager {
 			add(e.Manager)
 		}
 	}
@@ -254,7 +250,7 @@ func ReplicasHolders(live *unstructured.Unstructured) []ReplicasHolder {
 		}
 		add(csa).LastApplied = true
 	}
-	out := make([]ReplicasHolder, 0, len(byManager))
+	out := make([]v1alpha1.ReplicasHolder, 0, len(byManager))
 	for _, h := range byManager {
 		out = append(out, *h)
 	}
@@ -266,7 +262,7 @@ func lastAppliedHoldsReplicas(ann string) bool {
 	if ann == "" {
 		return false
 	}
-	var doc map[string]interface{}
+	var doc map[string]any
 	if err := json.Unmarshal([]byte(ann), &doc); err != nil {
 		return false
 	}
@@ -278,7 +274,7 @@ func lastAppliedHoldsReplicas(ann string) bool {
 // (and its forced apply): with a manifest that sets .spec.replicas, the
 // autoscalers it fights; with one that drops it, the resets they undo
 // (listed, found in the cluster, or in the input: inInput).
-func noteAutoscalers(r *Simulation, sent, live *unstructured.Unstructured, listed []Autoscaler, warning string, inInput []unstructured.Unstructured) {
+func noteAutoscalers(r *Simulation, sent, live *unstructured.Unstructured, listed []v1alpha1.Autoscaler, warning string, inInput []unstructured.Unstructured) {
 	if setsReplicas(sent) {
 		if r.Autoscalers = listed; warning != "" {
 			r.Warnings = append(r.Warnings, warning)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
@@ -44,7 +45,7 @@ func TestReplicasHolders(t *testing.T) {
 	tests := []struct {
 		name string
 		ops  []operation
-		want []conflict.ReplicasHolder
+		want []v1alpha1.ReplicasHolder
 	}{
 		{
 			// The story of issue 18: kubectl apply (client-side), then
@@ -52,32 +53,32 @@ func TestReplicasHolders(t *testing.T) {
 			// annotation still holds it.
 			name: "client-side apply, then the autoscaler scaled",
 			ops:  []operation{update{Manager: "kubectl-client-side-apply", Create: csaWithReplicas(2)}, hpaScales(4)},
-			want: []conflict.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
+			want: []v1alpha1.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
 		},
 		{
 			name: "client-side apply under another name, not yet scaled",
 			ops:  []operation{update{Manager: "deploy-script", Create: csaWithReplicas(2)}},
-			want: []conflict.ReplicasHolder{{Manager: "deploy-script", LastApplied: true}},
+			want: []v1alpha1.ReplicasHolder{{Manager: "deploy-script", LastApplied: true}},
 		},
 		{
 			name: "server-side applier owns replicas with the autoscaler",
 			ops:  []operation{apply{Manager: "kubectl", Manifest: fmt.Sprintf(replicas, 3)}, hpaScales(3)},
-			want: []conflict.ReplicasHolder{{Manager: "kubectl"}},
+			want: []v1alpha1.ReplicasHolder{{Manager: "kubectl"}},
 		},
 		{
 			name: "an applier, then kubectl scale",
 			ops:  []operation{apply{Manager: "argocd-controller", Manifest: webWith("nginx:1")}, update{Manager: "kubectl", Subresource: "scale", Mutate: set(int64(5), "spec", "replicas")}},
-			want: []conflict.ReplicasHolder{{Manager: "kubectl"}},
+			want: []v1alpha1.ReplicasHolder{{Manager: "kubectl"}},
 		},
 		{
 			name: "held by a handover to the autoscaler",
 			ops:  []operation{apply{Manager: "kubectl-ssa-handover", Manifest: fmt.Sprintf(replicas, 3)}},
-			want: []conflict.ReplicasHolder{},
+			want: []v1alpha1.ReplicasHolder{},
 		},
 		{
 			name: "the autoscaler alone",
 			ops:  []operation{apply{Manager: "argocd-controller", Manifest: webWith("nginx:1")}, hpaScales(4)},
-			want: []conflict.ReplicasHolder{},
+			want: []v1alpha1.ReplicasHolder{},
 		},
 	}
 	for _, tt := range tests {
@@ -111,10 +112,10 @@ func (a allNamespaces) Autoscalers(context.Context, string) ([]unstructured.Unst
 // scale the object; a manifest without a namespace is looked up in none.
 func TestAutoscalersOfTheObjectsNamespace(t *testing.T) {
 	hpa := func(ns string, min int64) unstructured.Unstructured {
-		return unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-			"metadata": map[string]interface{}{"name": "web", "namespace": ns},
-			"spec": map[string]interface{}{"minReplicas": min, "maxReplicas": int64(9),
-				"scaleTargetRef": map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
+		return unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+			"metadata": map[string]any{"name": "web", "namespace": ns},
+			"spec": map[string]any{"minReplicas": min, "maxReplicas": int64(9),
+				"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
 	}
 	src, err := conflict.NewOfflineSource(nil, nil)
 	if err != nil {

@@ -47,7 +47,7 @@ func ApplyBody(manifest *unstructured.Unstructured) (obj *unstructured.Unstructu
 	if len(body) > MaxRequestBodyBytes {
 		return nil, false, fmt.Errorf("%s: the apiserver refuses the apply: its body is %d bytes, over the %d a request may carry (413 Request Entity Too Large): split the object, or keep the data elsewhere (a volume, an image)", name, len(body), MaxRequestBodyBytes)
 	}
-	out := map[string]interface{}{}
+	out := map[string]any{}
 	if err := yaml.Unmarshal(body, &out); err != nil {
 		return nil, false, fmt.Errorf("%s: the apiserver refuses the apply: error decoding patch: %w (it reads an apply as YAML, which allows no control character but tab and line breaks in a value): remove the character", name, err)
 	}

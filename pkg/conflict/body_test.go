@@ -10,10 +10,10 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
-func configMap(data map[string]interface{}, field string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]interface{}{
+func configMap(data map[string]any, field string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]interface{}{"name": "c", "namespace": "shop"},
+		"metadata": map[string]any{"name": "c", "namespace": "shop"},
 		field:      data,
 	}}
 }
@@ -37,7 +37,7 @@ func TestApplyBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj, rewritten, err := conflict.ApplyBody(configMap(map[string]interface{}{"k": tt.value}, "data"))
+			obj, rewritten, err := conflict.ApplyBody(configMap(map[string]any{"k": tt.value}, "data"))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err %v, want %q", err, tt.err)
@@ -63,11 +63,11 @@ func TestExplainSizeLimits(t *testing.T) {
 		obj  *unstructured.Unstructured
 		err  string
 	}{
-		{name: "a 2 MiB ConfigMap", obj: configMap(map[string]interface{}{"a": big(2 << 20)}, "data"), err: "its values hold 2097152 bytes, over the 1048576 a ConfigMap may hold"},
-		{name: "a ConfigMap just over 1 MiB, in two keys", obj: configMap(map[string]interface{}{"a": big(1 << 19), "b": big(1<<19 + 1)}, "data"), err: "over the 1048576 a ConfigMap may hold"},
-		{name: "a ConfigMap of 1 MiB", obj: configMap(map[string]interface{}{"a": big(1 << 20)}, "data")},
-		{name: "a 2 MiB custom resource", obj: &unstructured.Unstructured{Object: map[string]interface{}{
-			"apiVersion": "example.com/v1", "kind": "Blob", "metadata": map[string]interface{}{"name": "c", "namespace": "shop"}, "spec": map[string]interface{}{"a": big(2 << 20)}}},
+		{name: "a 2 MiB ConfigMap", obj: configMap(map[string]any{"a": big(2 << 20)}, "data"), err: "its values hold 2097152 bytes, over the 1048576 a ConfigMap may hold"},
+		{name: "a ConfigMap just over 1 MiB, in two keys", obj: configMap(map[string]any{"a": big(1 << 19), "b": big(1<<19 + 1)}, "data"), err: "over the 1048576 a ConfigMap may hold"},
+		{name: "a ConfigMap of 1 MiB", obj: configMap(map[string]any{"a": big(1 << 20)}, "data")},
+		{name: "a 2 MiB custom resource", obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Blob", "metadata": map[string]any{"name": "c", "namespace": "shop"}, "spec": map[string]any{"a": big(2 << 20)}}},
 			err: "over the 1572864 etcd stores in one request"},
 	}
 	for _, tt := range tests {

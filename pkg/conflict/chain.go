@@ -53,7 +53,7 @@ func (f failedConversions) add(to schema.GroupVersionKind, err error) {
 
 var _ runtime.ObjectConvertor = versionConverter{}
 
-func (c versionConverter) Convert(in, out, context interface{}) error {
+func (c versionConverter) Convert(in, out, context any) error {
 	return errors.New("kubectl-ssa: Convert is not supported")
 }
 
@@ -122,7 +122,7 @@ func (nopDefaulter) Default(runtime.Object) {}
 type objectCreator struct{ tc managedfields.TypeConverter }
 
 func (c objectCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
 	if scheme.Scheme.Recognizes(kind) {
 		if typed, err := scheme.Scheme.New(kind); err == nil {
 			if m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed); err == nil {
@@ -147,7 +147,7 @@ func DeclaredOnly(tc managedfields.TypeConverter, u *unstructured.Unstructured, 
 		case "apiVersion", "kind", "metadata":
 			continue
 		}
-		probe := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], k: u.Object[k]}}
+		probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], k: u.Object[k]}}
 		if _, err := tc.ObjectToTyped(probe); err != nil {
 			delete(u.Object, k)
 		}

@@ -48,19 +48,19 @@ func TestResetSet(t *testing.T) {
 // A CSR's spec is set on create: an update that would change it is
 // warned of; the same values and the fields the server set are not.
 func TestResetWarnings(t *testing.T) {
-	csr := func(spec map[string]interface{}) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
-			"metadata": map[string]interface{}{"name": "c"}, "spec": spec}}
+	csr := func(spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+			"metadata": map[string]any{"name": "c"}, "spec": spec}}
 	}
-	live := csr(map[string]interface{}{"expirationSeconds": int64(86400), "username": "admin"})
-	if w := resetWarnings(Input{Live: live, Applied: csr(map[string]interface{}{"expirationSeconds": int64(86400)}), HasStatus: true}); len(w) != 0 {
+	live := csr(map[string]any{"expirationSeconds": int64(86400), "username": "admin"})
+	if w := resetWarnings(Input{Live: live, Applied: csr(map[string]any{"expirationSeconds": int64(86400)}), HasStatus: true}); len(w) != 0 {
 		t.Errorf("same spec: %q", w)
 	}
-	w := resetWarnings(Input{Live: live, Applied: csr(map[string]interface{}{"expirationSeconds": int64(3600)}), HasStatus: true})
+	w := resetWarnings(Input{Live: live, Applied: csr(map[string]any{"expirationSeconds": int64(3600)}), HasStatus: true})
 	if len(w) != 1 || !strings.Contains(w[0], "CertificateSigningRequest's spec is set on create only") {
 		t.Errorf("changed spec: %q", w)
 	}
-	if w := resetWarnings(Input{Applied: csr(map[string]interface{}{"expirationSeconds": int64(3600)}), HasStatus: true}); len(w) != 0 {
+	if w := resetWarnings(Input{Applied: csr(map[string]any{"expirationSeconds": int64(3600)}), HasStatus: true}); len(w) != 0 {
 		t.Errorf("create: %q", w)
 	}
 }

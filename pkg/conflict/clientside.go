@@ -91,7 +91,7 @@ func applyPatch(live *unstructured.Unstructured, patch []byte, pt types.PatchTyp
 	// Integers as the apiserver reads them (int64, as its typed object's
 	// map has them): merge keys compare by value and type, and a port 80
 	// read as a float would not match the live one.
-	var pm, cur map[string]interface{}
+	var pm, cur map[string]any
 	if err := utiljson.Unmarshal(patch, &pm); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func simulateClientSide(in Input) (*Simulation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	classifyRemovals(&r.Report, in, live, undefaulted, removed)
+	classifyRemovals(&r.ConflictReport, in, live, undefaulted, removed)
 	return r, nil
 }
 

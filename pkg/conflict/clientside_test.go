@@ -59,7 +59,7 @@ func TestClientSideDeletesWhatTheRenderDrops(t *testing.T) {
 	if got, _, _ := unstructuredInt(r.Result.Object, "spec", "replicas"); got != 1 {
 		t.Errorf("replicas %d in the result: the patch deletes it, the default puts 1 back", got)
 	}
-	if img := r.Result.Object["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})["image"]; img != "nginx:2" {
+	if img := r.Result.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "nginx:2" {
 		t.Errorf("image %v, want nginx:2", img)
 	}
 	for _, e := range r.ManagedFields {
@@ -85,7 +85,7 @@ func TestClientSideOverwritesLiveChanges(t *testing.T) {
 	s := &state{}
 	update{Manager: "helm", Create: webWith("nginx:1")}.Run(t, s)
 	update{Manager: "kubectl-edit", Mutate: func(u *unstructured.Unstructured) {
-		c := u.Object["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})
+		c := u.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 		c["image"] = "nginx:hand"
 		u.SetAnnotations(map[string]string{"team": "a"})
 	}}.Run(t, s)
@@ -94,7 +94,7 @@ func TestClientSideOverwritesLiveChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := r.Result.Object["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})
+	c := r.Result.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	if c["image"] != "nginx:1" {
 		t.Errorf("image %v: the three-way patch sets the render's nginx:1 back", c["image"])
 	}
@@ -106,7 +106,7 @@ func TestClientSideOverwritesLiveChanges(t *testing.T) {
 	}
 }
 
-func unstructuredInt(obj map[string]interface{}, path ...string) (int64, bool, error) {
+func unstructuredInt(obj map[string]any, path ...string) (int64, bool, error) {
 	return unstructured.NestedInt64(obj, path...)
 }
 
@@ -125,7 +125,7 @@ spec:
     protocol: TCP
     targetPort: 80
 `)
-	_ = unstructured.SetNestedSlice(live.Object, []interface{}{map[string]interface{}{"port": int64(80), "protocol": "TCP", "targetPort": int64(80)}}, "spec", "ports")
+	_ = unstructured.SetNestedSlice(live.Object, []any{map[string]any{"port": int64(80), "protocol": "TCP", "targetPort": int64(80)}}, "spec", "ports")
 	s := &state{}
 	update{Manager: "helm", Create: "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {selector: {app: web}, ports: [{port: 80, protocol: TCP, targetPort: 80}]}\n"}.Run(t, s)
 	s.Live.Object["spec"] = live.Object["spec"]
@@ -136,7 +136,7 @@ spec:
 		t.Fatal(err)
 	}
 	ports, _, _ := unstructured.NestedSlice(r.Result.Object, "spec", "ports")
-	if len(ports) != 1 || ports[0].(map[string]interface{})["targetPort"] != int64(8080) {
+	if len(ports) != 1 || ports[0].(map[string]any)["targetPort"] != int64(8080) {
 		t.Errorf("ports %v: one port, its targetPort 8080", ports)
 	}
 }

@@ -52,7 +52,7 @@ func Defaulted(r *Simulation) (*unstructured.Unstructured, []fieldpath.Path) {
 
 // setAbsent sets p to v in obj unless p is there already; false when it
 // can't (a position on the way).
-func setAbsent(obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
+func setAbsent(obj map[string]any, p fieldpath.Path, v any) bool {
 	if _, ok := pathlang.Lookup(obj, p); ok {
 		return true
 	}

@@ -30,11 +30,11 @@ func KeepsEmptiedMaps(minor, patch int) bool {
 
 // HasEmptyMap tells whether obj holds a map {} anywhere below its top
 // level: the only shape KeepsEmptiedMaps changes a prediction for.
-func HasEmptyMap(obj map[string]interface{}) bool {
-	var walk func(v interface{}) bool
-	walk = func(v interface{}) bool {
+func HasEmptyMap(obj map[string]any) bool {
+	var walk func(v any) bool
+	walk = func(v any) bool {
 		switch v := v.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			if len(v) == 0 {
 				return true
 			}
@@ -43,7 +43,7 @@ func HasEmptyMap(obj map[string]interface{}) bool {
 					return true
 				}
 			}
-		case []interface{}:
+		case []any:
 			for _, c := range v {
 				if walk(c) {
 					return true
@@ -91,16 +91,16 @@ func keepEmptied(tc managedfields.TypeConverter, applied, live, result *unstruct
 		if _, ok := pathlang.Lookup(result.Object, p[:len(p)-1]); !ok {
 			return
 		}
-		_ = ownership.SetPath(result.Object, p.Copy(), map[string]interface{}{})
+		_ = ownership.SetPath(result.Object, p.Copy(), map[string]any{})
 	})
 }
 
-func emptyMap(v interface{}) bool {
-	m, ok := v.(map[string]interface{})
+func emptyMap(v any) bool {
+	m, ok := v.(map[string]any)
 	return ok && len(m) == 0
 }
 
-func nonEmptyMap(v interface{}) bool {
-	m, ok := v.(map[string]interface{})
+func nonEmptyMap(v any) bool {
+	m, ok := v.(map[string]any)
 	return ok && len(m) > 0
 }

@@ -19,10 +19,10 @@ func TestKeepsEmptiedMaps(t *testing.T) {
 			t.Errorf("1.%d.%d: %v, want %v", c.minor, c.patch, got, c.want)
 		}
 	}
-	if conflict.HasEmptyMap(map[string]interface{}{"spec": map[string]interface{}{"tags": []interface{}{}}}) {
+	if conflict.HasEmptyMap(map[string]any{"spec": map[string]any{"tags": []any{}}}) {
 		t.Error("an empty list is not an empty map")
 	}
-	if !conflict.HasEmptyMap(map[string]interface{}{"spec": map[string]interface{}{"items": []interface{}{map[string]interface{}{"name": "a", "opts": map[string]interface{}{}}}}}) {
+	if !conflict.HasEmptyMap(map[string]any{"spec": map[string]any{"items": []any{map[string]any{"name": "a", "opts": map[string]any{}}}}}) {
 		t.Error("a keyed item's {} is an empty map")
 	}
 }
@@ -59,15 +59,15 @@ func TestEmptiedMapKept(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var v interface{}
+				var v any
 				var found bool
 				if c.path != nil {
 					v, found, _ = unstructured.NestedFieldNoCopy(r.Result.Object, c.path...)
 				} else {
 					cs, _, _ := unstructured.NestedSlice(r.Result.Object, "spec", "containers")
-					v, found = cs[0].(map[string]interface{})["securityContext"]
+					v, found = cs[0].(map[string]any)["securityContext"]
 				}
-				m, isMap := v.(map[string]interface{})
+				m, isMap := v.(map[string]any)
 				kept := found && isMap && len(m) == 0
 				if kept != keeps {
 					t.Errorf("KeepsEmptiedMaps %v: the map is %v (present %v), want {} kept: %v", keeps, v, found, keeps)

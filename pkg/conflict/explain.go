@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -169,7 +170,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	// Nothing else in this run lists them meanwhile; the memo is guarded
 	// all the same. Admission is read meanwhile too (once a run).
 	type hpaResult struct {
-		list    []Autoscaler
+		list    []v1alpha1.Autoscaler
 		warning string
 	}
 	type admissionResult struct {
@@ -356,7 +357,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 			return nil, fmt.Errorf("--verify needs a cluster")
 		}
 		if why := t.Unverifiable + o.Unverifiable; why != "" {
-			r.Verify = &Verification{Status: VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: why}
+			r.Verify = &v1alpha1.Verification{Status: v1alpha1.VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: why}
 			return r, nil
 		}
 		// A writer between the read and the dry run (a controller's
@@ -442,7 +443,7 @@ func redactQuotedValues(msg string) string {
 			return b.String()
 		}
 		b.WriteString(msg[:i])
-		b.WriteString("a value (" + ownership.Redacted + ")")
+		b.WriteString("a value (" + v1alpha1.Redacted + ")")
 		msg = msg[i+closingBrace(msg[i+len(valueInError):])+len(valueInError):]
 	}
 }
@@ -483,7 +484,7 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 	gvk := obj.GroupVersionKind()
 	type list struct {
 		path  string
-		ports interface{}
+		ports any
 	}
 	var lists []list
 	if gvk.Group == "" && gvk.Kind == "Service" {
@@ -492,11 +493,11 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 	}
 	if path := defaults.PodSpecPath(gvk.Group, gvk.Kind); path != nil {
 		spec, _, _ := unstructured.NestedFieldNoCopy(obj.Object, path...)
-		specMap, _ := spec.(map[string]interface{})
+		specMap, _ := spec.(map[string]any)
 		for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
-			cs, _ := specMap[field].([]interface{})
+			cs, _ := specMap[field].([]any)
 			for _, c := range cs {
-				cm, _ := c.(map[string]interface{})
+				cm, _ := c.(map[string]any)
 				name, _ := cm["name"].(string)
 				lists = append(lists, list{fmt.Sprintf(".%s.%s[name=%q].ports", strings.Join(path, "."), field, name), cm["ports"]})
 			}
@@ -504,10 +505,10 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 	}
 	var out []string
 	for _, l := range lists {
-		items, _ := l.ports.([]interface{})
+		items, _ := l.ports.([]any)
 		seen := map[string]bool{}
 		for _, item := range items {
-			m, _ := item.(map[string]interface{})
+			m, _ := item.(map[string]any)
 			if name, _ := m["name"].(string); name != "" {
 				if seen[name] {
 					out = append(out, fmt.Sprintf("two ports named %q in %s: the apiserver's validation refuses duplicate port names, which is not modelled here", name, l.path))
@@ -521,7 +522,7 @@ func duplicatePortNames(obj *unstructured.Unstructured) []string {
 
 // duplicateKeys says when the mutating policies' changes leave two items
 // of one key in a keyed list, which the server's validation refuses.
-func duplicateKeys(a *admission.Report, defaulted *unstructured.Unstructured, tc managedfields.TypeConverter) []string {
+func duplicateKeys(a *v1alpha1.AdmissionReport, defaulted *unstructured.Unstructured, tc managedfields.TypeConverter) []string {
 	obj := defaulted.DeepCopy()
 	admission.Apply(a, obj)
 	if _, err := tc.ObjectToTyped(obj); err != nil && strings.Contains(err.Error(), "duplicate") {

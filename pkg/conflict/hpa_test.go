@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 )
@@ -165,7 +166,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 		force   bool
 		want    want
 		// values of the conflicts, at the conflicting manager's version
-		values [][2]interface{}
+		values [][2]any
 	}{
 		{
 			name:    "v1 writer, v2 apply: the fields it changes conflict at v1",
@@ -173,7 +174,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			applier: "kubectl",
 			applied: hpaV2(4, cpuMetric(60)),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Conflicts: []conflictView{
 					{Manager: "kubectl-autoscale", Operation: "Update", Path: ".spec.maxReplicas"},
 					{Manager: "kubectl-autoscale", Operation: "Update", Path: ".spec.targetCPUUtilizationPercentage"},
@@ -181,7 +182,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 				Message: "Apply failed with 2 conflicts: conflicts with \"kubectl-autoscale\" using autoscaling/v1:\n- .spec.maxReplicas\n- .spec.targetCPUUtilizationPercentage",
 				Managed: []entryView{{Manager: "kubectl-autoscale", Operation: "Update", APIVersion: "autoscaling/v1", Fields: autoscaleV1Fields}},
 			},
-			values: [][2]interface{}{{int64(3), int64(4)}, {int64(80), int64(60)}},
+			values: [][2]any{{int64(3), int64(4)}, {int64(80), int64(60)}},
 		},
 		{
 			name:    "v1 writer, forced v2 apply: it keeps what the apply did not change",
@@ -190,7 +191,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			applied: hpaV2(4, cpuMetric(60)),
 			force:   true,
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Conflicts: []conflictView{
 					{Manager: "kubectl-autoscale", Operation: "Update", Path: ".spec.maxReplicas"},
 					{Manager: "kubectl-autoscale", Operation: "Update", Path: ".spec.targetCPUUtilizationPercentage"},
@@ -200,7 +201,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 					{Manager: "kubectl-autoscale", Operation: "Update", APIVersion: "autoscaling/v1", Fields: []string{".spec.minReplicas", ".spec.scaleTargetRef"}},
 				},
 			},
-			values: [][2]interface{}{{int64(3), int64(4)}, {int64(80), int64(60)}},
+			values: [][2]any{{int64(3), int64(4)}, {int64(80), int64(60)}},
 		},
 		{
 			name:    "v1 writer, v2 apply of the same values and one more metric: no conflict",
@@ -208,7 +209,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			applier: "kubectl",
 			applied: hpaV2(3, cpuMetric(80)+memoryMetric),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Managed: []entryView{
 					{Manager: "kubectl", Operation: "Apply", APIVersion: "autoscaling/v2", Fields: hpaV2Fields},
 					{Manager: "kubectl-autoscale", Operation: "Update", APIVersion: "autoscaling/v1", Fields: autoscaleV1Fields},
@@ -221,7 +222,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			applier: "legacy",
 			applied: legacyV1(6, 70),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Conflicts: []conflictView{
 					{Manager: "platform", Operation: "Apply", Path: ".spec.maxReplicas"},
 					{Manager: "platform", Operation: "Apply", Path: ".spec.metrics"},
@@ -237,7 +238,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			applied: legacyV1(6, 70),
 			force:   true,
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Conflicts: []conflictView{
 					{Manager: "platform", Operation: "Apply", Path: ".spec.maxReplicas"},
 					{Manager: "platform", Operation: "Apply", Path: ".spec.metrics"},
@@ -254,7 +255,7 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			applier: "legacy",
 			applied: legacyV1(5, 50),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Managed: []entryView{
 					{Manager: "legacy", Operation: "Apply", APIVersion: "autoscaling/v1", Fields: legacyV1Fields},
 					{Manager: "platform", Operation: "Apply", APIVersion: "autoscaling/v2", Fields: hpaV2Fields},
@@ -264,14 +265,14 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 		{
 			name: "status written at v2 does not conflict with a v1 apply",
 			ops: append(append([]hpaWrite{}, autoscaled...), hpaWrite{manager: "kube-controller-manager", version: "v2", subresource: "status", mutate: func(u *unstructured.Unstructured) {
-				_ = unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{
+				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{
 					"type": "ScalingActive", "status": "False", "reason": "FailedGetScale", "lastTransitionTime": "2026-01-02T03:04:05Z",
 				}}, "status", "conditions")
 			}}),
 			applier: "kubectl-autoscale",
 			applied: legacyV1(3, 80),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Managed: []entryView{
 					{Manager: "kubectl-autoscale", Operation: "Apply", APIVersion: "autoscaling/v1", Fields: legacyV1Fields},
 					{Manager: "kube-controller-manager", Operation: "Update", Subresource: "status", APIVersion: "autoscaling/v2", Fields: []string{
@@ -306,9 +307,9 @@ func TestSimulateHPAAcrossVersions(t *testing.T) {
 			if diff := cmp.Diff(tt.want, reportView(t, r), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Simulate (-want +got):\n%s", diff)
 			}
-			var values [][2]interface{}
+			var values [][2]any
 			for _, c := range r.Conflicts {
-				values = append(values, [2]interface{}{c.LiveValue, c.AppliedValue})
+				values = append(values, [2]any{c.LiveValue, c.AppliedValue})
 			}
 			if tt.values != nil {
 				if diff := cmp.Diff(tt.values, values); diff != "" {
@@ -430,7 +431,7 @@ spec: {size: s%s}
 		t.Fatal(err)
 	}
 	got := reportView(t, r)
-	want := want{Action: conflict.ActionApply, Managed: []entryView{
+	want := want{Action: v1alpha1.ActionApply, Managed: []entryView{
 		{Manager: "platform", Operation: "Apply", APIVersion: "networking.k8s.io/v1", Fields: []string{".spec.defaultBackend.service.name", ".spec.defaultBackend.service.port"}},
 	}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {

@@ -67,11 +67,11 @@ func CRDSchema(crd *unstructured.Unstructured) (*Schema, error) {
 	}
 	parts := map[schema.GroupVersion]*gvSchema{}
 	for _, v := range versions {
-		vm, _ := v.(map[string]interface{})
+		vm, _ := v.(map[string]any)
 		name, _ := vm["name"].(string)
 		raw, ok, _ := unstructured.NestedMap(vm, "schema", "openAPIV3Schema")
 		if !ok {
-			raw = map[string]interface{}{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+			raw = map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
 		}
 		b, err := json.Marshal(raw)
 		if err != nil {
@@ -96,8 +96,8 @@ func CRDSchema(crd *unstructured.Unstructured) (*Schema, error) {
 		if s.Extensions == nil {
 			s.Extensions = spec.Extensions{}
 		}
-		s.Extensions["x-kubernetes-group-version-kind"] = []interface{}{
-			map[string]interface{}{"group": group, "version": name, "kind": kind},
+		s.Extensions["x-kubernetes-group-version-kind"] = []any{
+			map[string]any{"group": group, "version": name, "kind": kind},
 		}
 		p, err := convertModels(map[string]*spec.Schema{typeName: s})
 		if err != nil {

@@ -31,9 +31,9 @@ func TestRedactQuotedValues(t *testing.T) {
 // A Secret's .data keys that the applied stringData sets are written by
 // the apiserver from it: neither removed nor reset by the apply.
 func TestFromStringData(t *testing.T) {
-	secret := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Secret", "stringData": map[string]interface{}{"password": "x"}}}
-	empty := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Secret"}}
-	cm := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "stringData": map[string]interface{}{"password": "x"}}}
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "stringData": map[string]any{"password": "x"}}}
+	empty := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret"}}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "stringData": map[string]any{"password": "x"}}}
 	for _, tc := range []struct {
 		name    string
 		applied *unstructured.Unstructured

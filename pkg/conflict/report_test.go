@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // The report holds what it prints: every field has a JSON name. What the
@@ -13,7 +13,7 @@ import (
 // Simulation's. Embedded structs (the TypeMeta header) are inlined: their
 // fields are checked instead.
 func TestReportHoldsOnlyWhatItPrints(t *testing.T) {
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(conflict.Report{})) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(v1alpha1.ConflictReport{})) {
 		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
 			continue
 		}

@@ -7,8 +7,8 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -49,13 +49,13 @@ func TestStoredAs(t *testing.T) {
 func TestRedactResetWas(t *testing.T) {
 	data := fieldpath.MakePathOrDie("data", "password")
 	typ := fieldpath.MakePathOrDie("type")
-	r := &conflict.Report{Reset: []conflict.Reset{
+	r := &v1alpha1.ConflictReport{Reset: []v1alpha1.Reset{
 		{Path: pathlang.Path(data), Value: "ZGVm", Was: anyOf("YWJj"), PathElements: data},
 		{Path: pathlang.Path(typ), Value: "Opaque", Was: anyOf("kubernetes.io/tls"), PathElements: typ},
 	}}
-	r.Object = ownership.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "db"}
+	r.Object = v1alpha1.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "db"}
 	conflict.RedactSecrets(r)
-	if *r.Reset[0].Was != ownership.Redacted || r.Reset[0].Value != ownership.Redacted {
+	if *r.Reset[0].Was != v1alpha1.Redacted || r.Reset[0].Value != v1alpha1.Redacted {
 		t.Errorf("data shown: %+v", r.Reset[0])
 	}
 	if *r.Reset[1].Was != "kubernetes.io/tls" {
@@ -64,4 +64,4 @@ func TestRedactResetWas(t *testing.T) {
 }
 
 // anyOf is a report's optional value.
-func anyOf(v interface{}) *interface{} { return &v }
+func anyOf(v any) *any { return &v }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -53,7 +54,7 @@ func fromStringData(applied *unstructured.Unstructured, p fieldpath.Path) bool {
 // into removed, reset and maybe-reset ones. removed are all such paths
 // (parents and children); only the top-most of each is classified, and a
 // reset parent's removed children that its default lacks stay removed.
-func classifyRemovals(r *Report, in Input, live, res *unstructured.Unstructured, removed []fieldpath.Path) {
+func classifyRemovals(r *v1alpha1.ConflictReport, in Input, live, res *unstructured.Unstructured, removed []fieldpath.Path) {
 	var src defaults.Source
 	if len(removed) > 0 {
 		var warning string
@@ -63,7 +64,7 @@ func classifyRemovals(r *Report, in Input, live, res *unstructured.Unstructured,
 		}
 	}
 	var resetPaths, gone []fieldpath.Path
-	var resetValues []interface{}
+	var resetValues []any
 	for _, p := range topmostPaths(removed) {
 		if fromStringData(in.Applied, p) {
 			continue
@@ -84,10 +85,10 @@ func classifyRemovals(r *Report, in Input, live, res *unstructured.Unstructured,
 		switch ans.Outcome {
 		case defaults.Reset:
 			liveValue, _ := pathlang.Lookup(live.Object, p)
-			r.Reset = append(r.Reset, Reset{Path: pathlang.Path(p), Value: ans.Value, Unchanged: defaults.SameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
+			r.Reset = append(r.Reset, v1alpha1.Reset{Path: pathlang.Path(p), Value: ans.Value, Unchanged: defaults.SameJSON(liveValue, ans.Value), Kept: kept, PathElements: p})
 			resetPaths, resetValues = append(resetPaths, p), append(resetValues, ans.Value)
 		case defaults.Depends:
-			r.MaybeReset = append(r.MaybeReset, MaybeReset{Path: pathlang.Path(p), DependsOn: ans.Reason, PathElements: p})
+			r.MaybeReset = append(r.MaybeReset, v1alpha1.MaybeReset{Path: pathlang.Path(p), DependsOn: ans.Reason, PathElements: p})
 		default:
 			gone = append(gone, p)
 		}
@@ -124,7 +125,7 @@ func uniqueStrings(in []string) []string {
 // removal asks src about p. When the apply leaves a parent of p empty,
 // the field manager drops that parent too: p then comes back only inside
 // the parent's default.
-func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) defaults.Answer {
+func removal(src defaults.Source, obj map[string]any, p fieldpath.Path) defaults.Answer {
 	anc := ancestorsOf(obj, p)
 	for k := 1; k < len(p); k++ {
 		if _, ok := pathlang.Lookup(obj, p[:k]); ok {
@@ -152,15 +153,15 @@ func removal(src defaults.Source, obj map[string]interface{}, p fieldpath.Path) 
 // field that its default fills: the field manager keys a Service port
 // without a protocol as protocol=TCP, and the apiserver defaults the
 // field back, so the item is there.
-func defaultKeyedItem(src defaults.Source, p fieldpath.Path, anc []interface{}) (interface{}, bool) {
+func defaultKeyedItem(src defaults.Source, p fieldpath.Path, anc []any) (any, bool) {
 	last := p[len(p)-1]
 	if last.Key == nil {
 		return nil, false
 	}
-	items, _ := anc[len(p)-1].([]interface{})
+	items, _ := anc[len(p)-1].([]any)
 	for _, it := range items {
-		m, ok := it.(map[string]interface{})
-		if ok && keyMatchesDefaulted(src, m, p, append(append([]interface{}{}, anc...), m)) {
+		m, ok := it.(map[string]any)
+		if ok && keyMatchesDefaulted(src, m, p, append(append([]any{}, anc...), m)) {
 			return m, true
 		}
 	}
@@ -169,7 +170,7 @@ func defaultKeyedItem(src defaults.Source, p fieldpath.Path, anc []interface{}) 
 
 // keyMatchesDefaulted tells whether item has p's key, its absent key
 // fields taking their defaults.
-func keyMatchesDefaulted(src defaults.Source, item map[string]interface{}, p fieldpath.Path, anc []interface{}) bool {
+func keyMatchesDefaulted(src defaults.Source, item map[string]any, p fieldpath.Path, anc []any) bool {
 	for _, f := range *p[len(p)-1].Key {
 		v, ok := item[f.Name]
 		if !ok {
@@ -207,8 +208,8 @@ func topmostPaths(paths []fieldpath.Path) []fieldpath.Path {
 
 // ancestorsOf returns the values at p's proper prefixes in obj (nil where
 // missing).
-func ancestorsOf(obj map[string]interface{}, p fieldpath.Path) []interface{} {
-	out := make([]interface{}, len(p))
+func ancestorsOf(obj map[string]any, p fieldpath.Path) []any {
+	out := make([]any, len(p))
 	for i := range p {
 		out[i], _ = pathlang.Lookup(obj, p[:i])
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -57,7 +58,7 @@ spec:
 
 type resetView struct {
 	Path      string
-	Value     interface{}
+	Value     any
 	Unchanged bool
 }
 
@@ -69,10 +70,10 @@ type removalView struct {
 	// Changes are the paths whose value the apply changes.
 	Changes []string
 	// Was is the live value each reset that changes it replaces, by path.
-	Was map[string]interface{}
+	Was map[string]any
 }
 
-func removals(r *conflict.Report) removalView {
+func removals(r *v1alpha1.ConflictReport) removalView {
 	v := removalView{Removed: pathlang.Strings(r.Removed), Warnings: r.Warnings, Changes: pathlang.Strings(r.Changes())}
 	for _, rs := range r.Reset {
 		if rs.PathElements.String() != rs.Path.APIServerString() {
@@ -81,7 +82,7 @@ func removals(r *conflict.Report) removalView {
 		v.Reset = append(v.Reset, resetView{Path: rs.Path.APIServerString(), Value: rs.Value, Unchanged: rs.Unchanged})
 		if rs.Was != nil {
 			if v.Was == nil {
-				v.Was = map[string]interface{}{}
+				v.Was = map[string]any{}
 			}
 			v.Was[rs.Path.APIServerString()] = *rs.Was
 		}
@@ -125,12 +126,12 @@ func TestSimulateResets(t *testing.T) {
 					{".spec.template.spec.terminationGracePeriodSeconds", int64(30), true},
 					{web + ".imagePullPolicy", "IfNotPresent", true},
 					// resources: {} is owned as a whole.
-					{web + ".resources", map[string]interface{}{}, true},
+					{web + ".resources", map[string]any{}, true},
 					{web + ".terminationMessagePath", "/dev/termination-log", true},
 					{web + ".terminationMessagePolicy", "File", true},
 				},
 				Changes: []string{`.spec.template.spec.containers[name="side"]`, ".spec.template.spec.securityContext.runAsNonRoot", ".spec.replicas"},
-				Was:     map[string]interface{}{".spec.replicas": float64(3)}, // (as the manifest's YAML reads)
+				Was:     map[string]any{".spec.replicas": float64(3)}, // (as the manifest's YAML reads)
 			},
 		},
 		{
@@ -138,7 +139,7 @@ func TestSimulateResets(t *testing.T) {
 			first:   `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27","imagePullPolicy":"IfNotPresent"}]}}}}`,
 			applied: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:latest"}]}}}}`,
 			want: removalView{Reset: []resetView{{web + ".imagePullPolicy", "Always", false}}, Changes: []string{web + ".imagePullPolicy"},
-				Was: map[string]interface{}{web + ".imagePullPolicy": "IfNotPresent"}},
+				Was: map[string]any{web + ".imagePullPolicy": "IfNotPresent"}},
 		},
 		{
 			name:    "no rolling update parameters for Recreate",
@@ -162,7 +163,7 @@ func TestSimulateResets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, removals(&r.Report), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, removals(&r.ConflictReport), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("removals (-want +got):\n%s", diff)
 			}
 		})
@@ -172,7 +173,7 @@ func TestSimulateResets(t *testing.T) {
 type unstructuredCreater struct{}
 
 func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
 }
@@ -203,7 +204,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 					{".spec.tls.enabled", true, false},
 				},
 				Changes: []string{".spec.note", ".spec.size", `.spec.ports[name="http"].protocol`, ".spec.tls.enabled"},
-				Was:     map[string]interface{}{".spec.size": "l", `.spec.ports[name="http"].protocol`: "UDP", ".spec.tls.enabled": false},
+				Was:     map[string]any{".spec.size": "l", `.spec.ports[name="http"].protocol`: "UDP", ".spec.tls.enabled": false},
 			},
 		},
 		{
@@ -223,7 +224,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			base := &unstructured.Unstructured{Object: map[string]interface{}{}}
+			base := &unstructured.Unstructured{Object: map[string]any{}}
 			base.SetGroupVersionKind(gvk)
 			base.SetName("g")
 			base.SetNamespace("shop")
@@ -235,7 +236,7 @@ func TestSimulateResetsCustomResource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, removals(&r.Report), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, removals(&r.ConflictReport), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("removals (-want +got):\n%s", diff)
 			}
 		})

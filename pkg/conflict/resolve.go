@@ -151,7 +151,7 @@ func replicasRemedies(r *Simulation, t remedy.Target) []remedy.Remedy {
 			summary += "; this also takes .spec.replicas out of its last-applied annotation, so that kubectl apply leaves it to the autoscaler"
 		}
 		out = append(out, remedy.Remedy{Kind: remedy.HandoverToAutoscaler, Summary: summary, Manager: h.Manager, Paths: []pathlang.Path{pathlang.Path(replicasPath)},
-			Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", AutoscalerController)})
+			Command: t.SSA([]string{"handover"}, "--field", ".spec.replicas", "--from", h.Manager, "--to", v1alpha1.AutoscalerController)})
 	}
 	return out
 }
@@ -187,7 +187,7 @@ func takeOwnership(r *Simulation, rf *v1alpha1.Refusal) remedy.Remedy {
 }
 
 // uniquePaths are the conflicts' paths, each once, in order.
-func uniquePaths(conflicts []Conflict) []pathlang.Path {
+func uniquePaths(conflicts []v1alpha1.Conflict) []pathlang.Path {
 	var out []pathlang.Path
 	seen := map[string]bool{}
 	for _, cf := range conflicts {

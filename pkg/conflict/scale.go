@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -38,7 +39,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 		return nil, err
 	}
 	scaleGVK := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
-	live := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	live := &unstructured.Unstructured{Object: map[string]any{}}
 	live.SetGroupVersionKind(scaleGVK)
 	live.SetName(in.Live.GetName())
 	live.SetNamespace(in.Live.GetNamespace())
@@ -49,7 +50,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 	if cur, ok, _ := unstructured.NestedFieldNoCopy(in.Live.Object, "spec", "replicas"); ok {
 		_ = unstructured.SetNestedField(live.Object, cur, "spec", "replicas")
 	}
-	applied := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	applied := &unstructured.Unstructured{Object: map[string]any{}}
 	applied.SetGroupVersionKind(scaleGVK)
 	applied.SetName(in.Live.GetName())
 	applied.SetNamespace(in.Live.GetNamespace())
@@ -79,7 +80,7 @@ func SimulateScale(in Input) (*Simulation, error) {
 	// (autoscaling/v1): name the object's own entries.
 	for i, cf := range r.Conflicts {
 		for _, e := range ownership.Heads(in.Live) {
-			if e.Manager == cf.Manager && ownership.Operation(e.Operation) == cf.Operation && ownership.Subresource(e.Subresource) == cf.Subresource {
+			if e.Manager == cf.Manager && v1alpha1.Operation(e.Operation) == cf.Operation && v1alpha1.Subresource(e.Subresource) == cf.Subresource {
 				r.Conflicts[i].APIVersion = e.APIVersion
 				break
 			}

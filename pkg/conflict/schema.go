@@ -66,7 +66,7 @@ func (s *Schema) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptio
 // TypedToObject implements managedfields.TypeConverter.
 func (s *Schema) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
 	switch o := value.AsValue().Unstructured().(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		return &unstructured.Unstructured{Object: o}, nil
 	default:
 		return nil, fmt.Errorf("failed to convert value to unstructured for type %T", o)

@@ -270,7 +270,7 @@ func jsonDefaults(t *testing.T, a *smdschema.Atom) int {
 				if err != nil {
 					t.Fatalf("default of %s: %v", f.Name, err)
 				}
-				var v interface{}
+				var v any
 				if err := json.Unmarshal(b, &v); err != nil {
 					t.Fatal(err)
 				}
@@ -287,22 +287,22 @@ func jsonDefaults(t *testing.T, a *smdschema.Atom) int {
 	return n
 }
 
-func stringKeys(v interface{}) interface{} {
+func stringKeys(v any) any {
 	switch t := v.(type) {
-	case map[interface{}]interface{}:
-		m := make(map[string]interface{}, len(t))
+	case map[any]any:
+		m := make(map[string]any, len(t))
 		for k, e := range t {
 			m[fmt.Sprint(k)] = stringKeys(e)
 		}
 		return m
-	case map[string]interface{}:
-		m := make(map[string]interface{}, len(t))
+	case map[string]any:
+		m := make(map[string]any, len(t))
 		for k, e := range t {
 			m[k] = stringKeys(e)
 		}
 		return m
-	case []interface{}:
-		l := make([]interface{}, len(t))
+	case []any:
+		l := make([]any, len(t))
 		for i, e := range t {
 			l[i] = stringKeys(e)
 		}

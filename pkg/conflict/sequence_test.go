@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -51,7 +52,7 @@ func TestCSAUpgradeFirst(t *testing.T) {
 		`.spec.template.spec.containers[name="web"].name`,
 	}
 	conflicted := want{
-		Action:    conflict.ActionApply,
+		Action:    v1alpha1.ActionApply,
 		Conflicts: []conflictView{{Manager: "helm", Operation: "Update", Path: `.spec.template.spec.containers[name="web"].image`}},
 		Message:   `Apply failed with 1 conflict: conflict with "helm" using apps/v1: .spec.template.spec.containers[name="web"].image`,
 		Removed:   []string{},
@@ -71,7 +72,7 @@ func TestCSAUpgradeFirst(t *testing.T) {
 			name:       "moved first, the apply succeeds and helm's Update entry is gone",
 			csaUpgrade: []string{"helm"},
 			want: want{
-				Action:  conflict.ActionApply,
+				Action:  v1alpha1.ActionApply,
 				Removed: []string{},
 				Managed: []entryView{{Manager: "helm", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields}},
 			},

@@ -90,9 +90,9 @@ func privilegedPaths(result, _ *unstructured.Unstructured) []fieldpath.Path {
 		out = append(out, append(base.Copy(), fieldpath.MakePathOrDie("securityContext", "windowsOptions", "hostProcess")...))
 	}
 	for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
-		cs, _ := spec[field].([]interface{})
+		cs, _ := spec[field].([]any)
 		for _, c := range cs {
-			cm, _ := c.(map[string]interface{})
+			cm, _ := c.(map[string]any)
 			name, _ := cm["name"].(string)
 			item := append(base.Copy(), fieldpath.MakePathOrDie(field, fieldpath.KeyByFields("name", name), "securityContext")...)
 			if on, _, _ := unstructured.NestedBool(cm, "securityContext", "privileged"); on {
@@ -121,7 +121,7 @@ func askedNodePorts(result, live *unstructured.Unstructured) []fieldpath.Path {
 	var out []fieldpath.Path
 	ports, _, _ := unstructured.NestedSlice(result.Object, "spec", "ports")
 	for _, p := range ports {
-		m, _ := p.(map[string]interface{})
+		m, _ := p.(map[string]any)
 		if n := fmt.Sprint(m["nodePort"]); m["nodePort"] != nil && n != "0" && !held[n] {
 			protocol, _ := m["protocol"].(string)
 			if protocol == "" {
@@ -141,7 +141,7 @@ func serviceNodePorts(svc *unstructured.Unstructured) []string {
 	var out []string
 	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
 	for _, p := range ports {
-		m, _ := p.(map[string]interface{})
+		m, _ := p.(map[string]any)
 		if m["nodePort"] != nil {
 			out = append(out, fmt.Sprint(m["nodePort"]))
 		}
@@ -175,11 +175,11 @@ func askedClusterIPs(result, live *unstructured.Unstructured) []fieldpath.Path {
 }
 
 // asksIP tells whether a clusterIP or clusterIPs value names an address.
-func asksIP(v interface{}) bool {
+func asksIP(v any) bool {
 	switch t := v.(type) {
 	case string:
 		return t != "" && t != "None"
-	case []interface{}:
+	case []any:
 		return slices.ContainsFunc(t, asksIP)
 	}
 	return false
@@ -189,8 +189,8 @@ func isService(u *unstructured.Unstructured) bool {
 	return u.GetAPIVersion() == "v1" && u.GetKind() == "Service"
 }
 
-func stringsToElems(names []string) []interface{} {
-	out := make([]interface{}, len(names))
+func stringsToElems(names []string) []any {
+	out := make([]any, len(names))
 	for i, n := range names {
 		out[i] = n
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
@@ -50,20 +51,20 @@ func TestVerifyServerConfiguration(t *testing.T) {
 		name     string
 		manifest string
 		refusal  error
-		status   conflict.VerifyStatus
+		status   v1alpha1.VerifyStatus
 		settings []string
 		caveat   string
 	}{
 		{name: "privileged where the server does not allow it", manifest: privilegedDeployment, refusal: invalid(deployment, privileged),
-			status: conflict.VerifyResolved, settings: []string{"--allow-privileged"}, caveat: "--allow-privileged"},
+			status: v1alpha1.VerifyResolved, settings: []string{"--allow-privileged"}, caveat: "--allow-privileged"},
 		{name: "the same words for an object without a privileged container", manifest: plainDeployment, refusal: invalid(deployment, privileged),
-			status: conflict.VerifyDiffers},
+			status: v1alpha1.VerifyDiffers},
 		{name: "privileged, refused for something else", manifest: privilegedDeployment,
 			refusal: invalid(deployment, field.Invalid(field.NewPath("spec", "replicas"), -1, "must be greater than or equal to 0")),
-			status:  conflict.VerifyDiffers, caveat: "--allow-privileged"},
+			status:  v1alpha1.VerifyDiffers, caveat: "--allow-privileged"},
 		{name: "a node port another Service holds", manifest: nodePortService,
 			refusal: invalid(schema.GroupKind{Kind: "Service"}, field.Invalid(field.NewPath("spec", "ports").Index(0).Child("nodePort"), 30080, "provided port is already allocated")),
-			status:  conflict.VerifyResolved, settings: []string{"--service-node-port-range"}, caveat: "--service-node-port-range"},
+			status:  v1alpha1.VerifyResolved, settings: []string{"--service-node-port-range"}, caveat: "--service-node-port-range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +83,7 @@ func TestVerifyServerConfiguration(t *testing.T) {
 			if r.Verify.Status != tt.status || !cmp.Equal(r.Verify.ServerConfiguration, tt.settings) {
 				t.Errorf("status %s, server configuration %q; want %s, %q\n%+v", r.Verify.Status, r.Verify.ServerConfiguration, tt.status, tt.settings, *r.Verify)
 			}
-			if denied := r.Verify.ServerDenied != ""; denied != (tt.status == conflict.VerifyResolved) {
+			if denied := r.Verify.ServerDenied != ""; denied != (tt.status == v1alpha1.VerifyResolved) {
 				t.Errorf("server denied %q", r.Verify.ServerDenied)
 			}
 			caveat := ""

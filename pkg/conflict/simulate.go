@@ -27,18 +27,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
-// ReportKind is the kind of the report Simulate returns.
-const ReportKind = v1alpha1.ConflictReportKind
-
-// Action says whether an apply creates the object or changes it.
-type Action = v1alpha1.Action
-
-// Actions of a report.
-const (
-	ActionCreate = v1alpha1.ActionCreate
-	ActionApply  = v1alpha1.ActionApply
-)
-
 // Input is one apply to simulate.
 type Input struct {
 	// Live is the object as the server has it, with managedFields, at the
@@ -90,25 +78,11 @@ type Input struct {
 	ClientSide *ClientSide
 }
 
-// The types of the report, defined in package v1alpha1.
-type (
-	Conflict       = v1alpha1.Conflict
-	Retained       = v1alpha1.Retained
-	Refusal        = v1alpha1.Refusal
-	Report         = v1alpha1.ConflictReport
-	Reset          = v1alpha1.Reset
-	MaybeReset     = v1alpha1.MaybeReset
-	VerifyStatus   = v1alpha1.VerifyStatus
-	Verification   = v1alpha1.Verification
-	Autoscaler     = v1alpha1.Autoscaler
-	ReplicasHolder = v1alpha1.ReplicasHolder
-)
-
 // Simulation is one predicted apply: the Report it prints, and what the
 // prediction was made of, which diff, --verify, the tools' fixes and the
 // views read. It prints as its Report (the rest is never data).
 type Simulation struct {
-	Report
+	v1alpha1.ConflictReport
 
 	// FirstApply is kubectl's first apply of the sequence (set when
 	// KubectlUpgrade followed it with more steps): what a server dry run
@@ -251,12 +225,12 @@ func resetWarnings(in Input) []string {
 }
 
 // contained tells whether every field a sets has the same value in b.
-func contained(a, b interface{}) bool {
-	am, ok := a.(map[string]interface{})
+func contained(a, b any) bool {
+	am, ok := a.(map[string]any)
 	if !ok {
 		return defaults.SameJSON(a, b)
 	}
-	bm, _ := b.(map[string]interface{})
+	bm, _ := b.(map[string]any)
 	for k, v := range am {
 		if !contained(v, bm[k]) {
 			return false
@@ -286,7 +260,7 @@ func simulate(in Input) (*Simulation, error) {
 	first := *r
 	cur := r.Result
 	if in.FieldManager == "kubectl" && hasLastApplied(cur) && len(annotationOwners(cur, metav1.ManagedFieldsOperationApply)) == 0 {
-		just := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		just := &unstructured.Unstructured{Object: map[string]any{}}
 		just.SetGroupVersionKind(in.Applied.GroupVersionKind())
 		just.SetName(cur.GetName())
 		just.SetNamespace(cur.GetNamespace())
@@ -329,8 +303,8 @@ func simulate(in Input) (*Simulation, error) {
 	r3.Object, r3.Live, r3.Action = r.Object, r.Live, r.Action
 	r3.Conflicts, r3.Released = r.Conflicts, r.Released
 	r3.Removed = topmost(append(append([]pathlang.Path{}, r.Removed...), r3.Removed...))
-	r3.Reset = append(append([]Reset{}, r.Reset...), r3.Reset...)
-	r3.MaybeReset = append(append([]MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
+	r3.Reset = append(append([]v1alpha1.Reset{}, r.Reset...), r3.Reset...)
+	r3.MaybeReset = append(append([]v1alpha1.MaybeReset{}, r.MaybeReset...), r3.MaybeReset...)
 	r3.Warnings = uniqueStrings(append(append([]string{}, r.Warnings...), r3.Warnings...))
 	// kubectl writes the annotation itself in its second step: it is not
 	// a field the manifest dropped that another manager keeps.
@@ -437,15 +411,15 @@ func newSimulation(in Input) (*Simulation, *unstructured.Unstructured, error) {
 	if _, found, _ := unstructured.NestedFieldNoCopy(in.Applied.Object, "metadata", "managedFields"); found {
 		return nil, nil, fmt.Errorf("%s: the manifest sets metadata.managedFields, which the apiserver rejects in an apply (\"metadata.managedFields must be nil\"): remove it", name)
 	}
-	r := &Simulation{Report: Report{
-		TypeMeta:       v1alpha1.NewTypeMeta(ReportKind),
-		ApplyMeta:      v1alpha1.ApplyMeta{Action: ActionApply, FieldManager: in.FieldManager, Force: in.Force, Subresource: ownership.Subresource(in.Subresource)},
-		Conflicts:      []Conflict{},
+	r := &Simulation{ConflictReport: v1alpha1.ConflictReport{
+		TypeMeta:       v1alpha1.NewTypeMeta(v1alpha1.ConflictReportKind),
+		ApplyMeta:      v1alpha1.ApplyMeta{Action: v1alpha1.ActionApply, FieldManager: in.FieldManager, Force: in.Force, Subresource: v1alpha1.Subresource(in.Subresource)},
+		Conflicts:      []v1alpha1.Conflict{},
 		Removed:        []pathlang.Path{},
-		Reset:          []Reset{},
-		MaybeReset:     []MaybeReset{},
-		Retained:       []Retained{},
-		Released:       []ownership.Owner{},
+		Reset:          []v1alpha1.Reset{},
+		MaybeReset:     []v1alpha1.MaybeReset{},
+		Retained:       []v1alpha1.Retained{},
+		Released:       []v1alpha1.Owner{},
 		Warnings:       []string{},
 		KubectlUpgrade: []string{},
 	}}
@@ -454,8 +428,8 @@ func newSimulation(in Input) (*Simulation, *unstructured.Unstructured, error) {
 		if err := checkName(gvk, in.CRD, in.ServerMinor, in.Applied.GetNamespace(), in.Applied.GetName()); err != nil {
 			return nil, nil, err
 		}
-		r.Action = ActionCreate
-		live = &unstructured.Unstructured{Object: map[string]interface{}{}}
+		r.Action = v1alpha1.ActionCreate
+		live = &unstructured.Unstructured{Object: map[string]any{}}
 		live.SetGroupVersionKind(gvk)
 		live.SetName(in.Applied.GetName())
 		live.SetNamespace(in.Applied.GetNamespace())
@@ -531,7 +505,7 @@ func simulateApply(in Input) (*Simulation, error) {
 	if r.ManagedFields == nil {
 		r.ManagedFields = []metav1.ManagedFieldsEntry{}
 	}
-	if err := diffOwnership(&r.Report, in, live, res); err != nil {
+	if err := diffOwnership(&r.ConflictReport, in, live, res); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return r, nil
@@ -586,8 +560,8 @@ func newFieldManager(in Input, live *unstructured.Unstructured, failed failedCon
 // manager as printManager formats it.
 var conflictCause = regexp.MustCompile(`^conflict with ("(?:[^"\\]|\\.)*")(?: with subresource ("(?:[^"\\]|\\.)*"))?(?: using (\S+?)(?: at (\S+))?)?$`)
 
-func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) ([]Conflict, error) {
-	var out []Conflict
+func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) ([]v1alpha1.Conflict, error) {
+	var out []v1alpha1.Conflict
 	if st.Details == nil {
 		return nil, fmt.Errorf("conflict without details: %s", st.Message)
 	}
@@ -609,7 +583,7 @@ func parseConflicts(st metav1.Status, live, applied *unstructured.Unstructured) 
 		if m[3] != "" {
 			op = string(metav1.ManagedFieldsOperationUpdate)
 		}
-		cf := Conflict{Manager: mgr, Operation: ownership.Operation(op), Subresource: ownership.Subresource(sub), APIVersion: m[3]}
+		cf := v1alpha1.Conflict{Manager: mgr, Operation: v1alpha1.Operation(op), Subresource: v1alpha1.Subresource(sub), APIVersion: m[3]}
 		for _, e := range entries {
 			if e.Manager == mgr && e.Subresource == sub && string(e.Operation) == op && (m[3] == "" || e.APIVersion == m[3]) {
 				cf.APIVersion, cf.Time = e.APIVersion, e.Time
@@ -648,7 +622,7 @@ func atVersion(obj *unstructured.Unstructured, apiVersion string) *unstructured.
 }
 
 // diffOwnership fills Removed, Retained and Released.
-func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) error {
+func diffOwnership(r *v1alpha1.ConflictReport, in Input, live, res *unstructured.Unstructured) error {
 	applier := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == in.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == in.Subresource
 	}
@@ -683,7 +657,7 @@ func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) er
 			return
 		}
 		if owners := others.Owners(p); len(owners) > 0 {
-			ret := Retained{Path: pathlang.Path(p.Copy())}
+			ret := v1alpha1.Retained{Path: pathlang.Path(p.Copy())}
 			for _, e := range owners {
 				ret.Owners = append(ret.Owners, ownership.OwnerOf(e))
 			}
@@ -711,7 +685,7 @@ func diffOwnership(r *Report, in Input, live, res *unstructured.Unstructured) er
 // stringDataLeft notes a Secret's .stringData.KEY the applier no longer
 // sets: stringData is write-only, the apiserver stored the value in
 // .data.KEY, and dropping the stringData key removes nothing.
-func stringDataLeft(r *Report, live, applied *unstructured.Unstructured, key string) {
+func stringDataLeft(r *v1alpha1.ConflictReport, live, applied *unstructured.Unstructured, key string) {
 	if _, ok, _ := unstructured.NestedFieldNoCopy(live.Object, "data", key); !ok {
 		return
 	}
@@ -735,12 +709,12 @@ func (s *Simulation) RedactSecrets() {
 	if s.Live != nil {
 		s.Live = &unstructured.Unstructured{Object: ownership.RedactSecret(s.Live.Object)}
 	}
-	RedactSecrets(&s.Report)
+	RedactSecrets(&s.ConflictReport)
 }
 
 // RedactSecrets hides the values of a Secret's data in the conflicts and
 // resets.
-func RedactSecrets(r *Report) {
+func RedactSecrets(r *v1alpha1.ConflictReport) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}
@@ -748,7 +722,7 @@ func RedactSecrets(r *Report) {
 	admission.RedactSecrets(r.ForcedAdmission)
 	for i := range r.Reset {
 		if ownership.SecretPath(r.Reset[i].PathElements) && r.Reset[i].Value != nil {
-			r.Reset[i].Value = ownership.Redacted
+			r.Reset[i].Value = v1alpha1.Redacted
 		}
 		if was := r.Reset[i].Was; was != nil {
 			v := ownership.RedactValue(r.Reset[i].PathElements, *was)
@@ -758,10 +732,10 @@ func RedactSecrets(r *Report) {
 	for i := range r.Conflicts {
 		if ownership.SecretPath(r.Conflicts[i].Path.Elements()) {
 			if r.Conflicts[i].LiveValue != nil {
-				r.Conflicts[i].LiveValue = ownership.Redacted
+				r.Conflicts[i].LiveValue = v1alpha1.Redacted
 			}
 			if r.Conflicts[i].AppliedValue != nil {
-				r.Conflicts[i].AppliedValue = ownership.Redacted
+				r.Conflicts[i].AppliedValue = v1alpha1.Redacted
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
@@ -111,7 +112,7 @@ type entryView struct {
 }
 
 type want struct {
-	Action    conflict.Action
+	Action    v1alpha1.Action
 	Conflicts []conflictView
 	Message   string
 	Removed   []string
@@ -185,7 +186,7 @@ func TestSimulate(t *testing.T) {
 			applier: "platform",
 			applied: webWith("nginx:1.27"),
 			want: want{
-				Action:  conflict.ActionCreate,
+				Action:  v1alpha1.ActionCreate,
 				Managed: []entryView{{Manager: "platform", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields}},
 			},
 		},
@@ -195,14 +196,14 @@ func TestSimulate(t *testing.T) {
 				apply{Manager: "platform", Manifest: webWith("nginx:1.27")},
 				update{Manager: "kubectl-edit", Mutate: func(u *unstructured.Unstructured) {
 					c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-					c[0].(map[string]interface{})["image"] = "nginx:1.28"
+					c[0].(map[string]any)["image"] = "nginx:1.28"
 					_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
 				}},
 			},
 			applier: "platform",
 			applied: webWith("nginx:1.27"),
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "kubectl-edit", Operation: "Update", Path: `.spec.template.spec.containers[name="web"].image`}},
 				Message:   `Apply failed with 1 conflict: conflict with "kubectl-edit" using apps/v1: .spec.template.spec.containers[name="web"].image`,
 				Managed: []entryView{
@@ -224,7 +225,7 @@ func TestSimulate(t *testing.T) {
 			applier: "team",
 			applied: fmt.Sprintf(imageOnly, "nginx:1.27"),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Managed: []entryView{
 					{Manager: "platform", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields},
 					{Manager: "team", Operation: "Apply", APIVersion: "apps/v1", Fields: imageFields},
@@ -240,7 +241,7 @@ func TestSimulate(t *testing.T) {
 			applier: "ci",
 			applied: fmt.Sprintf(imageOnly, "nginx:1.29"),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Conflicts: []conflictView{
 					{Manager: "platform", Operation: "Apply", Path: `.spec.template.spec.containers[name="web"].image`},
 					{Manager: "team", Operation: "Apply", Path: `.spec.template.spec.containers[name="web"].image`},
@@ -262,7 +263,7 @@ func TestSimulate(t *testing.T) {
 			applied: fmt.Sprintf(replicas, 5),
 			force:   true,
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "kube-controller-manager", Operation: "Update", Path: ".spec.replicas"}},
 				// platform stops applying the template: nobody else owns it,
 				// so the apply removes it (the top-most paths are listed).
@@ -286,7 +287,7 @@ func TestSimulate(t *testing.T) {
 			applier: "platform",
 			applied: fmt.Sprintf(replicas, 5),
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "kube-controller-manager", Operation: "Update", Path: ".spec.replicas"}},
 				Message:   `Apply failed with 1 conflict: conflict with "kube-controller-manager" using apps/v1: .spec.replicas`,
 				Managed: []entryView{
@@ -304,7 +305,7 @@ func TestSimulate(t *testing.T) {
 			applier: "a",
 			applied: finalizers("example.com/c"),
 			want: want{
-				Action:   conflict.ActionApply,
+				Action:   v1alpha1.ActionApply,
 				Removed:  []string{`.metadata.finalizers[="example.com/a"]`},
 				Retained: []retainedView{{Path: `.metadata.finalizers[="example.com/shared"]`, Owners: []string{"b Apply"}}},
 				Managed: []entryView{
@@ -321,7 +322,7 @@ func TestSimulate(t *testing.T) {
 			applier: "team",
 			applied: selector("app: web", "tier: front"),
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "platform", Operation: "Apply", Path: ".spec.selector"}},
 				Message:   `Apply failed with 1 conflict: conflict with "platform": .spec.selector`,
 				Managed:   []entryView{{Manager: "platform", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields}},
@@ -335,7 +336,7 @@ func TestSimulate(t *testing.T) {
 			applier: "team",
 			applied: selector("app: web"),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Managed: []entryView{
 					{Manager: "platform", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields},
 					{Manager: "team", Operation: "Apply", APIVersion: "apps/v1", Fields: []string{".spec.selector"}},
@@ -351,7 +352,7 @@ func TestSimulate(t *testing.T) {
 			applier: "b",
 			applied: ports("{containerPort: 80, protocol: UDP, name: dns}", "{containerPort: 80, protocol: TCP, name: web}"),
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "a", Operation: "Apply", Path: `.spec.template.spec.containers[name="web"].ports[containerPort=80,protocol="TCP"].name`}},
 				Message:   `Apply failed with 1 conflict: conflict with "a": .spec.template.spec.containers[name="web"].ports[containerPort=80,protocol="TCP"].name`,
 				Managed: []entryView{
@@ -368,7 +369,7 @@ func TestSimulate(t *testing.T) {
 			applier: "kubectl",
 			applied: webWith("nginx:1.28"),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				// As the apiserver records it (checked against the test bed):
 				// client-side apply keeps the annotation and the granular
 				// labels map, and loses the image to kubectl.
@@ -394,7 +395,7 @@ func TestSimulate(t *testing.T) {
 			applier: "ci",
 			applied: webWith("nginx:1.28"),
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "kubectl-client-side-apply", Operation: "Update", Path: `.spec.template.spec.containers[name="web"].image`}},
 				Message:   `Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.template.spec.containers[name="web"].image`,
 				Managed: []entryView{
@@ -420,7 +421,7 @@ func TestSimulate(t *testing.T) {
 			applier: "platform",
 			applied: webWith("nginx:1.28"),
 			want: want{
-				Action:    conflict.ActionApply,
+				Action:    v1alpha1.ActionApply,
 				Conflicts: []conflictView{{Manager: "before-first-apply", Operation: "Update", Path: `.spec.template.spec.containers[name="web"].image`}},
 				Message:   `Apply failed with 1 conflict: conflict with "before-first-apply" using apps/v1: .spec.template.spec.containers[name="web"].image`,
 				Managed:   []entryView{},
@@ -435,7 +436,7 @@ func TestSimulate(t *testing.T) {
 			applier: "platform",
 			applied: webWith("nginx:1.27"),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				// As the apiserver records it (checked against the test bed):
 				// no struct nodes (.spec, .spec.template, ...) and no list
 				// node for containers.
@@ -461,7 +462,7 @@ func TestSimulate(t *testing.T) {
 			applier: "platform",
 			applied: webWith("nginx:1.27"),
 			want: want{
-				Action: conflict.ActionApply,
+				Action: v1alpha1.ActionApply,
 				Managed: []entryView{
 					{Manager: "platform", Operation: "Apply", APIVersion: "apps/v1", Fields: webFields},
 					{Manager: "kube-controller-manager", Operation: "Update", Subresource: "status", APIVersion: "apps/v1", Fields: []string{".status.replicas"}},
@@ -495,7 +496,7 @@ func TestSimulate(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Simulate (-want +got):\n%s", diff)
 			}
-			if r.Kind != conflict.ReportKind || r.FieldManager != tt.applier || r.Force != tt.force {
+			if r.Kind != v1alpha1.ConflictReportKind || r.FieldManager != tt.applier || r.Force != tt.force {
 				t.Errorf("report header: kind %q, fieldManager %q, force %v", r.Kind, r.FieldManager, r.Force)
 			}
 			if r.Object.Kind != "Deployment" || r.Object.Name != "web" || r.Object.Namespace != "shop" || r.Object.APIVersion != "apps/v1" {

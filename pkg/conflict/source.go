@@ -26,7 +26,7 @@ func StorageSchema(crd *unstructured.Unstructured, gvk schema.GroupVersionKind) 
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	storage := ""
 	for _, v := range versions {
-		vm, _ := v.(map[string]interface{})
+		vm, _ := v.(map[string]any)
 		if st, _ := vm["storage"].(bool); st {
 			storage, _ = vm["name"].(string)
 		}

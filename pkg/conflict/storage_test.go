@@ -22,7 +22,7 @@ func TestStorageSchemaPrunes(t *testing.T) {
 	if st == nil {
 		t.Fatal("no storage schema")
 	}
-	var obj, want map[string]interface{}
+	var obj, want map[string]any
 	_ = yaml.Unmarshal([]byte(`{apiVersion: example.com/v1, kind: Gizmo, metadata: {name: g, labels: {a: b}}, status: {x: 1}, spec: {size: l, extra: x, list: [{a: "1", b: "2"}], labels: {k: v}, free: {any: {thing: 1}}}}`), &obj)
 	_ = yaml.Unmarshal([]byte(`{apiVersion: example.com/v1, kind: Gizmo, metadata: {name: g, labels: {a: b}}, spec: {size: l, list: [{a: "1"}], labels: {k: v}, free: {any: {thing: 1}}}}`), &want)
 	st.Prune(obj)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -21,11 +22,11 @@ import (
 // toolConflict is one conflicting path, with every owner of it.
 type toolConflict struct {
 	path   pathlang.Path
-	owners []Conflict
+	owners []v1alpha1.Conflict
 }
 
 // byPath groups conflicts by path, in order.
-func byPath(conflicts []Conflict) []toolConflict {
+func byPath(conflicts []v1alpha1.Conflict) []toolConflict {
 	var out []toolConflict
 	at := map[string]int{}
 	for _, cf := range conflicts {
@@ -35,7 +36,7 @@ func byPath(conflicts []Conflict) []toolConflict {
 			continue
 		}
 		at[key] = len(out)
-		out = append(out, toolConflict{path: cf.Path, owners: []Conflict{cf}})
+		out = append(out, toolConflict{path: cf.Path, owners: []v1alpha1.Conflict{cf}})
 	}
 	return out
 }
@@ -139,12 +140,12 @@ func (f fixer) ownEntryNote() string {
 	return fmt.Sprintf(" %q's own client-side entry holds %s: the switch moves it into the server-side entry, and an apply that leaves them out then deletes them: hand them over to their other owner first (kubectl ssa handover).", f.t.FieldManager, strings.Join(own, ", "))
 }
 
-func (f fixer) known(cf Conflict) tools.Known {
+func (f fixer) known(cf v1alpha1.Conflict) tools.Known {
 	k, _ := tools.Lookup(cf.Owner(), cf.Path.APIServerString())
 	return k
 }
 
-func marshalSnippet(v interface{}) string {
+func marshalSnippet(v any) string {
 	b, err := yaml.Marshal(v)
 	if err != nil {
 		// Maps of strings and lists marshal.
@@ -167,7 +168,7 @@ const argoCDMigrationManager = "argocd.argoproj.io/client-side-apply-migration-m
 // applies (argo-cd controller/sync.go normalizeTargetResources), so the
 // applier co-owns them at their live values: no conflict, no change.
 func (f fixer) argoCD() remedy.Remedy {
-	entry := map[string]interface{}{"group": f.gvk.Group, "kind": f.gvk.Kind, "name": f.r.Object.Name}
+	entry := map[string]any{"group": f.gvk.Group, "kind": f.gvk.Kind, "name": f.r.Object.Name}
 	if f.r.Object.Namespace != "" {
 		entry["namespace"] = f.r.Object.Namespace
 	}
@@ -195,9 +196,9 @@ func (f fixer) argoCD() remedy.Remedy {
 	if len(jq) > 0 {
 		entry["jqPathExpressions"] = jq
 	}
-	snippet := map[string]interface{}{"spec": map[string]interface{}{
-		"ignoreDifferences": []interface{}{entry},
-		"syncPolicy":        map[string]interface{}{"syncOptions": []interface{}{"ServerSideApply=true", "RespectIgnoreDifferences=true"}},
+	snippet := map[string]any{"spec": map[string]any{
+		"ignoreDifferences": []any{entry},
+		"syncPolicy":        map[string]any{"syncOptions": []any{"ServerSideApply=true", "RespectIgnoreDifferences=true"}},
 	}}
 	// Pasted over an Application's own lists, the snippet's would replace
 	// them (and with them its other sync options): it says to add entries.
@@ -209,7 +210,7 @@ func (f fixer) argoCD() remedy.Remedy {
 		// default (argo-cd gitops-engine/pkg/sync/common/types.go
 		// DefaultClientSideApplyMigrationManager; controller/sync.go reads
 		// the annotation that names another).
-		snippet["metadata"] = map[string]interface{}{"annotations": map[string]interface{}{argoCDMigrationManager: f.t.FieldManager}}
+		snippet["metadata"] = map[string]any{"annotations": map[string]any{argoCDMigrationManager: f.t.FieldManager}}
 		summary += fmt.Sprintf(" Argo CD syncs %s client-side now: ServerSideApply=true switches it to server-side apply, where fields left to their owners stay theirs: keep it with the rest (a client-side sync deletes whatever the last-applied annotation holds and git drops, whoever owns it now). The annotation has the first server-side sync move %q's client-side entry into its server-side one (Argo CD 3.3 or later; it migrates only \"kubectl-client-side-apply\" otherwise), so that later removals from git are not kept by the old entry.", f.name, f.t.FieldManager)
 		summary += f.ownEntryNote()
 	}
@@ -244,7 +245,7 @@ func (f fixer) uniquePaths() []pathlang.Path {
 // is left out: the pointer would name two different items, and Flux would
 // copy one item's live value into the other.
 func (f fixer) pointers() (ptrs []string, paths []pathlang.Path, left []string) {
-	var applied, live interface{}
+	var applied, live any
 	if f.r.Applied != nil {
 		applied = f.r.Applied.Object
 	}
@@ -274,8 +275,8 @@ func pointerNote(left []string) string {
 // fluxTarget is a Flux ignore rule's target: its name and namespace are
 // anchored regular expressions (fluxcd/pkg ssa/jsondiff/selector.go), so
 // they are quoted; an empty group would match every group.
-func (f fixer) fluxTarget(namespace bool) map[string]interface{} {
-	target := map[string]interface{}{"kind": f.gvk.Kind, "name": regexp.QuoteMeta(f.r.Object.Name)}
+func (f fixer) fluxTarget(namespace bool) map[string]any {
+	target := map[string]any{"kind": f.gvk.Kind, "name": regexp.QuoteMeta(f.r.Object.Name)}
 	if f.gvk.Group != "" {
 		target["group"] = regexp.QuoteMeta(f.gvk.Group)
 	}
@@ -321,8 +322,8 @@ func (f fixer) kustomization() remedy.Remedy {
 	rm := remedy.Remedy{Kind: remedy.FluxKustomizationIgnore, Tool: remedy.Flux, Summary: summary + pointerNote(left), Paths: paths}
 	if len(ptrs) > 0 {
 		rm.Into = &remedy.Into{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization", Which: "the Kustomization that applies " + f.name, Edit: remedy.Merge}
-		rm.Snippet = marshalSnippet(map[string]interface{}{"spec": map[string]interface{}{
-			"ignore": []interface{}{map[string]interface{}{"paths": ptrs, "target": f.fluxTarget(true)}},
+		rm.Snippet = marshalSnippet(map[string]any{"spec": map[string]any{
+			"ignore": []any{map[string]any{"paths": ptrs, "target": f.fluxTarget(true)}},
 		}})
 	}
 	return rm
@@ -346,10 +347,10 @@ func (f fixer) helmRelease() remedy.Remedy {
 		ops = append(ops, "- op: remove\n  path: "+p+"\n")
 	}
 	rm.Into = &remedy.Into{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease", Which: "the HelmRelease that installs " + f.name, Edit: remedy.Merge}
-	spec := map[string]interface{}{
-		"driftDetection": map[string]interface{}{"ignore": []interface{}{map[string]interface{}{"paths": ptrs, "target": f.fluxTarget(true)}}},
-		"postRenderers": []interface{}{map[string]interface{}{"kustomize": map[string]interface{}{
-			"patches": []interface{}{map[string]interface{}{"target": f.fluxTarget(false), "patch": strings.Join(ops, "")}},
+	spec := map[string]any{
+		"driftDetection": map[string]any{"ignore": []any{map[string]any{"paths": ptrs, "target": f.fluxTarget(true)}}},
+		"postRenderers": []any{map[string]any{"kustomize": map[string]any{
+			"patches": []any{map[string]any{"target": f.fluxTarget(false), "patch": strings.Join(ops, "")}},
 		}}},
 	}
 	if f.r.ApplierOperation != metav1.ManagedFieldsOperationApply {
@@ -357,9 +358,9 @@ func (f fixer) helmRelease() remedy.Remedy {
 		// setting comes with it unless the release is known to apply
 		// server-side ("enabled", not "true": the API's enum,
 		// helm-controller api/v2 ServerSideApplyMode).
-		spec["upgrade"] = map[string]interface{}{"serverSideApply": "enabled"}
+		spec["upgrade"] = map[string]any{"serverSideApply": "enabled"}
 	}
-	rm.Snippet = marshalSnippet(map[string]interface{}{"spec": spec})
+	rm.Snippet = marshalSnippet(map[string]any{"spec": spec})
 	return rm
 }
 
@@ -442,7 +443,7 @@ func (f fixer) autoscaled(p toolConflict) bool {
 		return true
 	}
 	for _, cf := range p.owners {
-		if cf.Manager == AutoscalerController {
+		if cf.Manager == v1alpha1.AutoscalerController {
 			return true
 		}
 	}
@@ -496,7 +497,7 @@ func skeleton(p fieldpath.Path, leaf string) string {
 
 // yamlKey writes a field name as a YAML key, quoted when it has to be.
 func yamlKey(name string) string {
-	return strings.TrimSuffix(strings.TrimSpace(marshalSnippet(map[string]interface{}{name: nil})), ": null")
+	return strings.TrimSuffix(strings.TrimSpace(marshalSnippet(map[string]any{name: nil})), ": null")
 }
 
 // helmForce is Helm 4's way to take the fields: --force-conflicts (its

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
@@ -104,7 +105,7 @@ func TestToolFixes(t *testing.T) {
 		apply{Manager: "argocd-controller", Manifest: argoService},
 		update{Manager: "argocd-server", Mutate: func(u *unstructured.Unstructured) {
 			ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-			ports[0].(map[string]interface{})["targetPort"] = int64(9090)
+			ports[0].(map[string]any)["targetPort"] = int64(9090)
 			_ = unstructured.SetNestedSlice(u.Object, ports, "spec", "ports")
 		}},
 		update{Manager: "kubectl-label", Mutate: set("shop", "metadata", "labels", "app.kubernetes.io/name")},
@@ -305,16 +306,16 @@ func TestHelmReplicasTemplate(t *testing.T) {
 	}
 	for _, enabled := range []bool{false, true} {
 		var b strings.Builder
-		if err := tmpl.Execute(&b, map[string]interface{}{"Values": map[string]interface{}{"replicaCount": 3, "autoscaling": map[string]interface{}{"enabled": enabled}}}); err != nil {
+		if err := tmpl.Execute(&b, map[string]any{"Values": map[string]any{"replicaCount": 3, "autoscaling": map[string]any{"enabled": enabled}}}); err != nil {
 			t.Fatal(err)
 		}
-		var got map[string]interface{}
+		var got map[string]any
 		if err := yaml.Unmarshal([]byte(b.String()), &got); err != nil {
 			t.Fatalf("autoscaling %v renders no YAML: %v\n%s", enabled, err, b.String())
 		}
-		want := map[string]interface{}{"spec": map[string]interface{}{"replicas": float64(3)}}
+		want := map[string]any{"spec": map[string]any{"replicas": float64(3)}}
 		if enabled {
-			want = map[string]interface{}{"spec": nil}
+			want = map[string]any{"spec": nil}
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("autoscaling %v (-want +got)\n%s", enabled, d)
@@ -493,7 +494,7 @@ func TestHelmReleaseFixOfAClientSideRelease(t *testing.T) {
 // adopted object's apply conflicts, the advice says it still fails and
 // gives both flags; without conflicts, --take-ownership alone.
 func TestTakeOwnershipAdvice(t *testing.T) {
-	refusal := &conflict.Refusal{Tool: remedy.Helm, Release: "shop-web", Namespace: "shop", Message: "exists and cannot be imported into the current release",
+	refusal := &v1alpha1.Refusal{Tool: remedy.Helm, Release: "shop-web", Namespace: "shop", Message: "exists and cannot be imported into the current release",
 		Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}}
 	conflicting := hpaIncident().simulate(t)
 	clean, err := conflict.Simulate(conflict.Input{Applied: manifest(t, deploymentWith("2")), FieldManager: "helm", Schema: conflict.BuiltinSchema(), HasStatus: true})

@@ -19,15 +19,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
-// The outcomes of --verify.
-const (
-	VerifyAgrees   = v1alpha1.VerifyAgrees
-	VerifyDiffers  = v1alpha1.VerifyDiffers
-	VerifyRefused  = v1alpha1.VerifyRefused
-	VerifyNotRun   = v1alpha1.VerifyNotRun
-	VerifyResolved = v1alpha1.VerifyResolved
-)
-
 const (
 	comparedApply      = "the apply"
 	comparedFirstApply = "kubectl's first apply (a server dry run is one request: the steps kubectl sends after it can't be dry-run)"
@@ -39,27 +30,27 @@ const (
 // returns the resourceVersion the server's answer is of ("" when there is
 // none): another than the predicted live object's means a writer came in
 // between, and the comparison is of two different objects.
-func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*Verification, string, error) {
+func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*v1alpha1.Verification, string, error) {
 	against, compared, firstOnly := r, comparedApply, false
 	if r.FirstApply != nil {
 		against, compared, firstOnly = r.FirstApply, comparedFirstApply, true
 		if r.Admission.Mutated() {
 			// The mutating policies were evaluated on the last apply of
 			// kubectl's sequence, not on the first, which the dry run is.
-			return &Verification{Status: VerifyNotRun, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}, ServerWarnings: []string{},
+			return &v1alpha1.Verification{Status: v1alpha1.VerifyNotRun, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}, ServerWarnings: []string{},
 				Reason: "mutating admission policies change the object, and they were evaluated on the last apply of kubectl's sequence, not on the first, which is what a server dry run can send"}, "", nil
 		}
 	}
-	v := &Verification{Status: VerifyAgrees, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}}
+	v := &v1alpha1.Verification{Status: v1alpha1.VerifyAgrees, Compared: compared, FirstApplyOnly: firstOnly, Differences: []string{}}
 	// core: a difference admission can't make (conflicts, managedFields):
 	// the prediction is wrong, whatever it said of admission. other: a
 	// difference the server's configuration does not explain.
 	core, other := false, false
-	admissionDiff := func(format string, args ...interface{}) {
+	admissionDiff := func(format string, args ...any) {
 		other = true
 		differs(v, format, args...)
 	}
-	diff := func(format string, args ...interface{}) {
+	diff := func(format string, args ...any) {
 		core = true
 		admissionDiff(format, args...)
 	}
@@ -75,11 +66,11 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	case apierrors.IsConflict(err) && errors.As(err, &status):
 		compareConflict(status.Status(), against, diff)
 	case apierrors.IsForbidden(err) && unauthorized(err):
-		v.Status = VerifyRefused
+		v.Status = v1alpha1.VerifyRefused
 		v.Reason = "the server refused the dry run (" + err.Error() + "): nothing was compared"
 	case err != nil && strings.Contains(err.Error(), "does not support dry run"):
 		// A webhook with side effects: the server can't dry-run the apply.
-		v.Status = VerifyNotRun
+		v.Status = v1alpha1.VerifyNotRun
 		v.Reason = "the server can't dry-run the apply: " + err.Error()
 	case err != nil && errors.As(err, &status) && deny != nil:
 		// The prediction has admission refuse it too.
@@ -126,7 +117,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 }
 
 // compareConflict compares the server's conflict with the predicted one.
-func compareConflict(st metav1.Status, against *Simulation, diff func(string, ...interface{})) {
+func compareConflict(st metav1.Status, against *Simulation, diff func(string, ...any)) {
 	if against.Message == "" {
 		diff("the server reports a conflict the prediction missed: %s", st.Message)
 		return
@@ -152,8 +143,8 @@ func dryRun(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 	if o.Subresource == "scale" {
 		// /scale takes an autoscaling/v1 Scale.
 		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
-		send = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
-			"spec": map[string]interface{}{"replicas": replicas}}}
+		send = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"spec": map[string]any{"replicas": replicas}}}
 		send.SetName(obj.GetName())
 		send.SetNamespace(obj.GetNamespace())
 	}
@@ -174,7 +165,7 @@ func dryRunClientSide(ctx context.Context, dr DryRunner, obj *unstructured.Unstr
 	}
 	var patch []byte
 	var pt types.PatchType
-	if r.Action != ActionCreate {
+	if r.Action != v1alpha1.ActionCreate {
 		var err error
 		if patch, pt, err = HelmPatch(o.ClientSide.Original, obj, r.Live); err != nil {
 			return nil, nil, fmt.Errorf("--verify: %w", err)
@@ -186,7 +177,7 @@ func dryRunClientSide(ctx context.Context, dr DryRunner, obj *unstructured.Unstr
 // compareAnswer compares the server's object (out) with the predicted
 // one: managedFields (a core difference), then the whole object, what
 // is not known here (unknown: allocated, generated) aside.
-func compareAnswer(out *unstructured.Unstructured, against, r *Simulation, o Options, diff, admissionDiff func(string, ...interface{})) error {
+func compareAnswer(out *unstructured.Unstructured, against, r *Simulation, o Options, diff, admissionDiff func(string, ...any)) error {
 	got, want := NormalizeManagedFields(out.GetManagedFields()), NormalizeManagedFields(against.ManagedFields)
 	if !reflect.DeepEqual(got, want) {
 		gb, _ := json.Marshal(got)
@@ -232,8 +223,8 @@ func missedWarnings(against *Simulation, got []string, err error) []string {
 }
 
 // differs notes a difference.
-func differs(v *Verification, format string, args ...interface{}) {
-	v.Status = VerifyDiffers
+func differs(v *v1alpha1.Verification, format string, args ...any) {
+	v.Status = v1alpha1.VerifyDiffers
 	v.Differences = append(v.Differences, fmt.Sprintf(format, args...))
 }
 
@@ -242,7 +233,7 @@ func differs(v *Verification, format string, args ...interface{}) {
 // not modelled, the server's configuration) are the server's answer for
 // it (resolved); a core one (conflicts, managedFields) is the
 // prediction's error, and so is any other when nothing was unknown.
-func settle(v *Verification, against, r *Simulation, core, other bool) {
+func settle(v *v1alpha1.Verification, against, r *Simulation, core, other bool) {
 	adm := against.Admission
 	if adm == nil && against != r {
 		// Evaluated on the last apply of kubectl's sequence (see denial).
@@ -250,7 +241,7 @@ func settle(v *Verification, against, r *Simulation, core, other bool) {
 	}
 	inexact := adm != nil && !adm.Exact || len(r.Unchecked) > 0
 	configured := len(v.ServerConfiguration) > 0
-	if v.Status == VerifyDiffers && !core && (inexact || configured && !other) {
+	if v.Status == v1alpha1.VerifyDiffers && !core && (inexact || configured && !other) {
 		var why []string
 		if adm != nil {
 			why = append(why, adm.Reasons...)
@@ -259,17 +250,17 @@ func settle(v *Verification, against, r *Simulation, core, other bool) {
 		if configured {
 			why = append(why, "the apiserver's "+strings.Join(v.ServerConfiguration, ", "))
 		}
-		v.Status = VerifyResolved
+		v.Status = v1alpha1.VerifyResolved
 		v.Reason = "the prediction was not exact (" + strings.Join(why, "; ") + "): the server's dry run answers for what is not evaluated here"
 		if !inexact {
 			v.Reason = "the apiserver's configuration (" + strings.Join(v.ServerConfiguration, ", ") + ") decides what no prediction knows: the server's dry run answers for it"
 		}
 	}
-	if v.Status != VerifyResolved {
+	if v.Status != v1alpha1.VerifyResolved {
 		v.ServerDenied = ""
 		v.ServerConfiguration = nil
 	}
-	v.Agrees = v.Status == VerifyAgrees
+	v.Agrees = v.Status == v1alpha1.VerifyAgrees
 }
 
 // denial is the admission that refuses the apply compared with the
@@ -278,7 +269,7 @@ func settle(v *Verification, against, r *Simulation, core, other bool) {
 // is what the dry run sends: a policy that refuses the object refuses
 // it whatever the live object's history (applied client-side or not), so
 // r's denial stands for the first apply's.
-func denial(against, r *Simulation) *admission.Report {
+func denial(against, r *Simulation) *v1alpha1.AdmissionReport {
 	switch {
 	case denied(against) != "":
 		return against.Admission
@@ -305,14 +296,14 @@ func unauthorized(err error) bool {
 
 // NormalizeManagedFields drops times (each side stamps its own) and orders
 // entries, so that two sets of managedFields compare.
-func NormalizeManagedFields(in []metav1.ManagedFieldsEntry) []map[string]interface{} {
-	out := []map[string]interface{}{}
+func NormalizeManagedFields(in []metav1.ManagedFieldsEntry) []map[string]any {
+	out := []map[string]any{}
 	for _, e := range in {
-		fields := map[string]interface{}{}
+		fields := map[string]any{}
 		if e.FieldsV1 != nil {
 			_ = json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields)
 		}
-		out = append(out, map[string]interface{}{
+		out = append(out, map[string]any{
 			"manager": e.Manager, "operation": string(e.Operation), "subresource": e.Subresource,
 			"apiVersion": e.APIVersion, "fields": fields,
 		})

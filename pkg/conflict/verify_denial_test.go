@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
@@ -22,13 +23,13 @@ type denyingSource struct {
 }
 
 func (s *denyingSource) Admission(_ context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error) {
-	policy := &unstructured.Unstructured{Object: map[string]interface{}{"metadata": map[string]interface{}{"name": "no-cm"}, "spec": map[string]interface{}{
-		"matchConstraints": map[string]interface{}{"resourceRules": []interface{}{map[string]interface{}{
-			"operations": []interface{}{"*"}, "apiGroups": []interface{}{""}, "apiVersions": []interface{}{"*"}, "resources": []interface{}{"configmaps"}}}}}}}
-	binding := &unstructured.Unstructured{Object: map[string]interface{}{"metadata": map[string]interface{}{"name": "no-cm"}, "spec": map[string]interface{}{
-		"policyName": "no-cm", "validationActions": []interface{}{"Deny"}}}}
+	policy := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "no-cm"}, "spec": map[string]any{
+		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+			"operations": []any{"*"}, "apiGroups": []any{""}, "apiVersions": []any{"*"}, "resources": []any{"configmaps"}}}}}}}
+	binding := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "no-cm"}, "spec": map[string]any{
+		"policyName": "no-cm", "validationActions": []any{"Deny"}}}}
 	eval := denyAll{&admission.PolicyResult{Denied: s.message, Bindings: []admission.BindingResult{
-		{Kind: admission.ValidatingAdmissionPolicy, Policy: "no-cm", Binding: "no-cm", Outcome: admission.Denied, Messages: []string{s.message}}}}}
+		{Kind: v1alpha1.ValidatingAdmissionPolicy, Policy: "no-cm", Binding: "no-cm", Outcome: admission.Denied, Messages: []string{s.message}}}}}
 	cfg := &admission.Config{ValidatingPolicies: []*unstructured.Unstructured{policy}, ValidatingBindings: []*unstructured.Unstructured{binding}, Policies: eval}
 	return cfg, admission.Request{Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true, NamespaceLabels: map[string]string{}}, nil
 }
@@ -75,7 +76,7 @@ func TestVerifyDenialOfAClientSideObject(t *testing.T) {
 			if r.Admission == nil || r.Admission.Denied != msg {
 				t.Fatalf("admission %+v, want the denial", r.Admission)
 			}
-			if r.Verify == nil || r.Verify.Status != conflict.VerifyAgrees {
+			if r.Verify == nil || r.Verify.Status != v1alpha1.VerifyAgrees {
 				t.Errorf("verify %+v, want agrees", r.Verify)
 			}
 		})

@@ -108,12 +108,12 @@ func sameWithout(a, b *unstructured.Unstructured, p fieldpath.Path, drop []field
 }
 
 // pruneEmpty drops empty maps below v (and v itself: nil).
-func pruneEmpty(v interface{}) interface{} {
-	m, ok := v.(map[string]interface{})
+func pruneEmpty(v any) any {
+	m, ok := v.(map[string]any)
 	if !ok {
 		return v
 	}
-	out := map[string]interface{}{}
+	out := map[string]any{}
 	for k, c := range m {
 		if c = pruneEmpty(c); c != nil {
 			out[k] = c
@@ -133,7 +133,7 @@ func hasPrefix(p, prefix fieldpath.Path) bool {
 	return p[:len(prefix)].Equals(prefix)
 }
 
-func jsonValue(v interface{}) string {
+func jsonValue(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)

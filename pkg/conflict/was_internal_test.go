@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -17,10 +18,10 @@ func TestNoteWasTellsNullFromAbsent(t *testing.T) {
 	color := fieldpath.MakePathOrDie("spec", "color")
 	size := fieldpath.MakePathOrDie("spec", "size")
 	shape := fieldpath.MakePathOrDie("spec", "shape")
-	r := &Simulation{Live: &unstructured.Unstructured{Object: map[string]interface{}{
-		"spec": map[string]interface{}{"color": nil, "size": "m"},
+	r := &Simulation{Live: &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{"color": nil, "size": "m"},
 	}}}
-	r.Reset = []Reset{
+	r.Reset = []v1alpha1.Reset{
 		{Path: pathlang.Path(color), Value: "red", PathElements: color},
 		{Path: pathlang.Path(size), Value: "l", PathElements: size},
 		{Path: pathlang.Path(shape), Value: "round", PathElements: shape},
@@ -39,7 +40,7 @@ func TestNoteWasTellsNullFromAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back []map[string]interface{}
+	var back []map[string]any
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}

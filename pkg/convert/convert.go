@@ -54,11 +54,11 @@ func ToVersion(obj *unstructured.Unstructured, to string) (out *unstructured.Uns
 
 // fromUnstructured decodes as the apiserver's scheme does before it
 // converts an unstructured object (unknown fields are dropped).
-func fromUnstructured(in *unstructured.Unstructured, out interface{}) error {
+func fromUnstructured(in *unstructured.Unstructured, out any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(in.UnstructuredContent(), out)
 }
 
-func toUnstructured(in interface{}) (*unstructured.Unstructured, error) {
+func toUnstructured(in any) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
 	if err != nil {
 		return nil, err

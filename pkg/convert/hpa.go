@@ -156,7 +156,7 @@ func hpaV2ToV1(in *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv1.Horizo
 		}
 	}
 
-	set := func(key string, v interface{}) error {
+	set := func(key string, v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err

@@ -37,7 +37,7 @@ func object(t *testing.T, s string) *unstructured.Unstructured {
 }
 
 // typed decodes strictly, so that a typo in a fixture fails the test.
-func typed(t *testing.T, s string, into interface{}) {
+func typed(t *testing.T, s string, into any) {
 	t.Helper()
 	if err := yaml.UnmarshalStrict([]byte(s), into); err != nil {
 		t.Fatalf("fixture: %v\n%s", err, s)

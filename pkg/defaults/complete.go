@@ -12,7 +12,7 @@ type Completer interface {
 	// Complete sets, in obj, every absent field that has a default, and
 	// returns the absent fields whose default depends on other fields in
 	// a way not known here (the apiserver may set them).
-	Complete(obj map[string]interface{}) []fieldpath.Path
+	Complete(obj map[string]any) []fieldpath.Path
 }
 
 var (
@@ -23,16 +23,16 @@ var (
 // Complete implements Completer: the kind's generated defaults, for each
 // map of the object the table has fields for, parents before children,
 // so that a default value is completed in turn.
-func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
+func (t *Table) Complete(obj map[string]any) []fieldpath.Path {
 	var unknown []fieldpath.Path
-	var walk func(n *node, v interface{}, p fieldpath.Path, anc []interface{})
-	walk = func(n *node, v interface{}, p fieldpath.Path, anc []interface{}) {
+	var walk func(n *node, v any, p fieldpath.Path, anc []any)
+	walk = func(n *node, v any, p fieldpath.Path, anc []any) {
 		if n == nil || n.children == nil {
 			return
 		}
 		anc = append(anc[:len(anc):len(anc)], v)
 		switch val := v.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			for _, name := range sortedNames(n.children) {
 				c := n.children[name]
 				if c.field == nil {
@@ -58,7 +58,7 @@ func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
 				name := k
 				walk(c, val[k], append(p.Copy(), fieldpath.PathElement{FieldName: &name}), anc)
 			}
-		case []interface{}:
+		case []any:
 			c := n.children[segItem]
 			for i, e := range val {
 				idx := i
@@ -71,7 +71,7 @@ func (t *Table) Complete(obj map[string]interface{}) []fieldpath.Path {
 }
 
 // Complete implements Completer: structural defaults are constants.
-func (s Structural) Complete(obj map[string]interface{}) []fieldpath.Path {
+func (s Structural) Complete(obj map[string]any) []fieldpath.Path {
 	s.complete(obj, s.Type, 0)
 	return nil
 }
@@ -90,7 +90,7 @@ func sortedNames(children map[string]*node) []string {
 	return out
 }
 
-func sortedKeys(m map[string]interface{}) []string {
+func sortedKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -100,11 +100,11 @@ func sortedKeys(m map[string]interface{}) []string {
 }
 
 // isEmpty tells whether v is an empty list or map.
-func isEmpty(v interface{}) bool {
+func isEmpty(v any) bool {
 	switch t := v.(type) {
-	case []interface{}:
+	case []any:
 		return len(t) == 0
-	case map[string]interface{}:
+	case map[string]any:
 		return len(t) == 0
 	}
 	return false

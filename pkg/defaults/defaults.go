@@ -35,7 +35,7 @@ type Answer struct {
 	Outcome Outcome
 	// Value is the default a Reset field gets, never nil: a field the
 	// apiserver writes as null is Removed.
-	Value interface{}
+	Value any
 	// Reason says, for Depends, what the default depends on.
 	Reason string
 }
@@ -47,7 +47,7 @@ type Source interface {
 	// the apply leaves it (before the apiserver defaults it):
 	// ancestors[0] is the whole object, ancestors[len(p)-1] p's parent.
 	// Missing trailing ancestors may be nil.
-	Removal(p fieldpath.Path, ancestors []interface{}) Answer
+	Removal(p fieldpath.Path, ancestors []any) Answer
 }
 
 // Kinds of defaults in the generated data.
@@ -71,7 +71,7 @@ type Field struct {
 	// Default is one of the Kind constants.
 	Default string `json:"default"`
 	// Value is the constant default.
-	Value interface{} `json:"value,omitempty"`
+	Value any `json:"value,omitempty"`
 	// Rule names the Rule that computes it.
 	Rule string `json:"rule,omitempty"`
 	// When chooses it by another field's value.
@@ -101,8 +101,8 @@ type Case struct {
 	// Is is CaseAbsent, CasePresent (any value) or a JSON-encoded value.
 	Is string `json:"is"`
 	// Set tells whether the field is set (to Value) or stays absent.
-	Set   bool        `json:"set"`
-	Value interface{} `json:"value,omitempty"`
+	Set   bool `json:"set"`
+	Value any  `json:"value,omitempty"`
 }
 
 // Case keys besides JSON values.
@@ -174,7 +174,7 @@ func check(kind string, fields []Field) error {
 
 // Normalize turns the json.Numbers of a value decoded with UseNumber into
 // int64 or float64, as in unstructured objects.
-func Normalize(v interface{}) interface{} {
+func Normalize(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		if i, err := t.Int64(); err == nil {
@@ -182,11 +182,11 @@ func Normalize(v interface{}) interface{} {
 		}
 		f, _ := t.Float64()
 		return f
-	case map[string]interface{}:
+	case map[string]any:
 		for k, e := range t {
 			t[k] = Normalize(e)
 		}
-	case []interface{}:
+	case []any:
 		for i, e := range t {
 			t[i] = Normalize(e)
 		}
@@ -360,7 +360,7 @@ func (t *Table) Lookup(p fieldpath.Path) *Field {
 }
 
 // Removal implements Source.
-func (t *Table) Removal(p fieldpath.Path, ancestors []interface{}) Answer {
+func (t *Table) Removal(p fieldpath.Path, ancestors []any) Answer {
 	f := t.Lookup(p)
 	if f == nil {
 		return Answer{Outcome: Removed}
@@ -377,7 +377,7 @@ func lastName(p fieldpath.Path) string {
 
 // Answer evaluates the entry for a field named name (the map key, for a
 // map entry) whose ancestors are given.
-func (f *Field) Answer(name string, ancestors []interface{}) Answer {
+func (f *Field) Answer(name string, ancestors []any) Answer {
 	a := f.answer(name, ancestors)
 	if a.Outcome == Reset && a.Value == nil {
 		// Written as null (a field without omitempty): it holds no value.
@@ -386,7 +386,7 @@ func (f *Field) Answer(name string, ancestors []interface{}) Answer {
 	return a
 }
 
-func (f *Field) answer(name string, ancestors []interface{}) Answer {
+func (f *Field) answer(name string, ancestors []any) Answer {
 	switch f.Default {
 	case KindConstant:
 		return Answer{Outcome: Reset, Value: copyValue(f.Value)}
@@ -406,10 +406,10 @@ func (f *Field) answer(name string, ancestors []interface{}) Answer {
 	return Answer{Outcome: Depends, Reason: "other fields"}
 }
 
-func (w *When) answer(ancestors []interface{}) Answer {
-	var holder map[string]interface{}
+func (w *When) answer(ancestors []any) Answer {
+	var holder map[string]any
 	if w.Level < len(ancestors) {
-		holder, _ = ancestors[w.Level].(map[string]interface{})
+		holder, _ = ancestors[w.Level].(map[string]any)
 	}
 	v, present := holder[w.Field]
 	key := CaseAbsent

@@ -16,7 +16,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
 )
 
-func obj(t *testing.T, s string) map[string]interface{} {
+func obj(t *testing.T, s string) map[string]any {
 	t.Helper()
 	b, err := yaml.YAMLToJSON([]byte(s))
 	if err != nil {
@@ -24,11 +24,11 @@ func obj(t *testing.T, s string) map[string]interface{} {
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
-	m := map[string]interface{}{}
+	m := map[string]any{}
 	if err := d.Decode(&m); err != nil {
 		t.Fatal(err)
 	}
-	return defaults.Normalize(m).(map[string]interface{})
+	return defaults.Normalize(m).(map[string]any)
 }
 
 func field(n string) fieldpath.PathElement { return fieldpath.PathElement{FieldName: &n} }
@@ -37,7 +37,7 @@ func key(name string) fieldpath.PathElement {
 	return fieldpath.PathElement{Key: &value.FieldList{{Name: "name", Value: value.NewValueInterface(name)}}}
 }
 
-func path(elems ...interface{}) fieldpath.Path {
+func path(elems ...any) fieldpath.Path {
 	var p fieldpath.Path
 	for _, e := range elems {
 		switch t := e.(type) {
@@ -52,26 +52,26 @@ func path(elems ...interface{}) fieldpath.Path {
 
 // ancestors finds the values at p's prefixes, for list items by the key
 // "name" or by index.
-func ancestors(o map[string]interface{}, p fieldpath.Path) []interface{} {
-	out := make([]interface{}, len(p))
-	var cur interface{} = o
+func ancestors(o map[string]any, p fieldpath.Path) []any {
+	out := make([]any, len(p))
+	var cur any = o
 	for i, pe := range p {
 		out[i] = cur
 		switch {
 		case pe.FieldName != nil:
-			m, _ := cur.(map[string]interface{})
+			m, _ := cur.(map[string]any)
 			cur = m[*pe.FieldName]
 		case pe.Key != nil:
-			l, _ := cur.([]interface{})
+			l, _ := cur.([]any)
 			want := (*pe.Key)[0].Value.AsString()
 			cur = nil
 			for _, it := range l {
-				if m, _ := it.(map[string]interface{}); m["name"] == want {
+				if m, _ := it.(map[string]any); m["name"] == want {
 					cur = m
 				}
 			}
 		case pe.Index != nil:
-			l, _ := cur.([]interface{})
+			l, _ := cur.([]any)
 			cur = l[*pe.Index]
 		}
 	}
@@ -113,9 +113,9 @@ func TestBuiltin(t *testing.T) {
 	}{
 		{"constant", dep, deployment, path("spec", "template", "spec", "restartPolicy"), defaults.Answer{Outcome: defaults.Reset, Value: "Always"}},
 		{"constant integer", dep, deployment, path("spec", "replicas"), defaults.Answer{Outcome: defaults.Reset, Value: int64(1)}},
-		{"constant object", dep, deployment, path("spec", "template", "spec", "securityContext"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]interface{}{}}},
-		{"nested defaults of a removed parent", dep, deployment, path("spec", "strategy"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]interface{}{
-			"type": "RollingUpdate", "rollingUpdate": map[string]interface{}{"maxSurge": "25%", "maxUnavailable": "25%"}}}},
+		{"constant object", dep, deployment, path("spec", "template", "spec", "securityContext"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]any{}}},
+		{"nested defaults of a removed parent", dep, deployment, path("spec", "strategy"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]any{
+			"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": "25%"}}}},
 		{"no default", dep, deployment, path("spec", "template", "spec", "containers", key("latest"), "args"), defaults.Answer{Outcome: defaults.Removed}},
 		{"a list item has no default", dep, deployment, path("spec", "template", "spec", "containers", key("latest")), defaults.Answer{Outcome: defaults.Removed}},
 		{"written as null is removed", dep, deployment, path("spec", "selector"), defaults.Answer{Outcome: defaults.Removed}},
@@ -126,7 +126,7 @@ func TestBuiltin(t *testing.T) {
 		{"rule: an invalid reference pulls if not present", dep, deployment, path("spec", "template", "spec", "containers", key("invalid"), "imagePullPolicy"), defaults.Answer{Outcome: defaults.Reset, Value: "IfNotPresent"}},
 		{"templates do not default hostPort", dep, deployment, path("spec", "template", "spec", "containers", key("pinned"), "ports", idx(0), "hostPort"), defaults.Answer{Outcome: defaults.Removed}},
 		{"when: no rolling update with Recreate", dep, deployment, path("spec", "strategy", "rollingUpdate"), defaults.Answer{Outcome: defaults.Removed}},
-		{"when: rolling update when the type is removed too", dep, `{"spec":{"strategy":{}}}`, path("spec", "strategy", "rollingUpdate"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]interface{}{"maxSurge": "25%", "maxUnavailable": "25%"}}},
+		{"when: rolling update when the type is removed too", dep, `{"spec":{"strategy":{}}}`, path("spec", "strategy", "rollingUpdate"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]any{"maxSurge": "25%", "maxUnavailable": "25%"}}},
 		{"when: a value the generator never saw is not known", dep, `{"spec":{"strategy":{"type":"Sideways"}}}`, path("spec", "strategy", "rollingUpdate"), defaults.Answer{Outcome: defaults.Depends, Reason: "the value of type"}},
 		{"pod: hostNetwork copies the container port", schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
 			`{"spec":{"hostNetwork":true,"containers":[{"name":"pinned","ports":[{"containerPort":8080}]}]}}`,
@@ -139,7 +139,7 @@ func TestBuiltin(t *testing.T) {
 			path("spec", "ports", key("latest"), "targetPort"), defaults.Answer{Outcome: defaults.Reset, Value: int64(80)}},
 		{"service: session affinity config with ClientIP", schema.GroupVersionKind{Version: "v1", Kind: "Service"},
 			`{"spec":{"sessionAffinity":"ClientIP"}}`,
-			path("spec", "sessionAffinityConfig"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]interface{}{"clientIP": map[string]interface{}{"timeoutSeconds": int64(10800)}}}},
+			path("spec", "sessionAffinityConfig"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]any{"clientIP": map[string]any{"timeoutSeconds": int64(10800)}}}},
 		{"job: backoffLimit by backoffLimitPerIndex", schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
 			`{"spec":{"backoffLimitPerIndex":1}}`,
 			path("spec", "backoffLimit"), defaults.Answer{Outcome: defaults.Reset, Value: int64(2147483647)}},
@@ -254,7 +254,7 @@ func TestStructural(t *testing.T) {
 		want defaults.Answer
 	}{
 		{"scalar default", path("spec", "size"), defaults.Answer{Outcome: defaults.Reset, Value: "m"}},
-		{"object default completed by its fields' defaults", path("spec", "tls"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]interface{}{"enabled": true}}},
+		{"object default completed by its fields' defaults", path("spec", "tls"), defaults.Answer{Outcome: defaults.Reset, Value: map[string]any{"enabled": true}}},
 		{"default inside an object", path("spec", "tls", "enabled"), defaults.Answer{Outcome: defaults.Reset, Value: true}},
 		{"no default", path("spec", "tls", "minVersion"), defaults.Answer{Outcome: defaults.Removed}},
 		{"default inside a list item", path("spec", "ports", key("http"), "protocol"), defaults.Answer{Outcome: defaults.Reset, Value: "TCP"}},
@@ -279,18 +279,18 @@ func TestCompleteEmpty(t *testing.T) {
 	if !ok {
 		t.Fatal("no HPA table")
 	}
-	obj := map[string]interface{}{"spec": map[string]interface{}{"metrics": []interface{}{}, "maxReplicas": int64(3),
-		"scaleTargetRef": map[string]interface{}{"kind": "Deployment", "name": "web"}}}
+	obj := map[string]any{"spec": map[string]any{"metrics": []any{}, "maxReplicas": int64(3),
+		"scaleTargetRef": map[string]any{"kind": "Deployment", "name": "web"}}}
 	hpa.Complete(obj)
-	if m, _ := obj["spec"].(map[string]interface{})["metrics"].([]interface{}); len(m) != 1 {
+	if m, _ := obj["spec"].(map[string]any)["metrics"].([]any); len(m) != 1 {
 		t.Errorf("metrics: %v, want the default cpu metric", m)
 	}
 	deploy, _ := defaults.Builtin(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
-	obj = map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
-		"containers": []interface{}{}, "tolerations": []interface{}{}}}}}
+	obj = map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{}, "tolerations": []any{}}}}}
 	deploy.Complete(obj)
-	spec := obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})
-	if l, _ := spec["tolerations"].([]interface{}); l == nil || len(l) != 0 {
+	spec := obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	if l, _ := spec["tolerations"].([]any); l == nil || len(l) != 0 {
 		t.Errorf("tolerations: %v, want [] left as it is", spec["tolerations"])
 	}
 }
@@ -299,10 +299,10 @@ func TestCompleteEmpty(t *testing.T) {
 // applied clientIP: {} the field manager leaves null gets its default.
 func TestCompleteNull(t *testing.T) {
 	svc, _ := defaults.Builtin(schema.GroupVersionKind{Version: "v1", Kind: "Service"})
-	obj := map[string]interface{}{"spec": map[string]interface{}{"sessionAffinity": "ClientIP", "sessionAffinityConfig": map[string]interface{}{"clientIP": nil}}}
+	obj := map[string]any{"spec": map[string]any{"sessionAffinity": "ClientIP", "sessionAffinityConfig": map[string]any{"clientIP": nil}}}
 	svc.Complete(obj)
-	cfg := obj["spec"].(map[string]interface{})["sessionAffinityConfig"].(map[string]interface{})
-	if ip, _ := cfg["clientIP"].(map[string]interface{}); ip == nil || ip["timeoutSeconds"] == nil {
+	cfg := obj["spec"].(map[string]any)["sessionAffinityConfig"].(map[string]any)
+	if ip, _ := cfg["clientIP"].(map[string]any); ip == nil || ip["timeoutSeconds"] == nil {
 		t.Errorf("sessionAffinityConfig %v, want clientIP.timeoutSeconds defaulted", cfg)
 	}
 }

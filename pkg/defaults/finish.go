@@ -25,13 +25,13 @@ func Finish(u *unstructured.Unstructured) {
 }
 
 // podSpecOf is the pod spec a built-in kind holds (nil: none).
-func podSpecOf(obj map[string]interface{}, group, kind string) map[string]interface{} {
+func podSpecOf(obj map[string]any, group, kind string) map[string]any {
 	path := PodSpecPath(group, kind)
 	if path == nil {
 		return nil
 	}
 	m, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
-	spec, _ := m.(map[string]interface{})
+	spec, _ := m.(map[string]any)
 	return spec
 }
 
@@ -53,7 +53,7 @@ func PodSpecPath(group, kind string) []string {
 // serviceAccountAlias: SetDefaults_PodSpec keeps serviceAccount, the
 // deprecated alias, equal to serviceAccountName, which wins when both are
 // set (an apply that changes one changes both).
-func serviceAccountAlias(spec map[string]interface{}) {
+func serviceAccountAlias(spec map[string]any) {
 	name, _ := spec["serviceAccountName"].(string)
 	if name == "" {
 		name, _ = spec["serviceAccount"].(string)
@@ -66,8 +66,8 @@ func serviceAccountAlias(spec map[string]interface{}) {
 
 // dropAffinityConfig: SetDefaults_Service clears sessionAffinityConfig
 // when sessionAffinity is None (the default).
-func dropAffinityConfig(obj map[string]interface{}) {
-	spec, _ := obj["spec"].(map[string]interface{})
+func dropAffinityConfig(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {
 		return
 	}
@@ -79,11 +79,11 @@ func dropAffinityConfig(obj map[string]interface{}) {
 // claimTemplateTypeMeta: converting a StatefulSet to an apps version
 // writes apiVersion v1 and kind PersistentVolumeClaim into each volume
 // claim template (pkg/apis/apps/v1/conversion.go, issue 87583).
-func claimTemplateTypeMeta(obj map[string]interface{}) {
-	spec, _ := obj["spec"].(map[string]interface{})
-	templates, _ := spec["volumeClaimTemplates"].([]interface{})
+func claimTemplateTypeMeta(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	templates, _ := spec["volumeClaimTemplates"].([]any)
 	for _, t := range templates {
-		if m, ok := t.(map[string]interface{}); ok {
+		if m, ok := t.(map[string]any); ok {
 			m["apiVersion"] = "v1"
 			m["kind"] = "PersistentVolumeClaim"
 		}
@@ -93,22 +93,22 @@ func claimTemplateTypeMeta(obj map[string]interface{}) {
 // limitRangeDefaults: SetDefaults_LimitRangeItem, for Container items: a
 // missing default limit is the max, a missing default request the
 // default limit, else the min.
-func limitRangeDefaults(obj map[string]interface{}) {
-	spec, _ := obj["spec"].(map[string]interface{})
-	limits, _ := spec["limits"].([]interface{})
+func limitRangeDefaults(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	limits, _ := spec["limits"].([]any)
 	for _, l := range limits {
-		item, ok := l.(map[string]interface{})
+		item, ok := l.(map[string]any)
 		if !ok || item["type"] != "Container" {
 			continue
 		}
 		fill := func(field string, from ...string) {
-			to, _ := item[field].(map[string]interface{})
+			to, _ := item[field].(map[string]any)
 			for _, f := range from {
-				src, _ := item[f].(map[string]interface{})
+				src, _ := item[f].(map[string]any)
 				for k, v := range src {
 					if _, set := to[k]; !set {
 						if to == nil {
-							to = map[string]interface{}{}
+							to = map[string]any{}
 						}
 						to[k] = v
 					}

@@ -18,7 +18,7 @@ func TestFinish(t *testing.T) {
 		{"other kinds", `{apiVersion: v1, kind: ConfigMap, spec: {sessionAffinityConfig: {}}}`, `{apiVersion: v1, kind: ConfigMap, spec: {sessionAffinityConfig: {}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var in, want map[string]interface{}
+			var in, want map[string]any
 			if err := yaml.Unmarshal([]byte(tc.in), &in); err != nil {
 				t.Fatal(err)
 			}
@@ -86,10 +86,10 @@ func TestGenerated(t *testing.T) {
 }
 
 func TestGeneratedNamespace(t *testing.T) {
-	ns := func(finalizers ...interface{}) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]interface{}{"name": "shop"}}}
+	ns := func(finalizers ...any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
 		if finalizers != nil {
-			u.Object["spec"] = map[string]interface{}{"finalizers": finalizers}
+			u.Object["spec"] = map[string]any{"finalizers": finalizers}
 		}
 		return u
 	}
@@ -112,13 +112,13 @@ func TestGeneratedNamespace(t *testing.T) {
 // stored; an update that moves the storage version adds it.
 func TestGeneratedStoredVersions(t *testing.T) {
 	crd := func(storage string) *unstructured.Unstructured {
-		var versions []interface{}
+		var versions []any
 		for _, v := range []string{"v1", "v2"} {
-			versions = append(versions, map[string]interface{}{"name": v, "served": true, "storage": v == storage})
+			versions = append(versions, map[string]any{"name": v, "served": true, "storage": v == storage})
 		}
-		return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-			"metadata": map[string]interface{}{"name": "things.example.com"}, "spec": map[string]interface{}{"versions": versions},
-			"status": map[string]interface{}{"storedVersions": []interface{}{"v0"}}}}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "things.example.com"}, "spec": map[string]any{"versions": versions},
+			"status": map[string]any{"storedVersions": []any{"v0"}}}}
 	}
 	created := crd("v1")
 	Generated(nil, created)
@@ -135,9 +135,9 @@ func TestGeneratedStoredVersions(t *testing.T) {
 // serviceAccount follows serviceAccountName, which wins, in every pod
 // spec (an apply that changes the name changes the alias).
 func TestFinishServiceAccountAlias(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "batch/v1", "kind": "CronJob",
-		"spec": map[string]interface{}{"jobTemplate": map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{
-			"spec": map[string]interface{}{"serviceAccountName": "robot", "serviceAccount": "default"}}}}}}}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "batch/v1", "kind": "CronJob",
+		"spec": map[string]any{"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{
+			"spec": map[string]any{"serviceAccountName": "robot", "serviceAccount": "default"}}}}}}}
 	Finish(u)
 	if sa, _, _ := unstructured.NestedString(u.Object, "spec", "jobTemplate", "spec", "template", "spec", "serviceAccount"); sa != "robot" {
 		t.Errorf("serviceAccount %q, want robot", sa)

@@ -55,23 +55,23 @@ const (
 // jobSelector: unless manualSelector, the Job strategy's generateSelector
 // labels the template with the job's name and UID and selects the UID;
 // defaulting copies the template's labels to a Job that has none.
-func jobSelector(obj map[string]interface{}, name string) []fieldpath.Path {
-	spec, _ := obj["spec"].(map[string]interface{})
+func jobSelector(obj map[string]any, name string) []fieldpath.Path {
+	spec, _ := obj["spec"].(map[string]any)
 	if manual, _ := spec["manualSelector"].(bool); manual || spec == nil {
 		return nil
 	}
-	template, _ := spec["template"].(map[string]interface{})
+	template, _ := spec["template"].(map[string]any)
 	if template == nil {
 		return nil
 	}
-	tmeta, _ := template["metadata"].(map[string]interface{})
+	tmeta, _ := template["metadata"].(map[string]any)
 	if tmeta == nil {
-		tmeta = map[string]interface{}{}
+		tmeta = map[string]any{}
 		template["metadata"] = tmeta
 	}
-	labels, _ := tmeta["labels"].(map[string]interface{})
+	labels, _ := tmeta["labels"].(map[string]any)
 	if labels == nil {
-		labels = map[string]interface{}{}
+		labels = map[string]any{}
 		tmeta["labels"] = labels
 	}
 	for _, l := range []string{legacyJobNameLabel, jobNameLabel} {
@@ -79,13 +79,13 @@ func jobSelector(obj map[string]interface{}, name string) []fieldpath.Path {
 			labels[l] = name
 		}
 	}
-	selector, _ := spec["selector"].(map[string]interface{})
+	selector, _ := spec["selector"].(map[string]any)
 	if selector == nil {
-		selector = map[string]interface{}{}
+		selector = map[string]any{}
 		spec["selector"] = selector
 	}
-	if _, ok := selector["matchLabels"].(map[string]interface{}); !ok {
-		selector["matchLabels"] = map[string]interface{}{}
+	if _, ok := selector["matchLabels"].(map[string]any); !ok {
+		selector["matchLabels"] = map[string]any{}
 	}
 	unknown := []fieldpath.Path{fieldpath.MakePathOrDie("spec", "selector", "matchLabels", controllerUIDLabel)}
 	for _, l := range []string{legacyControllerLabel, controllerUIDLabel} {
@@ -93,9 +93,9 @@ func jobSelector(obj map[string]interface{}, name string) []fieldpath.Path {
 			unknown = append(unknown, fieldpath.MakePathOrDie("spec", "template", "metadata", "labels", l))
 		}
 	}
-	meta, _ := obj["metadata"].(map[string]interface{})
-	if own, _ := meta["labels"].(map[string]interface{}); len(own) == 0 && meta != nil {
-		copied := make(map[string]interface{}, len(labels))
+	meta, _ := obj["metadata"].(map[string]any)
+	if own, _ := meta["labels"].(map[string]any); len(own) == 0 && meta != nil {
+		copied := make(map[string]any, len(labels))
 		for k, v := range labels {
 			copied[k] = v
 		}
@@ -132,8 +132,8 @@ func templateGeneration(live, result *unstructured.Unstructured) {
 	result.SetAnnotations(ann)
 }
 
-func nestedTemplate(u *unstructured.Unstructured) interface{} {
-	spec, _ := u.Object["spec"].(map[string]interface{})
+func nestedTemplate(u *unstructured.Unstructured) any {
+	spec, _ := u.Object["spec"].(map[string]any)
 	return spec["template"]
 }
 
@@ -148,9 +148,9 @@ func namespaceGenerated(live, result *unstructured.Unstructured) {
 	}
 	labels["kubernetes.io/metadata.name"] = result.GetName()
 	result.SetLabels(labels)
-	spec, _ := result.Object["spec"].(map[string]interface{})
+	spec, _ := result.Object["spec"].(map[string]any)
 	if spec == nil {
-		spec = map[string]interface{}{}
+		spec = map[string]any{}
 		result.Object["spec"] = spec
 	}
 	if live != nil {
@@ -161,7 +161,7 @@ func namespaceGenerated(live, result *unstructured.Unstructured) {
 		}
 		return
 	}
-	finalizers, _ := spec["finalizers"].([]interface{})
+	finalizers, _ := spec["finalizers"].([]any)
 	for _, f := range finalizers {
 		if f == "kubernetes" {
 			return
@@ -183,10 +183,10 @@ var csrIdentity = []fieldpath.Path{
 // records the storage version among status.storedVersions, on create
 // and on every update.
 func storedVersions(live, result *unstructured.Unstructured) {
-	status, _ := result.Object["status"].(map[string]interface{})
+	status, _ := result.Object["status"].(map[string]any)
 	if live == nil || status == nil {
-		status = map[string]interface{}{"acceptedNames": map[string]interface{}{"kind": "", "plural": ""}, "conditions": nil}
-		if old, ok := result.Object["status"].(map[string]interface{}); ok && live == nil {
+		status = map[string]any{"acceptedNames": map[string]any{"kind": "", "plural": ""}, "conditions": nil}
+		if old, ok := result.Object["status"].(map[string]any); ok && live == nil {
 			if names, ok := old["acceptedNames"]; ok {
 				status["acceptedNames"] = names
 			}
@@ -195,11 +195,11 @@ func storedVersions(live, result *unstructured.Unstructured) {
 	}
 	versions, _, _ := unstructured.NestedSlice(result.Object, "spec", "versions")
 	for _, v := range versions {
-		m, _ := v.(map[string]interface{})
+		m, _ := v.(map[string]any)
 		if storage, _ := m["storage"].(bool); !storage {
 			continue
 		}
-		stored, _ := status["storedVersions"].([]interface{})
+		stored, _ := status["storedVersions"].([]any)
 		for _, s := range stored {
 			if s == m["name"] {
 				return

@@ -82,12 +82,12 @@ func withoutPaths(fields []Field, paths []string) []Field {
 }
 
 // withoutKey returns a copy of v without the value at keys.
-func withoutKey(v interface{}, keys []string) interface{} {
-	m, ok := v.(map[string]interface{})
+func withoutKey(v any, keys []string) any {
+	m, ok := v.(map[string]any)
 	if !ok || len(keys) == 0 {
 		return v
 	}
-	c := make(map[string]interface{}, len(m))
+	c := make(map[string]any, len(m))
 	for k, x := range m {
 		c[k] = x
 	}

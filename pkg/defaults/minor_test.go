@@ -17,20 +17,20 @@ func TestBuiltinForOlderMinor(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		minor int
-		want  interface{}
+		want  any
 	}{
-		{36, map[string]interface{}{"partition": int64(0)}},
-		{37, map[string]interface{}{"maxUnavailable": int64(1), "partition": int64(0)}},
-		{0, map[string]interface{}{"maxUnavailable": int64(1), "partition": int64(0)}},
+		{36, map[string]any{"partition": int64(0)}},
+		{37, map[string]any{"maxUnavailable": int64(1), "partition": int64(0)}},
+		{0, map[string]any{"maxUnavailable": int64(1), "partition": int64(0)}},
 	} {
 		tab, ok := BuiltinFor(gvk, tc.minor)
 		if !ok {
 			t.Fatal("no table")
 		}
-		ans := tab.Removal(fieldpath.MakePathOrDie("spec", "updateStrategy", "rollingUpdate"), []interface{}{
-			map[string]interface{}{"spec": map[string]interface{}{"updateStrategy": map[string]interface{}{}}},
-			map[string]interface{}{"updateStrategy": map[string]interface{}{}},
-			map[string]interface{}{},
+		ans := tab.Removal(fieldpath.MakePathOrDie("spec", "updateStrategy", "rollingUpdate"), []any{
+			map[string]any{"spec": map[string]any{"updateStrategy": map[string]any{}}},
+			map[string]any{"updateStrategy": map[string]any{}},
+			map[string]any{},
 		})
 		if diff := cmp.Diff(tc.want, normal(ans.Value)); diff != "" {
 			t.Errorf("minor %d: (-want +got)\n%s", tc.minor, diff)
@@ -38,10 +38,10 @@ func TestBuiltinForOlderMinor(t *testing.T) {
 	}
 }
 
-func normal(v interface{}) interface{} {
+func normal(v any) any {
 	switch t := v.(type) {
-	case map[string]interface{}:
-		out := map[string]interface{}{}
+	case map[string]any:
+		out := map[string]any{}
 		for k, x := range t {
 			out[k] = normal(x)
 		}

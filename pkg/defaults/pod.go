@@ -18,8 +18,8 @@ const apparmorAnnotationPrefix = "container.apparmor.security.beta.kubernetes.io
 // gates or the time (pod-level resources' defaults, selectors merged from
 // matchLabelKeys, the AppArmor annotations' fields, a condition's time)
 // is returned as unknown.
-func podCreated(obj map[string]interface{}) []fieldpath.Path {
-	status := map[string]interface{}{"phase": string(corev1.PodPending)}
+func podCreated(obj map[string]any) []fieldpath.Path {
+	status := map[string]any{"phase": string(corev1.PodPending)}
 	obj["status"] = status
 	var unknown []fieldpath.Path
 	var pod corev1.Pod
@@ -28,7 +28,7 @@ func podCreated(obj map[string]interface{}) []fieldpath.Path {
 	}
 	if len(pod.Spec.SchedulingGates) > 0 {
 		// applySchedulingGatedCondition, stamped with the time.
-		status["conditions"] = []interface{}{map[string]interface{}{
+		status["conditions"] = []any{map[string]any{
 			"type": string(corev1.PodScheduled), "status": string(corev1.ConditionFalse),
 			"reason": corev1.PodReasonSchedulingGated, "message": "Scheduling is blocked due to non-empty scheduling gates",
 			"lastProbeTime": nil,

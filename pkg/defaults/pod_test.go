@@ -47,8 +47,8 @@ func TestGeneratedPod(t *testing.T) {
 		})
 	}
 	// An update keeps the status the storage has.
-	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Pod", "status": map[string]interface{}{"phase": "Running"}}}
-	if unknown, _ := Generated(u, u); unknown != nil || u.Object["status"].(map[string]interface{})["phase"] != "Running" {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "status": map[string]any{"phase": "Running"}}}
+	if unknown, _ := Generated(u, u); unknown != nil || u.Object["status"].(map[string]any)["phase"] != "Running" {
 		t.Errorf("update: %v %v", unknown, u.Object["status"])
 	}
 }

@@ -18,15 +18,15 @@ import (
 // This is the storage's code (k8s.io/kubernetes pkg/registry), not
 // defaulting: the generator can't see it, the e2e corpus checks it.
 // known is false when the field is kept but its value can't be told here.
-func Kept(gvk schema.GroupVersionKind, p fieldpath.Path, live, result map[string]interface{}) (v interface{}, kept, known bool) {
+func Kept(gvk schema.GroupVersionKind, p fieldpath.Path, live, result map[string]any) (v any, kept, known bool) {
 	if gvk == (schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}) {
 		return keptTemplateGeneration(p, live, result)
 	}
 	if gvk != (schema.GroupVersionKind{Version: "v1", Kind: "Service"}) || len(p) < 2 || !isField(p[0], "spec") {
 		return nil, false, true
 	}
-	oldSpec, _ := live["spec"].(map[string]interface{})
-	newSpec, _ := result["spec"].(map[string]interface{})
+	oldSpec, _ := live["spec"].(map[string]any)
+	newSpec, _ := result["spec"].(map[string]any)
 	switch {
 	case len(p) == 2 && (isField(p[1], "clusterIP") || isField(p[1], "clusterIPs")):
 		// patchAllocatedValues
@@ -44,11 +44,11 @@ func Kept(gvk schema.GroupVersionKind, p fieldpath.Path, live, result map[string
 		if !needsClusterIP(oldSpec) || !needsClusterIP(newSpec) {
 			return nil, false, true
 		}
-		ips, _ := newSpec["clusterIPs"].([]interface{})
+		ips, _ := newSpec["clusterIPs"].([]any)
 		if _, set := newSpec["clusterIPs"]; !set {
-			ips, _ = oldSpec["clusterIPs"].([]interface{})
+			ips, _ = oldSpec["clusterIPs"].([]any)
 		}
-		var families []interface{}
+		var families []any
 		for _, ip := range ips {
 			s, _ := ip.(string)
 			parsed := net.ParseIP(s)
@@ -83,18 +83,18 @@ func Kept(gvk schema.GroupVersionKind, p fieldpath.Path, live, result map[string
 // changes.
 const templateGenerationAnnotation = "deprecated.daemonset.template.generation"
 
-func keptTemplateGeneration(p fieldpath.Path, live, result map[string]interface{}) (interface{}, bool, bool) {
+func keptTemplateGeneration(p fieldpath.Path, live, result map[string]any) (any, bool, bool) {
 	if len(p) != 3 || !isField(p[0], "metadata") || !isField(p[1], "annotations") || !isField(p[2], templateGenerationAnnotation) {
 		return nil, false, true
 	}
-	md, _ := live["metadata"].(map[string]interface{})
-	annotations, _ := md["annotations"].(map[string]interface{})
+	md, _ := live["metadata"].(map[string]any)
+	annotations, _ := md["annotations"].(map[string]any)
 	v, ok := annotations[templateGenerationAnnotation]
 	if !ok {
 		return nil, false, true
 	}
-	oldSpec, _ := live["spec"].(map[string]interface{})
-	newSpec, _ := result["spec"].(map[string]interface{})
+	oldSpec, _ := live["spec"].(map[string]any)
+	newSpec, _ := result["spec"].(map[string]any)
 	if !SameJSON(oldSpec["template"], newSpec["template"]) {
 		return nil, true, false // bumped if the defaulted template differs
 	}
@@ -104,15 +104,15 @@ func keptTemplateGeneration(p fieldpath.Path, live, result map[string]interface{
 // keptNodePort follows patchAllocatedValues: a port without a node port
 // gets the old one of the port of the same name, unless another port
 // uses it before and after.
-func keptNodePort(oldSpec, newSpec map[string]interface{}, p fieldpath.Path) (interface{}, bool, bool) {
+func keptNodePort(oldSpec, newSpec map[string]any, p fieldpath.Path) (any, bool, bool) {
 	if !needsNodePort(oldSpec) || !needsNodePort(newSpec) {
 		return nil, false, true
 	}
-	oldPorts, _ := oldSpec["ports"].([]interface{})
-	newPorts, _ := newSpec["ports"].([]interface{})
-	var port map[string]interface{}
+	oldPorts, _ := oldSpec["ports"].([]any)
+	newPorts, _ := newSpec["ports"].([]any)
+	var port map[string]any
 	for _, it := range newPorts {
-		m, _ := it.(map[string]interface{})
+		m, _ := it.(map[string]any)
 		if matchesKey(m, p[2]) {
 			port = m
 		}
@@ -120,10 +120,10 @@ func keptNodePort(oldSpec, newSpec map[string]interface{}, p fieldpath.Path) (in
 	if port == nil {
 		return nil, false, true
 	}
-	used := func(ports []interface{}) map[int64]bool {
+	used := func(ports []any) map[int64]bool {
 		out := map[int64]bool{}
 		for _, it := range ports {
-			m, _ := it.(map[string]interface{})
+			m, _ := it.(map[string]any)
 			if n, ok := m["nodePort"].(int64); ok && n != 0 {
 				out[n] = true
 			}
@@ -132,7 +132,7 @@ func keptNodePort(oldSpec, newSpec map[string]interface{}, p fieldpath.Path) (in
 	}
 	before, after := used(oldPorts), used(newPorts)
 	for _, it := range oldPorts {
-		m, _ := it.(map[string]interface{})
+		m, _ := it.(map[string]any)
 		if m["name"] != port["name"] {
 			continue
 		}
@@ -145,7 +145,7 @@ func keptNodePort(oldSpec, newSpec map[string]interface{}, p fieldpath.Path) (in
 	return nil, false, true
 }
 
-func matchesKey(item map[string]interface{}, pe fieldpath.PathElement) bool {
+func matchesKey(item map[string]any, pe fieldpath.PathElement) bool {
 	if pe.Key == nil || item == nil {
 		return false
 	}
@@ -162,7 +162,7 @@ func isField(pe fieldpath.PathElement, name string) bool {
 	return pe.FieldName != nil && *pe.FieldName == name
 }
 
-func serviceType(spec map[string]interface{}) string {
+func serviceType(spec map[string]any) string {
 	t, _ := spec["type"].(string)
 	if t == "" {
 		return "ClusterIP"
@@ -170,11 +170,11 @@ func serviceType(spec map[string]interface{}) string {
 	return t
 }
 
-func needsClusterIP(spec map[string]interface{}) bool {
+func needsClusterIP(spec map[string]any) bool {
 	return serviceType(spec) != "ExternalName"
 }
 
-func needsNodePort(spec map[string]interface{}) bool {
+func needsNodePort(spec map[string]any) bool {
 	switch serviceType(spec) {
 	case "NodePort":
 		return true
@@ -185,13 +185,13 @@ func needsNodePort(spec map[string]interface{}) bool {
 	return false
 }
 
-func needsHCNodePort(spec map[string]interface{}) bool {
+func needsHCNodePort(spec map[string]any) bool {
 	return serviceType(spec) == "LoadBalancer" && spec["externalTrafficPolicy"] == "Local"
 }
 
 // SameJSON tells whether two values are the same JSON (int and int64,
 // whole float64s alike).
-func SameJSON(a, b interface{}) bool {
+func SameJSON(a, b any) bool {
 	ab, err1 := json.Marshal(a)
 	bb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)

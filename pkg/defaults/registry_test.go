@@ -20,7 +20,7 @@ func TestKept(t *testing.T) {
 		return p[2]
 	}
 	type answer struct {
-		Value       interface{}
+		Value       any
 		Kept, Known bool
 	}
 	tests := []struct {
@@ -31,10 +31,10 @@ func TestKept(t *testing.T) {
 		want   answer
 	}{
 		{"cluster IP", svc, `{"spec":{"type":"NodePort"}}`, path("spec", "clusterIP"), answer{"10.96.0.10", true, true}},
-		{"cluster IPs", svc, `{"spec":{}}`, path("spec", "clusterIPs"), answer{[]interface{}{"10.96.0.10"}, true, true}},
+		{"cluster IPs", svc, `{"spec":{}}`, path("spec", "clusterIPs"), answer{[]any{"10.96.0.10"}, true, true}},
 		{"not for ExternalName", svc, `{"spec":{"type":"ExternalName"}}`, path("spec", "clusterIP"), answer{nil, false, true}},
 		{"policy", svc, `{"spec":{}}`, path("spec", "ipFamilyPolicy"), answer{"SingleStack", true, true}},
-		{"families of the cluster IPs", svc, `{"spec":{}}`, path("spec", "ipFamilies"), answer{[]interface{}{"IPv4"}, true, true}},
+		{"families of the cluster IPs", svc, `{"spec":{}}`, path("spec", "ipFamilies"), answer{[]any{"IPv4"}, true, true}},
 		{"families of a headless service", svc, `{"spec":{"clusterIPs":["None"]}}`, path("spec", "ipFamilies"), answer{nil, true, false}},
 		{"node port by the port's name", svc, `{"spec":{"type":"NodePort","ports":[{"name":"http","port":80,"protocol":"TCP"}]}}`,
 			path("spec", "ports", portKey(80, "TCP"), "nodePort"), answer{int64(30080), true, true}},

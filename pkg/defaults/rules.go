@@ -20,7 +20,7 @@ type Rule struct {
 	// Eval returns the default of the field named name (the key, for a
 	// map entry) given its ancestors (see Source.Removal); set is false
 	// when the field stays absent, known false when the rule can't tell.
-	Eval func(name string, ancestors []interface{}) (v interface{}, set, known bool)
+	Eval func(name string, ancestors []any) (v any, set, known bool)
 }
 
 // Rules are the hand-written rules, in the order the generator tries them.
@@ -29,7 +29,7 @@ var Rules = []Rule{
 		Name:    "imagePullPolicy",
 		Paths:   []string{"containers[*].imagePullPolicy", "initContainers[*].imagePullPolicy", "ephemeralContainers[*].imagePullPolicy"},
 		Depends: "the image's tag (Always for :latest or no tag, else IfNotPresent)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(_ string, anc []any) (any, bool, bool) {
 			image, _ := parent(anc)["image"].(string)
 			return pullPolicy(image), true, true
 		},
@@ -38,7 +38,7 @@ var Rules = []Rule{
 		Name:    "imageVolumePullPolicy",
 		Paths:   []string{"volumes[*].image.pullPolicy"},
 		Depends: "the image's tag (Always for :latest or no tag, else IfNotPresent)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(_ string, anc []any) (any, bool, bool) {
 			image, _ := parent(anc)["reference"].(string)
 			return pullPolicy(image), true, true
 		},
@@ -47,7 +47,7 @@ var Rules = []Rule{
 		Name:    "servicePortTargetPort",
 		Paths:   []string{".spec.ports[*].targetPort"},
 		Depends: "the port (targetPort defaults to it)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(_ string, anc []any) (any, bool, bool) {
 			port, ok := parent(anc)["port"]
 			if !ok {
 				return int64(0), true, true
@@ -59,12 +59,12 @@ var Rules = []Rule{
 		Name:    "hostNetworkHostPort",
 		Paths:   []string{"containers[*].ports[*].hostPort", "initContainers[*].ports[*].hostPort"},
 		Depends: "hostNetwork and the containerPort (with hostNetwork, hostPort defaults to containerPort)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(_ string, anc []any) (any, bool, bool) {
 			// ancestors: ... podSpec, containers, container, ports, port
 			if len(anc) < 5 {
 				return nil, false, false
 			}
-			spec, _ := anc[len(anc)-5].(map[string]interface{})
+			spec, _ := anc[len(anc)-5].(map[string]any)
 			if hn, _ := spec["hostNetwork"].(bool); !hn {
 				return nil, false, true
 			}
@@ -79,9 +79,9 @@ var Rules = []Rule{
 		Name:    "requestsFromLimits",
 		Paths:   []string{"resources.requests.*", "resources.requests"},
 		Depends: "the limits (a missing request defaults to the limit)",
-		Eval: func(name string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(name string, anc []any) (any, bool, bool) {
 			if name == "requests" {
-				limits, _ := parent(anc)["limits"].(map[string]interface{})
+				limits, _ := parent(anc)["limits"].(map[string]any)
 				if len(limits) == 0 {
 					return nil, false, true
 				}
@@ -91,8 +91,8 @@ var Rules = []Rule{
 			if len(anc) < 2 {
 				return nil, false, false
 			}
-			resources, _ := anc[len(anc)-2].(map[string]interface{})
-			limits, _ := resources["limits"].(map[string]interface{})
+			resources, _ := anc[len(anc)-2].(map[string]any)
+			limits, _ := resources["limits"].(map[string]any)
 			v, ok := limits[name]
 			if !ok {
 				return nil, false, true
@@ -104,7 +104,7 @@ var Rules = []Rule{
 		Name:    "serviceAccountAlias",
 		Paths:   []string{"spec.serviceAccount", "spec.serviceAccountName"},
 		Depends: "the other of serviceAccount and serviceAccountName (each defaults to the other)",
-		Eval: func(name string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(name string, anc []any) (any, bool, bool) {
 			other := "serviceAccountName"
 			if name == other {
 				other = "serviceAccount"
@@ -120,13 +120,13 @@ var Rules = []Rule{
 		Name:    "namespaceNameLabel",
 		Paths:   []string{".metadata.labels.*", ".metadata.labels"},
 		Depends: "the namespace's name (label kubernetes.io/metadata.name)",
-		Eval: func(name string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(name string, anc []any) (any, bool, bool) {
 			ns := objectName(anc)
 			switch {
 			case ns == "":
 				return nil, false, true
 			case name == "labels":
-				return map[string]interface{}{namespaceNameLabel: ns}, true, true
+				return map[string]any{namespaceNameLabel: ns}, true, true
 			case name == namespaceNameLabel:
 				return ns, true, true
 			}
@@ -137,8 +137,8 @@ var Rules = []Rule{
 		Name:    "templateLabels",
 		Paths:   []string{".metadata.labels", ".spec.selector", ".metadata.labels.*", ".spec.selector.*"},
 		Depends: "the pod template's labels (empty labels or an empty selector default to them)",
-		Eval: func(name string, anc []interface{}) (interface{}, bool, bool) {
-			root, _ := first(anc).(map[string]interface{})
+		Eval: func(name string, anc []any) (any, bool, bool) {
+			root, _ := first(anc).(map[string]any)
 			labels := templateLabels(root)
 			if len(anc) == 2 { // the whole map
 				if len(labels) == 0 {
@@ -157,14 +157,14 @@ var Rules = []Rule{
 		Name:    "secretStringData",
 		Paths:   []string{".data.*", ".data"},
 		Depends: "stringData (written into data)",
-		Eval: func(name string, anc []interface{}) (interface{}, bool, bool) {
-			root, _ := first(anc).(map[string]interface{})
-			sd, _ := root["stringData"].(map[string]interface{})
+		Eval: func(name string, anc []any) (any, bool, bool) {
+			root, _ := first(anc).(map[string]any)
+			sd, _ := root["stringData"].(map[string]any)
 			if name == "data" {
 				if len(sd) == 0 {
 					return nil, false, true
 				}
-				out := map[string]interface{}{}
+				out := map[string]any{}
 				for k, v := range sd {
 					s, _ := v.(string)
 					out[k] = base64.StdEncoding.EncodeToString([]byte(s))
@@ -183,8 +183,8 @@ var Rules = []Rule{
 		Name:    "nodePodCIDR",
 		Paths:   []string{".spec.podCIDR"},
 		Depends: "podCIDRs (podCIDR defaults to the first)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
-			cidrs, _ := parent(anc)["podCIDRs"].([]interface{})
+		Eval: func(_ string, anc []any) (any, bool, bool) {
+			cidrs, _ := parent(anc)["podCIDRs"].([]any)
 			if len(cidrs) == 0 {
 				return nil, false, true
 			}
@@ -195,8 +195,8 @@ var Rules = []Rule{
 		Name:    "nodeAllocatable",
 		Paths:   []string{".status.allocatable"},
 		Depends: "the capacity (allocatable defaults to it)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
-			capacity, _ := parent(anc)["capacity"].(map[string]interface{})
+		Eval: func(_ string, anc []any) (any, bool, bool) {
+			capacity, _ := parent(anc)["capacity"].(map[string]any)
 			if len(capacity) == 0 {
 				return nil, false, true
 			}
@@ -219,13 +219,13 @@ var Rules = []Rule{
 		Name:    "externalTrafficPolicy",
 		Paths:   []string{".spec.externalTrafficPolicy"},
 		Depends: "the service's type and externalIPs (Cluster when it is reachable from outside)",
-		Eval: func(_ string, anc []interface{}) (interface{}, bool, bool) {
+		Eval: func(_ string, anc []any) (any, bool, bool) {
 			spec := parent(anc)
 			typ, _ := spec["type"].(string)
 			if typ == "" {
 				typ = "ClusterIP"
 			}
-			ips, _ := spec["externalIPs"].([]interface{})
+			ips, _ := spec["externalIPs"].([]any)
 			if typ == "LoadBalancer" || typ == "NodePort" || typ == "ClusterIP" && len(ips) > 0 {
 				return "Cluster", true, true
 			}
@@ -237,8 +237,8 @@ var Rules = []Rule{
 const namespaceNameLabel = "kubernetes.io/metadata.name"
 
 // fromNamesKind derives a CustomResourceDefinition name from its kind.
-func fromNamesKind(f func(string) string) func(string, []interface{}) (interface{}, bool, bool) {
-	return func(_ string, anc []interface{}) (interface{}, bool, bool) {
+func fromNamesKind(f func(string) string) func(string, []any) (any, bool, bool) {
+	return func(_ string, anc []any) (any, bool, bool) {
 		kind, _ := parent(anc)["kind"].(string)
 		if kind == "" {
 			return nil, false, true
@@ -267,37 +267,37 @@ func (r *Rule) Applies(pattern string) bool {
 	return false
 }
 
-func parent(anc []interface{}) map[string]interface{} {
+func parent(anc []any) map[string]any {
 	if len(anc) == 0 {
 		return nil
 	}
-	m, _ := anc[len(anc)-1].(map[string]interface{})
+	m, _ := anc[len(anc)-1].(map[string]any)
 	return m
 }
 
-func first(anc []interface{}) interface{} {
+func first(anc []any) any {
 	if len(anc) == 0 {
 		return nil
 	}
 	return anc[0]
 }
 
-func objectName(anc []interface{}) string {
-	root, _ := first(anc).(map[string]interface{})
-	md, _ := root["metadata"].(map[string]interface{})
+func objectName(anc []any) string {
+	root, _ := first(anc).(map[string]any)
+	md, _ := root["metadata"].(map[string]any)
 	n, _ := md["name"].(string)
 	return n
 }
 
-func templateLabels(root map[string]interface{}) map[string]interface{} {
-	spec, _ := root["spec"].(map[string]interface{})
-	tmpl, _ := spec["template"].(map[string]interface{})
-	md, _ := tmpl["metadata"].(map[string]interface{})
-	l, _ := md["labels"].(map[string]interface{})
+func templateLabels(root map[string]any) map[string]any {
+	spec, _ := root["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	md, _ := tmpl["metadata"].(map[string]any)
+	l, _ := md["labels"].(map[string]any)
 	return l
 }
 
-func isZero(v interface{}) bool {
+func isZero(v any) bool {
 	switch t := v.(type) {
 	case int64:
 		return t == 0

@@ -16,8 +16,8 @@ func DropTypeDependent(live, result *unstructured.Unstructured) {
 	if live == nil || result.GetAPIVersion() != "v1" || result.GetKind() != "Service" {
 		return
 	}
-	o, _ := live.Object["spec"].(map[string]interface{})
-	n, _ := result.Object["spec"].(map[string]interface{})
+	o, _ := live.Object["spec"].(map[string]any)
+	n, _ := result.Object["spec"].(map[string]any)
 	if o == nil || n == nil {
 		return
 	}
@@ -34,9 +34,9 @@ func DropTypeDependent(live, result *unstructured.Unstructured) {
 		}
 	}
 	if usesNodePorts(o) && !usesNodePorts(n) && noNewNodePorts(o, n) {
-		ports, _ := n["ports"].([]interface{})
+		ports, _ := n["ports"].([]any)
 		for _, p := range ports {
-			if m, ok := p.(map[string]interface{}); ok {
+			if m, ok := p.(map[string]any); ok {
 				delete(m, "nodePort")
 			}
 		}
@@ -56,30 +56,30 @@ func DropTypeDependent(live, result *unstructured.Unstructured) {
 		delete(n, "externalTrafficPolicy")
 	}
 	if serviceType(n) != "LoadBalancer" {
-		_ = unstructured.SetNestedMap(result.Object, map[string]interface{}{}, "status", "loadBalancer")
+		_ = unstructured.SetNestedMap(result.Object, map[string]any{}, "status", "loadBalancer")
 	}
 }
 
 // usesNodePorts is the strategy's needsNodePort: by type alone.
-func usesNodePorts(spec map[string]interface{}) bool {
+func usesNodePorts(spec map[string]any) bool {
 	t := serviceType(spec)
 	return t == "NodePort" || t == "LoadBalancer"
 }
 
 // noNewNodePorts: the update adds no node port the old ports lacked
 // (sameNodePorts).
-func noNewNodePorts(o, n map[string]interface{}) bool {
+func noNewNodePorts(o, n map[string]any) bool {
 	had := map[int64]bool{}
-	ports, _ := o["ports"].([]interface{})
+	ports, _ := o["ports"].([]any)
 	for _, p := range ports {
-		m, _ := p.(map[string]interface{})
+		m, _ := p.(map[string]any)
 		if v, ok := m["nodePort"].(int64); ok {
 			had[v] = true
 		}
 	}
-	ports, _ = n["ports"].([]interface{})
+	ports, _ = n["ports"].([]any)
 	for _, p := range ports {
-		m, _ := p.(map[string]interface{})
+		m, _ := p.(map[string]any)
 		if v, ok := m["nodePort"].(int64); ok && v != 0 && !had[v] {
 			return false
 		}
@@ -87,12 +87,12 @@ func noNewNodePorts(o, n map[string]interface{}) bool {
 	return true
 }
 
-func externallyAccessible(spec map[string]interface{}) bool {
+func externallyAccessible(spec map[string]any) bool {
 	switch serviceType(spec) {
 	case "LoadBalancer", "NodePort":
 		return true
 	case "ClusterIP":
-		ips, _ := spec["externalIPs"].([]interface{})
+		ips, _ := spec["externalIPs"].([]any)
 		return len(ips) > 0
 	}
 	return false
@@ -112,7 +112,7 @@ func Allocated(obj *unstructured.Unstructured) []fieldpath.Path {
 	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Service" {
 		return nil
 	}
-	spec, _ := obj.Object["spec"].(map[string]interface{})
+	spec, _ := obj.Object["spec"].(map[string]any)
 	var out []fieldpath.Path
 	if needsClusterIP(spec) {
 		for _, f := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
@@ -122,9 +122,9 @@ func Allocated(obj *unstructured.Unstructured) []fieldpath.Path {
 		}
 	}
 	if needsNodePort(spec) {
-		ports, _ := spec["ports"].([]interface{})
+		ports, _ := spec["ports"].([]any)
 		for _, p := range ports {
-			m, _ := p.(map[string]interface{})
+			m, _ := p.(map[string]any)
 			if !allocatedPort(m["nodePort"]) {
 				out = append(out, fieldpath.MakePathOrDie("spec", "ports", portKey(m), "nodePort"))
 			}
@@ -140,7 +140,7 @@ func Allocated(obj *unstructured.Unstructured) []fieldpath.Path {
 
 // portKey is the key of a Service port: port and protocol (TCP when the
 // port leaves it out, as the field manager and the apiserver default it).
-func portKey(m map[string]interface{}) *value.FieldList {
+func portKey(m map[string]any) *value.FieldList {
 	protocol, _ := m["protocol"].(string)
 	if protocol == "" {
 		protocol = "TCP"
@@ -149,7 +149,7 @@ func portKey(m map[string]interface{}) *value.FieldList {
 }
 
 // allocatedPort tells whether v is a port number (0 asks for one).
-func allocatedPort(v interface{}) bool {
+func allocatedPort(v any) bool {
 	switch n := v.(type) {
 	case int64:
 		return n != 0

@@ -21,7 +21,7 @@ type Structural struct {
 
 // Removal implements Source. The object itself is not needed: structural
 // defaults are constants.
-func (s Structural) Removal(p fieldpath.Path, _ []interface{}) Answer {
+func (s Structural) Removal(p fieldpath.Path, _ []any) Answer {
 	tr := s.Type
 	var field *smdschema.StructField
 	for _, pe := range p {
@@ -54,7 +54,7 @@ func (s Structural) Removal(p fieldpath.Path, _ []interface{}) Answer {
 // complete applies the defaults inside a value, as the apiserver's
 // structural defaulting does: missing properties with a default get it,
 // then every property, map value and list item is completed in turn.
-func (s Structural) complete(v interface{}, tr smdschema.TypeRef, depth int) {
+func (s Structural) complete(v any, tr smdschema.TypeRef, depth int) {
 	if depth > 64 {
 		return // a recursive schema can't recurse in a finite default
 	}
@@ -63,7 +63,7 @@ func (s Structural) complete(v interface{}, tr smdschema.TypeRef, depth int) {
 		return
 	}
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		if atom.Map == nil {
 			return
 		}
@@ -79,7 +79,7 @@ func (s Structural) complete(v interface{}, tr smdschema.TypeRef, depth int) {
 				s.complete(e, atom.Map.ElementType, depth+1)
 			}
 		}
-	case []interface{}:
+	case []any:
 		if atom.List == nil {
 			return
 		}
@@ -92,7 +92,7 @@ func (s Structural) complete(v interface{}, tr smdschema.TypeRef, depth int) {
 // copyValue deep-copies a default into the form of objects read from
 // a server: string-keyed maps, int64 for whole numbers (schemas hold
 // JSON's float64, or YAML's types when read from YAML).
-func copyValue(v interface{}) interface{} {
+func copyValue(v any) any {
 	switch t := v.(type) {
 	case float64:
 		if t == float64(int64(t)) {
@@ -100,20 +100,20 @@ func copyValue(v interface{}) interface{} {
 		}
 	case int:
 		return int64(t)
-	case map[string]interface{}:
-		m := make(map[string]interface{}, len(t))
+	case map[string]any:
+		m := make(map[string]any, len(t))
 		for k, e := range t {
 			m[k] = copyValue(e)
 		}
 		return m
-	case map[interface{}]interface{}:
-		m := make(map[string]interface{}, len(t))
+	case map[any]any:
+		m := make(map[string]any, len(t))
 		for k, e := range t {
 			m[fmt.Sprint(k)] = copyValue(e)
 		}
 		return m
-	case []interface{}:
-		l := make([]interface{}, len(t))
+	case []any:
+		l := make([]any, len(t))
 		for i, e := range t {
 			l[i] = copyValue(e)
 		}
@@ -127,7 +127,7 @@ func copyValue(v interface{}) interface{} {
 // object at this (storage) version: unknown properties go, unless a
 // node preserves unknown fields or is a map of any keys. apiVersion, kind
 // and metadata are left alone.
-func (s Structural) Prune(obj map[string]interface{}) {
+func (s Structural) Prune(obj map[string]any) {
 	atom, ok := s.Schema.Resolve(s.Type)
 	if !ok || atom.Map == nil {
 		return
@@ -147,7 +147,7 @@ func (s Structural) Prune(obj map[string]interface{}) {
 	}
 }
 
-func (s Structural) prune(v interface{}, tr smdschema.TypeRef, depth int) {
+func (s Structural) prune(v any, tr smdschema.TypeRef, depth int) {
 	if depth > 64 {
 		return
 	}
@@ -156,7 +156,7 @@ func (s Structural) prune(v interface{}, tr smdschema.TypeRef, depth int) {
 		return
 	}
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		if atom.Map == nil {
 			return
 		}
@@ -169,7 +169,7 @@ func (s Structural) prune(v interface{}, tr smdschema.TypeRef, depth int) {
 				delete(t, k)
 			}
 		}
-	case []interface{}:
+	case []any:
 		if atom.List == nil {
 			return
 		}

@@ -21,26 +21,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
-// ReportKind is the kind of the report Compute returns.
-const ReportKind = v1alpha1.DiffReportKind
-
-// The types of the report, defined in package v1alpha1.
-type (
-	ChangeKind = v1alpha1.ChangeKind
-	Change     = v1alpha1.DiffChange
-	Stay       = v1alpha1.Stay
-	Report     = v1alpha1.DiffReport
-)
-
-// The kinds of change.
-const (
-	Modified  = v1alpha1.ChangeModified
-	Added     = v1alpha1.ChangeAdded
-	Removed   = v1alpha1.ChangeRemoved
-	Reset     = v1alpha1.ChangeReset
-	Ownership = v1alpha1.ChangeOwnership
-)
-
 // Options of Compute.
 type Options struct {
 	// Target makes the stays' commands pasteable (no commands when its
@@ -57,7 +37,7 @@ type Options struct {
 // input, not the report's data: it is computed here, once, with what the
 // report's changes need.
 type Computed struct {
-	Report *Report
+	Report *v1alpha1.DiffReport
 	// Live is the ownership of the live object, nil when the apply
 	// creates it; Result that of the object after the apply. Their
 	// Content is redacted as the report is; they hold what a view walks
@@ -68,7 +48,7 @@ type Computed struct {
 // StayCommand is the command that merges a manager's entry into the
 // applier's, so that the applier's next apply removes what its manifest
 // does not set.
-func StayCommand(t remedy.Target, manager ownership.Owner) remedy.Command {
+func StayCommand(t remedy.Target, manager v1alpha1.Owner) remedy.Command {
 	switch manager.Manager {
 	case ownership.ClientSideApplyManager:
 		return t.SSA([]string{"migrate"}, t.ManagerFlag()...)
@@ -87,13 +67,13 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 		forced = asked.Forced
 	}
 	name := ownership.ObjectName(asked.Object.Kind, asked.Object.Namespace, asked.Object.Name)
-	r := &Report{
-		TypeMeta:  v1alpha1.NewTypeMeta(ReportKind),
+	r := &v1alpha1.DiffReport{
+		TypeMeta:  v1alpha1.NewTypeMeta(v1alpha1.DiffReportKind),
 		ApplyMeta: asked.ApplyMeta,
 		Conflicts: asked.Conflicts,
 		Message:   asked.Message,
-		Changes:   []Change{},
-		Stays:     []Stay{},
+		Changes:   []v1alpha1.DiffChange{},
+		Stays:     []v1alpha1.Stay{},
 		Unknown:   []pathlang.Path{},
 		Warnings:  append([]string{}, forced.Warnings...),
 		Admission: forced.Admission,
@@ -110,7 +90,7 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 		r.Unknown = append(r.Unknown, pathlang.Path(p))
 	}
 	var live *unstructured.Unstructured
-	if asked.Action != conflict.ActionCreate && forced.Live != nil {
+	if asked.Action != v1alpha1.ActionCreate && forced.Live != nil {
 		live = forced.Live
 	}
 	if live != nil {
@@ -180,7 +160,7 @@ func Result(r *conflict.Simulation) (*unstructured.Unstructured, []fieldpath.Pat
 		conflict.DeclaredOnly(r.Schema, res, added)
 	}
 	var generated, known []fieldpath.Path
-	if r.Action == conflict.ActionCreate {
+	if r.Action == v1alpha1.ActionCreate {
 		generated, known = defaults.Generated(nil, res)
 	} else {
 		defaults.DropTypeDependent(r.Live, res)
@@ -233,7 +213,7 @@ func serverForm(u *unstructured.Unstructured) error {
 	if err != nil {
 		return err
 	}
-	if meta, ok := out["metadata"].(map[string]interface{}); ok {
+	if meta, ok := out["metadata"].(map[string]any); ok {
 		if meta["creationTimestamp"] == nil {
 			delete(meta, "creationTimestamp")
 		}
@@ -250,17 +230,17 @@ func serverForm(u *unstructured.Unstructured) error {
 
 // withoutManagedFields is obj without its managedFields (copying the top
 // level and metadata when it has some), and them.
-func withoutManagedFields(obj map[string]interface{}) (map[string]interface{}, []interface{}) {
-	meta, _ := obj["metadata"].(map[string]interface{})
-	managed, ok := meta["managedFields"].([]interface{})
+func withoutManagedFields(obj map[string]any) (map[string]any, []any) {
+	meta, _ := obj["metadata"].(map[string]any)
+	managed, ok := meta["managedFields"].([]any)
 	if !ok {
 		return obj, nil
 	}
-	out := make(map[string]interface{}, len(obj))
+	out := make(map[string]any, len(obj))
 	for k, v := range obj {
 		out[k] = v
 	}
-	m := make(map[string]interface{}, len(meta))
+	m := make(map[string]any, len(meta))
 	for k, v := range meta {
 		if k != "managedFields" {
 			m[k] = v
@@ -279,18 +259,18 @@ var bookkeeping = []string{"managedFields", "resourceVersion", "generation", "cr
 // copies: the rest is obj's, to be read only (typed and compared).
 func comparable(obj, like *unstructured.Unstructured) *unstructured.Unstructured {
 	if obj == nil {
-		out := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		out := &unstructured.Unstructured{Object: map[string]any{}}
 		out.SetGroupVersionKind(like.GroupVersionKind())
 		out.SetName(like.GetName())
 		out.SetNamespace(like.GetNamespace())
 		return out
 	}
-	out := &unstructured.Unstructured{Object: make(map[string]interface{}, len(obj.Object))}
+	out := &unstructured.Unstructured{Object: make(map[string]any, len(obj.Object))}
 	for k, v := range obj.Object {
 		out.Object[k] = v
 	}
-	if meta, ok := obj.Object["metadata"].(map[string]interface{}); ok {
-		m := make(map[string]interface{}, len(meta))
+	if meta, ok := obj.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(meta))
 		for k, v := range meta {
 			if !slices.Contains(bookkeeping, k) {
 				m[k] = v
@@ -316,7 +296,7 @@ func IsBookkeeping(p fieldpath.Path) bool {
 
 // changes compares live and result leaf by leaf, with the schema of the
 // apply: a keyed list item is compared by key, an atomic value as a whole.
-func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.Unstructured, own *owners) error {
+func changes(r *v1alpha1.DiffReport, forced *conflict.Simulation, live, result *unstructured.Unstructured, own *owners) error {
 	tc := forced.Schema
 	if tc == nil {
 		return fmt.Errorf("no schema to compare with")
@@ -333,7 +313,7 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 	if err != nil {
 		return fmt.Errorf("comparing: %w", err)
 	}
-	var liveObj map[string]interface{}
+	var liveObj map[string]any
 	if live != nil {
 		liveObj = live.Object
 	}
@@ -360,20 +340,20 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 	}
 	changed := fieldpath.NewSet()
 	var pre *unstructured.Unstructured // what admission got, when asked
-	add := func(p fieldpath.Path, kind ChangeKind) {
+	add := func(p fieldpath.Path, kind v1alpha1.ChangeKind) {
 		if IsBookkeeping(p) {
 			return
 		}
 		changed.Insert(p)
-		if kind != Ownership && underReset(p) {
-			kind = Reset
+		if kind != v1alpha1.ChangeOwnership && underReset(p) {
+			kind = v1alpha1.ChangeReset
 		}
-		c := Change{Path: pathlang.Path(p), Change: kind, Elements: p,
+		c := v1alpha1.DiffChange{Path: pathlang.Path(p), Change: kind, Elements: p,
 			OwnersBefore: at(own.before, p), OwnersAfter: at(own.after, p),
 			Conflict: conflicts[p.String()]}
 		c.Before, c.HasBefore = pathlang.Lookup(liveObj, p)
 		c.After, c.HasAfter = pathlang.Lookup(result.Object, p)
-		if by := admission.SetBy(forced.Admission, p); by != "" && kind != Ownership {
+		if by := admission.SetBy(forced.Admission, p); by != "" && kind != v1alpha1.ChangeOwnership {
 			// Unless the value is the one admission got.
 			if pre == nil {
 				pre, _ = conflict.Defaulted(forced)
@@ -384,9 +364,9 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 		}
 		r.Changes = append(r.Changes, c)
 	}
-	cmp.Modified.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Modified) })
-	cmp.Added.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Added) })
-	cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), Removed) })
+	cmp.Modified.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), v1alpha1.ChangeModified) })
+	cmp.Added.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), v1alpha1.ChangeAdded) })
+	cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) { add(p.Copy(), v1alpha1.ChangeRemoved) })
 
 	// Values that stay while their owners change.
 	own.eachLeaf(func(p fieldpath.Path, b, a *ownership.Node) {
@@ -396,7 +376,7 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 		if _, ok := pathlang.Lookup(result.Object, p); !ok {
 			return // owned but absent (stale managedFields): no value to show
 		}
-		add(p.Copy(), Ownership)
+		add(p.Copy(), v1alpha1.ChangeOwnership)
 	})
 	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Elements.Compare(r.Changes[j].Elements) < 0 })
 	return nil
@@ -404,7 +384,7 @@ func changes(r *Report, forced *conflict.Simulation, live, result *unstructured.
 
 // stays lists, per manager other than the applier, the fields of the main
 // resource it owns in the result that the manifest does not set.
-func stays(r *Report, result *unstructured.Unstructured, own *ownership.Report, src defaults.Source, o Options) {
+func stays(r *v1alpha1.DiffReport, result *unstructured.Unstructured, own *ownership.Report, src defaults.Source, o Options) {
 	applier := fieldpath.NewSet()
 	for _, s := range own.Managers {
 		if s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == r.Subresource {
@@ -419,7 +399,7 @@ func stays(r *Report, result *unstructured.Unstructured, own *ownership.Report, 
 	// not set it itself: a Secret's data that its stringData sets anew.
 	changed := fieldpath.NewSet()
 	for _, c := range r.Changes {
-		if c.Change != Ownership {
+		if c.Change != v1alpha1.ChangeOwnership {
 			changed.Insert(c.Elements)
 		}
 	}
@@ -450,7 +430,7 @@ func stays(r *Report, result *unstructured.Unstructured, own *ownership.Report, 
 		if len(paths)+len(defaulted) == 0 {
 			continue
 		}
-		st := Stay{Manager: s.Owner, Paths: paths, Defaulted: defaulted}
+		st := v1alpha1.Stay{Manager: s.Owner, Paths: paths, Defaulted: defaulted}
 		if !ownership.IsSystemManager(s.Manager) && s.Subresource == "" && o.Target.ResourceArg != "" {
 			st.Command = StayCommand(o.Target, s.Owner)
 		}
@@ -479,11 +459,11 @@ func anyInPodTemplate(paths []pathlang.Path) bool {
 
 // atDefault tells whether v, at p in obj, is the default the apiserver
 // would give p.
-func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path, v interface{}) bool {
+func atDefault(src defaults.Source, obj map[string]any, p fieldpath.Path, v any) bool {
 	if src == nil {
 		return false
 	}
-	anc := make([]interface{}, len(p))
+	anc := make([]any, len(p))
 	for i := range p {
 		anc[i], _ = pathlang.Lookup(obj, p[:i])
 	}
@@ -493,8 +473,8 @@ func atDefault(src defaults.Source, obj map[string]interface{}, p fieldpath.Path
 
 // setRedacted sets a redacted .data.KEY or .stringData.KEY of obj (whose
 // maps RedactSecret copied).
-func setRedacted(obj map[string]interface{}, p fieldpath.Path, v string) {
-	if m, ok := obj[*p[0].FieldName].(map[string]interface{}); ok {
+func setRedacted(obj map[string]any, p fieldpath.Path, v string) {
+	if m, ok := obj[*p[0].FieldName].(map[string]any); ok {
 		if _, has := m[*p[1].FieldName]; has {
 			m[*p[1].FieldName] = v
 		}
@@ -521,7 +501,7 @@ func setRedactedField(o *ownership.Report, p fieldpath.Path, v string) {
 // distinct value is "<redacted> #n", so a changed value reads
 // differently on each side (in the text view, to an external diff
 // program, in JSON) and an unchanged one the same, and neither is shown.
-func redactedPair(before, after interface{}) (string, string) {
+func redactedPair(before, after any) (string, string) {
 	if reflect.DeepEqual(before, after) {
 		return ownership.RedactedN(1), ownership.RedactedN(1)
 	}
@@ -530,7 +510,7 @@ func redactedPair(before, after interface{}) (string, string) {
 
 // redactSecrets hides the values of a Secret: in the objects, their
 // ownership and in the changes.
-func redactSecrets(r *Report, out *Computed) {
+func redactSecrets(r *v1alpha1.DiffReport, out *Computed) {
 	if !ownership.IsSecret(r.Object.APIVersion, r.Object.Kind) {
 		return
 	}
@@ -548,16 +528,16 @@ func redactSecrets(r *Report, out *Computed) {
 		}
 		if !c.HasBefore || !c.HasAfter {
 			if c.HasBefore {
-				c.Before = ownership.Redacted
+				c.Before = v1alpha1.Redacted
 			}
 			if c.HasAfter {
-				c.After = ownership.Redacted
+				c.After = v1alpha1.Redacted
 			}
 			continue
 		}
 		before, after := redactedPair(c.Before, c.After)
 		c.Before, c.After = before, after
-		if c.Change != Ownership && len(c.Elements) == 2 && c.Elements[1].FieldName != nil {
+		if c.Change != v1alpha1.ChangeOwnership && len(c.Elements) == 2 && c.Elements[1].FieldName != nil {
 			setRedacted(r.Live, c.Elements, before)
 			setRedacted(r.Result, c.Elements, after)
 			setRedactedField(out.Live, c.Elements, before)
@@ -568,10 +548,10 @@ func redactSecrets(r *Report, out *Computed) {
 		c := &r.Conflicts[i]
 		if ownership.SecretPath(c.Path.Elements()) {
 			if c.LiveValue != nil {
-				c.LiveValue = ownership.Redacted
+				c.LiveValue = v1alpha1.Redacted
 			}
 			if c.AppliedValue != nil {
-				c.AppliedValue = ownership.Redacted
+				c.AppliedValue = v1alpha1.Redacted
 			}
 		}
 	}

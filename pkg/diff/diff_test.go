@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
@@ -40,7 +41,7 @@ func manifest(t *testing.T, s string) *unstructured.Unstructured {
 	return u
 }
 
-func compute(t *testing.T, live *unstructured.Unstructured, applied string, o conflict.Options) *diff.Report {
+func compute(t *testing.T, live *unstructured.Unstructured, applied string, o conflict.Options) *v1alpha1.DiffReport {
 	t.Helper()
 	src, err := conflict.NewOfflineSource([]*unstructured.Unstructured{live}, nil)
 	if err != nil {
@@ -58,7 +59,7 @@ func compute(t *testing.T, live *unstructured.Unstructured, applied string, o co
 	return d.Report
 }
 
-func changes(r *diff.Report) map[string]string {
+func changes(r *v1alpha1.DiffReport) map[string]string {
 	out := map[string]string{}
 	for _, c := range r.Changes {
 		out[c.Path.String()] = string(c.Change)
@@ -108,7 +109,7 @@ spec:
 	if !strings.Contains(strings.Join(stays, " "), "platform=kubectl ssa migrate rename deployment.v1.apps/web -n shop --from platform --field-manager=team-a") {
 		t.Errorf("stays %v", stays)
 	}
-	if r.Result["spec"].(map[string]interface{})["replicas"] != int64(9) {
+	if r.Result["spec"].(map[string]any)["replicas"] != int64(9) {
 		t.Errorf("result replicas %v", r.Result["spec"])
 	}
 }
@@ -163,7 +164,7 @@ func TestStaysOfThePodTemplate(t *testing.T) {
 		scenario.Update{Manager: "kubectl-rollout", Mutate: scenario.Set("2026-11-23T10:00:00Z", "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt")},
 		scenario.Update{Manager: "kubectl-set", Mutate: scenario.Set("Always", "spec", "template", "spec", "schedulerName")}).Live
 	r := compute(t, live, teamAManifest, conflict.Options{FieldManager: "team-a"})
-	found := map[string]diff.Stay{}
+	found := map[string]v1alpha1.Stay{}
 	for _, s := range r.Stays {
 		found[s.Manager.Manager] = s
 	}

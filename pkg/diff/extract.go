@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -71,8 +72,8 @@ func FindEntry(obj *unstructured.Unstructured, sel Selector) (metav1.ManagedFiel
 // not in the object to extract. Applying the extract as that manager
 // then changes nothing. restricted is the object restricted to set, which
 // it changes; data is the whole object's.
-func withStringData(restricted, data map[string]interface{}, set *fieldpath.Set) {
-	sd := map[string]interface{}{}
+func withStringData(restricted, data map[string]any, set *fieldpath.Set) {
+	sd := map[string]any{}
 	set.Leaves().Iterate(func(p fieldpath.Path) {
 		key, ok := ownership.StringDataKey(p)
 		if !ok {
@@ -97,7 +98,7 @@ type NoEntryError struct{ Err error }
 func (e *NoEntryError) Error() string { return e.Err.Error() }
 func (e *NoEntryError) Unwrap() error { return e.Err }
 
-func ownerText(o ownership.Owner) string {
+func ownerText(o v1alpha1.Owner) string {
 	s := o.Manager + " (" + string(o.Operation)
 	if o.Subresource != "" {
 		s += ", " + string(o.Subresource)
@@ -144,7 +145,7 @@ func (x *Extractor) Extract(e metav1.ManagedFieldsEntry) (*unstructured.Unstruct
 	}
 	restricted := &unstructured.Unstructured{Object: x.restrictor.Restrict(set)}
 	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Secret" {
-		data, _ := obj.Object["data"].(map[string]interface{})
+		data, _ := obj.Object["data"].(map[string]any)
 		withStringData(restricted.Object, data, set)
 	}
 	tv, err := tc.ObjectToTyped(restricted, typed.AllowDuplicates)
@@ -160,9 +161,9 @@ func (x *Extractor) Extract(e metav1.ManagedFieldsEntry) (*unstructured.Unstruct
 	if e.Operation != metav1.ManagedFieldsOperationApply {
 		opts = append(opts, typed.WithAppendKeyFields())
 	}
-	u, ok := tv.ExtractItems(set.Leaves(), opts...).AsValue().Unstructured().(map[string]interface{})
+	u, ok := tv.ExtractItems(set.Leaves(), opts...).AsValue().Unstructured().(map[string]any)
 	if !ok || u == nil {
-		u = map[string]interface{}{}
+		u = map[string]any{}
 	}
 	out := &unstructured.Unstructured{Object: u}
 	out.SetAPIVersion(obj.GetAPIVersion())
@@ -201,22 +202,22 @@ func ownedZeroes(out *unstructured.Unstructured, tv *typed.TypedValue, set *fiel
 				}
 			}
 		}
-		var cur interface{} = out.Object
+		var cur any = out.Object
 		for _, pe := range p[:len(p)-1] {
 			if pe.FieldName == nil {
 				cur, _ = pathlang.LookupElement(cur, pe)
 				continue
 			}
-			m, _ := cur.(map[string]interface{})
+			m, _ := cur.(map[string]any)
 			if m == nil {
 				return
 			}
 			if m[*pe.FieldName] == nil {
-				m[*pe.FieldName] = map[string]interface{}{}
+				m[*pe.FieldName] = map[string]any{}
 			}
 			cur = m[*pe.FieldName]
 		}
-		if m, _ := cur.(map[string]interface{}); m != nil {
+		if m, _ := cur.(map[string]any); m != nil {
 			m[*p[len(p)-1].FieldName] = zero
 		}
 	})
@@ -224,7 +225,7 @@ func ownedZeroes(out *unstructured.Unstructured, tv *typed.TypedValue, set *fiel
 
 // zeroOf is the zero value of the scalar struct field p names in the
 // schema, false when p names no such field (a map's key, a list item).
-func zeroOf(s *schema.Schema, tr schema.TypeRef, p fieldpath.Path) (interface{}, bool) {
+func zeroOf(s *schema.Schema, tr schema.TypeRef, p fieldpath.Path) (any, bool) {
 	for _, pe := range p {
 		atom, ok := s.Resolve(tr)
 		switch {

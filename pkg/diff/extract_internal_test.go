@@ -20,7 +20,7 @@ import (
 // extractWhole is what Extract computed before it restricted the object
 // to each entry: structured-merge-diff's extraction over the whole typed
 // object.
-func extractWhole(t *testing.T, obj *unstructured.Unstructured, tc managedfields.TypeConverter, e metav1.ManagedFieldsEntry) map[string]interface{} {
+func extractWhole(t *testing.T, obj *unstructured.Unstructured, tc managedfields.TypeConverter, e metav1.ManagedFieldsEntry) map[string]any {
 	t.Helper()
 	set, err := ownership.DecodeEntry(e)
 	if err != nil {
@@ -28,7 +28,7 @@ func extractWhole(t *testing.T, obj *unstructured.Unstructured, tc managedfields
 	}
 	whole := obj.DeepCopy()
 	if ownership.IsSecret(obj.GetAPIVersion(), obj.GetKind()) {
-		data, _ := obj.Object["data"].(map[string]interface{})
+		data, _ := obj.Object["data"].(map[string]any)
 		withStringData(whole.Object, data, set)
 	}
 	tv, err := tc.ObjectToTyped(whole, typed.AllowDuplicates)
@@ -39,10 +39,10 @@ func extractWhole(t *testing.T, obj *unstructured.Unstructured, tc managedfields
 	if e.Operation != metav1.ManagedFieldsOperationApply {
 		opts = append(opts, typed.WithAppendKeyFields())
 	}
-	u, _ := tv.ExtractItems(set.Leaves(), opts...).AsValue().Unstructured().(map[string]interface{})
+	u, _ := tv.ExtractItems(set.Leaves(), opts...).AsValue().Unstructured().(map[string]any)
 	out := &unstructured.Unstructured{Object: u}
 	if u == nil {
-		out.Object = map[string]interface{}{}
+		out.Object = map[string]any{}
 	}
 	out.SetAPIVersion(obj.GetAPIVersion())
 	out.SetKind(obj.GetKind())
@@ -135,7 +135,7 @@ func BenchmarkExtractAllEntries(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if key := fmt.Sprintf("key-%05d.conf", j); out.Object["data"].(map[string]interface{})[key] == nil {
+			if key := fmt.Sprintf("key-%05d.conf", j); out.Object["data"].(map[string]any)[key] == nil {
 				b.Fatalf("the extract of %s lacks %s: %v", e.Manager, key, out.Object)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/convert"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
@@ -33,7 +34,7 @@ type Extracted struct {
 	// Object is the object it was extracted from.
 	Object *unstructured.Unstructured
 	// Owner is the entry's manager, operation, subresource and apiVersion.
-	Owner ownership.Owner
+	Owner v1alpha1.Owner
 	// Doc is the apply configuration: the fields the entry owns, with
 	// their values, and the object's identity.
 	Doc *unstructured.Unstructured

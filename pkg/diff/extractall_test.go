@@ -83,7 +83,7 @@ func TestExtractObjectsSkipsObjectsWithoutTheManager(t *testing.T) {
 	if len(out) != 1 || out[0].Object.GetName() != "a" || out[0].Owner.Manager != "argocd" {
 		t.Fatalf("extracted %+v", out)
 	}
-	if data := out[0].Doc.Object["data"]; len(data.(map[string]interface{})) != 1 {
+	if data := out[0].Doc.Object["data"]; len(data.(map[string]any)) != 1 {
 		t.Errorf("argocd's data = %v, want x only", data)
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "b") {

@@ -43,8 +43,8 @@ func newOwners(before, after *ownership.Report) *owners {
 
 // at returns the owners of p in r (never nil: an empty list marshals as
 // []).
-func at(r *ownership.Report, p fieldpath.Path) []ownership.Owner {
-	out := []ownership.Owner{}
+func at(r *ownership.Report, p fieldpath.Path) []v1alpha1.Owner {
+	out := []v1alpha1.Owner{}
 	if r == nil {
 		return out
 	}

@@ -17,9 +17,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-// Kind is the kind of a Fight record.
-const Kind = v1alpha1.FightKind
-
 // Options tune a Tracker.
 type Options struct {
 	// MinFlips is how many flips within Window make a fight.
@@ -36,12 +33,6 @@ const (
 	DefaultWindow   = 5 * time.Minute
 )
 
-// The types of the report, defined in package v1alpha1.
-type (
-	Writer = v1alpha1.Writer
-	Fight  = v1alpha1.Fight
-)
-
 // Tracker follows objects over time. It is not safe for concurrent use.
 type Tracker struct {
 	o       Options
@@ -51,20 +42,20 @@ type Tracker struct {
 
 type owners struct {
 	key  string
-	list []ownership.Owner
+	list []v1alpha1.Owner
 }
 
 type flip struct {
 	at        time.Time
 	from, to  owners
-	fromValue interface{}
-	toValue   interface{}
+	fromValue any
+	toValue   any
 }
 
 type pathState struct {
 	path  pathlang.Path
 	own   owners
-	value interface{}
+	value any
 	flips []flip
 }
 
@@ -87,7 +78,7 @@ func (t *Tracker) Forget(obj *unstructured.Unstructured) { delete(t.objects, obj
 
 // Observe takes one version of an object, read at now, and returns the
 // fights that this version started or carried on.
-func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Fight, error) {
+func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]v1alpha1.Fight, error) {
 	rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: true})
 	if err != nil {
 		return nil, err
@@ -97,7 +88,7 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 		paths = map[string]*pathState{}
 		t.objects[obj.GetUID()] = paths
 	}
-	var out []Fight
+	var out []v1alpha1.Fight
 	secret := ownership.IsSecret(obj.GetAPIVersion(), obj.GetKind())
 	fields := rep.Fields
 	if secret {
@@ -137,9 +128,9 @@ func (t *Tracker) Observe(obj *unstructured.Unstructured, now time.Time) ([]Figh
 // one value, and a writer of one fights a writer of the other. Where both
 // are owned, the value's writer is the owner whose entry was written last
 // (ownership itself never moves between the two paths).
-func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []ownership.Field {
-	stringData := map[string]ownership.Field{}
-	var out []ownership.Field
+func secretKeys(obj *unstructured.Unstructured, fields []v1alpha1.Field) []v1alpha1.Field {
+	stringData := map[string]v1alpha1.Field{}
+	var out []v1alpha1.Field
 	for _, f := range fields {
 		if key, ok := ownership.StringDataKey(f.Path.Elements()); ok {
 			stringData[key] = f
@@ -158,7 +149,7 @@ func secretKeys(obj *unstructured.Unstructured, fields []ownership.Field) []owne
 			continue
 		}
 		seen[key] = true
-		out[i].Owners = latest(append(append([]ownership.Owner{}, f.Owners...), sd.Owners...))
+		out[i].Owners = latest(append(append([]v1alpha1.Owner{}, f.Owners...), sd.Owners...))
 	}
 	keys := make([]string, 0, len(stringData))
 	for k := range stringData {
@@ -189,7 +180,7 @@ func dataKey(p pathlang.Path) (string, bool) {
 }
 
 // latest keeps the owners whose entries were written last.
-func latest(list []ownership.Owner) []ownership.Owner {
+func latest(list []v1alpha1.Owner) []v1alpha1.Owner {
 	var at time.Time
 	for _, o := range list {
 		if o.Time != nil && o.Time.After(at) {
@@ -199,7 +190,7 @@ func latest(list []ownership.Owner) []ownership.Owner {
 	if at.IsZero() {
 		return list
 	}
-	var out []ownership.Owner
+	var out []v1alpha1.Owner
 	for _, o := range list {
 		if o.Time != nil && o.Time.Time.Equal(at) {
 			out = append(out, o)
@@ -208,7 +199,7 @@ func latest(list []ownership.Owner) []ownership.Owner {
 	return out
 }
 
-func ownersOf(list []ownership.Owner) owners {
+func ownersOf(list []v1alpha1.Owner) owners {
 	ids := make([]string, len(list))
 	for i, o := range list {
 		ids[i] = o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource)
@@ -241,11 +232,11 @@ func (st *pathState) fighting(minFlips int) bool {
 	return false
 }
 
-func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
-	f := Fight{TypeMeta: v1alpha1.NewTypeMeta(Kind), Object: ref, Path: st.path, Flips: len(st.flips),
-		Since: metav1.NewTime(st.flips[0].at), Last: metav1.NewTime(now), Managers: []Writer{}, Values: []interface{}{}}
+func (st *pathState) fight(ref v1alpha1.ObjectRef, now time.Time) v1alpha1.Fight {
+	f := v1alpha1.Fight{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FightKind), Object: ref, Path: st.path, Flips: len(st.flips),
+		Since: metav1.NewTime(st.flips[0].at), Last: metav1.NewTime(now), Managers: []v1alpha1.Writer{}, Values: []any{}}
 	seen := map[string]int{}
-	addWriter := func(o owners, v interface{}) {
+	addWriter := func(o owners, v any) {
 		for _, ow := range o.list {
 			id := ow.Manager + "\x00" + string(ow.Operation) + "\x00" + string(ow.Subresource)
 			ow.Time = nil
@@ -254,10 +245,10 @@ func (st *pathState) fight(ref ownership.ObjectRef, now time.Time) Fight {
 				continue
 			}
 			seen[id] = len(f.Managers)
-			f.Managers = append(f.Managers, Writer{Owner: ow, Value: v})
+			f.Managers = append(f.Managers, v1alpha1.Writer{Owner: ow, Value: v})
 		}
 	}
-	addValue := func(v interface{}) {
+	addValue := func(v any) {
 		for _, x := range f.Values {
 			if reflect.DeepEqual(x, v) {
 				return
@@ -303,13 +294,13 @@ func secretPath(p pathlang.Path) bool {
 	return fp.Equals(ownership.LastAppliedPath)
 }
 
-func redacted(values []interface{}, v interface{}) interface{} {
+func redacted(values []any, v any) any {
 	for i, x := range values {
 		if reflect.DeepEqual(x, v) {
 			return ownership.RedactedN(i + 1)
 		}
 	}
-	return ownership.Redacted
+	return v1alpha1.Redacted
 }
 
 // Stream is a watch: it calls back with each version of the watched
@@ -328,7 +319,7 @@ type Result struct {
 // Watch runs stream through a Tracker of o, calling emit with each fight
 // when it is found and at each further flip, and onError with each
 // object it could not read. now is the clock. The error is stream's.
-func Watch(ctx context.Context, stream Stream, o Options, now func() time.Time, emit func(Fight) error, onError func(error)) (Result, error) {
+func Watch(ctx context.Context, stream Stream, o Options, now func() time.Time, emit func(v1alpha1.Fight) error, onError func(error)) (Result, error) {
 	tr := New(o)
 	var res Result
 	err := stream(ctx, func(obj *unstructured.Unstructured, deleted bool) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // write is one write: who owns .spec.replicas afterwards and its value.
@@ -20,18 +22,18 @@ type write struct {
 }
 
 func object(w write) *unstructured.Unstructured {
-	entry := map[string]interface{}{"manager": w.manager, "operation": w.op, "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
-		"fieldsV1": map[string]interface{}{"f:spec": map[string]interface{}{"f:replicas": map[string]interface{}{}}}}
+	entry := map[string]any{"manager": w.manager, "operation": w.op, "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}}}
 	if w.sub != "" {
 		entry["subresource"] = w.sub
 	}
 	// The image is always the applier's: it never flips.
-	image := map[string]interface{}{"manager": "gitops", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
-		"fieldsV1": map[string]interface{}{"f:spec": map[string]interface{}{"f:image": map[string]interface{}{}}}}
-	return &unstructured.Unstructured{Object: map[string]interface{}{
+	image := map[string]any{"manager": "gitops", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{"f:spec": map[string]any{"f:image": map[string]any{}}}}
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]interface{}{"name": "web", "namespace": "shop", "uid": "u1", "managedFields": []interface{}{image, entry}},
-		"spec":     map[string]interface{}{"replicas": int64(w.replicas), "image": fmt.Sprintf("v%d", w.at)},
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u1", "managedFields": []any{image, entry}},
+		"spec":     map[string]any{"replicas": int64(w.replicas), "image": fmt.Sprintf("v%d", w.at)},
 	}}
 }
 
@@ -78,7 +80,7 @@ func TestTracker(t *testing.T) {
 func TestFightRecord(t *testing.T) {
 	tr := New(Options{MinFlips: 3, Window: time.Minute})
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	var last []Fight
+	var last []v1alpha1.Fight
 	for i, w := range []write{{"gitops", "Apply", "", 2, 0}, {"hpa", "Update", "scale", 5, 10}, {"gitops", "Apply", "", 2, 20}, {"hpa", "Update", "scale", 5, 30}} {
 		fs, err := tr.Observe(object(w), start.Add(time.Duration(w.at)*time.Second))
 		if err != nil {
@@ -108,18 +110,18 @@ func TestSecretValuesAreRedacted(t *testing.T) {
 // field (stringData is stored in data, where the value is read).
 func secretFight(t *testing.T, field string) {
 	secret := func(manager, op, value string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]interface{}{
+		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Secret",
-			"metadata": map[string]interface{}{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []interface{}{
-				map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1",
-					"fieldsV1": map[string]interface{}{"f:" + field: map[string]interface{}{"f:password": map[string]interface{}{}}}},
+			"metadata": map[string]any{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []any{
+				map[string]any{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1",
+					"fieldsV1": map[string]any{"f:" + field: map[string]any{"f:password": map[string]any{}}}},
 			}},
-			"data": map[string]interface{}{"password": value},
+			"data": map[string]any{"password": value},
 		}}
 	}
 	tr := New(Options{MinFlips: 3, Window: time.Minute})
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	var last []Fight
+	var last []v1alpha1.Fight
 	for i, w := range []struct{ m, op, v string }{{"vault", "Apply", "aHVudGVyMg=="}, {"rotator", "Update", "c2VjcmV0"}, {"vault", "Apply", "aHVudGVyMg=="}, {"rotator", "Update", "c2VjcmV0"}} {
 		fs, err := tr.Observe(secret(w.m, w.op, w.v), start.Add(time.Duration(i)*time.Second))
 		if err != nil {
@@ -144,12 +146,12 @@ func secretFight(t *testing.T, field string) {
 // paths), and the one written last wrote the value.
 func TestSecretStringDataAgainstData(t *testing.T) {
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	entry := func(manager, op, field string, at time.Time) interface{} {
-		return map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1", "time": at.Format(time.RFC3339),
-			"fieldsV1": map[string]interface{}{"f:" + field: map[string]interface{}{"f:password": map[string]interface{}{}}}}
+	entry := func(manager, op, field string, at time.Time) any {
+		return map[string]any{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1", "time": at.Format(time.RFC3339),
+			"fieldsV1": map[string]any{"f:" + field: map[string]any{"f:password": map[string]any{}}}}
 	}
 	tr := New(Options{MinFlips: 3, Window: time.Minute})
-	var last []Fight
+	var last []v1alpha1.Fight
 	vaultAt, rotatorAt := start, start
 	for i := 0; i < 4; i++ {
 		now := start.Add(time.Duration(i+1) * time.Second)
@@ -159,12 +161,12 @@ func TestSecretStringDataAgainstData(t *testing.T) {
 		} else {
 			rotatorAt, value = now, "c2VjcmV0"
 		}
-		obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Secret",
-			"metadata": map[string]interface{}{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []interface{}{
+			"metadata": map[string]any{"name": "db", "namespace": "shop", "uid": "s1", "managedFields": []any{
 				entry("vault", "Apply", "stringData", vaultAt), entry("rotator", "Update", "data", rotatorAt),
 			}},
-			"data": map[string]interface{}{"password": value},
+			"data": map[string]any{"password": value},
 		}}
 		fs, err := tr.Observe(obj, now)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // TestWatch: the versions a stream delivers reach the tracker in order, a
@@ -16,9 +18,9 @@ func TestWatch(t *testing.T) {
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	apply := func(r, at int) write { return write{"gitops", "Apply", "", r, at} }
 	scale := func(r, at int) write { return write{"hpa", "Update", "scale", r, at} }
-	bad := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]interface{}{"name": "x", "uid": "u2", "managedFields": []interface{}{
-			map[string]interface{}{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": map[string]interface{}{"bogus": 1}}}}}}
+	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "x", "uid": "u2", "managedFields": []any{
+			map[string]any{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"bogus": 1}}}}}}
 	lost := errors.New("the server went away")
 	tests := []struct {
 		name    string
@@ -55,7 +57,7 @@ func TestWatch(t *testing.T) {
 			}
 			res, err := Watch(context.Background(), stream, Options{MinFlips: 3, Window: time.Minute},
 				func() time.Time { at++; return start.Add(time.Duration(at) * time.Second) },
-				func(f Fight) error { flips = append(flips, f.Flips); return nil },
+				func(f v1alpha1.Fight) error { flips = append(flips, f.Flips); return nil },
 				func(err error) { said = append(said, err) })
 			if !errors.Is(err, tt.streamE) || (err == nil) != (tt.streamE == nil) {
 				t.Errorf("err = %v, want %v", err, tt.streamE)

@@ -18,53 +18,7 @@ import (
 
 // The types of the report, defined in package v1alpha1.
 type (
-	Mode       = v1alpha1.HandoverMode
-	StepName   = v1alpha1.StepName
-	Step       = v1alpha1.HandoverStep
-	FieldState = v1alpha1.FieldState
-	Report     = v1alpha1.HandoverReport
-	Status     = v1alpha1.HandoverStatus
-	StepStatus = v1alpha1.StepStatus
-	// LastAppliedEdit is a step's edit of the last-applied annotation.
-	LastAppliedEdit = v1alpha1.LastAppliedEdit
-)
-
-// Modes.
-const (
-	ModeAuto       = v1alpha1.HandoverAuto
-	ModeController = v1alpha1.HandoverController
-	ModeApplier    = v1alpha1.HandoverApplier
-	ModeRelease    = v1alpha1.HandoverRelease
-)
-
-// Step names.
-const (
-	StepHold        = v1alpha1.StepHold
-	StepShare       = v1alpha1.StepShare
-	StepRelease     = v1alpha1.StepRelease
-	StepWait        = v1alpha1.StepWait
-	StepCleanup     = v1alpha1.StepCleanup
-	StepLastApplied = v1alpha1.StepLastApplied
-)
-
-// The statuses of a Report.
-const (
-	StatusPlanned         = v1alpha1.HandoverPlanned
-	StatusCompleted       = v1alpha1.HandoverCompleted
-	StatusAlreadyComplete = v1alpha1.HandoverAlreadyComplete
-	StatusHeld            = v1alpha1.HandoverHeld
-	StatusHandedOver      = v1alpha1.HandoverHandedOver
-	StatusFailed          = v1alpha1.HandoverFailed
-)
-
-// The statuses of a Step.
-const (
-	StepPlanned  = v1alpha1.StepPlanned
-	StepDone     = v1alpha1.StepDone
-	StepSkipped  = v1alpha1.StepSkipped
-	StepDryRun   = v1alpha1.StepDryRun
-	StepFailed   = v1alpha1.StepFailed
-	StepTimedOut = v1alpha1.StepTimedOut
+// LastAppliedEdit is a step's edit of the last-applied annotation.
 )
 
 // DefaultTempManager holds fields during a handover to a controller.
@@ -79,7 +33,7 @@ type Request struct {
 	// for the main resource); empty: every entry named From.
 	FromSubresource string
 	To              string
-	Mode            Mode
+	Mode            v1alpha1.HandoverMode
 	TempManager     string
 	Wait            bool
 
@@ -87,9 +41,6 @@ type Request struct {
 	// manager may be gone by then because it released everything.
 	resume bool
 }
-
-// ReportKind is the kind of Report.
-const ReportKind = v1alpha1.HandoverReportKind
 
 // Error is a handover that can't be done; nothing was written.
 type Error struct {
@@ -101,13 +52,13 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
-func fail(format string, args ...interface{}) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
+func fail(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
 // Plan computes the steps that remain for req on live. It is pure.
-func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report, error) {
+func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*v1alpha1.HandoverReport, error) {
 	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
 	entries := live.GetManagedFields()
-	r := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []Step{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []FieldState{}, After: []FieldState{}}
+	r := &v1alpha1.HandoverReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.HandoverReportKind), Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []v1alpha1.HandoverStep{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []v1alpha1.FieldState{}, After: []v1alpha1.FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -142,7 +93,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		return nil, fail("%s: a field's path is empty and names the whole object: name the fields, or release all of %q's with kubectl ssa handover release --all", name, req.From)
 	}
 	if len(fields) == 0 {
-		if req.Mode != ModeRelease {
+		if req.Mode != v1alpha1.HandoverRelease {
 			return nil, fail("%s: name the fields to hand over with --field", name)
 		}
 		fromSet.Iterate(func(p fieldpath.Path) { fields = append(fields, p.Copy()) })
@@ -155,7 +106,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		// (stale managedFields, or after its own write removed the
 		// last-applied annotation and with it an empty annotations map);
 		// a handover needs the value.
-		if req.Mode == ModeRelease && (fromSet.Has(p) || req.resume) {
+		if req.Mode == v1alpha1.HandoverRelease && (fromSet.Has(p) || req.resume) {
 			continue
 		}
 		if _, ok := pathlang.Lookup(live.Object, p); !ok && !storedAsData(live, p) {
@@ -164,7 +115,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 
 	mode := req.Mode
-	if mode == ModeAuto || mode == "" {
+	if mode == v1alpha1.HandoverAuto || mode == "" {
 		// A manager that applies takes fields by applying; one that only
 		// writes through Update (a controller) must write them itself.
 		applies, updates := false, false
@@ -174,16 +125,16 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 				updates = updates || e.Operation == metav1.ManagedFieldsOperationUpdate
 			}
 		}
-		mode = ModeApplier
+		mode = v1alpha1.HandoverApplier
 		if (updates && !applies) || req.To == "kube-controller-manager" {
-			mode = ModeController
+			mode = v1alpha1.HandoverController
 		}
 	}
-	if mode == ModeController && req.To == "" {
+	if mode == v1alpha1.HandoverController && req.To == "" {
 		return nil, fail("%s: name the controller that takes the fields with --to", name)
 	}
 	r.Mode = mode
-	if mode != ModeRelease {
+	if mode != v1alpha1.HandoverRelease {
 		fields = expandSubtrees(fields, fromSet)
 	}
 	want := fieldpath.NewSet(fields...)
@@ -200,7 +151,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	}
 	fromOwns := fromSet.Intersection(want)
 	toHasAll := toSet.Intersection(want).Equals(want)
-	if !req.resume && !hasManager(entries, isFrom) && (mode == ModeRelease || !toHasAll) {
+	if !req.resume && !hasManager(entries, isFrom) && (mode == v1alpha1.HandoverRelease || !toHasAll) {
 		return nil, fail("%s: there is no manager %q on the object (managers: %s)", name, req.From, managerList(entries))
 	}
 
@@ -211,28 +162,28 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	if err != nil {
 		return nil, err
 	}
-	complete := func(msg string) (*Report, error) {
+	complete := func(msg string) (*v1alpha1.HandoverReport, error) {
 		// The annotation goes only with the release of its owner's entry.
 		if edit == nil || edit.Deleted {
-			r.Status, r.Message = StatusAlreadyComplete, msg
+			r.Status, r.Message = v1alpha1.HandoverAlreadyComplete, msg
 			return r, nil
 		}
 		r.Steps = append(r.Steps, lastAppliedStep(req, edit, entries))
-		r.Status = StatusPlanned
+		r.Status = v1alpha1.HandoverPlanned
 		return r, nil
 	}
 
 	// What is already true decides where an interrupted run resumes.
 	switch mode {
-	case ModeRelease:
+	case v1alpha1.HandoverRelease:
 		if fromOwns.Empty() {
 			return complete(fmt.Sprintf("%q owns none of these fields: nothing to do", req.From))
 		}
-	case ModeApplier:
+	case v1alpha1.HandoverApplier:
 		if fromOwns.Empty() && toHasAll {
 			return complete(fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From))
 		}
-	case ModeController:
+	case v1alpha1.HandoverController:
 		if fromOwns.Empty() && toHasAll && tempSet.Intersection(want).Empty() {
 			return complete(fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From))
 		}
@@ -259,7 +210,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 	cur := entries
 	paths := pathlang.Paths(fields)
 	switch mode {
-	case ModeController:
+	case v1alpha1.HandoverController:
 		needHold := false
 		for _, p := range fields {
 			if !tempSet.Has(p) && !toSet.Has(p) && fromSet.Has(p) {
@@ -272,11 +223,11 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 				return nil, fail("%s: %v", name, err)
 			}
 			cfg["apiVersion"], cfg["kind"] = live.GetAPIVersion(), live.GetKind()
-			meta := map[string]interface{}{"name": live.GetName()}
+			meta := map[string]any{"name": live.GetName()}
 			if live.GetNamespace() != "" {
 				meta["namespace"] = live.GetNamespace()
 			}
-			if m, ok := cfg["metadata"].(map[string]interface{}); ok {
+			if m, ok := cfg["metadata"].(map[string]any); ok {
 				for k, v := range m {
 					meta[k] = v
 				}
@@ -286,16 +237,16 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepHold, Manager: req.TempManager, Paths: paths, Status: StepPlanned, Apply: cfg, ManagedFields: cur,
+			r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepHold, Manager: req.TempManager, Paths: paths, Status: v1alpha1.StepPlanned, Apply: cfg, ManagedFields: cur,
 				Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
 		}
-	case ModeApplier:
+	case v1alpha1.HandoverApplier:
 		if !toHasAll {
 			cur, err = ownership.AddPaths(cur, applyEntry(req.To, live.GetAPIVersion(), now), want)
 			if err != nil {
 				return nil, err
 			}
-			r.Steps = append(r.Steps, Step{Name: StepShare, Manager: req.To, Paths: paths, Status: StepPlanned, ManagedFields: cur,
+			r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepShare, Manager: req.To, Paths: paths, Status: v1alpha1.StepPlanned, ManagedFields: cur,
 				Description: fmt.Sprintf("%q takes shared ownership at the current values (as applying the same values would)", req.To)})
 		}
 	}
@@ -312,16 +263,16 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 		case edit != nil:
 			desc = fmt.Sprintf("%q gives up the fields in its managedFields entry and in its last-applied annotation, in one write (no field's value changes; its next client-side apply can't reset them)", req.From)
 		}
-		r.Steps = append(r.Steps, Step{Name: StepRelease, Manager: req.From, Paths: pathlang.Paths(setPaths(fromOwns)), Status: StepPlanned, ManagedFields: cur, LastApplied: edit,
+		r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepRelease, Manager: req.From, Paths: pathlang.Paths(setPaths(fromOwns)), Status: v1alpha1.StepPlanned, ManagedFields: cur, LastApplied: edit,
 			Description: desc})
 	} else if edit != nil {
 		r.Steps = append(r.Steps, lastAppliedStep(req, edit, cur))
 	}
-	if mode == ModeController && req.Wait {
-		r.Steps = append(r.Steps, Step{Name: StepWait, Manager: req.To, Paths: paths, Status: StepPlanned,
+	if mode == v1alpha1.HandoverController && req.Wait {
+		r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepWait, Manager: req.To, Paths: paths, Status: v1alpha1.StepPlanned,
 			Description: fmt.Sprintf("wait until %q writes the fields, then %q lets go", req.To, req.TempManager)})
 	}
-	if mode == ModeRelease {
+	if mode == v1alpha1.HandoverRelease {
 		r.Orphaned, r.AppliersOnly = afterRelease(cur, fields)
 		if edit != nil && edit.Deleted {
 			// The annotation goes: it is not left behind without an owner.
@@ -334,7 +285,7 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*Report,
 			r.Orphaned = kept
 		}
 	}
-	r.Status = StatusPlanned
+	r.Status = v1alpha1.HandoverPlanned
 	return r, nil
 }
 
@@ -352,7 +303,7 @@ func storedAsData(live *unstructured.Unstructured, p fieldpath.Path) bool {
 
 // Cleanup plans the last step of a handover to a controller: once the
 // controller owns every field, the temporary manager releases them.
-func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Path) (*Step, bool, error) {
+func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Path) (*v1alpha1.HandoverStep, bool, error) {
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
@@ -379,7 +330,7 @@ func Cleanup(live *unstructured.Unstructured, req Request, fields []fieldpath.Pa
 	if err != nil {
 		return nil, false, err
 	}
-	return &Step{Name: StepCleanup, Manager: req.TempManager, Paths: pathlang.Paths(fields), Status: StepPlanned, ManagedFields: cur,
+	return &v1alpha1.HandoverStep{Name: v1alpha1.StepCleanup, Manager: req.TempManager, Paths: pathlang.Paths(fields), Status: v1alpha1.StepPlanned, ManagedFields: cur,
 		Description: fmt.Sprintf("%q owns the fields: %q lets go", req.To, req.TempManager)}, true, nil
 }
 
@@ -427,9 +378,9 @@ func expandSubtrees(fields []fieldpath.Path, fromSet *fieldpath.Set) []fieldpath
 	return out
 }
 
-func lastAppliedStep(req Request, edit *LastAppliedEdit, entries []metav1.ManagedFieldsEntry) Step {
+func lastAppliedStep(req Request, edit *v1alpha1.LastAppliedEdit, entries []metav1.ManagedFieldsEntry) v1alpha1.HandoverStep {
 	desc := fmt.Sprintf("%q owns none of the fields but its last-applied annotation still holds them: take them out, so that its next client-side apply can't reset them", req.From)
-	return Step{Name: StepLastApplied, Manager: edit.Manager, Paths: edit.Removed, Status: StepPlanned, ManagedFields: entries, LastApplied: edit, Description: desc}
+	return v1alpha1.HandoverStep{Name: v1alpha1.StepLastApplied, Manager: edit.Manager, Paths: edit.Removed, Status: v1alpha1.StepPlanned, ManagedFields: entries, LastApplied: edit, Description: desc}
 }
 
 func applyEntry(manager, apiVersion string, now time.Time) metav1.ManagedFieldsEntry {
@@ -492,8 +443,8 @@ func setPaths(s *fieldpath.Set) []fieldpath.Path {
 }
 
 // States reads the values and owners of fields.
-func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldState {
-	out := make([]FieldState, 0, len(fields))
+func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []v1alpha1.FieldState {
+	out := make([]v1alpha1.FieldState, 0, len(fields))
 	// Entries that do not decode leave the owners unknown (empty).
 	index, _ := ownership.NewOwnerIndex(obj.GetManagedFields(), nil)
 	for _, p := range fields {
@@ -502,7 +453,7 @@ func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 		if index != nil {
 			owners = index.Owners(p)
 		}
-		fs := FieldState{Path: pathlang.Path(p), Value: v, Owners: []ownership.Owner{}, StoredAs: ownership.StoredAs(obj.GetAPIVersion(), obj.GetKind(), p)}
+		fs := v1alpha1.FieldState{Path: pathlang.Path(p), Value: v, Owners: []v1alpha1.Owner{}, StoredAs: ownership.StoredAs(obj.GetAPIVersion(), obj.GetKind(), p)}
 		for _, o := range owners {
 			fs.Owners = append(fs.Owners, ownership.OwnerOf(o))
 		}
@@ -512,7 +463,7 @@ func states(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldStat
 }
 
 // States is exported for the runner's after-state.
-func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []FieldState {
+func States(obj *unstructured.Unstructured, fields []fieldpath.Path) []v1alpha1.FieldState {
 	return states(obj, fields)
 }
 
@@ -553,12 +504,12 @@ func IsError(err error) bool {
 // RedactSecrets hides the values of a Secret's data in the report: in
 // the fields, and inside a field that holds them (.metadata.annotations
 // holds client-side apply's copy of the whole Secret).
-func RedactSecrets(r *Report) {
+func RedactSecrets(r *v1alpha1.HandoverReport) {
 	redactStates(r.Object, r.Before)
 	redactStates(r.Object, r.After)
 }
 
-func redactStates(obj ownership.ObjectRef, states []FieldState) {
+func redactStates(obj v1alpha1.ObjectRef, states []v1alpha1.FieldState) {
 	if !ownership.IsSecret(obj.APIVersion, obj.Kind) {
 		return
 	}

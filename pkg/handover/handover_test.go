@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -23,10 +24,10 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields str
 }
 
 func deployment(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{
+	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]interface{}{"name": "web", "namespace": "ns", "labels": map[string]interface{}{"app.kubernetes.io/name": "web"}},
-		"spec":     map[string]interface{}{"replicas": int64(2), "paused": false},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "labels": map[string]any{"app.kubernetes.io/name": "web"}},
+		"spec":     map[string]any{"replicas": int64(2), "paused": false},
 	}}
 	u.SetManagedFields(entries)
 	return u
@@ -63,7 +64,7 @@ func path(s string) fieldpath.Path {
 	return p
 }
 
-func steps(r *Report) string {
+func steps(r *v1alpha1.HandoverReport) string {
 	var out []string
 	for _, s := range r.Steps {
 		out = append(out, string(s.Name)+":"+s.Manager)
@@ -77,8 +78,8 @@ func TestPlan(t *testing.T) {
 		name       string
 		live       *unstructured.Unstructured
 		req        Request
-		wantMode   Mode
-		wantStatus Status
+		wantMode   v1alpha1.HandoverMode
+		wantStatus v1alpha1.HandoverStatus
 		wantSteps  string
 		wantErr    string
 	}{
@@ -86,7 +87,7 @@ func TestPlan(t *testing.T) {
 			name:       "to a controller: hold, release, wait",
 			live:       web(t, kubectlApply),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager", Wait: true},
-			wantMode:   ModeController,
+			wantMode:   v1alpha1.HandoverController,
 			wantStatus: "planned",
 			wantSteps:  "hold:kubectl-ssa-handover release:kubectl wait:kube-controller-manager",
 		},
@@ -94,7 +95,7 @@ func TestPlan(t *testing.T) {
 			name:       "to a controller, already held: only the release remains",
 			live:       web(t, kubectlApply, applySpec(DefaultTempManager, "{replicas: 2}")),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager"},
-			wantMode:   ModeController,
+			wantMode:   v1alpha1.HandoverController,
 			wantStatus: "planned",
 			wantSteps:  "release:kubectl",
 		},
@@ -102,14 +103,14 @@ func TestPlan(t *testing.T) {
 			name:       "to a controller, done",
 			live:       web(t, applySpec("kubectl", "{paused: false}"), scale("kube-controller-manager", 2)),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager"},
-			wantMode:   ModeController,
+			wantMode:   v1alpha1.HandoverController,
 			wantStatus: "already-complete",
 		},
 		{
 			name:       "between appliers: share, release",
 			live:       web(t, kubectlApply),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.paused")}, From: "kubectl", To: "argocd-controller"},
-			wantMode:   ModeApplier,
+			wantMode:   v1alpha1.HandoverApplier,
 			wantStatus: "planned",
 			wantSteps:  "share:argocd-controller release:kubectl",
 		},
@@ -117,15 +118,15 @@ func TestPlan(t *testing.T) {
 			name:       "same name, another subresource",
 			live:       web(t, applySpec("kubectl", "{paused: false}"), scale("kubectl", 2)),
 			req:        Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", FromSubresource: "scale", To: "kubectl"},
-			wantMode:   ModeApplier,
+			wantMode:   v1alpha1.HandoverApplier,
 			wantStatus: "planned",
 			wantSteps:  "share:kubectl release:kubectl",
 		},
 		{
 			name:       "release a dotted label",
 			live:       web(t, scenario.Update{Manager: "kubectl-client-side-apply", Create: labelled}),
-			req:        Request{Fields: []fieldpath.Path{{fieldpath.PathElement{FieldName: strp("metadata")}, fieldpath.PathElement{FieldName: strp("labels")}, fieldpath.PathElement{FieldName: strp("app.kubernetes.io/name")}}}, From: "kubectl-client-side-apply", Mode: ModeRelease},
-			wantMode:   ModeRelease,
+			req:        Request{Fields: []fieldpath.Path{{fieldpath.PathElement{FieldName: strp("metadata")}, fieldpath.PathElement{FieldName: strp("labels")}, fieldpath.PathElement{FieldName: strp("app.kubernetes.io/name")}}}, From: "kubectl-client-side-apply", Mode: v1alpha1.HandoverRelease},
+			wantMode:   v1alpha1.HandoverRelease,
 			wantStatus: "planned",
 			wantSteps:  "release:kubectl-client-side-apply",
 		},
@@ -150,7 +151,7 @@ func TestPlan(t *testing.T) {
 		{
 			name:    "the root path releases nothing",
 			live:    web(t, kubectlApply),
-			req:     Request{Fields: []fieldpath.Path{{}}, From: "kubectl", Mode: ModeRelease},
+			req:     Request{Fields: []fieldpath.Path{{}}, From: "kubectl", Mode: v1alpha1.HandoverRelease},
 			wantErr: `release all of "kubectl"'s with kubectl ssa handover release --all`,
 		},
 		{

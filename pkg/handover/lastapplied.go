@@ -11,6 +11,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
@@ -24,7 +25,7 @@ const ClientSideApplyManager = ownership.ClientSideApplyManager
 var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", ownership.LastAppliedAnnotation)
 
 // lastAppliedOps are the JSON patch operations of the edit.
-func lastAppliedOps(e *LastAppliedEdit) []write.PatchOp {
+func lastAppliedOps(e *v1alpha1.LastAppliedEdit) []write.PatchOp {
 	if e.Deleted {
 		return []write.PatchOp{write.RemoveAnnotationOp(e.Annotation)}
 	}
@@ -60,7 +61,7 @@ func isClientSideApply(entries []metav1.ManagedFieldsEntry, req Request) (owners
 // last-applied annotation of a client-side apply --from, or nil when it
 // holds none of them. An annotation that can't be edited exactly is an
 // error that says how to clear it first.
-func planLastApplied(live *unstructured.Unstructured, req Request, mode Mode, fields []fieldpath.Path) (*LastAppliedEdit, error) {
+func planLastApplied(live *unstructured.Unstructured, req Request, mode v1alpha1.HandoverMode, fields []fieldpath.Path) (*v1alpha1.LastAppliedEdit, error) {
 	ann, has := live.GetAnnotations()[ownership.LastAppliedAnnotation]
 	if !has {
 		return nil, nil
@@ -69,13 +70,13 @@ func planLastApplied(live *unstructured.Unstructured, req Request, mode Mode, fi
 	if !csa {
 		return nil, nil
 	}
-	e := &LastAppliedEdit{Annotation: ownership.LastAppliedAnnotation, Manager: req.From, Removed: []pathlang.Path{}}
+	e := &v1alpha1.LastAppliedEdit{Annotation: ownership.LastAppliedAnnotation, Manager: req.From, Removed: []pathlang.Path{}}
 	if len(owners) > 0 && !contains(owners, req.From) {
 		e.Manager = owners[0]
 	}
 	for _, p := range fields {
 		if p.Equals(lastAppliedPath) {
-			if mode != ModeRelease {
+			if mode != v1alpha1.HandoverRelease {
 				// Handed over as it is: the new owner keeps the value.
 				return nil, nil
 			}
@@ -90,7 +91,7 @@ func planLastApplied(live *unstructured.Unstructured, req Request, mode Mode, fi
 			Fix: fixCommand(live, "annotate", resourceArg(live), ownership.LastAppliedAnnotation+"-"),
 		}
 	}
-	var doc map[string]interface{}
+	var doc map[string]any
 	if err := utiljson.Unmarshal([]byte(ann), &doc); err != nil || doc == nil {
 		why := "it is not a JSON object"
 		if err != nil {

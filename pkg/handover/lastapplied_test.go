@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -55,8 +56,8 @@ func TestPlanLastApplied(t *testing.T) {
 		live        *unstructured.Unstructured
 		req         Request
 		wantSteps   string
-		wantStatus  Status
-		wantEdit    *LastAppliedEdit // of the step that carries it
+		wantStatus  v1alpha1.HandoverStatus
+		wantEdit    *v1alpha1.LastAppliedEdit // of the step that carries it
 		wantValue   string
 		wantErr     string
 		wantFix     string
@@ -67,8 +68,8 @@ func TestPlanLastApplied(t *testing.T) {
 			live:       web(t, csaCreate("kubectl-client-side-apply")),
 			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", To: "kube-controller-manager"},
 			wantSteps:  "hold:kubectl-ssa-handover release:kubectl-client-side-apply",
-			wantStatus: StatusPlanned,
-			wantEdit:   &LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(".spec.replicas")},
+			wantStatus: v1alpha1.HandoverPlanned,
+			wantEdit:   &v1alpha1.LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(".spec.replicas")},
 			wantValue:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"app.kubernetes.io/name":"web"},"name":"web","namespace":"ns"},"spec":{"paused":false}}` + "\n",
 		},
 		{
@@ -76,8 +77,8 @@ func TestPlanLastApplied(t *testing.T) {
 			live:       web(t, csaCreate("kubectl-client-side-apply"), scale("kube-controller-manager", 3)),
 			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", To: "kube-controller-manager"},
 			wantSteps:  "last-applied:kubectl-client-side-apply",
-			wantStatus: StatusPlanned,
-			wantEdit:   &LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(".spec.replicas")},
+			wantStatus: v1alpha1.HandoverPlanned,
+			wantEdit:   &v1alpha1.LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(".spec.replicas")},
 			wantValue:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"app.kubernetes.io/name":"web"},"name":"web","namespace":"ns"},"spec":{"paused":false}}` + "\n",
 		},
 		{
@@ -86,15 +87,15 @@ func TestPlanLastApplied(t *testing.T) {
 				entry("kubectl-client-side-apply", "Update", "", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{"f:paused":{}}}`),
 				entry("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`)),
 			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", To: "kube-controller-manager"},
-			wantStatus: StatusAlreadyComplete,
+			wantStatus: v1alpha1.HandoverAlreadyComplete,
 		},
 		{
 			name:       "kubectl apply --field-manager=ci: the manager that owns the annotation",
 			live:       web(t, csaCreate("ci")),
-			req:        Request{Fields: replicas, From: "ci", To: "argocd", Mode: ModeApplier},
+			req:        Request{Fields: replicas, From: "ci", To: "argocd", Mode: v1alpha1.HandoverApplier},
 			wantSteps:  "share:argocd release:ci",
-			wantStatus: StatusPlanned,
-			wantEdit:   &LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "ci", Removed: paths(".spec.replicas")},
+			wantStatus: v1alpha1.HandoverPlanned,
+			wantEdit:   &v1alpha1.LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "ci", Removed: paths(".spec.replicas")},
 			wantValue:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"app.kubernetes.io/name":"web"},"name":"web","namespace":"ns"},"spec":{"paused":false}}` + "\n",
 		},
 		{
@@ -102,42 +103,42 @@ func TestPlanLastApplied(t *testing.T) {
 			live: csaDeployment(lastApplied,
 				entry("kubectl-create", "Update", "", `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`),
 				entry("kubectl-client-side-apply", "Update", "", `{"f:spec":{"f:replicas":{}}}`)),
-			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", Mode: ModeRelease},
+			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", Mode: v1alpha1.HandoverRelease},
 			wantSteps:  "release:kubectl-client-side-apply",
-			wantStatus: StatusPlanned,
-			wantEdit:   &LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-create", Removed: paths(".spec.replicas")},
+			wantStatus: v1alpha1.HandoverPlanned,
+			wantEdit:   &v1alpha1.LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-create", Removed: paths(".spec.replicas")},
 			wantValue:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"labels":{"app.kubernetes.io/name":"web"},"name":"web","namespace":"ns"},"spec":{"paused":false}}` + "\n",
 		},
 		{
 			name:       "a map left empty goes too: an empty labels would make kubectl delete them all",
 			live:       web(t, csaCreate("kubectl-client-side-apply")),
-			req:        Request{Fields: label, From: "kubectl-client-side-apply", Mode: ModeRelease},
+			req:        Request{Fields: label, From: "kubectl-client-side-apply", Mode: v1alpha1.HandoverRelease},
 			wantSteps:  "release:kubectl-client-side-apply",
-			wantStatus: StatusPlanned,
-			wantEdit:   &LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(`.metadata.labels["app.kubernetes.io/name"]`)},
+			wantStatus: v1alpha1.HandoverPlanned,
+			wantEdit:   &v1alpha1.LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(`.metadata.labels["app.kubernetes.io/name"]`)},
 			wantValue:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"web","namespace":"ns"},"spec":{"paused":false,"replicas":2}}` + "\n",
 		},
 		{
 			name:       "release --all: the annotation goes",
 			live:       web(t, csaCreate("kubectl-client-side-apply")),
-			req:        Request{From: "kubectl-client-side-apply", Mode: ModeRelease},
+			req:        Request{From: "kubectl-client-side-apply", Mode: v1alpha1.HandoverRelease},
 			wantSteps:  "release:kubectl-client-side-apply",
-			wantStatus: StatusPlanned,
-			wantEdit:   &LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(), Deleted: true},
+			wantStatus: v1alpha1.HandoverPlanned,
+			wantEdit:   &v1alpha1.LastAppliedEdit{Annotation: "kubectl.kubernetes.io/last-applied-configuration", Manager: "kubectl-client-side-apply", Removed: paths(), Deleted: true},
 		},
 		{
 			name:       "a server-side applier: the annotation is not its",
 			live:       csaDeployment(lastApplied, entry("kubectl", "Apply", "", `{"f:spec":{"f:replicas":{}}}`)),
 			req:        Request{Fields: replicas, From: "kubectl", To: "kube-controller-manager"},
 			wantSteps:  "hold:kubectl-ssa-handover release:kubectl",
-			wantStatus: StatusPlanned,
+			wantStatus: v1alpha1.HandoverPlanned,
 		},
 		{
 			name:       "a field the annotation does not hold: no edit",
 			live:       csaDeployment(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}`, csa),
 			req:        Request{Fields: replicas, From: "kubectl-client-side-apply", To: "kube-controller-manager"},
 			wantSteps:  "hold:kubectl-ssa-handover release:kubectl-client-side-apply",
-			wantStatus: StatusPlanned,
+			wantStatus: v1alpha1.HandoverPlanned,
 		},
 		{
 			name:    "not JSON: refused, with the command that clears it",
@@ -179,13 +180,13 @@ func TestPlanLastApplied(t *testing.T) {
 			if diff := cmp.Diff(tt.wantSteps, steps(r)); diff != "" {
 				t.Errorf("steps (-want +got):\n%s", diff)
 			}
-			var got *LastAppliedEdit
+			var got *v1alpha1.LastAppliedEdit
 			for _, s := range r.Steps {
 				if s.LastApplied != nil {
 					got = s.LastApplied
 				}
 			}
-			if diff := cmp.Diff(tt.wantEdit, got, cmp.Comparer(func(a, b LastAppliedEdit) bool {
+			if diff := cmp.Diff(tt.wantEdit, got, cmp.Comparer(func(a, b v1alpha1.LastAppliedEdit) bool {
 				return a.Annotation == b.Annotation && a.Manager == b.Manager && a.Deleted == b.Deleted && cmp.Equal(a.Removed, b.Removed)
 			})); diff != "" {
 				t.Errorf("edit (-want +got):\n%s", diff)
@@ -216,7 +217,7 @@ func TestUnchangedIgnoresTheAnnotation(t *testing.T) {
 	before := csaDeployment(lastApplied)
 	after := deployment()
 	annotations := path(".metadata.annotations")
-	edit := &LastAppliedEdit{Deleted: true}
+	edit := &v1alpha1.LastAppliedEdit{Deleted: true}
 	if err := unchanged(before, after, []fieldpath.Path{annotations, lastAppliedPath, path(".spec.replicas")}, edit, false); err != nil {
 		t.Errorf("annotation removed: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
@@ -28,7 +29,7 @@ const maxSteps = 10
 
 // Options tune Run.
 type Options struct {
-	DryRun write.DryRun
+	DryRun v1alpha1.DryRun
 	// Timeout bounds the wait for the controller.
 	Timeout time.Duration
 	// Poll is the interval of the wait (default 1s).
@@ -38,7 +39,7 @@ type Options struct {
 	Backoff *wait.Backoff
 	Now     func() time.Time
 	// Progress is told about each step as it finishes.
-	Progress func(Step)
+	Progress func(v1alpha1.HandoverStep)
 	// Manager names the writes that only change managedFields.
 	Manager string
 	// ShowSecretValues puts a Secret's values in messages; they are
@@ -67,19 +68,19 @@ type Options struct {
 // When it fails with a report (a step failed), the report says so in its
 // status and message; its Secret values are redacted unless
 // ShowSecretValues.
-func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*Report, error) {
+func Run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*v1alpha1.HandoverReport, error) {
 	rep, err := run(ctx, c, name, req, opts)
 	if rep == nil {
 		return nil, err
 	}
 	if err != nil {
-		rep.Status = StatusFailed
+		rep.Status = v1alpha1.HandoverFailed
 		rep.Message = FailureMessage(err, ownership.ObjectName(rep.Object.Kind, rep.Object.Namespace, rep.Object.Name), opts)
 	}
 	if !opts.ShowSecretValues {
 		RedactSecrets(rep)
 	}
-	if opts.NoControllerWarning != "" && rep.Mode == ModeController && rep.Status != StatusAlreadyComplete && rep.Status != StatusCompleted {
+	if opts.NoControllerWarning != "" && rep.Mode == v1alpha1.HandoverController && rep.Status != v1alpha1.HandoverAlreadyComplete && rep.Status != v1alpha1.HandoverCompleted {
 		rep.Warnings = append(rep.Warnings, opts.NoControllerWarning)
 	}
 	return rep, err
@@ -113,7 +114,7 @@ func withCommandFlags(words, flags []string) []string {
 	return append(out, words[2:]...)
 }
 
-func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*Report, error) {
+func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*v1alpha1.HandoverReport, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -147,19 +148,19 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	fields := plan.Fields
 	req.Fields, req.resume = fields, true
 	report := plan
-	if plan.Status == StatusAlreadyComplete {
+	if plan.Status == v1alpha1.HandoverAlreadyComplete {
 		report.After = States(live, fields)
 		return report, nil
 	}
 	switch opts.DryRun {
-	case write.DryRunClient:
+	case v1alpha1.DryRunClient:
 		for i := range report.Steps {
-			report.Steps[i].Status = StepDryRun
+			report.Steps[i].Status = v1alpha1.StepDryRun
 		}
-		report.Status = StatusPlanned
+		report.Status = v1alpha1.HandoverPlanned
 		report.Message = "client dry run: nothing was sent"
 		return report, nil
-	case write.DryRunServer:
+	case v1alpha1.DryRunServer:
 		return dryRunServer(ctx, c, name, live, req, report, opts)
 	}
 
@@ -168,7 +169,7 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	// server has stored it yet): never between a share and its release.
 	finishing, stop := write.Finishing(ctx, write.FinishGrace)
 	defer stop()
-	var done []Step
+	var done []v1alpha1.HandoverStep
 	for n := 0; ; n++ {
 		if n > maxSteps {
 			return withSteps(report, done), fmt.Errorf("still planning steps after %d writes: stopping (please report this)", maxSteps)
@@ -176,7 +177,7 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		if err := ctx.Err(); err != nil && len(done) == 0 {
 			return withSteps(report, done), err
 		}
-		var step *Step
+		var step *v1alpha1.HandoverStep
 		err := write.RetryOnConflict(finishing, *opts.Backoff, func(ctx context.Context, attempt int) error {
 			if attempt > 0 || len(done) > 0 {
 				var err error
@@ -187,11 +188,11 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 					return err
 				}
 			}
-			if len(plan.Steps) == 0 || plan.Steps[0].Name == StepWait {
+			if len(plan.Steps) == 0 || plan.Steps[0].Name == v1alpha1.StepWait {
 				return nil
 			}
 			s := plan.Steps[0]
-			out, err := writeStep(ctx, c, live, s, opts, write.DryRunNone)
+			out, err := writeStep(ctx, c, live, s, opts, v1alpha1.DryRunNone)
 			if apierrors.IsConflict(err) {
 				return err // someone wrote in between: read again, plan again
 			}
@@ -199,11 +200,11 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 				err = unchanged(live, out, fields, s.LastApplied, opts.ShowSecretValues)
 			}
 			if err != nil {
-				s.Status = StepFailed
+				s.Status = v1alpha1.StepFailed
 				done = append(done, s)
 				return fmt.Errorf("step %q: %w", s.Name, err)
 			}
-			s.Status, s.ResourceVersion, s.ManagedFields = StepDone, out.GetResourceVersion(), out.GetManagedFields()
+			s.Status, s.ResourceVersion, s.ManagedFields = v1alpha1.StepDone, out.GetResourceVersion(), out.GetManagedFields()
 			step, live = &s, out
 			return nil
 		})
@@ -219,32 +220,32 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 		}
 	}
 	report = withSteps(report, done)
-	report.Status = StatusCompleted
+	report.Status = v1alpha1.HandoverCompleted
 
-	if report.Mode == ModeController {
+	if report.Mode == v1alpha1.HandoverController {
 		if req.Wait {
 			ok, err := waitAndCleanup(ctx, c, name, req, fields, opts, report)
 			if err != nil {
 				return report, err
 			}
 			if !ok {
-				report.Status = StatusHeld
+				report.Status = v1alpha1.HandoverHeld
 			}
 		} else if step, owned, err := Cleanup(live, req, fields); err == nil && owned && step == nil {
 			// The controller owns them already and nothing holds them.
 			report.Message = fmt.Sprintf("%q owns the fields", req.To)
 		} else {
-			report.Status = StatusHeld
+			report.Status = v1alpha1.HandoverHeld
 			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 		}
 	}
-	if report.Status == StatusHeld && opts.ControllerTargets {
+	if report.Status == v1alpha1.HandoverHeld && opts.ControllerTargets {
 		if now, err := c.Get(ctx, name, metav1.GetOptions{}); err == nil && safe(now, req, fields) {
-			report.Status = StatusHandedOver
+			report.Status = v1alpha1.HandoverHandedOver
 			report.Message = fmt.Sprintf("done: no applier owns the fields and no last-applied annotation holds them, so nothing resets them; %q takes them when it next changes them (it writes only when the value must change), and %q, which holds them at their values until then, lets go when this command runs again", req.To, req.TempManager)
 		}
 	}
-	if report.Mode != ModeRelease && (report.Status == StatusCompleted || report.Status == StatusHeld || report.Status == StatusHandedOver) {
+	if report.Mode != v1alpha1.HandoverRelease && (report.Status == v1alpha1.HandoverCompleted || report.Status == v1alpha1.HandoverHeld || report.Status == v1alpha1.HandoverHandedOver) {
 		switch {
 		case fromApplies:
 			report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
@@ -263,7 +264,7 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 // changed the object in between (a controller writing status, say) makes
 // the server answer 409: read the object again, plan again and send the
 // whole plan again, as a real run does before each of its writes.
-func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, report *Report, opts Options) (*Report, error) {
+func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, report *v1alpha1.HandoverReport, opts Options) (*v1alpha1.HandoverReport, error) {
 	err := write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 		if attempt > 0 {
 			var err error
@@ -274,39 +275,39 @@ func dryRunServer(ctx context.Context, c dynamic.ResourceInterface, name string,
 			if err != nil {
 				return err
 			}
-			if report = plan; plan.Status == StatusAlreadyComplete {
+			if report = plan; plan.Status == v1alpha1.HandoverAlreadyComplete {
 				report.After = States(live, report.Fields)
 				return nil
 			}
 		}
 		for i := range report.Steps {
 			s := &report.Steps[i]
-			if s.Name == StepWait {
-				s.Status = StepSkipped
+			if s.Name == v1alpha1.StepWait {
+				s.Status = v1alpha1.StepSkipped
 				continue
 			}
-			if _, err := writeStep(ctx, c, live, *s, opts, write.DryRunServer); err != nil {
-				s.Status = StepFailed
+			if _, err := writeStep(ctx, c, live, *s, opts, v1alpha1.DryRunServer); err != nil {
+				s.Status = v1alpha1.StepFailed
 				if apierrors.IsConflict(err) {
 					return err
 				}
 				return fmt.Errorf("server dry run of step %q: %w", s.Name, err)
 			}
-			s.Status = StepDryRun
+			s.Status = v1alpha1.StepDryRun
 		}
 		return nil
 	})
-	if err != nil || report.Status == StatusAlreadyComplete {
+	if err != nil || report.Status == v1alpha1.HandoverAlreadyComplete {
 		return report, err
 	}
-	report.Status = StatusPlanned
+	report.Status = v1alpha1.HandoverPlanned
 	report.Message = "server dry run: every step was accepted by the server, nothing was stored"
 	return report, nil
 }
 
-func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, fields []fieldpath.Path, opts Options, report *Report) (bool, error) {
+func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, fields []fieldpath.Path, opts Options, report *v1alpha1.HandoverReport) (bool, error) {
 	deadline := opts.Now().Add(opts.Timeout)
-	waitStep := Step{Name: StepWait, Manager: req.To, Paths: pathlang.Paths(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
+	waitStep := v1alpha1.HandoverStep{Name: v1alpha1.StepWait, Manager: req.To, Paths: pathlang.Paths(fields), Description: fmt.Sprintf("wait until %q writes the fields", req.To)}
 	for {
 		live, err := c.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -317,7 +318,7 @@ func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name strin
 			return false, err
 		}
 		if owned {
-			waitStep.Status = StepDone
+			waitStep.Status = v1alpha1.StepDone
 			report.Steps = append(report.Steps, waitStep)
 			if opts.Progress != nil {
 				opts.Progress(waitStep)
@@ -326,7 +327,7 @@ func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name strin
 			return true, cleanup(ctx, c, name, live, req, fields, opts, report)
 		}
 		if !opts.Now().Before(deadline) {
-			waitStep.Status = StepTimedOut
+			waitStep.Status = v1alpha1.StepTimedOut
 			report.Steps = append(report.Steps, waitStep)
 			vals := States(live, fields)
 			if !opts.ShowSecretValues {
@@ -344,7 +345,7 @@ func waitAndCleanup(ctx context.Context, c dynamic.ResourceInterface, name strin
 }
 
 // cleanup drops the temporary manager once the controller owns the fields.
-func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, fields []fieldpath.Path, opts Options, report *Report) error {
+func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, fields []fieldpath.Path, opts Options, report *v1alpha1.HandoverReport) error {
 	return write.RetryOnConflict(ctx, *opts.Backoff, func(ctx context.Context, attempt int) error {
 		if attempt > 0 {
 			var err error
@@ -356,14 +357,14 @@ func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live
 		if err != nil || step == nil {
 			return err
 		}
-		out, err := writeStep(ctx, c, live, *step, opts, write.DryRunNone)
+		out, err := writeStep(ctx, c, live, *step, opts, v1alpha1.DryRunNone)
 		if apierrors.IsConflict(err) {
 			return err
 		}
 		if err != nil {
 			return fmt.Errorf("step %q: %w", step.Name, err)
 		}
-		step.Status, step.ResourceVersion, step.ManagedFields = StepDone, out.GetResourceVersion(), out.GetManagedFields()
+		step.Status, step.ResourceVersion, step.ManagedFields = v1alpha1.StepDone, out.GetResourceVersion(), out.GetManagedFields()
 		report.Steps = append(report.Steps, *step)
 		if opts.Progress != nil {
 			opts.Progress(*step)
@@ -372,7 +373,7 @@ func cleanup(ctx context.Context, c dynamic.ResourceInterface, name string, live
 	})
 }
 
-func valueList(vals []FieldState) string {
+func valueList(vals []v1alpha1.FieldState) string {
 	s := ""
 	for i, v := range vals {
 		if i > 0 {
@@ -388,7 +389,7 @@ func valueList(vals []FieldState) string {
 // applier's next apply would), and no last-applied annotation holds them
 // (kubectl's next client-side apply would).
 func safe(live *unstructured.Unstructured, req Request, fields []fieldpath.Path) bool {
-	var lastApplied map[string]interface{}
+	var lastApplied map[string]any
 	if ann, ok := live.GetAnnotations()[ownership.LastAppliedAnnotation]; ok {
 		if json.Unmarshal([]byte(ann), &lastApplied) != nil {
 			return false
@@ -414,18 +415,18 @@ func safe(live *unstructured.Unstructured, req Request, fields []fieldpath.Path)
 // writeStep sends one step: the hold step is a real server-side apply by the
 // temporary manager, the others rewrite managedFields only. Both carry the
 // resourceVersion the step was planned from.
-func writeStep(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s Step, opts Options, dryRun write.DryRun) (*unstructured.Unstructured, error) {
-	if s.Name == StepHold {
+func writeStep(ctx context.Context, c dynamic.ResourceInterface, live *unstructured.Unstructured, s v1alpha1.HandoverStep, opts Options, dryRun v1alpha1.DryRun) (*unstructured.Unstructured, error) {
+	if s.Name == v1alpha1.StepHold {
 		cfg := &unstructured.Unstructured{Object: s.Apply}
 		cfg.SetResourceVersion(live.GetResourceVersion())
 		ao := metav1.ApplyOptions{FieldManager: s.Manager}
-		if dryRun == write.DryRunServer {
+		if dryRun == v1alpha1.DryRunServer {
 			ao.DryRun = []string{metav1.DryRunAll}
 		}
 		return c.Apply(ctx, live.GetName(), cfg, ao)
 	}
 	var ops []write.PatchOp
-	if s.Name != StepLastApplied {
+	if s.Name != v1alpha1.StepLastApplied {
 		ops = write.ManagedFieldsOps(s.ManagedFields)
 	}
 	manager := opts.Manager
@@ -440,7 +441,7 @@ func writeStep(ctx context.Context, c dynamic.ResourceInterface, live *unstructu
 
 // unchanged checks that a write changed no value of the fields (but the
 // annotation an edit removes).
-func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path, edit *LastAppliedEdit, showSecrets bool) error {
+func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path, edit *v1alpha1.LastAppliedEdit, showSecrets bool) error {
 	for _, p := range fields {
 		if edit != nil && p.Equals(lastAppliedPath) {
 			continue
@@ -463,13 +464,13 @@ func unchanged(before, after *unstructured.Unstructured, fields []fieldpath.Path
 // withoutLastApplied is v, the value at p, without the last-applied
 // annotation when p holds it (.metadata, .metadata.annotations): an edit
 // changes it, and the apiserver drops an annotations map it leaves empty.
-func withoutLastApplied(p fieldpath.Path, v interface{}) interface{} {
-	m, ok := v.(map[string]interface{})
+func withoutLastApplied(p fieldpath.Path, v any) any {
+	m, ok := v.(map[string]any)
 	if !ok || len(p) >= len(lastAppliedPath) || !lastAppliedPath[:len(p)].Equals(p) {
 		return v
 	}
 	key := lastAppliedPath[len(p)].FieldName
-	c := make(map[string]interface{}, len(m))
+	c := make(map[string]any, len(m))
 	for k, x := range m {
 		c[k] = x
 	}
@@ -486,19 +487,19 @@ func withoutLastApplied(p fieldpath.Path, v interface{}) interface{} {
 	return c
 }
 
-func editedLastApplied(steps []Step) bool {
+func editedLastApplied(steps []v1alpha1.HandoverStep) bool {
 	for _, s := range steps {
-		if s.LastApplied != nil && s.Status == StepDone {
+		if s.LastApplied != nil && s.Status == v1alpha1.StepDone {
 			return true
 		}
 	}
 	return false
 }
 
-func withSteps(r *Report, done []Step) *Report {
+func withSteps(r *v1alpha1.HandoverReport, done []v1alpha1.HandoverStep) *v1alpha1.HandoverReport {
 	r.Steps = done
 	if r.Steps == nil {
-		r.Steps = []Step{}
+		r.Steps = []v1alpha1.HandoverStep{}
 	}
 	return r
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
@@ -65,13 +66,13 @@ func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
 		return true, out, nil
 	})
 	b := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
-	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
-	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: write.DryRunServer, Backoff: &b})
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: v1alpha1.HandoverApplier}
+	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: v1alpha1.DryRunServer, Backoff: &b})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if r.Status != StatusPlanned {
-		t.Errorf("status %q, want %q (%s)", r.Status, StatusPlanned, r.Message)
+	if r.Status != v1alpha1.HandoverPlanned {
+		t.Errorf("status %q, want %q (%s)", r.Status, v1alpha1.HandoverPlanned, r.Message)
 	}
 	// The first share fails on 10; then share and release are both sent on 11.
 	if diff := cmp.Diff([]string{"10", "11", "11"}, sent); diff != "" {
@@ -83,8 +84,8 @@ func TestRunServerDryRunRetriesOnConflict(t *testing.T) {
 		}
 	}
 	for _, s := range r.Steps {
-		if s.Status != StepDryRun {
-			t.Errorf("step %s: status %q, want %q", s.Name, s.Status, StepDryRun)
+		if s.Status != v1alpha1.StepDryRun {
+			t.Errorf("step %s: status %q, want %q", s.Name, s.Status, v1alpha1.StepDryRun)
 		}
 	}
 }
@@ -101,8 +102,8 @@ func TestRunServerDryRunGivesUp(t *testing.T) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", nil)
 	})
 	b := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
-	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
-	_, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: write.DryRunServer, Backoff: &b})
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: v1alpha1.HandoverApplier}
+	_, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: v1alpha1.DryRunServer, Backoff: &b})
 	var ce *write.ConflictsError
 	if !errors.As(err, &ce) || n != 3 {
 		t.Errorf("err %v after %d patches, want a ConflictsError after 3", err, n)
@@ -150,20 +151,20 @@ func TestRunReportsItsFailure(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("no"))
 	})
 	friendly := func(err error) error { return fmt.Errorf("%w (reworded)", err) }
-	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: v1alpha1.HandoverApplier}
 	r, err := Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{Friendly: friendly, NoControllerWarning: "no HPA"})
 	if !apierrors.IsForbidden(err) || r == nil {
 		t.Fatalf("err %v, report %v", err, r)
 	}
-	if r.Status != StatusFailed || !strings.HasPrefix(r.Message, "Deployment/ns/web: ") || !strings.HasSuffix(r.Message, "(reworded)") {
+	if r.Status != v1alpha1.HandoverFailed || !strings.HasPrefix(r.Message, "Deployment/ns/web: ") || !strings.HasSuffix(r.Message, "(reworded)") {
 		t.Errorf("status %q message %q", r.Status, r.Message)
 	}
 	if len(r.Warnings) != 0 {
 		t.Errorf("an applier handover warns of a controller: %v", r.Warnings)
 	}
 
-	req = Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager", Mode: ModeController}
-	r, err = Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: write.DryRunClient, NoControllerWarning: "no HPA"})
+	req = Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "kube-controller-manager", Mode: v1alpha1.HandoverController}
+	r, err = Run(context.Background(), c.Resource(deployGVR).Namespace("ns"), "web", req, Options{DryRun: v1alpha1.DryRunClient, NoControllerWarning: "no HPA"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func (c *ctxClient) Patch(ctx context.Context, name string, pt types.PatchType, 
 // object is left shared by both managers; before the first write, nothing
 // is written and the cancellation comes back.
 func TestRunStopsBetweenObjectsNotSteps(t *testing.T) {
-	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: ModeApplier}
+	req := Request{Fields: []fieldpath.Path{path(".spec.replicas")}, From: "kubectl", To: "argocd", Mode: v1alpha1.HandoverApplier}
 	newClient := func(onPatch func()) *ctxClient {
 		live := web(t, kubectlApply)
 		live.SetResourceVersion("10")

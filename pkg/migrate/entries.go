@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -12,10 +13,10 @@ import (
 // dry run would rewrite its managedFields, entry by entry: what the text
 // view lists under the object. nil for an object no client dry run
 // migrates; empty when the rewrite changes no entry.
-func EntryChanges(r *Report) [][]ownership.EntryChange {
+func EntryChanges(r *v1alpha1.MigrationReport) [][]ownership.EntryChange {
 	out := make([][]ownership.EntryChange, len(r.Objects))
 	for i, o := range r.Objects {
-		if o.Result == ResultWouldMigrate && (o.Before != nil || o.After != nil) {
+		if o.Result == v1alpha1.ResultWouldMigrate && (o.Before != nil || o.After != nil) {
 			out[i] = entryChanges(o.Before, o.After)
 		}
 	}
@@ -28,7 +29,7 @@ func EntryChanges(r *Report) [][]ownership.EntryChange {
 // not decode owns nothing.
 func entryChanges(before, after []metav1.ManagedFieldsEntry) []ownership.EntryChange {
 	type entry struct {
-		owner ownership.Owner
+		owner v1alpha1.Owner
 		set   *fieldpath.Set
 	}
 	index := func(es []metav1.ManagedFieldsEntry) (map[string]entry, []string) {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -27,10 +28,10 @@ func TestEntryChanges(t *testing.T) {
 		entry("twice", update, "v1", `{"f:data":{"f:e":{}}}`),
 		entry("new", apply, "v1", `{"f:data":{"f:a":{}}}`),
 	}
-	r := &Report{Objects: []ObjectResult{
-		{Result: ResultWouldMigrate, Before: before, After: after},
-		{Result: ResultWouldMigrate, Before: after, After: after},
-		{Result: ResultMigrated, Before: before, After: after},
+	r := &v1alpha1.MigrationReport{Objects: []v1alpha1.ObjectResult{
+		{Result: v1alpha1.ResultWouldMigrate, Before: before, After: after},
+		{Result: v1alpha1.ResultWouldMigrate, Before: after, After: after},
+		{Result: v1alpha1.ResultMigrated, Before: before, After: after},
 	}}
 	type change struct {
 		Who, Change  string

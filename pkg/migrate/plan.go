@@ -17,18 +17,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-// Mode is what a migration does.
-type Mode = v1alpha1.MigrationMode
-
-// Modes.
-const (
-	ModeCSA         = v1alpha1.MigrateCSA
-	ModeRename      = v1alpha1.MigrateRename
-	ModeRelease     = v1alpha1.MigrateRelease
-	ModeAPIVersions = v1alpha1.MigrateAPIVersions
-	ModeUndo        = v1alpha1.MigrateUndo
-)
-
 // Managers that only record history.
 const (
 	BeforeFirstApply = ownership.BeforeFirstApply
@@ -40,7 +28,7 @@ const AnnotationLimit = ownership.AnnotationLimit
 
 // Options say what to plan.
 type Options struct {
-	Mode Mode
+	Mode v1alpha1.MigrationMode
 	// Target is the manager that takes the fields (--field-manager).
 	Target string
 	// From are more managers folded into the target (exact names).
@@ -58,7 +46,7 @@ type Options struct {
 // Object is what Plan needs of an object: its metadata and, for checks
 // of paths, its content (may be nil for metadata-only plans).
 type Object struct {
-	Ref           ownership.ObjectRef
+	Ref           v1alpha1.ObjectRef
 	ManagedFields []metav1.ManagedFieldsEntry
 	Annotations   map[string]string
 	// OwnerReferences tell a controller's copy of its owner's
@@ -66,21 +54,18 @@ type Object struct {
 	OwnerReferences []metav1.OwnerReference
 	// Content is the whole object, when it was read; Plan asks for it
 	// (NeedContent) only when entries at other apiVersions must be checked.
-	Content map[string]interface{}
+	Content map[string]any
 }
-
-// Change is one entry's fate.
-type Change = v1alpha1.MigrationChange
 
 // Plan is the migration of one object.
 type Plan struct {
-	Object ownership.ObjectRef `json:"object"`
+	Object v1alpha1.ObjectRef `json:"object"`
 	// Action: migrate (something changes), none (nothing to do), skip
 	// (it can't be done safely; see Reason).
-	Action   string   `json:"action"`
-	Reason   string   `json:"reason"`
-	Findings []string `json:"findings"`
-	Changes  []Change `json:"changes"`
+	Action   string                     `json:"action"`
+	Reason   string                     `json:"reason"`
+	Findings []string                   `json:"findings"`
+	Changes  []v1alpha1.MigrationChange `json:"changes"`
 	// RemoveLastApplied: the annotation goes too.
 	RemoveLastApplied bool                        `json:"removeLastApplied"`
 	Before            []metav1.ManagedFieldsEntry `json:"managedFieldsBefore,omitempty"`
@@ -111,7 +96,7 @@ func (obj Object) isCSA(e metav1.ManagedFieldsEntry) bool {
 
 // MakePlan plans one object. It is pure.
 func MakePlan(obj Object, opts Options) (*Plan, error) {
-	p := &Plan{Object: obj.Ref, Action: ActionNone, Findings: []string{}, Changes: []Change{}, Before: obj.ManagedFields}
+	p := &Plan{Object: obj.Ref, Action: ActionNone, Findings: []string{}, Changes: []v1alpha1.MigrationChange{}, Before: obj.ManagedFields}
 	name := ownership.ObjectName(obj.Ref.Kind, obj.Ref.Namespace, obj.Ref.Name)
 	for i, e := range obj.ManagedFields {
 		if _, err := ownership.DecodeEntry(e); err != nil {
@@ -124,11 +109,11 @@ func MakePlan(obj Object, opts Options) (*Plan, error) {
 	var next []metav1.ManagedFieldsEntry
 	var err error
 	switch opts.Mode {
-	case ModeCSA, ModeRename, "":
+	case v1alpha1.MigrateCSA, v1alpha1.MigrateRename, "":
 		next, err = p.fold(obj, opts)
-	case ModeRelease:
+	case v1alpha1.MigrateRelease:
 		next = p.release(obj, opts)
-	case ModeAPIVersions:
+	case v1alpha1.MigrateAPIVersions:
 		next, err = p.rewriteVersions(obj, opts)
 	default:
 		return nil, fmt.Errorf("unknown mode %q", opts.Mode)
@@ -139,7 +124,7 @@ func MakePlan(obj Object, opts Options) (*Plan, error) {
 	if p.Action == ActionSkip || p.NeedContent {
 		return p, nil
 	}
-	if opts.RemoveLastApplied && opts.Mode == ModeCSA {
+	if opts.RemoveLastApplied && opts.Mode == v1alpha1.MigrateCSA {
 		if _, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok {
 			p.RemoveLastApplied = true
 			if next == nil {
@@ -151,9 +136,9 @@ func MakePlan(obj Object, opts Options) (*Plan, error) {
 			}
 		}
 	}
-	if opts.Mode != ModeRelease && next != nil {
+	if opts.Mode != v1alpha1.MigrateRelease && next != nil {
 		if lost := lostOwners(obj.ManagedFields, next, opts.Target, p.RemoveLastApplied); len(lost) > 0 {
-			p.Action, p.Changes = ActionSkip, []Change{}
+			p.Action, p.Changes = ActionSkip, []v1alpha1.MigrationChange{}
 			p.Reason = fmt.Sprintf("migrating would remove %s and give their fields to no one (%q would own none of them): nothing was changed; drop them explicitly with migrate release if that is meant", strings.Join(lost, ", "), opts.Target)
 			return p, nil
 		}
@@ -205,7 +190,7 @@ func (p *Plan) sources(obj Object, opts Options) []int {
 			continue
 		}
 		switch {
-		case opts.Mode == ModeCSA && obj.isCSA(e):
+		case opts.Mode == v1alpha1.MigrateCSA && obj.isCSA(e):
 		case from[e.Manager]:
 		case opts.Fold && (e.Manager == BeforeFirstApply || e.Manager == AncientChanges):
 		default:
@@ -228,8 +213,8 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	var lastApplied map[string]interface{}
-	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && opts.Mode == ModeCSA {
+	var lastApplied map[string]any
+	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && opts.Mode == v1alpha1.MigrateCSA {
 		if err := json.Unmarshal([]byte(s), &lastApplied); err != nil {
 			p.Action, p.Reason = ActionSkip, fmt.Sprintf("the %s annotation is not valid JSON (%v): fix or remove it first", ownership.LastAppliedAnnotation, err)
 			return nil, nil
@@ -268,10 +253,10 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 			newest = e.Time
 		}
 		change := fmt.Sprintf("folded into %q (Apply)", opts.Target)
-		if opts.Mode == ModeCSA && obj.isCSA(e) {
+		if opts.Mode == v1alpha1.MigrateCSA && obj.isCSA(e) {
 			change = fmt.Sprintf("client-side apply: its declared fields move to %q (Apply)", opts.Target)
 		}
-		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: change})
+		p.Changes = append(p.Changes, v1alpha1.MigrationChange{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: change})
 	}
 	moved := ownership.UnionAll(movedSets)
 	// Never nil: the sources go, even when nothing is left.
@@ -312,7 +297,7 @@ func (p *Plan) fold(obj Object, opts Options) ([]metav1.ManagedFieldsEntry, erro
 // .data.KEY, which client-side apply's entry owns; the configuration
 // declares it through stringData, and it moves with the rest (as
 // kubectl's own upgrade moves it), rather than be left to nobody.
-func declared(set *fieldpath.Set, lastApplied map[string]interface{}, secret bool) *fieldpath.Set {
+func declared(set *fieldpath.Set, lastApplied map[string]any, secret bool) *fieldpath.Set {
 	out := &fieldpath.Set{}
 	set.Iterate(func(p fieldpath.Path) {
 		if p.Equals(lastAppliedPath) {
@@ -327,7 +312,7 @@ func declared(set *fieldpath.Set, lastApplied map[string]interface{}, secret boo
 		if !ok && secret {
 			v, ok = lookupDeclared(lastApplied, stringDataAlias(p))
 		}
-		if m, isMap := v.(map[string]interface{}); ok && isMap && len(m) == 0 {
+		if m, isMap := v.(map[string]any); ok && isMap && len(m) == 0 {
 			// kubectl writes "annotations": {} into every last-applied
 			// configuration; that declares nothing.
 			return
@@ -367,8 +352,8 @@ func ptr(s string) *string { return &s }
 // configuration often leaves out list-key fields the apiserver defaults
 // (a container port's protocol): an item matches a key when every key
 // field it sets is equal and at least one is set.
-func lookupDeclared(obj map[string]interface{}, p fieldpath.Path) (interface{}, bool) {
-	var cur interface{} = obj
+func lookupDeclared(obj map[string]any, p fieldpath.Path) (any, bool) {
+	var cur any = obj
 	for _, pe := range p {
 		if pe.Key == nil {
 			var ok bool
@@ -377,10 +362,10 @@ func lookupDeclared(obj map[string]interface{}, p fieldpath.Path) (interface{}, 
 			}
 			continue
 		}
-		items, _ := cur.([]interface{})
+		items, _ := cur.([]any)
 		found := false
 		for _, it := range items {
-			m, ok := it.(map[string]interface{})
+			m, ok := it.(map[string]any)
 			if !ok {
 				continue
 			}
@@ -442,7 +427,7 @@ func (p *Plan) release(obj Object, opts Options) []metav1.ManagedFieldsEntry {
 	for _, e := range obj.ManagedFields {
 		if drop[e.Manager] {
 			changed = true
-			p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: "released: owns nothing any more"})
+			p.Changes = append(p.Changes, v1alpha1.MigrationChange{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: "released: owns nothing any more"})
 			continue
 		}
 		out = append(out, e)
@@ -487,7 +472,7 @@ func (p *Plan) rewriteVersions(obj Object, opts Options) ([]metav1.ManagedFields
 			return nil, nil
 		}
 		changed = true
-		p.Changes = append(p.Changes, Change{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: "apiVersion rewritten to " + objGV.String()})
+		p.Changes = append(p.Changes, v1alpha1.MigrationChange{Manager: e.Manager, Operation: v1alpha1.Operation(e.Operation), Subresource: v1alpha1.Subresource(e.Subresource), APIVersion: e.APIVersion, Change: "apiVersion rewritten to " + objGV.String()})
 		e = *e.DeepCopy()
 		e.APIVersion = obj.Ref.APIVersion
 		merged := false

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
@@ -91,8 +92,8 @@ spec:
 var controllerStatus = scenario.Update{Manager: "kube-controller-manager", Subresource: "status", Mutate: scenario.Set(int64(1), "status", "replicas")}
 
 func TestMakePlan(t *testing.T) {
-	ref := ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "app"}
-	content := map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(1), "paused": true}}
+	ref := v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "app"}
+	content := map[string]any{"spec": map[string]any{"replicas": int64(1), "paused": true}}
 	served := func(gvk schema.GroupVersionKind) bool { return gvk.Version != "v1beta1" }
 	tests := []struct {
 		name        string
@@ -109,7 +110,7 @@ func TestMakePlan(t *testing.T) {
 		{
 			name:       "client-side apply becomes the applier's declared fields",
 			obj:        built(t, csaCreate, scenario.Update{Manager: "kubectl", Mutate: scenario.Set(int64(3), "spec", "replicas")}),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionMigrate,
 			wantOwned: []string{
 				// The port keyed with its defaulted protocol is matched, the
@@ -128,7 +129,7 @@ func TestMakePlan(t *testing.T) {
 					u.SetAnnotations(map[string]string{ownership.LastAppliedAnnotation: lastApplied})
 					u.SetLabels(map[string]string{"tier": "web"})
 				}}),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl", RemoveLastApplied: true},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"kubectl/Apply@apps/v1: .metadata.labels.tier .spec.paused"},
 			wantRemove: true,
@@ -136,7 +137,7 @@ func TestMakePlan(t *testing.T) {
 		{
 			name:       "nothing to do",
 			obj:        built(t, scenario.Apply{Manager: "kubectl", Manifest: app("{paused: true}")}),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionNone,
 		},
 		{
@@ -144,7 +145,7 @@ func TestMakePlan(t *testing.T) {
 			obj: Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{
 				entry("ci", "Update", "apps/v1beta1", `{"f:spec":{"f:replicas":{}}}`),
 			}},
-			opts:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			opts:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}},
 			wantAction:  ActionNone,
 			wantContent: true,
 		},
@@ -153,7 +154,7 @@ func TestMakePlan(t *testing.T) {
 			obj: Object{Ref: ref, Content: content, ManagedFields: []metav1.ManagedFieldsEntry{
 				entry("ci", "Update", "apps/v1beta1", `{"f:spec":{"f:replicas":{}}}`),
 			}},
-			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			opts:       Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"kubectl/Apply@apps/v1: .spec.replicas"},
 		},
@@ -162,7 +163,7 @@ func TestMakePlan(t *testing.T) {
 			obj: Object{Ref: ref, Content: content, ManagedFields: []metav1.ManagedFieldsEntry{
 				entry("ci", "Update", "apps/v1beta1", `{"f:spec":{"f:rollbackTo":{}}}`),
 			}},
-			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			opts:       Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}},
 			wantAction: ActionSkip,
 			wantReason: `"ci" (Update) was recorded at apps/v1beta1 and owns .spec.rollbackTo, which do not exist at apps/v1`,
 		},
@@ -172,7 +173,7 @@ func TestMakePlan(t *testing.T) {
 				scenario.Update{Manager: "ci", Create: app("{paused: true}")},
 				scenario.Update{Manager: "ci", Mutate: scenario.ResetManagedFields},
 				scenario.Apply{Manager: "argocd", Manifest: app("{replicas: 2}")}),
-			opts:       Options{Mode: ModeRename, Target: "argocd", Fold: true},
+			opts:       Options{Mode: v1alpha1.MigrateRename, Target: "argocd", Fold: true},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.paused .spec.replicas"},
 		},
@@ -181,7 +182,7 @@ func TestMakePlan(t *testing.T) {
 			// entry records only their members.
 			name:       "an Update entry renamed: its maps' own fields go",
 			obj:        built(t, scenario.Update{Manager: "ci", Create: "{apiVersion: apps/v1, kind: Deployment, metadata: {name: app, namespace: ns, labels: {tier: web}}}"}),
-			opts:       Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}},
+			opts:       Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"kubectl/Apply@apps/v1: .metadata.labels.tier"},
 		},
@@ -190,7 +191,7 @@ func TestMakePlan(t *testing.T) {
 			obj: built(t,
 				scenario.Update{Manager: "old-operator", Create: app("{paused: true}")},
 				scenario.Apply{Manager: "argocd", Manifest: app("{replicas: 2}")}),
-			opts:       Options{Mode: ModeRelease, From: []string{"old-operator"}},
+			opts:       Options{Mode: v1alpha1.MigrateRelease, From: []string{"old-operator"}},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"argocd/Apply@apps/v1: .spec.replicas"},
 		},
@@ -199,7 +200,7 @@ func TestMakePlan(t *testing.T) {
 			obj: Object{Ref: ref, Content: content, ManagedFields: []metav1.ManagedFieldsEntry{
 				entry("old", "Apply", "apps/v1beta1", `{"f:spec":{"f:replicas":{}}}`),
 			}},
-			opts:       Options{Mode: ModeAPIVersions, Served: served},
+			opts:       Options{Mode: v1alpha1.MigrateAPIVersions, Served: served},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"old/Apply@apps/v1: .spec.replicas"},
 			findings:   []string{`"old" (Apply) was recorded at apps/v1beta1, which the server no longer serves: the apiserver drops it on the next write`},
@@ -207,7 +208,7 @@ func TestMakePlan(t *testing.T) {
 		{
 			name:       "unparsable last-applied annotation",
 			obj:        built(t, scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied("{not json", "")}),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionSkip,
 			wantReason: "the kubectl.kubernetes.io/last-applied-configuration annotation is not valid JSON",
 		},
@@ -226,7 +227,7 @@ metadata:
 data: {password: czNjcmV0}
 type: Opaque
 `}),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionMigrate,
 			wantOwned:  []string{"kubectl/Apply@v1: .type .data.password"},
 		},
@@ -246,7 +247,7 @@ metadata:
 data: {spec: {replicas: 1}}
 revision: 1
 `}),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionNone,
 			noFindings: true,
 		},
@@ -255,7 +256,7 @@ revision: 1
 			obj: built(t,
 				scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`, "spec: {paused: true}\nstatus: {}\n")},
 				controllerStatus),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionSkip,
 			wantReason: `migrating would remove "kubectl-client-side-apply" (Update) and give their fields to no one`,
 		},
@@ -264,7 +265,7 @@ revision: 1
 			obj: built(t,
 				scenario.Update{Manager: "kubectl-client-side-apply", Create: withLastApplied(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}`, "status: {}\n")},
 				controllerStatus),
-			opts:       Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl", RemoveLastApplied: true},
 			wantAction: ActionMigrate,
 			wantRemove: true,
 			wantOwned:  []string{"kube-controller-manager/Update@apps/v1: .status.replicas"},
@@ -272,7 +273,7 @@ revision: 1
 		{
 			name:       "corrupt managedFields",
 			obj:        Object{Ref: ref, ManagedFields: []metav1.ManagedFieldsEntry{entry("x", "Update", "apps/v1", `{"f:spec":`)}},
-			opts:       Options{Mode: ModeCSA, Target: "kubectl"},
+			opts:       Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl"},
 			wantAction: ActionSkip,
 			wantReason: `managedFields[0] (x) is corrupt`,
 		},

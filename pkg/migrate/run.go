@@ -21,9 +21,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
-// ReportKind is the kind of the migration report.
-const ReportKind = v1alpha1.MigrationReportKind
-
 // Resource is a kind and where it is served.
 type Resource struct {
 	GVR        schema.GroupVersionResource
@@ -42,28 +39,10 @@ type Item struct {
 // list in chunks so that memory stays flat however many objects there are.
 type Source func(ctx context.Context, yield func(Item) error) error
 
-// The types of the report, defined in package v1alpha1.
-type (
-	ObjectResult = v1alpha1.ObjectResult
-	Summary      = v1alpha1.MigrationSummary
-	Report       = v1alpha1.MigrationReport
-	Result       = v1alpha1.MigrationResult
-)
-
-// The results.
-const (
-	ResultMigrated     = v1alpha1.ResultMigrated
-	ResultWouldMigrate = v1alpha1.ResultWouldMigrate
-	ResultUnchanged    = v1alpha1.ResultUnchanged
-	ResultSkipped      = v1alpha1.ResultSkipped
-	ResultFailed       = v1alpha1.ResultFailed
-	ResultNeedsWork    = v1alpha1.ResultNeedsWork
-)
-
 // RunOptions configure Run.
 type RunOptions struct {
 	Plan        Options
-	DryRun      write.DryRun
+	DryRun      v1alpha1.DryRun
 	Concurrency int
 	BackupDir   string
 	// Check only reports findings and what would change; nothing is
@@ -79,7 +58,7 @@ type RunOptions struct {
 	Backoff *wait.Backoff
 	// Progress is called after each object, from any goroutine but one
 	// call at a time, with counts that only grow.
-	Progress func(Summary)
+	Progress func(v1alpha1.MigrationSummary)
 	// KeepAll keeps unchanged objects in the report (otherwise only
 	// their count).
 	KeepAll bool
@@ -93,7 +72,7 @@ type Clients struct {
 }
 
 // Run migrates every object src yields, with bounded concurrency.
-func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, error) {
+func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1.MigrationReport, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
@@ -104,7 +83,7 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 	if opts.Manager == "" {
 		opts.Manager = "kubectl-ssa"
 	}
-	rep := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []ObjectResult{}, Unlisted: []string{}}
+	rep := &v1alpha1.MigrationReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.MigrationReportKind), Mode: opts.Plan.Mode, FieldManager: opts.Plan.Target, DryRun: opts.DryRun, BackupDir: opts.BackupDir, Objects: []v1alpha1.ObjectResult{}, Unlisted: []string{}}
 	if opts.Check {
 		rep.BackupDir, rep.Check = "", true
 	}
@@ -127,16 +106,16 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 				mu.Lock()
 				rep.Summary.Scanned++
 				switch res.Result {
-				case ResultMigrated, ResultWouldMigrate, ResultNeedsWork:
+				case v1alpha1.ResultMigrated, v1alpha1.ResultWouldMigrate, v1alpha1.ResultNeedsWork:
 					rep.Summary.Migrated++
-				case ResultUnchanged:
+				case v1alpha1.ResultUnchanged:
 					rep.Summary.Unchanged++
-				case ResultSkipped:
+				case v1alpha1.ResultSkipped:
 					rep.Summary.Skipped++
-				case ResultFailed:
+				case v1alpha1.ResultFailed:
 					rep.Summary.Failed++
 				}
-				if res.Result != ResultUnchanged || opts.KeepAll || len(res.Findings) > 0 {
+				if res.Result != v1alpha1.ResultUnchanged || opts.KeepAll || len(res.Findings) > 0 {
 					rep.Objects = append(rep.Objects, res)
 				}
 				// Under the lock: called after it, a worker holding an
@@ -169,12 +148,12 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*Report, 
 	return rep, srcErr
 }
 
-func refKey(r ownership.ObjectRef) string {
+func refKey(r v1alpha1.ObjectRef) string {
 	return r.APIVersion + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
 }
 
-func refOf(it Item, m *metav1.PartialObjectMetadata) ownership.ObjectRef {
-	return ownership.ObjectRef{
+func refOf(it Item, m *metav1.PartialObjectMetadata) v1alpha1.ObjectRef {
+	return v1alpha1.ObjectRef{
 		APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
 		Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion,
 	}
@@ -200,11 +179,11 @@ func (c Clients) dynClient(it Item) dynamic.ResourceInterface {
 // rest (the patch, the verification) goes on past a cancellation
 // (write.Finishing): a signal never leaves a backup without its write,
 // nor a write cut off without knowing whether the server stored it.
-func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) (res ObjectResult, started bool) {
+func migrateOne(ctx context.Context, c Clients, it Item, opts RunOptions) (res v1alpha1.ObjectResult, started bool) {
 	finishing, stop := write.Finishing(ctx, write.FinishGrace)
 	defer stop()
 	m := &one{c: c, it: it, opts: opts, meta: it.Meta,
-		res: ObjectResult{Object: refOf(it, it.Meta), Changes: []Change{}, Findings: []string{}}}
+		res: v1alpha1.ObjectResult{Object: refOf(it, it.Meta), Changes: []v1alpha1.MigrationChange{}, Findings: []string{}}}
 	err := write.RetryOnConflict(finishing, *opts.Backoff, func(fctx context.Context, attempt int) error {
 		return m.try(ctx, fctx, attempt)
 	})
@@ -217,7 +196,7 @@ type one struct {
 	it      Item
 	opts    RunOptions
 	meta    *metav1.PartialObjectMetadata
-	res     ObjectResult
+	res     v1alpha1.ObjectResult
 	full    *unstructured.Unstructured
 	plan    *Plan
 	written *metav1.PartialObjectMetadata
@@ -249,25 +228,25 @@ func (m *one) try(ctx, fctx context.Context, attempt int) error {
 	opts := m.opts
 	switch {
 	case p.Action == ActionNone:
-		m.res.Result = ResultUnchanged
+		m.res.Result = v1alpha1.ResultUnchanged
 		return errDone
 	case p.Action == ActionSkip:
-		m.res.Result, m.res.Reason = ResultSkipped, p.Reason
+		m.res.Result, m.res.Reason = v1alpha1.ResultSkipped, p.Reason
 		return errDone
 	case opts.Check:
-		m.res.Result = ResultNeedsWork
+		m.res.Result = v1alpha1.ResultNeedsWork
 		return errDone
-	case opts.DryRun == write.DryRunClient:
-		m.res.Result, m.res.Before, m.res.After = ResultWouldMigrate, p.Before, p.After
+	case opts.DryRun == v1alpha1.DryRunClient:
+		m.res.Result, m.res.Before, m.res.After = v1alpha1.ResultWouldMigrate, p.Before, p.After
 		return errDone
 	}
 	if !m.writing && ctx.Err() != nil {
 		return errNotStarted
 	}
 	m.writing = true
-	if opts.DryRun == write.DryRunNone && opts.BackupDir != "" && m.res.Backup == "" {
+	if opts.DryRun == v1alpha1.DryRunNone && opts.BackupDir != "" && m.res.Backup == "" {
 		if m.res.Backup, err = writeBackup(opts.BackupDir, m.it, m.meta, p); err != nil {
-			m.res.Result, m.res.Reason = ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
+			m.res.Result, m.res.Reason = v1alpha1.ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
 			return errDone
 		}
 	}
@@ -292,7 +271,7 @@ func (m *one) read(ctx context.Context, attempt int) (*Plan, error) {
 		}
 		m.meta = meta
 	}
-	if opts.Verify && opts.DryRun == write.DryRunNone && !opts.Check {
+	if opts.Verify && opts.DryRun == v1alpha1.DryRunNone && !opts.Check {
 		// Plan from the very object --verify compares with: the
 		// write's resourceVersion precondition then proves nothing
 		// changed in between.
@@ -301,7 +280,7 @@ func (m *one) read(ctx context.Context, attempt int) (*Plan, error) {
 			return nil, fmt.Errorf("reading it: %w", err)
 		}
 		var om metav1.ObjectMeta
-		if md, ok := m.full.Object["metadata"].(map[string]interface{}); ok {
+		if md, ok := m.full.Object["metadata"].(map[string]any); ok {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &om); err != nil {
 				return nil, fmt.Errorf("reading its metadata: %w", err)
 			}
@@ -327,7 +306,7 @@ func (m *one) read(ctx context.Context, attempt int) (*Plan, error) {
 
 // result is the object's result after its tries ended with err; started
 // is false when a stopped run had written nothing of it.
-func (m *one) result(ctx, fctx context.Context, err error) (ObjectResult, bool) {
+func (m *one) result(ctx, fctx context.Context, err error) (v1alpha1.ObjectResult, bool) {
 	res := m.res
 	switch {
 	case errors.Is(err, errDone):
@@ -335,20 +314,20 @@ func (m *one) result(ctx, fctx context.Context, err error) (ObjectResult, bool) 
 	case errors.Is(err, errNotStarted), !m.writing && ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return res, false
 	case apierrors.IsNotFound(err):
-		res.Result, res.Reason = ResultSkipped, "deleted during the run"
+		res.Result, res.Reason = v1alpha1.ResultSkipped, "deleted during the run"
 		return res, true
 	case apierrors.IsForbidden(err):
-		res.Result, res.Reason = ResultFailed, "forbidden: "+write.APIMessage(err)
+		res.Result, res.Reason = v1alpha1.ResultFailed, "forbidden: "+write.APIMessage(err)
 		return res, true
 	case err != nil:
-		res.Result, res.Reason = ResultFailed, write.APIMessage(err)
+		res.Result, res.Reason = v1alpha1.ResultFailed, write.APIMessage(err)
 		return res, true
 	}
-	if m.opts.DryRun == write.DryRunServer {
-		res.Result = ResultWouldMigrate
+	if m.opts.DryRun == v1alpha1.DryRunServer {
+		res.Result = v1alpha1.ResultWouldMigrate
 		return res, true
 	}
-	res.Result = ResultMigrated
+	res.Result = v1alpha1.ResultMigrated
 	if m.opts.Verify {
 		err := verify(fctx, m.c, m.it, m.full, m.written, m.plan, m.opts)
 		var note *VerifyNote
@@ -356,7 +335,7 @@ func (m *one) result(ctx, fctx context.Context, err error) (ObjectResult, bool) 
 		case errors.As(err, &note):
 			res.Reason = "verified; note: " + note.Msg
 		case err != nil:
-			res.Result, res.Reason = ResultFailed, fmt.Sprintf("migrated, but the verification failed: %v", err)
+			res.Result, res.Reason = v1alpha1.ResultFailed, fmt.Sprintf("migrated, but the verification failed: %v", err)
 		default:
 			res.Reason = "verified"
 		}

@@ -19,6 +19,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
@@ -40,7 +41,7 @@ func partial(t *testing.T, name, rv string) *metav1.PartialObjectMetadata {
 }
 
 // run renames ci to kubectl over the objects, with a fast backoff.
-func run(t *testing.T, c *metadatafake.FakeMetadataClient, check bool, objs ...*metav1.PartialObjectMetadata) *Report {
+func run(t *testing.T, c *metadatafake.FakeMetadataClient, check bool, objs ...*metav1.PartialObjectMetadata) *v1alpha1.MigrationReport {
 	t.Helper()
 	src := func(ctx context.Context, yield func(Item) error) error {
 		for _, o := range objs {
@@ -52,7 +53,7 @@ func run(t *testing.T, c *metadatafake.FakeMetadataClient, check bool, objs ...*
 	}
 	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
 	rep, err := Run(context.Background(), Clients{Metadata: c}, src, RunOptions{
-		Plan:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
 		Concurrency: 2, Backoff: &backoff, Check: check,
 	})
 	if err != nil {
@@ -130,17 +131,17 @@ func TestRunPartialFailure(t *testing.T) {
 	if rep.Summary.Scanned != 3 || rep.Summary.Migrated != 1 || rep.Summary.Failed != 1 || rep.Summary.Skipped != 1 {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
-	results := map[string]ObjectResult{}
+	results := map[string]v1alpha1.ObjectResult{}
 	for _, o := range rep.Objects {
 		results[o.Object.Name] = o
 	}
-	if r := results["b"]; r.Result != ResultFailed || !strings.HasPrefix(r.Reason, "forbidden: ") {
+	if r := results["b"]; r.Result != v1alpha1.ResultFailed || !strings.HasPrefix(r.Reason, "forbidden: ") {
 		t.Errorf("b: %+v", r)
 	}
-	if r := results["gone"]; r.Result != ResultSkipped || r.Reason != "deleted during the run" {
+	if r := results["gone"]; r.Result != v1alpha1.ResultSkipped || r.Reason != "deleted during the run" {
 		t.Errorf("gone: %+v", r)
 	}
-	if r := results["a"]; r.Result != ResultMigrated {
+	if r := results["a"]; r.Result != v1alpha1.ResultMigrated {
 		t.Errorf("a: %+v", r)
 	}
 }
@@ -150,7 +151,7 @@ func TestRunCheckWritesNothing(t *testing.T) {
 	obj := partial(t, "web", "1")
 	c := fakeClient(obj)
 	rep := run(t, c, true, obj)
-	if rep.Summary.Migrated != 1 || len(rep.Objects) != 1 || rep.Objects[0].Result != ResultNeedsWork {
+	if rep.Summary.Migrated != 1 || len(rep.Objects) != 1 || rep.Objects[0].Result != v1alpha1.ResultNeedsWork {
 		t.Errorf("%+v", rep)
 	}
 	for _, a := range c.Actions() {
@@ -179,7 +180,7 @@ func TestRunProgressIsMonotonic(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []int
-	progress := func(s Summary) {
+	progress := func(s v1alpha1.MigrationSummary) {
 		if s.Scanned%2 == 1 {
 			time.Sleep(time.Millisecond) // a slow terminal, half the time
 		}
@@ -188,7 +189,7 @@ func TestRunProgressIsMonotonic(t *testing.T) {
 		mu.Unlock()
 	}
 	_, err := Run(context.Background(), Clients{Metadata: c}, src, RunOptions{
-		Plan:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
 		Concurrency: 8, Check: true, Progress: progress,
 	})
 	if err != nil {
@@ -234,7 +235,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 		return nil
 	}
 	rep, err := Run(ctx, Clients{Metadata: c}, src, RunOptions{
-		Plan:        Options{Mode: ModeRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
 		Concurrency: 1,
 	})
 	if !errors.Is(err, context.Canceled) {

@@ -24,8 +24,8 @@ import (
 // force; a deleted or re-created object (other uid) is always refused.
 // Cancelled, it stops between two objects and returns the report of those
 // done with the cancellation.
-func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force bool) (*Report, error) {
-	rep := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Mode: ModeUndo, DryRun: dryRun, BackupDir: dir, Objects: []ObjectResult{}, Unlisted: []string{}}
+func Undo(ctx context.Context, c Clients, dir string, dryRun v1alpha1.DryRun, force bool) (*v1alpha1.MigrationReport, error) {
+	rep := &v1alpha1.MigrationReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.MigrationReportKind), Mode: v1alpha1.MigrateUndo, DryRun: dryRun, BackupDir: dir, Objects: []v1alpha1.ObjectResult{}, Unlisted: []string{}}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -56,11 +56,11 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force
 		res := undoOne(fctx, c, f, dryRun, force, write.DefaultBackoff)
 		stop()
 		switch res.Result {
-		case ResultMigrated, ResultWouldMigrate:
+		case v1alpha1.ResultMigrated, v1alpha1.ResultWouldMigrate:
 			rep.Summary.Migrated++
-		case ResultUnchanged:
+		case v1alpha1.ResultUnchanged:
 			rep.Summary.Unchanged++
-		case ResultSkipped:
+		case v1alpha1.ResultSkipped:
 			rep.Summary.Skipped++
 		default:
 			rep.Summary.Failed++
@@ -70,19 +70,19 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun write.DryRun, force
 	return rep, nil
 }
 
-func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, force bool, backoff wait.Backoff) ObjectResult {
-	res := ObjectResult{Changes: []Change{}, Findings: []string{}, Backup: file}
+func undoOne(ctx context.Context, c Clients, file string, dryRun v1alpha1.DryRun, force bool, backoff wait.Backoff) v1alpha1.ObjectResult {
+	res := v1alpha1.ObjectResult{Changes: []v1alpha1.MigrationChange{}, Findings: []string{}, Backup: file}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		res.Result, res.Reason = ResultFailed, err.Error()
+		res.Result, res.Reason = v1alpha1.ResultFailed, err.Error()
 		return res
 	}
 	var b Backup
 	if err := json.Unmarshal(data, &b); err != nil || b.Format != BackupFormat {
-		res.Result, res.Reason = ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup", file)
+		res.Result, res.Reason = v1alpha1.ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup", file)
 		return res
 	}
-	res.Object = ownership.ObjectRef{APIVersion: b.Resource.GroupVersion().String(), Kind: b.Kind, Namespace: b.Namespace, Name: b.Name, UID: b.UID}
+	res.Object = v1alpha1.ObjectRef{APIVersion: b.Resource.GroupVersion().String(), Kind: b.Kind, Namespace: b.Namespace, Name: b.Name, UID: b.UID}
 	it := Item{Resource: Resource{GVR: b.Resource, Kind: b.Kind, Namespaced: b.Namespaced}, Meta: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace}}}
 	// The annotation comes back as a change of this request: made under
 	// the name of the manager that owned it, the restored managedFields
@@ -112,13 +112,13 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 		res.Object.ResourceVersion = live.ResourceVersion
 		switch {
 		case string(live.UID) != b.UID:
-			res.Result, res.Reason = ResultSkipped, "the object was deleted and created again since the migration"
+			res.Result, res.Reason = v1alpha1.ResultSkipped, "the object was deleted and created again since the migration"
 			return done
 		case SameManagedFields(live.ManagedFields, b.ManagedFields) && (b.LastApplied == nil || live.Annotations[ownership.LastAppliedAnnotation] == *b.LastApplied):
-			res.Result, res.Reason = ResultUnchanged, "already as in the backup"
+			res.Result, res.Reason = v1alpha1.ResultUnchanged, "already as in the backup"
 			return done
 		case !SameManagedFields(live.ManagedFields, b.Migrated) && !force:
-			res.Result, res.Reason = ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
+			res.Result, res.Reason = v1alpha1.ResultSkipped, "its managedFields changed since the migration (someone wrote to it): restoring would lose that; use --force to restore anyway"
 			return done
 		}
 		ops := write.ManagedFieldsOps(b.ManagedFields)
@@ -128,13 +128,13 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 			}
 			ops = append(ops, write.PatchOp{Op: "add", Path: write.AnnotationPointer(ownership.LastAppliedAnnotation), Value: *b.LastApplied})
 		}
-		if dryRun == write.DryRunClient {
-			res.Result = ResultWouldMigrate
+		if dryRun == v1alpha1.DryRunClient {
+			res.Result = v1alpha1.ResultWouldMigrate
 			return done
 		}
 		wo := write.Options{DryRun: dryRun, FieldManager: manager}
 		out, err := write.Patch[*metav1.PartialObjectMetadata](ctx, c.metaClient(it), live.Name, live.ResourceVersion, ops, wo)
-		if err != nil || b.LastApplied == nil || dryRun == write.DryRunServer {
+		if err != nil || b.LastApplied == nil || dryRun == v1alpha1.DryRunServer {
 			return err
 		}
 		restored = true
@@ -154,14 +154,14 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 	case errors.Is(err, done):
 		return res
 	case err != nil:
-		res.Result, res.Reason = ResultFailed, write.APIMessage(err)
+		res.Result, res.Reason = v1alpha1.ResultFailed, write.APIMessage(err)
 		return res
 	}
-	res.Result = ResultMigrated
-	if dryRun == write.DryRunServer {
-		res.Result = ResultWouldMigrate
+	res.Result = v1alpha1.ResultMigrated
+	if dryRun == v1alpha1.DryRunServer {
+		res.Result = v1alpha1.ResultWouldMigrate
 	}
-	res.Changes = append(res.Changes, Change{Change: "managedFields restored from the backup"})
+	res.Changes = append(res.Changes, v1alpha1.MigrationChange{Change: "managedFields restored from the backup"})
 	return res
 }
 
@@ -170,7 +170,7 @@ func undoOne(ctx context.Context, c Clients, file string, dryRun write.DryRun, f
 // again and puts back the time the restoring patch gave manager's entry,
 // unless another writer changed the restored managedFields or annotation
 // meanwhile (res.Reason then says so, and it returns done).
-func restoreTime(ctx context.Context, c Clients, it Item, b Backup, live *metav1.PartialObjectMetadata, manager string, res *ObjectResult, done error) error {
+func restoreTime(ctx context.Context, c Clients, it Item, b Backup, live *metav1.PartialObjectMetadata, manager string, res *v1alpha1.ObjectResult, done error) error {
 	if string(live.UID) != b.UID || !SameManagedFields(live.ManagedFields, b.ManagedFields) || live.Annotations[ownership.LastAppliedAnnotation] != *b.LastApplied {
 		res.Reason = "its " + manager + " entry keeps the time of the undo: another writer changed the object right after the restore"
 		return done
@@ -191,7 +191,7 @@ func restoreTime(ctx context.Context, c Clients, it Item, b Backup, live *metav1
 // times of a write that changes nothing but managedFields times
 // (KUBE_APISERVER_AVOID_NOOP_SSA_TIMESTAMP_UPDATES), so the entry keeps
 // the time of the write that put the annotation back.
-func noteTimeKept(out *metav1.PartialObjectMetadata, b Backup, manager string, res *ObjectResult) {
+func noteTimeKept(out *metav1.PartialObjectMetadata, b Backup, manager string, res *v1alpha1.ObjectResult) {
 	if out == nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
@@ -32,14 +33,14 @@ type undoRace struct {
 	preconditions []string
 }
 
-func newUndoRace(t *testing.T, controller func(m *metav1.PartialObjectMetadata)) (*undoRace, ObjectResult) {
+func newUndoRace(t *testing.T, controller func(m *metav1.PartialObjectMetadata)) (*undoRace, v1alpha1.ObjectResult) {
 	return newUndoRaceOn(t, controller, false)
 }
 
 // newUndoRaceOn is newUndoRace on a server that, when keepsTimes, keeps
 // the stored times of a write that changes only managedFields times, as
 // the apiserver does since 1.27.
-func newUndoRaceOn(t *testing.T, controller func(m *metav1.PartialObjectMetadata), keepsTimes bool) (*undoRace, ObjectResult) {
+func newUndoRaceOn(t *testing.T, controller func(m *metav1.PartialObjectMetadata), keepsTimes bool) (*undoRace, v1alpha1.ObjectResult) {
 	t.Helper()
 	orig := built(t, csaCreate, controllerStatus)
 	saved := orig.ManagedFields
@@ -47,7 +48,7 @@ func newUndoRaceOn(t *testing.T, controller func(m *metav1.PartialObjectMetadata
 	for i := range saved {
 		saved[i].Time = &then
 	}
-	p, err := MakePlan(Object{Ref: orig.Ref, ManagedFields: saved, Annotations: orig.Annotations}, Options{Mode: ModeCSA, Target: "kubectl", RemoveLastApplied: true,
+	p, err := MakePlan(Object{Ref: orig.Ref, ManagedFields: saved, Annotations: orig.Annotations}, Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl", RemoveLastApplied: true,
 		Served: func(schema.GroupVersionKind) bool { return true }, Now: then.Time})
 	if err != nil || p.Action != ActionMigrate {
 		t.Fatalf("plan: %v %+v", err, p)
@@ -116,7 +117,7 @@ func newUndoRaceOn(t *testing.T, controller func(m *metav1.PartialObjectMetadata
 		return true, m, nil
 	})
 	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
-	return r, undoOne(context.Background(), Clients{Metadata: c}, r.file, write.DryRunNone, false, backoff)
+	return r, undoOne(context.Background(), Clients{Metadata: c}, r.file, v1alpha1.DryRunNone, false, backoff)
 }
 
 // The controller's status write between the undo's two patches: the
@@ -131,7 +132,7 @@ func TestUndoControllerWritesBetweenPatches(t *testing.T) {
 			}
 		}
 	})
-	if res.Result != ResultMigrated || res.Reason != "" || len(res.Changes) != 1 {
+	if res.Result != v1alpha1.ResultMigrated || res.Reason != "" || len(res.Changes) != 1 {
 		t.Fatalf("result %s (%s), changes %+v: want restored", res.Result, res.Reason, res.Changes)
 	}
 	if len(r.patches) != 3 || r.preconditions[2] != "9" {
@@ -156,7 +157,7 @@ func TestUndoWriterChangesManagedFieldsAfterRestore(t *testing.T) {
 			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)})
 	})
 	want := "its kubectl-client-side-apply entry keeps the time of the undo: another writer changed the object right after the restore"
-	if res.Result != ResultMigrated || res.Reason != want {
+	if res.Result != v1alpha1.ResultMigrated || res.Reason != want {
 		t.Errorf("result %s (%s), want restored (%s)", res.Result, res.Reason, want)
 	}
 }
@@ -167,7 +168,7 @@ func TestUndoWriterChangesManagedFieldsAfterRestore(t *testing.T) {
 func TestUndoSaysTheServerKeptTheTime(t *testing.T) {
 	_, res := newUndoRaceOn(t, func(*metav1.PartialObjectMetadata) {}, true)
 	want := "its kubectl-client-side-apply entry keeps the time of the undo: the apiserver ignores a write that changes only managedFields times"
-	if res.Result != ResultMigrated || res.Reason != want {
+	if res.Result != v1alpha1.ResultMigrated || res.Reason != want {
 		t.Errorf("result %s (%s), want restored (%s)", res.Result, res.Reason, want)
 	}
 }

@@ -25,7 +25,7 @@ func verify(ctx context.Context, c Clients, it Item, before *unstructured.Unstru
 	if written != nil && after.GetResourceVersion() != written.ResourceVersion {
 		return &VerifyNote{Msg: "another writer changed the object right after the migration, so its values were not compared"}
 	}
-	strip := func(u *unstructured.Unstructured) map[string]interface{} {
+	strip := func(u *unstructured.Unstructured) map[string]any {
 		o := u.DeepCopy().Object
 		unstructured.RemoveNestedField(o, "metadata", "managedFields")
 		unstructured.RemoveNestedField(o, "metadata", "resourceVersion")
@@ -66,9 +66,9 @@ func sameGeneration(before, after int64) error {
 }
 
 // firstDifference returns the first path where two values differ, or "".
-func firstDifference(a, b interface{}, path string) string {
-	am, aok := a.(map[string]interface{})
-	bm, bok := b.(map[string]interface{})
+func firstDifference(a, b any, path string) string {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
 	if aok && bok {
 		keys := map[string]bool{}
 		for k := range am {

@@ -18,10 +18,10 @@ import (
 // annotations change (--remove-last-applied); a value that changed fails.
 func TestVerifyGeneration(t *testing.T) {
 	deployment := func(generation int64, annotations map[string]string, replicas int64) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]interface{}{
+		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
-			"metadata": map[string]interface{}{"name": "app", "namespace": "ns", "uid": "u1", "resourceVersion": "7"},
-			"spec":     map[string]interface{}{"replicas": replicas},
+			"metadata": map[string]any{"name": "app", "namespace": "ns", "uid": "u1", "resourceVersion": "7"},
+			"spec":     map[string]any{"replicas": replicas},
 		}}
 		u.SetGeneration(generation)
 		u.SetAnnotations(annotations)

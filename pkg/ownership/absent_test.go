@@ -11,14 +11,14 @@ import (
 // A Secret's stringData is written, converted to data, and never stored:
 // its applier still owns the path, which the object does not have.
 func TestAbsentOwnedPaths(t *testing.T) {
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]interface{}{"name": "s", "namespace": "ns", "managedFields": []interface{}{
-			map[string]interface{}{"manager": "vault", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
-				"fieldsV1": map[string]interface{}{"f:stringData": map[string]interface{}{"f:password": map[string]interface{}{}}, "f:type": map[string]interface{}{}}},
+		"metadata": map[string]any{"name": "s", "namespace": "ns", "managedFields": []any{
+			map[string]any{"manager": "vault", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:stringData": map[string]any{"f:password": map[string]any{}}, "f:type": map[string]any{}}},
 		}},
 		"type": "Opaque",
-		"data": map[string]interface{}{"password": "aHVudGVyMg=="},
+		"data": map[string]any{"password": "aHVudGVyMg=="},
 	}}
 	r, err := ownership.Analyze(obj, ownership.Options{})
 	if err != nil {

@@ -24,12 +24,9 @@ type Options struct {
 	ShowSecretValues bool
 }
 
-// Redacted replaces a hidden value.
-const Redacted = v1alpha1.Redacted
-
 // RedactedN replaces the n-th distinct hidden value of a field (from 1):
 // two values that differ read differently, and neither is shown.
-func RedactedN(n int) string { return fmt.Sprintf("%s #%d", Redacted, n) }
+func RedactedN(n int) string { return fmt.Sprintf("%s #%d", v1alpha1.Redacted, n) }
 
 // LastAppliedAnnotation is the annotation client-side apply keeps.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
@@ -48,8 +45,8 @@ func (e *CorruptError) Error() string {
 func (e *CorruptError) Unwrap() error { return e.Err }
 
 // RefOf returns the reference of an object.
-func RefOf(obj *unstructured.Unstructured) ObjectRef {
-	return ObjectRef{
+func RefOf(obj *unstructured.Unstructured) v1alpha1.ObjectRef {
+	return v1alpha1.ObjectRef{
 		APIVersion:      obj.GetAPIVersion(),
 		Kind:            obj.GetKind(),
 		Namespace:       obj.GetNamespace(),
@@ -66,11 +63,11 @@ func ObjectName(kind, namespace, name string) string {
 }
 
 // OwnerOf returns the identity of a managedFields entry.
-func OwnerOf(e metav1.ManagedFieldsEntry) Owner {
-	return Owner{
+func OwnerOf(e metav1.ManagedFieldsEntry) v1alpha1.Owner {
+	return v1alpha1.Owner{
 		Manager:     e.Manager,
-		Operation:   Operation(e.Operation),
-		Subresource: Subresource(e.Subresource),
+		Operation:   v1alpha1.Operation(e.Operation),
+		Subresource: v1alpha1.Subresource(e.Subresource),
 		APIVersion:  e.APIVersion,
 		Time:        e.Time,
 	}
@@ -116,7 +113,7 @@ func AnalyzeTree(obj *unstructured.Unstructured, opts Options) (*Report, error) 
 		return nil, fmt.Errorf("%s: metadata.managedFields is malformed (%w): fix the file or re-read the object from the cluster", name, err)
 	}
 
-	r := &Report{OwnershipReport: v1alpha1.OwnershipReport{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Object: ref, Managers: []Manager{}, Fields: []Field{}, Unowned: []pathlang.Path{}}, Entries: len(entries)}
+	r := &Report{OwnershipReport: v1alpha1.OwnershipReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.OwnershipReportKind), Object: ref, Managers: []v1alpha1.Manager{}, Fields: []v1alpha1.Field{}, Unowned: []pathlang.Path{}}, Entries: len(entries)}
 	r.Tree = &Node{}
 	arena := &nodeArena{}
 	for i, e := range entries {
@@ -124,7 +121,7 @@ func AnalyzeTree(obj *unstructured.Unstructured, opts Options) (*Report, error) 
 		if err != nil {
 			return nil, &CorruptError{Object: name, Entry: i, Err: err}
 		}
-		r.Managers = append(r.Managers, Manager{Owner: OwnerOf(e.ManagedFieldsEntry), FieldCount: set.Size(), Set: set})
+		r.Managers = append(r.Managers, v1alpha1.Manager{Owner: OwnerOf(e.ManagedFieldsEntry), FieldCount: set.Size(), Set: set})
 		r.Owners = append(r.Owners, OwnerOf(e.ManagedFieldsEntry))
 	}
 	r.Tree.sortAll()
@@ -148,14 +145,14 @@ func (r *Report) fields() {
 			owners += len(n.Owners)
 		}
 	})
-	r.Fields = make([]Field, 0, fields)
-	ownerBuf := make([]Owner, 0, owners)
+	r.Fields = make([]v1alpha1.Field, 0, fields)
+	ownerBuf := make([]v1alpha1.Owner, 0, owners)
 	// Walk the trie and the object together: each value is found from
 	// its parent's, not from the root.
-	var collect func(n *Node, v interface{}, found bool)
-	collect = func(n *Node, v interface{}, found bool) {
+	var collect func(n *Node, v any, found bool)
+	collect = func(n *Node, v any, found bool) {
 		for _, c := range n.Children {
-			cv, ok := interface{}(nil), false
+			cv, ok := any(nil), false
 			if found {
 				cv, ok = pathlang.LookupElement(v, c.PE)
 			}
@@ -164,10 +161,10 @@ func (r *Report) fields() {
 				for _, i := range c.Owners {
 					ownerBuf = append(ownerBuf, r.Managers[i].Owner)
 				}
-				f := Field{Path: pathlang.Path(c.Path), Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
+				f := v1alpha1.Field{Path: pathlang.Path(c.Path), Owners: ownerBuf[start:len(ownerBuf):len(ownerBuf)], Absent: !ok}
 				if ok && (len(c.Children) == 0 || isScalar(cv)) && c.PE.Key == nil {
 					f.Value, f.HasValue = cv, true
-					if s, ok := cv.(string); ok && s == Redacted {
+					if s, ok := cv.(string); ok && s == v1alpha1.Redacted {
 						f.Redacted = true
 					}
 				}
@@ -184,13 +181,13 @@ func (r *Report) fields() {
 
 // withoutManagedFields copies the top level and metadata of an object,
 // leaving out managedFields; deeper values are shared.
-func withoutManagedFields(obj map[string]interface{}) map[string]interface{} {
-	out := make(map[string]interface{}, len(obj))
+func withoutManagedFields(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
 	for k, v := range obj {
 		out[k] = v
 	}
-	if meta, ok := obj["metadata"].(map[string]interface{}); ok {
-		m := make(map[string]interface{}, len(meta))
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(meta))
 		for k, v := range meta {
 			if k != "managedFields" {
 				m[k] = v
@@ -205,7 +202,7 @@ func withoutManagedFields(obj map[string]interface{}) map[string]interface{} {
 // fieldsV1 kept as the decoded JSON it already is.
 type rawEntry struct {
 	metav1.ManagedFieldsEntry
-	fields interface{}
+	fields any
 }
 
 func managedFields(obj *unstructured.Unstructured) ([]rawEntry, error) {
@@ -213,19 +210,19 @@ func managedFields(obj *unstructured.Unstructured) ([]rawEntry, error) {
 	if err != nil || !found || raw == nil {
 		return nil, err
 	}
-	list, ok := raw.([]interface{})
+	list, ok := raw.([]any)
 	if !ok {
 		return nil, fmt.Errorf("expected a list, got %T", raw)
 	}
 	out := make([]rawEntry, 0, len(list))
 	for i, item := range list {
-		m, ok := item.(map[string]interface{})
+		m, ok := item.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("entry %d: expected an object, got %T", i, item)
 		}
 		// Converting fieldsV1 would marshal it to JSON to parse it again:
 		// convert the rest and walk fieldsV1 as it is.
-		rest := make(map[string]interface{}, len(m))
+		rest := make(map[string]any, len(m))
 		for k, v := range m {
 			if k != "fieldsV1" {
 				rest[k] = v
@@ -269,7 +266,7 @@ func decodeInto(e rawEntry, tree *Node, owner int, arena *nodeArena) (*fieldpath
 	if e.FieldsType != "" && e.FieldsType != "FieldsV1" {
 		return nil, fmt.Errorf("unknown fieldsType %q", e.FieldsType)
 	}
-	m, ok := e.fields.(map[string]interface{})
+	m, ok := e.fields.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("fieldsV1 is %T, not an object", e.fields)
 	}
@@ -287,14 +284,14 @@ type decoder struct {
 
 type fieldsItem struct {
 	pe    fieldpath.PathElement
-	child map[string]interface{}
+	child map[string]any
 }
 
 // level decodes one object of a FieldsV1 tree into the set of that level
 // and the trie node. As in structured-merge-diff, a child is a member when
 // it holds "." or nothing it knows, and keys of unknown kinds are skipped.
 // Children are taken in path order, so the set is built by appending.
-func (d decoder) level(m map[string]interface{}, set *fieldpath.Set, n *Node) error {
+func (d decoder) level(m map[string]any, set *fieldpath.Set, n *Node) error {
 	// Field names, nearly all keys, sort as strings ("f:" + name sorts as
 	// name) and before every other kind of element.
 	var fieldKeys []string
@@ -354,11 +351,11 @@ func (d decoder) level(m map[string]interface{}, set *fieldpath.Set, n *Node) er
 	return nil
 }
 
-func childObject(k string, v interface{}) (map[string]interface{}, error) {
+func childObject(k string, v any) (map[string]any, error) {
 	switch t := v.(type) {
 	case nil:
 		return nil, nil
-	case map[string]interface{}:
+	case map[string]any:
 		return t, nil
 	}
 	return nil, fmt.Errorf("%s: expected an object, got %T", k, v)
@@ -383,7 +380,7 @@ func compareItems(a, b fieldsItem) int { return a.pe.Compare(b.pe) }
 
 // membership tells whether a FieldsV1 child marks its path as owned, and
 // whether it holds paths below.
-func membership(child map[string]interface{}) (member, nested bool) {
+func membership(child map[string]any) (member, nested bool) {
 	for k := range child {
 		switch {
 		case k == ".":
@@ -405,7 +402,7 @@ func IsSecret(apiVersion, kind string) bool {
 // RedactSecret replaces the secret values of a Secret's content (data,
 // stringData, the last-applied annotation), copying the top level and
 // metadata first: the object it came from is left as it was.
-func RedactSecret(content map[string]interface{}) map[string]interface{} {
+func RedactSecret(content map[string]any) map[string]any {
 	c := withoutManagedFields(content)
 	if mf, ok := nestedMap(content, "metadata")["managedFields"]; ok {
 		nestedMap(c, "metadata")["managedFields"] = mf
@@ -414,45 +411,45 @@ func RedactSecret(content map[string]interface{}) map[string]interface{} {
 	return c
 }
 
-func nestedMap(m map[string]interface{}, key string) map[string]interface{} {
-	v, _ := m[key].(map[string]interface{})
+func nestedMap(m map[string]any, key string) map[string]any {
+	v, _ := m[key].(map[string]any)
 	if v == nil {
-		return map[string]interface{}{}
+		return map[string]any{}
 	}
 	return v
 }
 
 // redactSecret replaces secret values in content, whose top level and
 // metadata are copies: the maps it changes below them are copied first.
-func redactSecret(content map[string]interface{}) {
+func redactSecret(content map[string]any) {
 	for _, key := range []string{"data", "stringData"} {
-		if m, ok := content[key].(map[string]interface{}); ok {
-			red := make(map[string]interface{}, len(m))
+		if m, ok := content[key].(map[string]any); ok {
+			red := make(map[string]any, len(m))
 			for k := range m {
-				red[k] = Redacted
+				red[k] = v1alpha1.Redacted
 			}
 			content[key] = red
 		}
 	}
 	// client-side apply copies the whole Secret, values included, into
 	// this annotation (whatever the types of the other annotations).
-	if meta, ok := content["metadata"].(map[string]interface{}); ok {
-		if ann, ok := meta["annotations"].(map[string]interface{}); ok {
+	if meta, ok := content["metadata"].(map[string]any); ok {
+		if ann, ok := meta["annotations"].(map[string]any); ok {
 			if _, has := ann[LastAppliedAnnotation]; has {
-				c := make(map[string]interface{}, len(ann))
+				c := make(map[string]any, len(ann))
 				for k, v := range ann {
 					c[k] = v
 				}
-				c[LastAppliedAnnotation] = Redacted
+				c[LastAppliedAnnotation] = v1alpha1.Redacted
 				meta["annotations"] = c
 			}
 		}
 	}
 }
 
-func isScalar(v interface{}) bool {
+func isScalar(v any) bool {
 	switch v.(type) {
-	case map[string]interface{}, []interface{}:
+	case map[string]any, []any:
 		return false
 	}
 	return true
@@ -588,7 +585,7 @@ func (n *Node) Atomic() bool {
 // ItemElement chooses the path element of a list item: by key or by value
 // when the owned paths under the list say the list is associative or a set,
 // and by index otherwise. It returns the trie child when one exists.
-func (n *Node) ItemElement(item interface{}, index int) (fieldpath.PathElement, *Node) {
+func (n *Node) ItemElement(item any, index int) (fieldpath.PathElement, *Node) {
 	if n != nil && len(n.Children) > 0 {
 		first := n.Children[0].PE
 		switch {
@@ -597,7 +594,7 @@ func (n *Node) ItemElement(item interface{}, index int) (fieldpath.PathElement, 
 			for _, f := range *first.Key {
 				names = append(names, f.Name)
 			}
-			if m, ok := item.(map[string]interface{}); ok {
+			if m, ok := item.(map[string]any); ok {
 				if pe, ok := pathlang.KeyElement(m, names); ok {
 					return pe, n.Child(pe)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/benchdata"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -26,7 +27,7 @@ func object(t testing.TB, manifest string) *unstructured.Unstructured {
 const widget = testkit.Widget
 
 // ownerText is "manager Operation[ /subresource] apiVersion".
-func ownerText(o ownership.Owner) string {
+func ownerText(o v1alpha1.Owner) string {
 	s := o.Manager + " " + string(o.Operation)
 	if o.Subresource != "" {
 		s += " /" + string(o.Subresource)
@@ -47,7 +48,7 @@ type fieldView struct {
 }
 
 type reportView struct {
-	Object   ownership.ObjectRef
+	Object   v1alpha1.ObjectRef
 	Managers []managerView
 	Fields   []fieldView
 	Unowned  []string
@@ -98,7 +99,7 @@ func TestAnalyze(t *testing.T) {
 			name:     "every element kind, shared paths, idle entries, other apiVersion, subresource",
 			manifest: widget,
 			want: reportView{
-				Object: ownership.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "shop", Name: "w1", UID: "0b6c8f7e-1111-4222-8333-444455556666", ResourceVersion: "7"},
+				Object: v1alpha1.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "shop", Name: "w1", UID: "0b6c8f7e-1111-4222-8333-444455556666", ResourceVersion: "7"},
 				Managers: []managerView{
 					{Owner: platform, Time: "2026-01-02T00:00:00Z", Fields: 11},
 					{Owner: team, Time: "2026-01-02T12:00:00Z", Fields: 3},
@@ -148,7 +149,7 @@ data:
   k: v
 `,
 			want: reportView{
-				Object:   ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "c", UID: "u1", ResourceVersion: "1"},
+				Object:   v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "c", UID: "u1", ResourceVersion: "1"},
 				Managers: []managerView{},
 				Fields:   []fieldView{},
 				Unowned:  []string{".data", ".metadata.labels"},
@@ -187,7 +188,7 @@ metadata:
         f:annotations: {}
 `,
 			want: reportView{
-				Object: ownership.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: "team-a"},
+				Object: v1alpha1.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: "team-a"},
 				Managers: []managerView{
 					{Owner: "kube-apiserver Update v1", Time: "-", Fields: 2},
 					{Owner: "finance Apply v1", Time: "-", Fields: 2},
@@ -218,7 +219,7 @@ metadata:
         f:removed: {}
 `,
 			want: reportView{
-				Object:   ownership.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "c"},
+				Object:   v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "c"},
 				Managers: []managerView{{Owner: "gone Apply v1", Time: "-", Fields: 1}},
 				Fields:   []fieldView{{Path: ".data.removed", Owners: []string{"gone Apply v1"}, Value: "-"}},
 				Unowned:  []string{},
@@ -242,7 +243,7 @@ metadata:
 					t.Errorf("manager %s: set\n%s\nwant\n%s", e.Manager, got, want)
 				}
 			}
-			if r.Kind != ownership.ReportKind {
+			if r.Kind != v1alpha1.OwnershipReportKind {
 				t.Errorf("Kind = %q", r.Kind)
 			}
 			if diff := cmp.Diff(tt.want, view(r)); diff != "" {
@@ -443,9 +444,9 @@ func TestAnalyzeSecretRedaction(t *testing.T) {
 			name:     "secret values redacted by default",
 			manifest: secret,
 			want: map[string]string{
-				".data.password":    ownership.Redacted,
-				".stringData.token": ownership.Redacted,
-				".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration": ownership.Redacted,
+				".data.password":    v1alpha1.Redacted,
+				".stringData.token": v1alpha1.Redacted,
+				".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration": v1alpha1.Redacted,
 				".metadata.annotations.example.com/plain":                                "visible",
 				".type": "Opaque",
 			},
@@ -476,9 +477,9 @@ func TestAnalyzeSecretRedaction(t *testing.T) {
 			name:     "redacted even when another annotation is not a string",
 			manifest: strings.Replace(secret, "example.com/plain: visible", "example.com/plain: 3", 1),
 			want: map[string]string{
-				".data.password":    ownership.Redacted,
-				".stringData.token": ownership.Redacted,
-				".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration": ownership.Redacted,
+				".data.password":    v1alpha1.Redacted,
+				".stringData.token": v1alpha1.Redacted,
+				".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration": v1alpha1.Redacted,
 				".metadata.annotations.example.com/plain":                                "3",
 				".type": "Opaque",
 			},
@@ -497,7 +498,7 @@ func TestAnalyzeSecretRedaction(t *testing.T) {
 				if f.HasValue {
 					got[f.Path.APIServerString()] = fmt.Sprintf("%v", f.Value)
 				}
-				if f.Redacted != (f.HasValue && f.Value == ownership.Redacted) {
+				if f.Redacted != (f.HasValue && f.Value == v1alpha1.Redacted) {
 					t.Errorf("%s: Redacted = %v with value %v", f.Path, f.Redacted, f.Value)
 				}
 			}
@@ -542,7 +543,7 @@ func TestAnalyzeDecodesAsStructuredMergeDiff(t *testing.T) {
 			t.Fatal(err)
 		}
 		// skip the golden YAML reports next to the fixtures
-		if obj := object(t, string(b)); obj.GetKind() != ownership.ReportKind {
+		if obj := object(t, string(b)); obj.GetKind() != v1alpha1.OwnershipReportKind {
 			objects[filepath.Base(f)] = obj
 		}
 	}

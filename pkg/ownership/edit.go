@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -184,32 +185,32 @@ func UnionAll(sets []*fieldpath.Set) *fieldpath.Set {
 // stringData or the last-applied annotation; the values it holds of
 // those when p is above them (.metadata, .metadata.annotations). v itself
 // is not changed.
-func RedactValue(p fieldpath.Path, v interface{}) interface{} {
+func RedactValue(p fieldpath.Path, v any) any {
 	if v == nil {
 		return nil
 	}
 	if SecretPath(p) {
-		return Redacted
+		return v1alpha1.Redacted
 	}
 	meta := fieldpath.MakePathOrDie("metadata")
 	annotations := fieldpath.MakePathOrDie("metadata", "annotations")
 	switch {
 	case p.Equals(meta):
-		m, ok := v.(map[string]interface{})
+		m, ok := v.(map[string]any)
 		if !ok {
 			return v
 		}
-		c := make(map[string]interface{}, len(m))
+		c := make(map[string]any, len(m))
 		for k, x := range m {
 			c[k] = x
 		}
-		obj := map[string]interface{}{"metadata": c}
+		obj := map[string]any{"metadata": c}
 		redactSecret(obj)
 		return obj["metadata"]
 	case p.Equals(annotations):
-		obj := map[string]interface{}{"metadata": map[string]interface{}{"annotations": v}}
+		obj := map[string]any{"metadata": map[string]any{"annotations": v}}
 		redactSecret(obj)
-		return obj["metadata"].(map[string]interface{})["annotations"]
+		return obj["metadata"].(map[string]any)["annotations"]
 	}
 	return v
 }

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -28,7 +29,7 @@ type Filter struct {
 }
 
 // ownerFilter tells whether an owner passes the owner-level conditions.
-func (f Filter) ownerMatch(o Owner) bool {
+func (f Filter) ownerMatch(o v1alpha1.Owner) bool {
 	if len(f.Managers) > 0 {
 		ok := false
 		for _, g := range f.Managers {
@@ -112,7 +113,7 @@ func (f Filter) Apply(r *Report) *Report {
 		return false
 	}
 
-	out.Fields = []Field{}
+	out.Fields = []v1alpha1.Field{}
 	if !f.Unowned {
 		for _, fl := range r.Fields {
 			if f.Shared && len(fl.Owners) < 2 {
@@ -165,7 +166,7 @@ func (f Filter) Apply(r *Report) *Report {
 		}
 	}
 	fieldFiltered := len(f.Fields) > 0 || f.Shared || f.Unowned
-	out.Managers = []Manager{}
+	out.Managers = []v1alpha1.Manager{}
 	for _, m := range r.Managers {
 		if f.ownerMatch(m.Owner) && (!fieldFiltered || owning[identity(m.Owner)]) {
 			out.Managers = append(out.Managers, m)
@@ -197,15 +198,15 @@ func (f Filter) Unmatched(r *Report) []string {
 }
 
 // identity is the owner's managedFields identity, without its time.
-func identity(o Owner) string {
+func identity(o v1alpha1.Owner) string {
 	return o.Manager + "\x00" + string(o.Operation) + "\x00" + string(o.Subresource) + "\x00" + o.APIVersion
 }
 
 // matchBelow calls add for the top-most paths below p (holding v) that ok
 // accepts, in object order. Nothing below p is owned, so list items are
 // addressed by index, as the unowned paths are.
-func matchBelow(v interface{}, p fieldpath.Path, ok func(fieldpath.Path) bool, add func(fieldpath.Path)) {
-	visit := func(child interface{}, pe fieldpath.PathElement) {
+func matchBelow(v any, p fieldpath.Path, ok func(fieldpath.Path) bool, add func(fieldpath.Path)) {
+	visit := func(child any, pe fieldpath.PathElement) {
 		cp := append(p.Copy(), pe)
 		if ok(cp) {
 			add(cp)
@@ -214,7 +215,7 @@ func matchBelow(v interface{}, p fieldpath.Path, ok func(fieldpath.Path) bool, a
 		matchBelow(child, cp, ok, add)
 	}
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {
 			keys = append(keys, k)
@@ -223,7 +224,7 @@ func matchBelow(v interface{}, p fieldpath.Path, ok func(fieldpath.Path) bool, a
 		for _, k := range keys {
 			visit(t[k], fieldpath.PathElement{FieldName: &k})
 		}
-	case []interface{}:
+	case []any:
 		for i, item := range t {
 			visit(item, fieldpath.IndexElement(i))
 		}

@@ -7,22 +7,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-// ReportKind is the kind of the report Analyze returns.
-const ReportKind = v1alpha1.OwnershipReportKind
-
-// ReportAPIVersion is the apiVersion of every kubectl-ssa report.
-const ReportAPIVersion = v1alpha1.GroupVersion
-
-// The parts of the reports, defined in package v1alpha1.
-type (
-	ObjectRef   = v1alpha1.ObjectRef
-	Owner       = v1alpha1.Owner
-	Manager     = v1alpha1.Manager
-	Field       = v1alpha1.Field
-	Operation   = v1alpha1.Operation
-	Subresource = v1alpha1.Subresource
-)
-
 // Report is the ownership of one object: the report it prints
 // (v1alpha1.OwnershipReport) and what the views walk, which is never data.
 type Report struct {
@@ -39,14 +23,14 @@ type Report struct {
 	// Owners are the identities of every entry, in managedFields order:
 	// Tree's owner indices point here, whatever a filter removed from
 	// Managers.
-	Owners []Owner `json:"-"`
+	Owners []v1alpha1.Owner `json:"-"`
 
 	// Tree is the ownership trie the views walk; Content is the object
 	// without managedFields, with secret values redacted unless asked for.
 	// Content shares the values Analyze did not change with the object
 	// analyzed: both are read-only.
-	Tree    *Node                  `json:"-"`
-	Content map[string]interface{} `json:"-"`
+	Tree    *Node          `json:"-"`
+	Content map[string]any `json:"-"`
 }
 
 // Node is a node of the ownership trie: a path element, the indices (into
@@ -79,7 +63,7 @@ const (
 // to another: what a view of a managedFields rewrite lists.
 type EntryChange struct {
 	// Owner is the entry's identity (no Time).
-	Owner  Owner
+	Owner  v1alpha1.Owner
 	Change EntryChangeKind
 	// Owned is how many paths a removed entry owned.
 	Owned int

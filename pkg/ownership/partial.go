@@ -13,8 +13,8 @@ import (
 // values in obj: an applied configuration holding just those fields, with
 // list items identified by their keys. Index elements can't be applied
 // (a position is not an identity), so they are an error.
-func Partial(obj map[string]interface{}, paths []fieldpath.Path) (map[string]interface{}, error) {
-	out := map[string]interface{}{}
+func Partial(obj map[string]any, paths []fieldpath.Path) (map[string]any, error) {
+	out := map[string]any{}
 	for _, p := range paths {
 		v, ok := pathlang.Lookup(obj, p)
 		if !ok {
@@ -29,18 +29,18 @@ func Partial(obj map[string]interface{}, paths []fieldpath.Path) (map[string]int
 
 // SetPath sets p to v in root, making the maps, lists and keyed list
 // items on the way.
-func SetPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error {
+func SetPath(root map[string]any, p fieldpath.Path, v any) error {
 	return setPath(root, p, v)
 }
 
-func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error {
-	var cur interface{} = root
-	var assign func(interface{})
+func setPath(root map[string]any, p fieldpath.Path, v any) error {
+	var cur any = root
+	var assign func(any)
 	for i, pe := range p {
 		last := i == len(p)-1
 		switch {
 		case pe.FieldName != nil:
-			m, ok := cur.(map[string]interface{})
+			m, ok := cur.(map[string]any)
 			if !ok {
 				return fmt.Errorf("%s is not a map", p[:i])
 			}
@@ -51,25 +51,25 @@ func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error
 			next, ok := m[*pe.FieldName]
 			if !ok {
 				if p[i+1].FieldName != nil {
-					next = map[string]interface{}{}
+					next = map[string]any{}
 				} else {
-					next = []interface{}{}
+					next = []any{}
 				}
 				m[*pe.FieldName] = next
 			}
 			name := *pe.FieldName
-			assign = func(nv interface{}) { m[name] = nv }
+			assign = func(nv any) { m[name] = nv }
 			cur = next
 		case pe.Key != nil:
-			l, _ := cur.([]interface{})
-			var item map[string]interface{}
+			l, _ := cur.([]any)
+			var item map[string]any
 			for _, it := range l {
-				if im, ok := it.(map[string]interface{}); ok && pathlang.MatchKey(im, *pe.Key) {
+				if im, ok := it.(map[string]any); ok && pathlang.MatchKey(im, *pe.Key) {
 					item = im
 				}
 			}
 			if item == nil {
-				item = map[string]interface{}{}
+				item = map[string]any{}
 				for _, f := range *pe.Key {
 					item[f.Name] = f.Value.Unstructured()
 				}
@@ -80,10 +80,10 @@ func setPath(root map[string]interface{}, p fieldpath.Path, v interface{}) error
 				return nil
 			}
 			list := l
-			assign = func(nv interface{}) { _ = list }
+			assign = func(nv any) { _ = list }
 			cur = item
 		case pe.Value != nil:
-			l, _ := cur.([]interface{})
+			l, _ := cur.([]any)
 			found := false
 			for _, it := range l {
 				if value.Equals(value.NewValueInterface(it), *pe.Value) {

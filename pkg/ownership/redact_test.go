@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -12,17 +13,17 @@ import (
 // A Secret's values are hidden inside the fields that hold them too.
 func TestRedactValue(t *testing.T) {
 	la := `{"apiVersion":"v1","kind":"Secret","stringData":{"password":"hunter2"}}`
-	annotations := map[string]interface{}{ownership.LastAppliedAnnotation: la, "team": "pay"}
-	meta := map[string]interface{}{"name": "s", "annotations": annotations}
+	annotations := map[string]any{ownership.LastAppliedAnnotation: la, "team": "pay"}
+	meta := map[string]any{"name": "s", "annotations": annotations}
 	tests := []struct {
 		path string
-		in   interface{}
-		want interface{}
+		in   any
+		want any
 	}{
-		{".data.password", "aHVudGVyMg==", ownership.Redacted},
-		{".data", map[string]interface{}{"password": "aHVudGVyMg=="}, ownership.Redacted},
-		{".metadata.annotations", annotations, map[string]interface{}{ownership.LastAppliedAnnotation: ownership.Redacted, "team": "pay"}},
-		{".metadata", meta, map[string]interface{}{"name": "s", "annotations": map[string]interface{}{ownership.LastAppliedAnnotation: ownership.Redacted, "team": "pay"}}},
+		{".data.password", "aHVudGVyMg==", v1alpha1.Redacted},
+		{".data", map[string]any{"password": "aHVudGVyMg=="}, v1alpha1.Redacted},
+		{".metadata.annotations", annotations, map[string]any{ownership.LastAppliedAnnotation: v1alpha1.Redacted, "team": "pay"}},
+		{".metadata", meta, map[string]any{"name": "s", "annotations": map[string]any{ownership.LastAppliedAnnotation: v1alpha1.Redacted, "team": "pay"}}},
 		{".metadata.labels.a", "b", "b"},
 		{".type", "Opaque", "Opaque"},
 	}

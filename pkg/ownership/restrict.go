@@ -20,7 +20,7 @@ import (
 // The object must not change while the Restrictor is used: the lists'
 // indexes are kept from one set to the next.
 type Restrictor struct {
-	obj   map[string]interface{}
+	obj   map[string]any
 	lists map[listIndexKey]map[string]int
 }
 
@@ -28,22 +28,22 @@ type Restrictor struct {
 // with the kind of path element it is indexed by (a key's field names, or
 // "v" for values).
 type listIndexKey struct {
-	first *interface{}
+	first *any
 	by    string
 }
 
 // NewRestrictor returns a Restrictor of obj.
-func NewRestrictor(obj map[string]interface{}) *Restrictor {
+func NewRestrictor(obj map[string]any) *Restrictor {
 	return &Restrictor{obj: obj, lists: map[listIndexKey]map[string]int{}}
 }
 
 // Restrict returns the parts of the object set reaches, sharing the
 // values that set owns whole with the object, and apiVersion and kind,
 // which type it. A list item reached by its key keeps its key fields.
-func (r *Restrictor) Restrict(set *fieldpath.Set) map[string]interface{} {
-	out, _ := r.node(r.obj, set).(map[string]interface{})
+func (r *Restrictor) Restrict(set *fieldpath.Set) map[string]any {
+	out, _ := r.node(r.obj, set).(map[string]any)
 	if out == nil {
-		out = map[string]interface{}{}
+		out = map[string]any{}
 	}
 	for _, k := range []string{"apiVersion", "kind"} {
 		if v, ok := r.obj[k]; ok {
@@ -56,13 +56,13 @@ func (r *Restrictor) Restrict(set *fieldpath.Set) map[string]interface{} {
 // node restricts v to s. A map or list that s reaches none of the members
 // of becomes nil, as structured-merge-diff's extraction makes it; an
 // empty one stays as it is.
-func (r *Restrictor) node(v interface{}, s *fieldpath.Set) interface{} {
+func (r *Restrictor) node(v any, s *fieldpath.Set) any {
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		if len(t) == 0 {
 			return v
 		}
-		out := map[string]interface{}{}
+		out := map[string]any{}
 		visit := func(pe fieldpath.PathElement) {
 			if pe.FieldName == nil {
 				return
@@ -82,7 +82,7 @@ func (r *Restrictor) node(v interface{}, s *fieldpath.Set) interface{} {
 			return nil
 		}
 		return out
-	case []interface{}:
+	case []any:
 		if len(t) == 0 {
 			return v
 		}
@@ -102,7 +102,7 @@ func (r *Restrictor) node(v interface{}, s *fieldpath.Set) interface{} {
 			idx = append(idx, i)
 		}
 		sort.Ints(idx)
-		out := make([]interface{}, 0, len(idx))
+		out := make([]any, 0, len(idx))
 		for _, i := range idx {
 			item, pe := t[i], picked[i]
 			if child, ok := s.Children.Get(pe); ok {
@@ -117,14 +117,14 @@ func (r *Restrictor) node(v interface{}, s *fieldpath.Set) interface{} {
 
 // withKeyFields gives a restricted list item back the key fields that
 // name it, without which it is not an item of its list.
-func withKeyFields(restricted, item interface{}, pe fieldpath.PathElement) interface{} {
-	full, ok := item.(map[string]interface{})
+func withKeyFields(restricted, item any, pe fieldpath.PathElement) any {
+	full, ok := item.(map[string]any)
 	if pe.Key == nil || !ok {
 		return restricted
 	}
-	out, _ := restricted.(map[string]interface{})
+	out, _ := restricted.(map[string]any)
 	if out == nil {
-		out = map[string]interface{}{}
+		out = map[string]any{}
 	}
 	for _, f := range *pe.Key {
 		if v, ok := full[f.Name]; ok {
@@ -136,7 +136,7 @@ func withKeyFields(restricted, item interface{}, pe fieldpath.PathElement) inter
 
 // find returns the index of the item pe names in l, through an index of
 // l built once for all sets.
-func (r *Restrictor) find(l []interface{}, pe fieldpath.PathElement) (int, bool) {
+func (r *Restrictor) find(l []any, pe fieldpath.PathElement) (int, bool) {
 	switch {
 	case pe.Index != nil:
 		return *pe.Index, *pe.Index >= 0 && *pe.Index < len(l)
@@ -157,7 +157,7 @@ func (r *Restrictor) find(l []interface{}, pe fieldpath.PathElement) (int, bool)
 		for i, item := range l {
 			var ipe fieldpath.PathElement
 			if pe.Key != nil {
-				m, isMap := item.(map[string]interface{})
+				m, isMap := item.(map[string]any)
 				if !isMap {
 					continue
 				}
@@ -181,7 +181,7 @@ func (r *Restrictor) find(l []interface{}, pe fieldpath.PathElement) (int, bool)
 	// the slow path compares values.
 	for i, item := range l {
 		if pe.Key != nil {
-			if m, ok := item.(map[string]interface{}); ok && pathlang.MatchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]any); ok && pathlang.MatchKey(m, *pe.Key) {
 				return i, true
 			}
 		} else if value.Equals(value.NewValueInterface(item), *pe.Value) {

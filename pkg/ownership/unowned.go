@@ -8,13 +8,13 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
+func unowned(content map[string]any, tree *Node) []fieldpath.Path {
 	var out []fieldpath.Path
 	// path is one buffer, extended and cut back as the walk goes; paths
 	// that are kept are copied.
 	path := make(fieldpath.Path, 0, 16)
-	var visit func(v interface{}, n *Node, root bool)
-	visit = func(v interface{}, n *Node, root bool) {
+	var visit func(v any, n *Node, root bool)
+	visit = func(v any, n *Node, root bool) {
 		// neverOwned paths are two elements deep at most
 		if !root && len(path) <= 2 && pathlang.NeverOwned(pathlang.Path(path).APIServerString()) {
 			return
@@ -22,7 +22,7 @@ func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
 		if n != nil && (n.Atomic() || (len(n.Owners) > 0 && isScalar(v))) {
 			return
 		}
-		m, isMap := v.(map[string]interface{})
+		m, isMap := v.(map[string]any)
 		// Below the root and .metadata, a path nobody owns is listed
 		// whole; those two are never owned themselves.
 		if n == nil && (!isMap || !root && !isMetadata(path)) {
@@ -30,7 +30,7 @@ func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
 			return
 		}
 		switch t := v.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			if n != nil && len(n.fields) >= len(m) && allOwned(m, n) {
 				return
 			}
@@ -45,7 +45,7 @@ func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
 				visit(m[k], n.Child(pe), false)
 				path = path[:len(path)-1]
 			}
-		case []interface{}:
+		case []any:
 			for i, item := range t {
 				pe, child := n.ItemElement(item, i)
 				path = append(path, pe)
@@ -60,7 +60,7 @@ func unowned(content map[string]interface{}, tree *Node) []fieldpath.Path {
 
 // allOwned tells whether every key of m is owned whole, as unowned's
 // visit would find, so the keys need not be sorted and visited.
-func allOwned(m map[string]interface{}, n *Node) bool {
+func allOwned(m map[string]any, n *Node) bool {
 	for k, v := range m {
 		c := n.fields[k]
 		if c == nil || !c.Atomic() && (len(c.Owners) == 0 || !isScalar(v)) {

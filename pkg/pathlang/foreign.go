@@ -102,7 +102,7 @@ func jqValue(v value.Value) string {
 // JSONPointer writes p as a JSON Pointer into obj: keyed and set list
 // items become their index in obj's list. False when obj has no such
 // item on the way.
-func JSONPointer(obj interface{}, p fieldpath.Path) (string, bool) {
+func JSONPointer(obj any, p fieldpath.Path) (string, bool) {
 	var b strings.Builder
 	cur := obj
 	for _, pe := range p {
@@ -110,7 +110,7 @@ func JSONPointer(obj interface{}, p fieldpath.Path) (string, bool) {
 		case pe.FieldName != nil:
 			b.WriteString("/" + pointerToken(*pe.FieldName))
 		default:
-			l, ok := cur.([]interface{})
+			l, ok := cur.([]any)
 			if !ok {
 				return "", false
 			}
@@ -129,7 +129,7 @@ func JSONPointer(obj interface{}, p fieldpath.Path) (string, bool) {
 }
 
 // itemIndex is the index of the item pe names in l, -1 when none.
-func itemIndex(l []interface{}, pe fieldpath.PathElement) int {
+func itemIndex(l []any, pe fieldpath.PathElement) int {
 	for i, item := range l {
 		switch {
 		case pe.Index != nil:
@@ -137,7 +137,7 @@ func itemIndex(l []interface{}, pe fieldpath.PathElement) int {
 				return i
 			}
 		case pe.Key != nil:
-			if m, ok := item.(map[string]interface{}); ok && MatchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]any); ok && MatchKey(m, *pe.Key) {
 				return i
 			}
 		case pe.Value != nil:

@@ -12,20 +12,20 @@ func index(i int) fieldpath.PathElement { return fieldpath.PathElement{Index: &i
 
 // pod has the list shapes a path crosses: keyed items (one and two key
 // fields), a set, a list of lists, names jq and pointers must quote.
-var pod = map[string]interface{}{
+var pod = map[string]any{
 	"a-b":      "x",
-	"metadata": map[string]interface{}{"labels": map[string]interface{}{"app.kubernetes.io/name": "web", "a~b": "x"}},
-	"spec": map[string]interface{}{
+	"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "web", "a~b": "x"}},
+	"spec": map[string]any{
 		"replicas": int64(2),
-		"containers": []interface{}{
-			map[string]interface{}{"name": "sidecar"},
-			map[string]interface{}{"name": "web", "image": "nginx", "ports": []interface{}{
-				map[string]interface{}{"containerPort": int64(80), "protocol": "UDP"},
-				map[string]interface{}{"containerPort": int64(80), "protocol": "TCP", "name": "http"},
+		"containers": []any{
+			map[string]any{"name": "sidecar"},
+			map[string]any{"name": "web", "image": "nginx", "ports": []any{
+				map[string]any{"containerPort": int64(80), "protocol": "UDP"},
+				map[string]any{"containerPort": int64(80), "protocol": "TCP", "name": "http"},
 			}},
 		},
-		"finalizers": []interface{}{"a", "b/c"},
-		"matrix":     []interface{}{[]interface{}{"x"}, []interface{}{"y", "z"}},
+		"finalizers": []any{"a", "b/c"},
+		"matrix":     []any{[]any{"x"}, []any{"y", "z"}},
 	},
 }
 
@@ -48,7 +48,7 @@ func TestJQAndJSONPointer(t *testing.T) {
 			"/spec/containers/1/ports/1/name"},
 		{"set item", path(field("spec"), field("finalizers"), val("b/c")), `.spec.finalizers[] | select(. == "b/c")`, "/spec/finalizers/1"},
 		{"index, then an index", path(field("spec"), field("matrix"), index(1), index(0)), ".spec.matrix[1][0]", "/spec/matrix/1/0"},
-		{"an item of an item", path(field("spec"), field("matrix"), val([]interface{}{"x"}), index(0)), `.spec.matrix[] | select(. == ["x"]) | .[0]`, "/spec/matrix/0/0"},
+		{"an item of an item", path(field("spec"), field("matrix"), val([]any{"x"}), index(0)), `.spec.matrix[] | select(. == ["x"]) | .[0]`, "/spec/matrix/0/0"},
 		{"missing item", path(field("spec"), field("containers"), key("name", "db"), field("image")), `.spec.containers[] | select(.name == "db") | .image`, ""},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,7 @@ import (
 )
 
 // Lookup returns the value at path p in an unstructured object.
-func Lookup(obj interface{}, p fieldpath.Path) (interface{}, bool) {
+func Lookup(obj any, p fieldpath.Path) (any, bool) {
 	cur := obj
 	for _, pe := range p {
 		var ok bool
@@ -21,30 +21,30 @@ func Lookup(obj interface{}, p fieldpath.Path) (interface{}, bool) {
 }
 
 // LookupElement returns the child of v that pe names.
-func LookupElement(v interface{}, pe fieldpath.PathElement) (interface{}, bool) {
+func LookupElement(v any, pe fieldpath.PathElement) (any, bool) {
 	switch {
 	case pe.FieldName != nil:
-		m, ok := v.(map[string]interface{})
+		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, false
 		}
 		c, ok := m[*pe.FieldName]
 		return c, ok
 	case pe.Index != nil:
-		l, ok := v.([]interface{})
+		l, ok := v.([]any)
 		if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
 			return nil, false
 		}
 		return l[*pe.Index], true
 	case pe.Key != nil:
-		l, _ := v.([]interface{})
+		l, _ := v.([]any)
 		for _, item := range l {
-			if m, ok := item.(map[string]interface{}); ok && MatchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]any); ok && MatchKey(m, *pe.Key) {
 				return item, true
 			}
 		}
 	case pe.Value != nil:
-		l, _ := v.([]interface{})
+		l, _ := v.([]any)
 		for _, item := range l {
 			if value.Equals(interfaceValue(item), *pe.Value) {
 				return item, true
@@ -78,10 +78,10 @@ func pathString(p fieldpath.Path) string {
 	return b.String()
 }
 
-func interfaceValue(v interface{}) value.Value { return value.NewValueInterface(v) }
+func interfaceValue(v any) value.Value { return value.NewValueInterface(v) }
 
 // MatchKey tells whether a list item has the key's values.
-func MatchKey(item map[string]interface{}, key value.FieldList) bool {
+func MatchKey(item map[string]any, key value.FieldList) bool {
 	for _, f := range key {
 		v, ok := item[f.Name]
 		if !ok || !value.Equals(interfaceValue(v), f.Value) {
@@ -93,7 +93,7 @@ func MatchKey(item map[string]interface{}, key value.FieldList) bool {
 
 // KeyElement is the key element of a list item: its values of the
 // list's key fields names, false when it lacks one.
-func KeyElement(item map[string]interface{}, names []string) (fieldpath.PathElement, bool) {
+func KeyElement(item map[string]any, names []string) (fieldpath.PathElement, bool) {
 	fields := make(value.FieldList, 0, len(names))
 	for _, n := range names {
 		v, ok := item[n]
@@ -130,7 +130,7 @@ func NeverOwned(p string) bool { return neverOwned[p] }
 // p was there. A position (an index element) names no item for sure in a
 // document other than the one the path was read from, so it is an error
 // when the path reaches it.
-func Remove(obj map[string]interface{}, p fieldpath.Path) (bool, error) {
+func Remove(obj map[string]any, p fieldpath.Path) (bool, error) {
 	if len(p) == 0 {
 		return false, nil
 	}
@@ -140,7 +140,7 @@ func Remove(obj map[string]interface{}, p fieldpath.Path) (bool, error) {
 
 // remove deletes p below v and returns v as it is then (a list may be a
 // new slice); empty tells whether v is left empty by it.
-func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bool, err error) {
+func remove(v any, p fieldpath.Path) (out any, removed, empty bool, err error) {
 	pe := p[0]
 	switch {
 	case pe.Index != nil:
@@ -149,7 +149,7 @@ func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bo
 		}
 		return v, false, false, nil
 	case pe.FieldName != nil:
-		m, ok := v.(map[string]interface{})
+		m, ok := v.(map[string]any)
 		if !ok {
 			return v, false, false, nil
 		}
@@ -170,7 +170,7 @@ func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bo
 		delete(m, *pe.FieldName)
 		return v, true, len(m) == 0, nil
 	}
-	l, ok := v.([]interface{})
+	l, ok := v.([]any)
 	if !ok {
 		return v, false, false, nil
 	}
@@ -188,7 +188,7 @@ func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bo
 				return v, true, false, nil
 			}
 		}
-		out := append(append([]interface{}{}, l[:i]...), l[i+1:]...)
+		out := append(append([]any{}, l[:i]...), l[i+1:]...)
 		return out, true, len(out) == 0, nil
 	}
 	return v, false, false, nil
@@ -196,10 +196,10 @@ func remove(v interface{}, p fieldpath.Path) (out interface{}, removed, empty bo
 
 // sameItem tells whether a list item is the one a key or value element
 // names.
-func sameItem(item interface{}, pe fieldpath.PathElement) bool {
+func sameItem(item any, pe fieldpath.PathElement) bool {
 	switch {
 	case pe.Key != nil:
-		m, ok := item.(map[string]interface{})
+		m, ok := item.(map[string]any)
 		return ok && MatchKey(m, *pe.Key)
 	case pe.Value != nil:
 		return value.Equals(interfaceValue(item), *pe.Value)

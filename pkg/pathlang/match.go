@@ -41,30 +41,30 @@ func (m *Pattern) Match(p fieldpath.Path) bool { return m.match(p, nil, nil) }
 // MatchIn tells whether p, a path of obj, matches: list items are also
 // found in obj, so [0] matches the first container however the path names
 // it, and [name=app] an item a path names by position.
-func (m *Pattern) MatchIn(p fieldpath.Path, obj interface{}) bool {
+func (m *Pattern) MatchIn(p fieldpath.Path, obj any) bool {
 	return m.match(p, &items{obj: obj, path: p}, nil)
 }
 
 // items finds the list items of a path in its object, on demand.
 type items struct {
-	obj  interface{}
+	obj  any
 	path fieldpath.Path
 	// vals[k] is the value at path[:k]; done is how far it is known.
-	vals  []interface{}
+	vals  []any
 	found []bool
 }
 
 // at returns the position and value of the item path[j] names.
-func (it *items) at(j int) (int, interface{}, bool) {
+func (it *items) at(j int) (int, any, bool) {
 	if it == nil {
 		return 0, nil, false
 	}
 	if it.vals == nil {
-		it.vals = append(make([]interface{}, 0, len(it.path)+1), it.obj)
+		it.vals = append(make([]any, 0, len(it.path)+1), it.obj)
 		it.found = append(make([]bool, 0, len(it.path)+1), true)
 	}
 	for k := len(it.vals) - 1; k < j; k++ {
-		var v interface{}
+		var v any
 		ok := false
 		if it.found[k] {
 			v, ok = LookupElement(it.vals[k], it.path[k])
@@ -75,7 +75,7 @@ func (it *items) at(j int) (int, interface{}, bool) {
 	if !it.found[j] {
 		return 0, nil, false
 	}
-	l, ok := it.vals[j].([]interface{})
+	l, ok := it.vals[j].([]any)
 	if !ok {
 		return 0, nil, false
 	}
@@ -87,7 +87,7 @@ func (it *items) at(j int) (int, interface{}, bool) {
 		}
 	case pe.Key != nil:
 		for i, item := range l {
-			if m, ok := item.(map[string]interface{}); ok && MatchKey(m, *pe.Key) {
+			if m, ok := item.(map[string]any); ok && MatchKey(m, *pe.Key) {
 				return i, item, true
 			}
 		}
@@ -228,7 +228,7 @@ func (seg *segment) matchElement(pe fieldpath.PathElement, j int, it *items) boo
 		if pe.FieldName != nil || pe.Value != nil {
 			return false
 		}
-		var item map[string]interface{}
+		var item map[string]any
 		resolved := false
 		for _, k := range seg.keys {
 			if pe.Key != nil {
@@ -243,7 +243,7 @@ func (seg *segment) matchElement(pe fieldpath.PathElement, j int, it *items) boo
 			if !resolved {
 				resolved = true
 				_, v, _ := it.at(j)
-				item, _ = v.(map[string]interface{})
+				item, _ = v.(map[string]any)
 			}
 			v, ok := item[k.name]
 			if !ok || !k.val.matches(interfaceValue(v)) {

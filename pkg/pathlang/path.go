@@ -147,7 +147,7 @@ func Paths(ps []fieldpath.Path) []Path {
 // the object's metadata.managedFields name the items of that list, so
 // .spec.containers[0].image becomes .spec.containers[name="app"].image,
 // the path managedFields hold.
-func ParsePath(s string, objects ...interface{}) (fieldpath.Path, error) {
+func ParsePath(s string, objects ...any) (fieldpath.Path, error) {
 	return parsePath(s, syntaxPath, objects)
 }
 
@@ -155,7 +155,7 @@ func ParsePath(s string, objects ...interface{}) (fieldpath.Path, error) {
 // a report's path): as ParsePath, but "*" and "?" are characters of
 // names. A path it can't read (a field name with a "[") comes back as one
 // field that marshals to the same text.
-func ParseServerPath(s string, objects ...interface{}) Path {
+func ParseServerPath(s string, objects ...any) Path {
 	p, err := parsePath(s, syntaxServer, objects)
 	if err != nil {
 		name := strings.TrimPrefix(s, ".")
@@ -164,7 +164,7 @@ func ParseServerPath(s string, objects ...interface{}) Path {
 	return Path(p)
 }
 
-func parsePath(s string, kind syntax, objects []interface{}) (fieldpath.Path, error) {
+func parsePath(s string, kind syntax, objects []any) (fieldpath.Path, error) {
 	// Every name and value the API holds is UTF-8; bytes that are not
 	// could not print back as they were read (JSON writes them U+FFFD).
 	if !utf8.ValidString(s) {
@@ -189,14 +189,14 @@ func parsePath(s string, kind syntax, objects []interface{}) (fieldpath.Path, er
 
 // resolver turns segments into path elements against objects.
 type resolver struct {
-	objects []interface{}
+	objects []any
 	// read and cur: the segments longest has descended through, and the
 	// values they lead to in each object.
 	read int
-	cur  []interface{}
+	cur  []any
 	// managed is the managedFields (FieldsV1 trees) of the objects, read
 	// on first use.
-	managed     []map[string]interface{}
+	managed     []map[string]any
 	managedRead bool
 }
 
@@ -211,7 +211,7 @@ func (r *resolver) longest(read []segment, rest string) string {
 	}
 	best := ""
 	for _, o := range r.cur {
-		m, ok := o.(map[string]interface{})
+		m, ok := o.(map[string]any)
 		if !ok {
 			continue
 		}
@@ -225,18 +225,18 @@ func (r *resolver) longest(read []segment, rest string) string {
 }
 
 // descendSegment returns the values seg selects below each of objs.
-func descendSegment(objs []interface{}, seg segment) []interface{} {
-	var out []interface{}
+func descendSegment(objs []any, seg segment) []any {
+	var out []any
 	for _, o := range objs {
 		switch seg.kind {
 		case segField:
-			if m, ok := o.(map[string]interface{}); ok {
+			if m, ok := o.(map[string]any); ok {
 				if v, ok := m[seg.name.lit]; ok {
 					out = append(out, v)
 				}
 			}
 		default:
-			if l, ok := o.([]interface{}); ok {
+			if l, ok := o.([]any); ok {
 				if i := findItem(l, seg); i >= 0 {
 					out = append(out, l[i])
 				}
@@ -248,7 +248,7 @@ func descendSegment(objs []interface{}, seg segment) []interface{} {
 
 // findItem returns the position of the first item of l that seg (an
 // index, key or value segment) selects, or -1.
-func findItem(l []interface{}, seg segment) int {
+func findItem(l []any, seg segment) int {
 	switch seg.kind {
 	case segIndex:
 		if seg.index < len(l) {
@@ -256,7 +256,7 @@ func findItem(l []interface{}, seg segment) int {
 		}
 	case segKey:
 		for i, item := range l {
-			if m, ok := item.(map[string]interface{}); ok && keysMatch(m, seg.keys) {
+			if m, ok := item.(map[string]any); ok && keysMatch(m, seg.keys) {
 				return i
 			}
 		}
@@ -270,7 +270,7 @@ func findItem(l []interface{}, seg segment) int {
 	return -1
 }
 
-func keysMatch(item map[string]interface{}, keys []keyPart) bool {
+func keysMatch(item map[string]any, keys []keyPart) bool {
 	for _, k := range keys {
 		v, ok := item[k.name]
 		if !ok || !k.val.matches(interfaceValue(v)) {
@@ -287,14 +287,14 @@ func (r *resolver) element(prefix fieldpath.Path, seg segment) fieldpath.PathEle
 		return fieldpath.PathElement{FieldName: &name}
 	}
 	// A list item: find it in the objects.
-	var item interface{}
+	var item any
 	found := false
 	for _, o := range r.objects {
 		v, ok := Lookup(o, prefix)
 		if !ok {
 			continue
 		}
-		if l, ok := v.([]interface{}); ok {
+		if l, ok := v.([]any); ok {
 			if i := findItem(l, seg); i >= 0 {
 				item, found = l[i], true
 				break
@@ -316,7 +316,7 @@ func (r *resolver) element(prefix fieldpath.Path, seg segment) fieldpath.PathEle
 		return fieldpath.ValueElement(interfaceValue(seg.val.value()))
 	}
 	fields := make(value.FieldList, 0, len(seg.keys))
-	m, _ := item.(map[string]interface{})
+	m, _ := item.(map[string]any)
 	for _, k := range seg.keys {
 		v := k.val.value()
 		if iv, ok := m[k.name]; ok && found {
@@ -332,7 +332,7 @@ func (r *resolver) element(prefix fieldpath.Path, seg segment) fieldpath.PathEle
 // managedFields of the objects name that list's items: by key (with the
 // key fields they use) or by value. It says false when no entry has items
 // of that list, or names them by position.
-func (r *resolver) managedElement(prefix fieldpath.Path, item interface{}) (fieldpath.PathElement, bool) {
+func (r *resolver) managedElement(prefix fieldpath.Path, item any) (fieldpath.PathElement, bool) {
 	if !r.managedRead {
 		r.managedRead = true
 		for _, o := range r.objects {
@@ -355,7 +355,7 @@ func (r *resolver) managedElement(prefix fieldpath.Path, item interface{}) (fiel
 				for _, f := range *pe.Key {
 					names = append(names, f.Name)
 				}
-				if m, ok := item.(map[string]interface{}); ok {
+				if m, ok := item.(map[string]any); ok {
 					if kpe, ok := KeyElement(m, names); ok {
 						return kpe, true
 					}
@@ -369,14 +369,14 @@ func (r *resolver) managedElement(prefix fieldpath.Path, item interface{}) (fiel
 }
 
 // fieldsTrees returns the fieldsV1 trees of an object's managedFields.
-func fieldsTrees(obj interface{}) []map[string]interface{} {
-	m, _ := obj.(map[string]interface{})
-	meta, _ := m["metadata"].(map[string]interface{})
-	entries, _ := meta["managedFields"].([]interface{})
-	var out []map[string]interface{}
+func fieldsTrees(obj any) []map[string]any {
+	m, _ := obj.(map[string]any)
+	meta, _ := m["metadata"].(map[string]any)
+	entries, _ := meta["managedFields"].([]any)
+	var out []map[string]any
 	for _, e := range entries {
-		em, _ := e.(map[string]interface{})
-		if t, ok := em["fieldsV1"].(map[string]interface{}); ok {
+		em, _ := e.(map[string]any)
+		if t, ok := em["fieldsV1"].(map[string]any); ok {
 			out = append(out, t)
 		}
 	}
@@ -384,14 +384,14 @@ func fieldsTrees(obj interface{}) []map[string]interface{} {
 }
 
 // fieldsLevel descends a fieldsV1 tree along p.
-func fieldsLevel(tree map[string]interface{}, p fieldpath.Path) (map[string]interface{}, bool) {
+func fieldsLevel(tree map[string]any, p fieldpath.Path) (map[string]any, bool) {
 	cur := tree
 	for _, pe := range p {
 		k, err := fieldpath.SerializePathElement(pe)
 		if err != nil {
 			return nil, false
 		}
-		next, ok := cur[k].(map[string]interface{})
+		next, ok := cur[k].(map[string]any)
 		if !ok {
 			return nil, false
 		}

@@ -16,7 +16,7 @@ import (
 
 func field(name string) fieldpath.PathElement { return fieldpath.PathElement{FieldName: &name} }
 
-func key(kv ...interface{}) fieldpath.PathElement {
+func key(kv ...any) fieldpath.PathElement {
 	var fl value.FieldList
 	for i := 0; i < len(kv); i += 2 {
 		fl = append(fl, value.Field{Name: kv[i].(string), Value: value.NewValueInterface(kv[i+1])})
@@ -25,7 +25,7 @@ func key(kv ...interface{}) fieldpath.PathElement {
 	return fieldpath.PathElement{Key: &fl}
 }
 
-func val(v interface{}) fieldpath.PathElement {
+func val(v any) fieldpath.PathElement {
 	return fieldpath.ValueElement(value.NewValueInterface(v))
 }
 
@@ -33,18 +33,18 @@ func path(pes ...fieldpath.PathElement) fieldpath.Path { return fieldpath.Path(p
 
 // labelled holds the field names with dots and slashes that the apiserver's
 // path format leaves ambiguous.
-var labelled = map[string]interface{}{
-	"metadata": map[string]interface{}{
-		"labels": map[string]interface{}{
+var labelled = map[string]any{
+	"metadata": map[string]any{
+		"labels": map[string]any{
 			"app":                    "x",
 			"app.kubernetes.io/name": "web",
 		},
-		"annotations": map[string]interface{}{"a.b": map[string]interface{}{"c": "nested, to prove the longest key wins only where it exists"}},
+		"annotations": map[string]any{"a.b": map[string]any{"c": "nested, to prove the longest key wins only where it exists"}},
 	},
-	"data": map[string]interface{}{"log.level": "info", "app.properties": "x"},
-	"spec": map[string]interface{}{
-		"containers": []interface{}{
-			map[string]interface{}{"name": "web", "env": []interface{}{map[string]interface{}{"name": "A.B", "value": "1"}}},
+	"data": map[string]any{"log.level": "info", "app.properties": "x"},
+	"spec": map[string]any{
+		"containers": []any{
+			map[string]any{"name": "web", "env": []any{map[string]any{"name": "A.B", "value": "1"}}},
 		},
 	},
 }
@@ -53,7 +53,7 @@ func TestParsePathRoundTrip(t *testing.T) {
 	tests := []struct {
 		name    string
 		path    fieldpath.Path
-		objects []interface{}
+		objects []any
 	}{
 		{name: "fields", path: path(field("spec"), field("replicas"))},
 		{name: "index", path: path(field("spec"), field("args"), fieldpath.IndexElement(3))},
@@ -67,12 +67,12 @@ func TestParsePathRoundTrip(t *testing.T) {
 		{name: "set value float", path: path(field("weights"), val(0.5))},
 		{name: "the item itself then a field below an index", path: path(field("l"), fieldpath.IndexElement(0), field("m"))},
 		{name: "list of lists", path: path(field("matrix"), fieldpath.IndexElement(1), fieldpath.IndexElement(0))},
-		{name: "label with dots and a slash", path: path(field("metadata"), field("labels"), field("app.kubernetes.io/name")), objects: []interface{}{labelled}},
-		{name: "label that prefixes another", path: path(field("metadata"), field("labels"), field("app")), objects: []interface{}{labelled}},
-		{name: "dotted key then a plain child", path: path(field("metadata"), field("annotations"), field("a.b"), field("c")), objects: []interface{}{labelled}},
-		{name: "dotted key of a ConfigMap", path: path(field("data"), field("log.level")), objects: []interface{}{labelled}},
-		{name: "dotted field inside a keyed item", path: path(field("spec"), field("containers"), key("name", "web"), field("env"), key("name", "A.B"), field("value")), objects: []interface{}{labelled}},
-		{name: "dotted key found in the second object", path: path(field("data"), field("app.properties")), objects: []interface{}{map[string]interface{}{}, labelled}},
+		{name: "label with dots and a slash", path: path(field("metadata"), field("labels"), field("app.kubernetes.io/name")), objects: []any{labelled}},
+		{name: "label that prefixes another", path: path(field("metadata"), field("labels"), field("app")), objects: []any{labelled}},
+		{name: "dotted key then a plain child", path: path(field("metadata"), field("annotations"), field("a.b"), field("c")), objects: []any{labelled}},
+		{name: "dotted key of a ConfigMap", path: path(field("data"), field("log.level")), objects: []any{labelled}},
+		{name: "dotted field inside a keyed item", path: path(field("spec"), field("containers"), key("name", "web"), field("env"), key("name", "A.B"), field("value")), objects: []any{labelled}},
+		{name: "dotted key found in the second object", path: path(field("data"), field("app.properties")), objects: []any{map[string]any{}, labelled}},
 		{name: "empty path", path: path()},
 	}
 	for _, tt := range tests {
@@ -266,17 +266,17 @@ func TestPathString(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	obj := map[string]interface{}{
-		"spec": map[string]interface{}{
-			"ports":      []interface{}{map[string]interface{}{"port": int64(80), "protocol": "TCP"}, map[string]interface{}{"port": int64(80), "protocol": "UDP"}},
-			"finalizers": []interface{}{"a", "b"},
+	obj := map[string]any{
+		"spec": map[string]any{
+			"ports":      []any{map[string]any{"port": int64(80), "protocol": "TCP"}, map[string]any{"port": int64(80), "protocol": "UDP"}},
+			"finalizers": []any{"a", "b"},
 			"n":          nil,
 		},
 	}
 	tests := []struct {
 		name   string
 		path   fieldpath.Path
-		want   interface{}
+		want   any
 		wantOK bool
 	}{
 		{name: "multi-key item", path: path(field("spec"), field("ports"), key("port", int64(80), "protocol", "UDP"), field("protocol")), want: "UDP", wantOK: true},

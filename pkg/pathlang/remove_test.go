@@ -36,7 +36,7 @@ func TestRemove(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var obj map[string]interface{}
+			var obj map[string]any
 			if err := json.Unmarshal([]byte(doc), &obj); err != nil {
 				t.Fatal(err)
 			}

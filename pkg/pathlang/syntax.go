@@ -89,7 +89,7 @@ const (
 type scalar struct {
 	kind scalarKind
 	text
-	v interface{}
+	v any
 }
 
 type keyPart struct {
@@ -133,7 +133,7 @@ type parser struct {
 	out     []segment
 }
 
-func (p *parser) errf(at int, format string, args ...interface{}) error {
+func (p *parser) errf(at int, format string, args ...any) error {
 	return &SyntaxError{Path: p.src, Pos: p.off + at, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -599,7 +599,7 @@ func (p *parser) scalar(s string, at int) (scalar, error) {
 		}
 		return scalar{kind: scalarString, text: t}, nil
 	case '{', '[':
-		var v interface{}
+		var v any
 		if err := json.Unmarshal([]byte(s), &v); err != nil {
 			return scalar{}, p.errf(at, "value %s is not JSON: %v", s, err)
 		}
@@ -614,17 +614,17 @@ func (p *parser) scalar(s string, at int) (scalar, error) {
 
 // normalizeJSON turns the float64 numbers encoding/json decodes into int64
 // where they are whole, as the apiserver's decoder does.
-func normalizeJSON(v interface{}) interface{} {
+func normalizeJSON(v any) any {
 	switch t := v.(type) {
 	case float64:
 		if i := int64(t); float64(i) == t && t >= -1<<53 && t <= 1<<53 {
 			return i
 		}
-	case map[string]interface{}:
+	case map[string]any:
 		for k, c := range t {
 			t[k] = normalizeJSON(c)
 		}
-	case []interface{}:
+	case []any:
 		for i, c := range t {
 			t[i] = normalizeJSON(c)
 		}
@@ -774,7 +774,7 @@ func Glob(pattern, s string) bool {
 
 // value returns the scalar as a value: a quoted string, a typed JSON value,
 // or a word read as JSON reads it (80, 0.5, true, null), else a string.
-func (s scalar) value() interface{} {
+func (s scalar) value() any {
 	switch s.kind {
 	case scalarString:
 		return s.lit
@@ -784,7 +784,7 @@ func (s scalar) value() interface{} {
 	return wordValue(s.lit)
 }
 
-func wordValue(w string) interface{} {
+func wordValue(w string) any {
 	switch w {
 	case "true":
 		return true

@@ -93,9 +93,9 @@ func opLine(op v1alpha1.AdmissionOp) string {
 	v := Escape(opValue(op.Value))
 	switch {
 	case op.GenerateName != "":
-		if m, ok := op.Value.(map[string]interface{}); ok {
+		if m, ok := op.Value.(map[string]any); ok {
 			// The name is said after.
-			shown := make(map[string]interface{}, len(m))
+			shown := make(map[string]any, len(m))
 			for k, x := range m {
 				if k != "name" {
 					shown[k] = x
@@ -124,14 +124,14 @@ func opLine(op v1alpha1.AdmissionOp) string {
 
 // itemNames are the names of a list whose items all have one, in order
 // ("": it is not such a list).
-func itemNames(v interface{}) string {
-	list, ok := v.([]interface{})
+func itemNames(v any) string {
+	list, ok := v.([]any)
 	if !ok || len(list) == 0 {
 		return ""
 	}
 	names := make([]string, 0, len(list))
 	for _, it := range list {
-		m, _ := it.(map[string]interface{})
+		m, _ := it.(map[string]any)
 		name, ok := m["name"].(string)
 		if !ok {
 			return ""
@@ -143,7 +143,7 @@ func itemNames(v interface{}) string {
 
 // opValue is a value as written: a string quoted, anything else as JSON,
 // cut short (the JSON report has it whole).
-func opValue(v interface{}) string {
+func opValue(v any) string {
 	if s, ok := v.(string); ok {
 		return strconv.Quote(s)
 	}

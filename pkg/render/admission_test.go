@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
@@ -19,20 +19,20 @@ import (
 
 // admissionOfEveryKind is an admission report with a step of each effect,
 // a caveat and a reason only a line of its own says.
-func admissionOfEveryKind() *admission.Report {
-	return &admission.Report{
+func admissionOfEveryKind() *v1alpha1.AdmissionReport {
+	return &v1alpha1.AdmissionReport{
 		Exact:    false,
 		Reasons:  []string{"admission is not fully known: could not list mutatingwebhookconfigurations of admissionregistration.k8s.io (forbidden: check with kubectl auth can-i list mutatingwebhookconfigurations.admissionregistration.k8s.io)"},
 		Warnings: []string{`would violate PodSecurity "restricted:latest": runAsNonRoot != true`},
-		Steps: []admission.Step{
-			{Kind: admission.Builtin, Name: "DefaultStorageClass", Effect: admission.Mutates, Ops: []admission.Op{{Op: admission.OpSet, Path: []string{"spec", "storageClassName"}, Value: "standard"}}},
-			{Kind: admission.Builtin, Name: "StorageObjectInUseProtection", Effect: admission.Mutates, Ops: []admission.Op{{Op: admission.OpAppend, Path: []string{"metadata", "finalizers"}, Value: "kubernetes.io/pvc-protection"}}},
-			{Kind: admission.MutatingAdmissionPolicy, Name: "team (binding team)", Effect: admission.MayMutate},
-			{Kind: admission.MutatingWebhook, Name: "hooks/inject.example.com", Effect: admission.MayMutate, Caveats: []string{"its 1 matchConditions (CEL) were not evaluated: it may not be called"}},
-			{Kind: admission.Builtin, Name: "PodSecurity", Effect: admission.Warns, Message: `would violate PodSecurity "restricted:latest": runAsNonRoot != true`},
-			{Kind: admission.ValidatingAdmissionPolicy, Name: "max-replicas (binding max-replicas)", Effect: admission.MayDeny},
-			{Kind: admission.ValidatingAdmissionPolicy, Name: "labels (binding warn)", Effect: admission.MayWarn},
-			{Kind: admission.ValidatingAdmissionPolicy, Name: "labels (binding audit)", Effect: admission.Audits},
+		Steps: []v1alpha1.AdmissionStep{
+			{Kind: v1alpha1.BuiltinPlugin, Name: "DefaultStorageClass", Effect: v1alpha1.EffectMutates, Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpSet, Path: []string{"spec", "storageClassName"}, Value: "standard"}}},
+			{Kind: v1alpha1.BuiltinPlugin, Name: "StorageObjectInUseProtection", Effect: v1alpha1.EffectMutates, Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpAppend, Path: []string{"metadata", "finalizers"}, Value: "kubernetes.io/pvc-protection"}}},
+			{Kind: v1alpha1.MutatingAdmissionPolicy, Name: "team (binding team)", Effect: v1alpha1.EffectMayMutate},
+			{Kind: v1alpha1.MutatingWebhook, Name: "hooks/inject.example.com", Effect: v1alpha1.EffectMayMutate, Caveats: []string{"its 1 matchConditions (CEL) were not evaluated: it may not be called"}},
+			{Kind: v1alpha1.BuiltinPlugin, Name: "PodSecurity", Effect: v1alpha1.EffectWarns, Message: `would violate PodSecurity "restricted:latest": runAsNonRoot != true`},
+			{Kind: v1alpha1.ValidatingAdmissionPolicy, Name: "max-replicas (binding max-replicas)", Effect: v1alpha1.EffectMayDeny},
+			{Kind: v1alpha1.ValidatingAdmissionPolicy, Name: "labels (binding warn)", Effect: v1alpha1.EffectMayWarn},
+			{Kind: v1alpha1.ValidatingAdmissionPolicy, Name: "labels (binding audit)", Effect: v1alpha1.EffectAudits},
 		},
 	}
 }
@@ -45,19 +45,19 @@ func TestAdmissionViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]interface{}{"name": "web", "namespace": "shop", "labels": map[string]interface{}{"app.kubernetes.io/name": "web"}}}}
+	manifest := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": map[string]any{"app.kubernetes.io/name": "web"}}}}
 	opts := render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}
 	target := remedy.Target{File: "ci.yaml", ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "ci"}
 	for _, c := range []struct {
 		name string
-		adm  func() *admission.Report
+		adm  func() *v1alpha1.AdmissionReport
 	}{
 		{"admission-inexact", admissionOfEveryKind},
-		{"admission-denied", func() *admission.Report {
-			return &admission.Report{Exact: true, Reasons: []string{}, Warnings: []string{},
+		{"admission-denied", func() *v1alpha1.AdmissionReport {
+			return &v1alpha1.AdmissionReport{Exact: true, Reasons: []string{}, Warnings: []string{},
 				Denied: `pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`,
-				Steps: []admission.Step{{Kind: admission.Builtin, Name: "PodSecurity", Effect: admission.Denies,
+				Steps: []v1alpha1.AdmissionStep{{Kind: v1alpha1.BuiltinPlugin, Name: "PodSecurity", Effect: v1alpha1.EffectDenies,
 					Message: `pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`}}}
 		}},
 	} {
@@ -84,11 +84,11 @@ func TestAdmissionPodView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]interface{}{"name": "web", "namespace": "shop"},
-		"spec": map[string]interface{}{
-			"tolerations": []interface{}{map[string]interface{}{"key": "gpu", "operator": "Exists"}},
-			"containers":  []interface{}{map[string]interface{}{"name": "c", "image": "nginx"}}}}}
+	manifest := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"},
+		"spec": map[string]any{
+			"tolerations": []any{map[string]any{"key": "gpu", "operator": "Exists"}},
+			"containers":  []any{map[string]any{"name": "c", "image": "nginx"}}}}}
 	r, err := conflict.Explain(context.Background(), src, manifest, conflict.Options{FieldManager: "ci"})
 	if err != nil {
 		t.Fatal(err)
@@ -99,31 +99,31 @@ func TestAdmissionPodView(t *testing.T) {
 		r.ManagedFields[i].Time = &at
 	}
 	mountPath := "/var/run/secrets/kubernetes.io/serviceaccount"
-	r.Admission = &admission.Report{Exact: false, Reasons: []string{"admission plugin LimitRanger: 2 LimitRanges of namespace shop set defaults for this Pod, and the apiserver applies them in no fixed order"}, Warnings: []string{},
-		Steps: []admission.Step{
-			{Kind: admission.Builtin, Name: "LimitRanger", Effect: admission.MayMutate,
-				Ops:     []admission.Op{{Op: admission.OpSet, Path: []string{"spec", "containers", `[name="c"]`, "resources", "limits", "cpu"}, Value: "500m"}},
+	r.Admission = &v1alpha1.AdmissionReport{Exact: false, Reasons: []string{"admission plugin LimitRanger: 2 LimitRanges of namespace shop set defaults for this Pod, and the apiserver applies them in no fixed order"}, Warnings: []string{},
+		Steps: []v1alpha1.AdmissionStep{
+			{Kind: v1alpha1.BuiltinPlugin, Name: "LimitRanger", Effect: v1alpha1.EffectMayMutate,
+				Ops:     []v1alpha1.AdmissionOp{{Op: v1alpha1.OpSet, Path: []string{"spec", "containers", `[name="c"]`, "resources", "limits", "cpu"}, Value: "500m"}},
 				Caveats: []string{"2 LimitRanges of namespace shop set defaults for this Pod, and the apiserver applies them in no fixed order"}},
-			{Kind: admission.Builtin, Name: "ServiceAccount", Effect: admission.Mutates,
-				Ops: []admission.Op{
-					{Op: admission.OpSet, Path: []string{"spec", "serviceAccountName"}, Value: "default"},
-					{Op: admission.OpAppend, Path: []string{"spec", "containers", `[name="c"]`, "volumeMounts"}, GenerateName: "kube-api-access-",
-						Value: map[string]interface{}{"name": "kube-api-access-", "mountPath": mountPath, "readOnly": true}},
-					{Op: admission.OpAppend, Path: []string{"spec", "volumes"}, GenerateName: "kube-api-access-",
-						Value: map[string]interface{}{"name": "kube-api-access-", "emptyDir": map[string]interface{}{}}},
+			{Kind: v1alpha1.BuiltinPlugin, Name: "ServiceAccount", Effect: v1alpha1.EffectMutates,
+				Ops: []v1alpha1.AdmissionOp{
+					{Op: v1alpha1.OpSet, Path: []string{"spec", "serviceAccountName"}, Value: "default"},
+					{Op: v1alpha1.OpAppend, Path: []string{"spec", "containers", `[name="c"]`, "volumeMounts"}, GenerateName: "kube-api-access-",
+						Value: map[string]any{"name": "kube-api-access-", "mountPath": mountPath, "readOnly": true}},
+					{Op: v1alpha1.OpAppend, Path: []string{"spec", "volumes"}, GenerateName: "kube-api-access-",
+						Value: map[string]any{"name": "kube-api-access-", "emptyDir": map[string]any{}}},
 				},
 				Unknown: []pathlang.Path{
 					pathlang.Path(fieldpath.MakePathOrDie("spec", "volumes", fieldpath.KeyByFields("name", "kube-api-access-"), "name")),
 					pathlang.Path(fieldpath.MakePathOrDie("spec", "containers", fieldpath.KeyByFields("name", "c"), "volumeMounts", fieldpath.KeyByFields("mountPath", mountPath), "name")),
 				}},
-			{Kind: admission.Builtin, Name: "Priority", Effect: admission.Mutates,
-				Ops: []admission.Op{{Op: admission.OpSet, Path: []string{"spec", "priority"}, Value: int64(0)}}},
-			{Kind: admission.Builtin, Name: "DefaultTolerationSeconds", Effect: admission.Mutates,
-				Ops: []admission.Op{{Op: admission.OpAppend, Path: []string{"spec", "tolerations"}, Atomic: true,
-					Value: map[string]interface{}{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)}}}},
-			{Kind: admission.Builtin, Name: "RuntimeClass", Effect: admission.Mutates,
-				Ops: []admission.Op{{Op: admission.OpReplace, Path: []string{"spec", "tolerations"}, Atomic: true,
-					Value: []interface{}{map[string]interface{}{"operator": "Exists"}}}}},
+			{Kind: v1alpha1.BuiltinPlugin, Name: "Priority", Effect: v1alpha1.EffectMutates,
+				Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpSet, Path: []string{"spec", "priority"}, Value: int64(0)}}},
+			{Kind: v1alpha1.BuiltinPlugin, Name: "DefaultTolerationSeconds", Effect: v1alpha1.EffectMutates,
+				Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpAppend, Path: []string{"spec", "tolerations"}, Atomic: true,
+					Value: map[string]any{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)}}}},
+			{Kind: v1alpha1.BuiltinPlugin, Name: "RuntimeClass", Effect: v1alpha1.EffectMutates,
+				Ops: []v1alpha1.AdmissionOp{{Op: v1alpha1.OpReplace, Path: []string{"spec", "tolerations"}, Atomic: true,
+					Value: []any{map[string]any{"operator": "Exists"}}}}},
 		}}
 	target := remedy.Target{File: "pod.yaml", ResourceArg: "pod/web", Namespace: "shop", FieldManager: "ci"}
 	opts := render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}
@@ -134,7 +134,7 @@ func TestAdmissionPodView(t *testing.T) {
 func views(t *testing.T, r *conflict.Simulation, opts render.Options, target remedy.Target) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	render.ConflictExplanation(&buf, &r.Report, opts, target)
+	render.ConflictExplanation(&buf, &r.ConflictReport, opts, target)
 	buf.WriteString("---- diff\n")
 	d, err := diff.Compute(r, diff.Options{Target: target})
 	if err != nil {

@@ -9,16 +9,15 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/fight"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 // auditOf audits the fixtures as if read from clusters.
-func auditOf(t *testing.T, clusters ...string) *audit.Report {
+func auditOf(t *testing.T, clusters ...string) *v1alpha1.AuditReport {
 	t.Helper()
-	var findings []audit.Finding
+	var findings []v1alpha1.Finding
 	scanned := 0
 	for _, c := range clusters {
 		for _, fixture := range []string{"deployment.yaml", "secret.yaml", "configmap.yaml"} {
@@ -55,12 +54,12 @@ func TestAuditReport(t *testing.T) {
 
 func TestFightLine(t *testing.T) {
 	since := time.Date(2026, 11, 23, 12, 0, 1, 0, time.UTC)
-	f := fight.Fight{TypeMeta: v1alpha1.NewTypeMeta(fight.Kind), Object: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
-		Managers: []fight.Writer{
-			{Owner: ownership.Owner{Manager: "argocd-controller", Operation: "Apply"}, Value: int64(2)},
-			{Owner: ownership.Owner{Manager: "hpa\x1b[31m", Operation: "Update", Subresource: "scale"}, Value: int64(5)},
+	f := v1alpha1.Fight{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FightKind), Object: v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
+		Managers: []v1alpha1.Writer{
+			{Owner: v1alpha1.Owner{Manager: "argocd-controller", Operation: "Apply"}, Value: int64(2)},
+			{Owner: v1alpha1.Owner{Manager: "hpa\x1b[31m", Operation: "Update", Subresource: "scale"}, Value: int64(5)},
 		},
-		Values: []interface{}{int64(2), int64(5)}, Flips: 4, Since: metav1.NewTime(since), Last: metav1.NewTime(since.Add(12 * time.Second)), PerMinute: 20,
+		Values: []any{int64(2), int64(5)}, Flips: 4, Since: metav1.NewTime(since), Last: metav1.NewTime(since.Add(12 * time.Second)), PerMinute: 20,
 	}
 	p, err := pathlang.ParsePath(".spec.replicas")
 	if err != nil {

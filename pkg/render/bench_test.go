@@ -65,7 +65,7 @@ func BenchmarkData(b *testing.B) {
 		b.Run(format, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if err := render.Data(io.Discard, format, []interface{}{r}, false); err != nil {
+				if err := render.Data(io.Discard, format, []any{r}, false); err != nil {
 					b.Fatal(err)
 				}
 			}

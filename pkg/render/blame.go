@@ -224,7 +224,7 @@ func coverFor(n *ownership.Node, covered []int) []int {
 
 // mapping emits a map's keys; first is the prefix of the first line ("- "
 // for a list item), indent the prefix of the others.
-func (b *blamer) mapping(m map[string]interface{}, n *ownership.Node, covered []int, p fieldpath.Path, first, indent string) {
+func (b *blamer) mapping(m map[string]any, n *ownership.Node, covered []int, p fieldpath.Path, first, indent string) {
 	if len(m) == 0 {
 		return
 	}
@@ -242,9 +242,9 @@ func (b *blamer) mapping(m map[string]interface{}, n *ownership.Node, covered []
 }
 
 // value emits "head value" for a scalar, or head and the nested lines.
-func (b *blamer) value(v interface{}, n *ownership.Node, covered []int, p fieldpath.Path, head, indent string) {
+func (b *blamer) value(v any, n *ownership.Node, covered []int, p fieldpath.Path, head, indent string) {
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		kind, owners := classify(n, covered, p, len(t) > 0)
 		if len(t) == 0 {
 			b.add(kind, owners, head+" {}", p)
@@ -252,7 +252,7 @@ func (b *blamer) value(v interface{}, n *ownership.Node, covered []int, p fieldp
 		}
 		b.add(kind, owners, head, p)
 		b.mapping(t, n, coverFor(n, covered), p, indent+"  ", indent+"  ")
-	case []interface{}:
+	case []any:
 		kind, owners := classify(n, covered, p, len(t) > 0)
 		if len(t) == 0 {
 			b.add(kind, owners, head+" []", p)
@@ -270,7 +270,7 @@ func (b *blamer) value(v interface{}, n *ownership.Node, covered []int, p fieldp
 // with the chomping indicator that keeps the value exact: "|" for one
 // trailing newline, "|-" for none, "|+" for more; and an indentation
 // indicator when the first line starts with a space.
-func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent string, p fieldpath.Path) {
+func (b *blamer) scalar(kind lineKind, owners []int, v any, head, indent string, p fieldpath.Path) {
 	s, ok := v.(string)
 	if !ok || !strings.Contains(s, "\n") {
 		b.add(kind, owners, head+" "+yamlScalar(v), p)
@@ -299,12 +299,12 @@ func (b *blamer) scalar(kind lineKind, owners []int, v interface{}, head, indent
 
 // list emits list items in the style of kubectl's YAML: "- " at the
 // indentation of the parent key.
-func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p fieldpath.Path, indent string) {
+func (b *blamer) list(l []any, n *ownership.Node, covered []int, p fieldpath.Path, indent string) {
 	for i, item := range l {
 		pe, cn := n.ItemElement(item, i)
 		cp := childPath(p, pe, cn)
 		switch t := item.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			if len(t) == 0 {
 				kind, owners := classify(cn, covered, cp, false)
 				b.add(kind, owners, indent+"- {}", cp)
@@ -319,7 +319,7 @@ func (b *blamer) list(l []interface{}, n *ownership.Node, covered []int, p field
 				b.lines[first].kind = lineOwned
 				b.lines[first].item = cp
 			}
-		case []interface{}:
+		case []any:
 			kind, owners := classify(cn, covered, cp, len(t) > 0)
 			b.add(kind, owners, indent+"-", cp)
 			b.list(t, cn, coverFor(cn, covered), cp, indent+"  ")

@@ -48,7 +48,7 @@ func TestBlameTextIsTheObject(t *testing.T) {
 				}
 				text = append(text, strings.TrimPrefix(rest, " "))
 			}
-			var got map[string]interface{}
+			var got map[string]any
 			if err := yaml.Unmarshal([]byte(strings.Join(text, "\n")), &got); err != nil {
 				t.Fatalf("blame text is not YAML: %v\n%s", err, strings.Join(text, "\n"))
 			}
@@ -100,7 +100,7 @@ func TestBlameAttribution(t *testing.T) {
 
 // yamlScalar's shortcuts write what yaml.v3 writes.
 func TestYAMLScalarMatchesYAML(t *testing.T) {
-	values := []interface{}{
+	values := []any{
 		"web", "nginx", "app.kubernetes.io", "a/b-c_d.e", "Yes", "yes", "YES", "y", "Y", "n", "No", "on", "Off", "true", "False", "null", "NULL", "Null",
 		"~", "", "-", ".", "1", "1.5", "0x1F", "1e3", "e3", "E3", "inf", ".inf", "nan", ".nan", "NaN", "2026-11-22", "2026-11-22T00:11:52Z", "12:30",
 		"a b", "value 1", "a  b", "a b ", " a", "Deployment does not have minimum availability", "a b: c", "a #b", "yes no", "a\tb", "a\nb",

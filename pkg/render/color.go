@@ -38,7 +38,7 @@ func UseColor(mode ColorMode, w io.Writer) bool {
 // IsTerminal is printers.IsTerminal that also sees through a writer that
 // wraps a file and tells its descriptor (the redacting filter main puts
 // over standard output and error).
-func IsTerminal(w interface{}) bool {
+func IsTerminal(w any) bool {
 	if f, ok := w.(interface{ Fd() uintptr }); ok {
 		return term.IsTerminal(f.Fd())
 	}

@@ -396,7 +396,7 @@ func subDesc(sub string) string {
 	return fmt.Sprintf(" with subresource %q", sub)
 }
 
-func valueText(v interface{}) string {
+func valueText(v any) string {
 	if v == nil {
 		return "(not set)"
 	}

@@ -38,24 +38,24 @@ func TestConflictRemovals(t *testing.T) {
 		return p
 	}
 	// was: the live value the reset replaces; nil: unchanged.
-	reset := func(s string, v, was interface{}) conflict.Reset {
-		rs := conflict.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: was == nil, PathElements: path(s)}
+	reset := func(s string, v, was any) v1alpha1.Reset {
+		rs := v1alpha1.Reset{Path: pathlang.Path(path(s)), Value: v, Unchanged: was == nil, PathElements: path(s)}
 		if was != nil {
 			rs.Was = &was
 		}
 		return rs
 	}
-	r := &conflict.Simulation{Report: conflict.Report{
-		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},
-		ApplyMeta: v1alpha1.ApplyMeta{Action: conflict.ActionApply, FieldManager: "ci", Object: ownership.RefOf(live)},
+	r := &conflict.Simulation{ConflictReport: v1alpha1.ConflictReport{
+		TypeMeta:  v1alpha1.TypeMeta{Kind: v1alpha1.ConflictReportKind},
+		ApplyMeta: v1alpha1.ApplyMeta{Action: v1alpha1.ActionApply, FieldManager: "ci", Object: ownership.RefOf(live)},
 		Removed:   []pathlang.Path{pathlang.Path(path(`.spec.template.spec.containers[name="side"]`)), pathlang.Path(path(`.spec.template.metadata.labels["app.kubernetes.io/name"]`))},
-		Reset: []conflict.Reset{
+		Reset: []v1alpha1.Reset{
 			reset(".spec.replicas", int64(1), int64(3)),
 			reset(".spec.template.spec.restartPolicy", "Always", nil),
 			reset(`.spec.template.spec.containers[name="web"].imagePullPolicy`, "Always", "IfNotPresent"),
 			{Path: pathlang.Path(path(".spec.clusterIP")), Value: "10.96.0.10", Unchanged: true, Kept: true, PathElements: path(".spec.clusterIP")},
 		},
-		MaybeReset: []conflict.MaybeReset{{Path: pathlang.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
+		MaybeReset: []v1alpha1.MaybeReset{{Path: pathlang.Path(path(".spec.strategy.rollingUpdate.maxSurge")), DependsOn: "the value of type", PathElements: path(".spec.strategy.rollingUpdate.maxSurge")}},
 	}, Live: live, Result: live}
 	var buf bytes.Buffer
 	explanation(&buf, r, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.apps/web", Namespace: "shop", FieldManager: "ci"})
@@ -69,10 +69,10 @@ func conflictSimulation(t *testing.T) *conflict.Simulation {
 		t.Fatal(err)
 	}
 	at := metav1.NewTime(now.Add(-time.Hour))
-	return &conflict.Simulation{Report: conflict.Report{
-		TypeMeta:  v1alpha1.TypeMeta{Kind: conflict.ReportKind},
-		ApplyMeta: v1alpha1.ApplyMeta{Action: conflict.ActionApply, FieldManager: "kubectl", Object: ownership.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}},
-		Conflicts: []conflict.Conflict{{Path: pathlang.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
+	return &conflict.Simulation{ConflictReport: v1alpha1.ConflictReport{
+		TypeMeta:  v1alpha1.TypeMeta{Kind: v1alpha1.ConflictReportKind},
+		ApplyMeta: v1alpha1.ApplyMeta{Action: v1alpha1.ActionApply, FieldManager: "kubectl", Object: v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}},
+		Conflicts: []v1alpha1.Conflict{{Path: pathlang.Path(p), Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale", APIVersion: "apps/v1", Time: &at, LiveValue: int64(4), AppliedValue: int64(2)}},
 		Message:   "Apply failed with 1 conflict",
 	}}
 }
@@ -100,13 +100,13 @@ func TestConflictOwnerLineTime(t *testing.T) {
 func TestAutoscalerNote(t *testing.T) {
 	tests := []struct {
 		name    string
-		holders []conflict.ReplicasHolder
+		holders []v1alpha1.ReplicasHolder
 		want    []string
 		not     []string
 	}{
 		{
 			name:    "client-side apply",
-			holders: []conflict.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
+			holders: []v1alpha1.ReplicasHolder{{Manager: "kubectl-client-side-apply", LastApplied: true}},
 			want: []string{"$ kubectl ssa handover deployment.v1.apps/web -n shop --field .spec.replicas --from kubectl-client-side-apply --to kube-controller-manager\n",
 				`also takes .spec.replicas out of the last-applied annotation of "kubectl-client-side-apply"`,
 				"(not from the autoscaler's controller: it writes .spec.replicas again at its next scaling; see the note above)"},
@@ -122,7 +122,7 @@ func TestAutoscalerNote(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := conflictSimulation(t)
-			r.Autoscalers = []conflict.Autoscaler{{Name: "web", MinReplicas: 4, MaxReplicas: 8}}
+			r.Autoscalers = []v1alpha1.Autoscaler{{Name: "web", MinReplicas: 4, MaxReplicas: 8}}
 			r.ReplicasHolders = tt.holders
 			var buf bytes.Buffer
 			explanation(&buf, r, render.Options{Time: render.TimeNone, Palette: render.NewPalette(false)}, remedy.Target{ResourceArg: "deployment.v1.apps/web", Namespace: "shop", FieldManager: "kubectl"})
@@ -171,5 +171,5 @@ func TestConflictOnStringData(t *testing.T) {
 // built for t.
 func explanation(w io.Writer, r *conflict.Simulation, o render.Options, t remedy.Target) {
 	r.Resolutions = conflict.Resolutions(r, t)
-	render.ConflictExplanation(w, &r.Report, o, t)
+	render.ConflictExplanation(w, &r.ConflictReport, o, t)
 }

@@ -9,19 +9,19 @@ import (
 
 // List wraps several reports.
 type List struct {
-	APIVersion string        `json:"apiVersion"`
-	Kind       string        `json:"kind"`
-	Items      []interface{} `json:"items"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Items      []any  `json:"items"`
 }
 
 // Data writes reports as JSON or YAML: a List when asList or when there
 // are several, else the one report itself. Field names are stable across
 // commands.
-func Data(w io.Writer, format string, items []interface{}, asList bool) error {
+func Data(w io.Writer, format string, items []any, asList bool) error {
 	if format == "yaml" {
 		return dataYAML(w, items, asList)
 	}
-	var v interface{} = List{APIVersion: "v1", Kind: "List", Items: items}
+	var v any = List{APIVersion: "v1", Kind: "List", Items: items}
 	if len(items) == 1 && !asList {
 		v = items[0]
 	}
@@ -41,8 +41,8 @@ func Data(w io.Writer, format string, items []interface{}, asList bool) error {
 
 // dataYAML writes the YAML of Data's JSON, one item at a time (see
 // yaml.go): a List's keys sort as items, kind.
-func dataYAML(w io.Writer, items []interface{}, asList bool) error {
-	encode := func(v interface{}) ([]byte, error) {
+func dataYAML(w io.Writer, items []any, asList bool) error {
+	encode := func(v any) ([]byte, error) {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)

@@ -24,7 +24,7 @@ const maxStayPaths = 10
 // the text of its path.
 type blamed struct {
 	text   []string
-	owners [][]ownership.Owner
+	owners [][]v1alpha1.Owner
 	paths  []string
 }
 
@@ -38,7 +38,7 @@ func blameObject(r *ownership.Report) *blamed {
 	b := &blamer{r: r}
 	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
 	paths := make([]fieldpath.Path, len(b.lines))
-	out.text, out.owners = make([]string, len(b.lines)), make([][]ownership.Owner, len(b.lines))
+	out.text, out.owners = make([]string, len(b.lines)), make([][]v1alpha1.Owner, len(b.lines))
 	for i, l := range b.lines {
 		out.text[i], out.owners[i], paths[i] = l.text, ownersOf(r, l.owners), l.path
 	}
@@ -246,7 +246,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 			if len(s.Defaulted) > 0 {
 				paths = append(paths, fmt.Sprintf("(and %s at %s default)", count(len(s.Defaulted), "field"), map[bool]string{true: "its", false: "their"}[len(s.Defaulted) == 1]))
 			}
-			line(fmt.Sprintf("#   %s: %s", o.colorOwners([]ownership.Owner{s.Manager}), strings.Join(paths, ", ")))
+			line(fmt.Sprintf("#   %s: %s", o.colorOwners([]v1alpha1.Owner{s.Manager}), strings.Join(paths, ", ")))
 			if s.Note != "" {
 				line(p.Yellow("#     " + Escape(s.Note)))
 			}
@@ -304,7 +304,7 @@ func countKinds(changes []v1alpha1.DiffChange) string {
 	return strings.Join(parts, ", ")
 }
 
-func annotation(p *Palette, owners []ownership.Owner, conflict bool, o Options) string {
+func annotation(p *Palette, owners []v1alpha1.Owner, conflict bool, o Options) string {
 	s := "  # " + ownerList(o, owners)
 	if conflict {
 		s += " !"
@@ -312,7 +312,7 @@ func annotation(p *Palette, owners []ownership.Owner, conflict bool, o Options) 
 	return p.Dim(s)
 }
 
-func ownerList(o Options, owners []ownership.Owner) string {
+func ownerList(o Options, owners []v1alpha1.Owner) string {
 	if len(owners) == 0 {
 		return "(unowned)"
 	}

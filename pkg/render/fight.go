@@ -42,7 +42,7 @@ func FightJSON(w io.Writer, f v1alpha1.Fight) error {
 
 // marshalPlain is json.Marshal without HTML escaping: "<redacted #1>"
 // reads as it is.
-func marshalPlain(v interface{}) ([]byte, error) {
+func marshalPlain(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -52,7 +52,7 @@ func marshalPlain(v interface{}) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func jsonValue(v interface{}) string {
+func jsonValue(v any) string {
 	b, err := marshalPlain(v)
 	if err != nil {
 		return fmt.Sprint(v)

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
@@ -13,15 +14,15 @@ import (
 // An entry that owns other paths lists those it loses, then those it
 // gains; a rewrite that changes no entry says so.
 func TestEntryLines(t *testing.T) {
-	path := func(s ...interface{}) pathlang.Path { return pathlang.Path(fieldpath.MakePathOrDie(s...)) }
-	got := entryLines([]ownership.EntryChange{{Owner: ownership.Owner{Manager: "helm", Operation: "Apply", Subresource: "status", APIVersion: "v1"},
+	path := func(s ...any) pathlang.Path { return pathlang.Path(fieldpath.MakePathOrDie(s...)) }
+	got := entryLines([]ownership.EntryChange{{Owner: v1alpha1.Owner{Manager: "helm", Operation: "Apply", Subresource: "status", APIVersion: "v1"},
 		Change: ownership.EntryChanged, Lost: []pathlang.Path{path("data", "a")}, Gained: []pathlang.Path{path("data", "b"), path("data", "c")}}})
 	want := []string{`~ "helm" (Apply with subresource "status", v1):`, "-   .data.a", "+   .data.b", "+   .data.c"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	gone := entryLines([]ownership.EntryChange{{Owner: ownership.Owner{Manager: "a", Operation: "Update", APIVersion: "v1"}, Change: ownership.EntryRemoved, Owned: 1},
-		{Owner: ownership.Owner{Manager: "b", Operation: "Update", APIVersion: "v1"}, Change: ownership.EntryRemoved, Owned: 6}})
+	gone := entryLines([]ownership.EntryChange{{Owner: v1alpha1.Owner{Manager: "a", Operation: "Update", APIVersion: "v1"}, Change: ownership.EntryRemoved, Owned: 1},
+		{Owner: v1alpha1.Owner{Manager: "b", Operation: "Update", APIVersion: "v1"}, Change: ownership.EntryRemoved, Owned: 6}})
 	if d := cmp.Diff([]string{`- "a" (Update, v1): entry removed (it owned 1 path)`, `- "b" (Update, v1): entry removed (it owned 6 paths)`}, gone); d != "" {
 		t.Errorf("removed entries (-want +got):\n%s", d)
 	}

@@ -8,13 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/migrate"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/write"
 )
 
 // Golden files for the three narrative views. The reports come from the
@@ -27,21 +27,21 @@ func TestConflictExplanation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest := func(body map[string]interface{}) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment",
-			"metadata": map[string]interface{}{"name": "web", "namespace": "shop"}}}
+	manifest := func(body map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "shop"}}}
 		for k, v := range body {
 			u.Object[k] = v
 		}
 		return u
 	}
-	replicas := manifest(map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(7)}})
+	replicas := manifest(map[string]any{"spec": map[string]any{"replicas": int64(7)}})
 	// Conflicts with kubectl scale, kubectl label and an applier of the
 	// sidecar's image, whose item sits first in the manifest and second
 	// in the live object.
-	gitops := manifest(map[string]interface{}{"spec": map[string]interface{}{"replicas": int64(7),
-		"template": map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{
-			map[string]interface{}{"name": "sidecar", "image": "busybox:1.37"}}}}}})
+	gitops := manifest(map[string]any{"spec": map[string]any{"replicas": int64(7),
+		"template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "sidecar", "image": "busybox:1.37"}}}}}})
 	gitops.SetLabels(map[string]string{"tier": "backend"})
 	tests := []struct {
 		name string
@@ -57,8 +57,8 @@ func TestConflictExplanation(t *testing.T) {
 		{name: "conflict-argocd", obj: gitops, opts: conflict.Options{FieldManager: "argocd-controller"}},
 		{name: "conflict-flux", obj: gitops, opts: conflict.Options{FieldManager: "kustomize-controller"}},
 		{name: "conflict-helm", obj: gitops, opts: conflict.Options{FieldManager: "helm"}},
-		{name: "conflict-none", obj: manifest(map[string]interface{}{"metadata": map[string]interface{}{"name": "web", "namespace": "shop",
-			"labels": map[string]interface{}{"app.kubernetes.io/name": "web"}}}), opts: conflict.Options{FieldManager: "ci"}},
+		{name: "conflict-none", obj: manifest(map[string]any{"metadata": map[string]any{"name": "web", "namespace": "shop",
+			"labels": map[string]any{"app.kubernetes.io/name": "web"}}}), opts: conflict.Options{FieldManager: "ci"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +70,7 @@ func TestConflictExplanation(t *testing.T) {
 			c := tt.ctx
 			c.File, c.ResourceArg, c.Namespace, c.FieldManager = "ci.yaml", "deployment.v1.apps/web", "shop", tt.opts.FieldManager
 			r.Resolutions = conflict.Resolutions(r, c)
-			render.ConflictExplanation(&buf, &r.Report, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
+			render.ConflictExplanation(&buf, &r.ConflictReport, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, c)
 			golden(t, tt.name+".golden", buf.Bytes())
 		})
 	}
@@ -89,12 +89,12 @@ func TestHandoverNarrative(t *testing.T) {
 		req  handover.Request
 		done bool // the steps ran
 	}{
-		{name: "handover-to-controller-plan", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: handover.ModeController, Fields: []fieldpath.Path{replicas}}},
-		{name: "handover-to-controller-held", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: handover.ModeController, Fields: []fieldpath.Path{replicas}}, done: true},
-		{name: "handover-release", req: handover.Request{From: "kubectl-label", Mode: handover.ModeRelease, Fields: []fieldpath.Path{tier}}, done: true},
+		{name: "handover-to-controller-plan", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: v1alpha1.HandoverController, Fields: []fieldpath.Path{replicas}}},
+		{name: "handover-to-controller-held", req: handover.Request{From: "kubectl", FromSubresource: "scale", To: "kube-controller-manager", Mode: v1alpha1.HandoverController, Fields: []fieldpath.Path{replicas}}, done: true},
+		{name: "handover-release", req: handover.Request{From: "kubectl-label", Mode: v1alpha1.HandoverRelease, Fields: []fieldpath.Path{tier}}, done: true},
 		// The Secret's values, in the fields and in the last-applied
 		// annotation under .metadata.annotations, are redacted.
-		{name: "handover-release-client-side-apply", live: secret, req: handover.Request{From: "kubectl-client-side-apply", Mode: handover.ModeRelease, Fields: []fieldpath.Path{password, annotations}}},
+		{name: "handover-release-client-side-apply", live: secret, req: handover.Request{From: "kubectl-client-side-apply", Mode: v1alpha1.HandoverRelease, Fields: []fieldpath.Path{password, annotations}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,13 +108,13 @@ func TestHandoverNarrative(t *testing.T) {
 			}
 			if tt.done {
 				for i := range r.Steps {
-					if r.Steps[i].Name != handover.StepWait {
-						r.Steps[i].Status, r.Steps[i].ResourceVersion = handover.StepDone, "1234"
+					if r.Steps[i].Name != v1alpha1.StepWait {
+						r.Steps[i].Status, r.Steps[i].ResourceVersion = v1alpha1.StepDone, "1234"
 					}
 				}
-				r.Status = handover.StatusCompleted
-				if tt.req.Mode == handover.ModeController {
-					r.Status, r.Message = handover.StatusHeld, `"kubectl-ssa-handover" holds the fields until "kube-controller-manager" writes them`
+				r.Status = v1alpha1.HandoverCompleted
+				if tt.req.Mode == v1alpha1.HandoverController {
+					r.Status, r.Message = v1alpha1.HandoverHeld, `"kubectl-ssa-handover" holds the fields until "kube-controller-manager" writes them`
 				}
 				r.After = r.Before
 			}
@@ -129,23 +129,23 @@ func TestHandoverNarrative(t *testing.T) {
 func TestMigrationReport(t *testing.T) {
 	secret := loadObject(t, "secret.yaml")
 	obj := migrate.Object{Ref: ownership.RefOf(secret), ManagedFields: secret.GetManagedFields(), Annotations: secret.GetAnnotations(), Content: secret.Object}
-	p, err := migrate.MakePlan(obj, migrate.Options{Mode: migrate.ModeCSA, Target: "kubectl", Now: now})
+	p, err := migrate.MakePlan(obj, migrate.Options{Mode: v1alpha1.MigrateCSA, Target: "kubectl", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := migrate.ObjectResult{Object: obj.Ref, Result: migrate.ResultWouldMigrate, Changes: p.Changes, Findings: p.Findings, Before: p.Before, After: p.After}
+	res := v1alpha1.ObjectResult{Object: obj.Ref, Result: v1alpha1.ResultWouldMigrate, Changes: p.Changes, Findings: p.Findings, Before: p.Before, After: p.After}
 	tests := []struct {
 		name string
-		r    migrate.Report
+		r    v1alpha1.MigrationReport
 	}{
-		{name: "migrate-dry-run", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: write.DryRunClient,
-			Summary: migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 2}, Objects: []migrate.ObjectResult{res}}},
-		{name: "migrate-partial", r: migrate.Report{Mode: migrate.ModeCSA, FieldManager: "kubectl", DryRun: write.DryRunNone, BackupDir: "/backups/migrate-1",
-			Summary:  migrate.Summary{Scanned: 3, Migrated: 1, Unchanged: 1, Failed: 1},
+		{name: "migrate-dry-run", r: v1alpha1.MigrationReport{Mode: v1alpha1.MigrateCSA, FieldManager: "kubectl", DryRun: v1alpha1.DryRunClient,
+			Summary: v1alpha1.MigrationSummary{Scanned: 3, Migrated: 1, Unchanged: 2}, Objects: []v1alpha1.ObjectResult{res}}},
+		{name: "migrate-partial", r: v1alpha1.MigrationReport{Mode: v1alpha1.MigrateCSA, FieldManager: "kubectl", DryRun: v1alpha1.DryRunNone, BackupDir: "/backups/migrate-1",
+			Summary:  v1alpha1.MigrationSummary{Scanned: 3, Migrated: 1, Unchanged: 1, Failed: 1},
 			Unlisted: []string{"secrets: secrets is forbidden: User \"dev\" cannot list resource \"secrets\""},
-			Objects: []migrate.ObjectResult{
-				{Object: obj.Ref, Result: migrate.ResultMigrated, Changes: p.Changes},
-				{Object: ownership.ObjectRef{Kind: "ConfigMap", Namespace: "shop", Name: "settings"}, Result: migrate.ResultFailed, Reason: "the object kept changing while this ran (10 conflicts in a row): nothing more was written; run the command again"},
+			Objects: []v1alpha1.ObjectResult{
+				{Object: obj.Ref, Result: v1alpha1.ResultMigrated, Changes: p.Changes},
+				{Object: v1alpha1.ObjectRef{Kind: "ConfigMap", Namespace: "shop", Name: "settings"}, Result: v1alpha1.ResultFailed, Reason: "the object kept changing while this ran (10 conflicts in a row): nothing more was written; run the command again"},
 			}}},
 	}
 	for _, tt := range tests {

@@ -110,7 +110,7 @@ func (o Output) IsData() bool {
 // from the cluster holding ESC, BEL or an OSC sequence (raw in templates'
 // output, C1 characters raw in JSON) can't drive the terminal. Piped, the
 // bytes are the document's, as kubectl writes them.
-func (o Output) Print(w io.Writer, items []interface{}, asList bool) error {
+func (o Output) Print(w io.Writer, items []any, asList bool) error {
 	if isTerminal(w) {
 		w = Terminal(w)
 	}
@@ -118,7 +118,7 @@ func (o Output) Print(w io.Writer, items []interface{}, asList bool) error {
 	case FormatJSON, FormatYAML:
 		return Data(w, o.Name, items, asList)
 	}
-	var v interface{} = List{APIVersion: "v1", Kind: "List", Items: items}
+	var v any = List{APIVersion: "v1", Kind: "List", Items: items}
 	if len(items) == 1 && !asList {
 		v = items[0]
 	}
@@ -126,7 +126,7 @@ func (o Output) Print(w io.Writer, items []interface{}, asList bool) error {
 	if err != nil {
 		return err
 	}
-	doc := map[string]interface{}{}
+	doc := map[string]any{}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {

@@ -64,7 +64,7 @@ func (o Options) FormatTime(t *metav1.Time) string {
 func (o Options) showTime() bool { return o.Time != TimeNone }
 
 // OwnerLabel is "manager (Operation[ /subresource][, age])", escaped.
-func (o Options) OwnerLabel(ow ownership.Owner) string {
+func (o Options) OwnerLabel(ow v1alpha1.Owner) string {
 	s := Escape(ow.Manager) + " (" + string(ow.Operation)
 	if ow.Subresource != "" {
 		s += " /" + Escape(string(ow.Subresource))
@@ -75,11 +75,11 @@ func (o Options) OwnerLabel(ow ownership.Owner) string {
 	return s + ")"
 }
 
-func (o Options) colorOwners(owners []ownership.Owner) string {
-	return joinOwners(owners, ", ", func(ow ownership.Owner) string { return o.Palette.Manager(ow.Manager, o.OwnerLabel(ow)) })
+func (o Options) colorOwners(owners []v1alpha1.Owner) string {
+	return joinOwners(owners, ", ", func(ow v1alpha1.Owner) string { return o.Palette.Manager(ow.Manager, o.OwnerLabel(ow)) })
 }
 
-func (o Options) plainOwners(owners []ownership.Owner) string {
+func (o Options) plainOwners(owners []v1alpha1.Owner) string {
 	return joinOwners(owners, ", ", o.OwnerLabel)
 }
 
@@ -92,7 +92,7 @@ const maxOwners = 5
 
 // joinOwners is one text of each owner, the first maxOwners of them and
 // a count of the others, joined by sep.
-func joinOwners(owners []ownership.Owner, sep string, text func(ownership.Owner) string) string {
+func joinOwners(owners []v1alpha1.Owner, sep string, text func(v1alpha1.Owner) string) string {
 	if len(owners) == 1 {
 		return text(owners[0])
 	}
@@ -157,7 +157,7 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 	cells := make([]Cell, 0, len(r.Fields)*ncols)
 	t.Rows = make([][]Cell, 0, len(r.Fields))
 	ages := map[*metav1.Time]string{}
-	age := func(ow ownership.Owner) string {
+	age := func(ow v1alpha1.Owner) string {
 		s, ok := ages[ow.Time]
 		if !ok {
 			s = o.FormatTime(ow.Time)
@@ -168,12 +168,12 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 	// Most rows have the same few owner sets: colour each set once.
 	colored := o.Palette != nil && o.Palette.enabled
 	coloredOwners := map[string]string{}
-	colorOf := func(owners []ownership.Owner) func(string) string {
+	colorOf := func(owners []v1alpha1.Owner) func(string) string {
 		return func(string) string {
-			key := ownerColumn(owners, func(ow ownership.Owner) string { return ow.Manager + "\x00" })
+			key := ownerColumn(owners, func(ow v1alpha1.Owner) string { return ow.Manager + "\x00" })
 			s, ok := coloredOwners[key]
 			if !ok {
-				s = joinOwners(owners, ",", func(ow ownership.Owner) string { return o.Palette.Manager(ow.Manager, Escape(ow.Manager)) })
+				s = joinOwners(owners, ",", func(ow v1alpha1.Owner) string { return o.Palette.Manager(ow.Manager, Escape(ow.Manager)) })
 				coloredOwners[key] = s
 			}
 			return s
@@ -225,14 +225,14 @@ func FieldTable(w io.Writer, r *ownership.Report, o Options, unowned bool) error
 }
 
 // ownerColumn is one attribute of a field's owners, joined by commas.
-func ownerColumn(owners []ownership.Owner, attr func(ownership.Owner) string) string {
+func ownerColumn(owners []v1alpha1.Owner, attr func(v1alpha1.Owner) string) string {
 	return joinOwners(owners, ",", attr)
 }
 
-func managerText(ow ownership.Owner) string     { return Escape(ow.Manager) }
-func operationText(ow ownership.Owner) string   { return string(ow.Operation) }
-func subresourceText(ow ownership.Owner) string { return dash(Escape(string(ow.Subresource))) }
-func apiVersionText(ow ownership.Owner) string  { return Escape(ow.APIVersion) }
+func managerText(ow v1alpha1.Owner) string     { return Escape(ow.Manager) }
+func operationText(ow v1alpha1.Owner) string   { return string(ow.Operation) }
+func subresourceText(ow v1alpha1.Owner) string { return dash(Escape(string(ow.Subresource))) }
+func apiVersionText(ow v1alpha1.Owner) string  { return Escape(ow.APIVersion) }
 
 func (o Options) empty() string {
 	if o.Empty != "" {
@@ -248,7 +248,7 @@ func dash(s string) string {
 	return s
 }
 
-func (o Options) value(f ownership.Field) string {
+func (o Options) value(f v1alpha1.Field) string {
 	if f.Absent {
 		return "(absent)"
 	}
@@ -273,7 +273,7 @@ func (o Options) truncate(s string) string {
 	return s
 }
 
-func compactJSON(v interface{}) string {
+func compactJSON(v any) string {
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // values are shown, not embedded in HTML
@@ -362,8 +362,8 @@ func Tree(w io.Writer, r *ownership.Report, o Options) error {
 	return err
 }
 
-func ownersOf(r *ownership.Report, idx []int) []ownership.Owner {
-	out := make([]ownership.Owner, len(idx))
+func ownersOf(r *ownership.Report, idx []int) []v1alpha1.Owner {
+	out := make([]v1alpha1.Owner, len(idx))
 	for i, j := range idx {
 		out[i] = r.Owners[j]
 	}
@@ -427,7 +427,7 @@ func selected(r *ownership.Report) *selection {
 func (s *selection) hasUnder(prefix fieldpath.Path) bool { return s.set.Has(prefix) }
 
 // SortedKeys returns a map's keys in order.
-func SortedKeys(m map[string]interface{}) []string {
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -439,7 +439,7 @@ func SortedKeys(m map[string]interface{}) []string {
 // yamlScalar formats a scalar as YAML would, on one line: yaml.v3 never
 // folds long strings (sigs.k8s.io/yaml folds them at 80 columns, which
 // would put a line break inside a blame line).
-func yamlScalar(v interface{}) string {
+func yamlScalar(v any) string {
 	switch t := v.(type) {
 	case string:
 		if plainString(t) {

@@ -145,7 +145,7 @@ func TestData(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var items []interface{}
+			var items []any
 			for _, f := range tt.fixtures {
 				items = append(items, analyze(t, f, tt.filter, ownership.Options{}))
 			}
@@ -160,7 +160,7 @@ func TestData(t *testing.T) {
 
 func TestDataUnknownFormat(t *testing.T) {
 	var buf bytes.Buffer
-	err := render.Data(&buf, "xml", []interface{}{analyze(t, "configmap.yaml", ownership.Filter{}, ownership.Options{})}, false)
+	err := render.Data(&buf, "xml", []any{analyze(t, "configmap.yaml", ownership.Filter{}, ownership.Options{})}, false)
 	if err == nil {
 		t.Fatal("Data accepted format xml")
 	}

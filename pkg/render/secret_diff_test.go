@@ -25,9 +25,9 @@ func TestDiffSecretValueChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]interface{}{"name": "db", "namespace": "shop"},
-		"data":     map[string]interface{}{"password": "czNjcjN0LW5ldw==", "username": "YWRtaW4="}}}
+	applied := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "db", "namespace": "shop"},
+		"data":     map[string]any{"password": "czNjcjN0LW5ldw==", "username": "YWRtaW4="}}}
 	r, err := conflict.Explain(context.Background(), src, applied, conflict.Options{FieldManager: "kubectl-client-side-apply", AlsoForced: true})
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +61,10 @@ func TestDiffSecretValueChange(t *testing.T) {
 			t.Errorf("the change reads %v -> %v, want <redacted> #1 -> <redacted> #2", c.Before, c.After)
 		}
 	}
-	if got := d.Report.Live["data"].(map[string]interface{})["password"]; got != "<redacted> #1" {
+	if got := d.Report.Live["data"].(map[string]any)["password"]; got != "<redacted> #1" {
 		t.Errorf("the live object's password reads %v (the external diff's file)", got)
 	}
-	if got := d.Report.Result["data"].(map[string]interface{})["password"]; got != "<redacted> #2" {
+	if got := d.Report.Result["data"].(map[string]any)["password"]; got != "<redacted> #2" {
 		t.Errorf("the result's password reads %v (the external diff's file)", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // oldYAML is what -o yaml wrote before it streamed: JSONToYAML of the JSON.
-func oldYAML(t *testing.T, items []interface{}, asList bool) string {
+func oldYAML(t *testing.T, items []any, asList bool) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := render.Data(&buf, "json", items, asList); err != nil {
@@ -31,19 +31,19 @@ func oldYAML(t *testing.T, items []interface{}, asList bool) string {
 // tricky holds what YAML output can get wrong: key order (letters first,
 // numbers by value), quoting, long strings folded by column, literal
 // blocks, nested lists, empty containers, numbers.
-var tricky = map[string]interface{}{
+var tricky = map[string]any{
 	"key10": 1, "key2": 2, "key02": 3, "Key1": true, "_x": nil, "9": "nine", "é": "accent", "a b": "space", "a:b": "colon",
 	"long":    strings.Repeat("words that go on and on ", 12),
 	"block":   "line one\nline two\n",
-	"nested":  []interface{}{[]interface{}{1, 2}, []interface{}{}, map[string]interface{}{}, map[string]interface{}{"deep": []interface{}{map[string]interface{}{"x": strings.Repeat("y ", 60)}}}},
-	"numbers": map[string]interface{}{"int": 42, "float": 0.5, "big": 1e21, "neg": -3, "str": "042", "yes": "yes", "null": "null"},
-	"objects": []interface{}{map[string]interface{}{"path": ".spec", "owners": []interface{}{map[string]interface{}{"manager": "a\x1bb", "time": "2026-01-01T00:00:00Z"}}}},
+	"nested":  []any{[]any{1, 2}, []any{}, map[string]any{}, map[string]any{"deep": []any{map[string]any{"x": strings.Repeat("y ", 60)}}}},
+	"numbers": map[string]any{"int": 42, "float": 0.5, "big": 1e21, "neg": -3, "str": "042", "yes": "yes", "null": "null"},
+	"objects": []any{map[string]any{"path": ".spec", "owners": []any{map[string]any{"manager": "a\x1bb", "time": "2026-01-01T00:00:00Z"}}}},
 }
 
 // -o yaml writes, byte for byte, what it wrote before it streamed, for
 // every report shape and at every size threshold.
 func TestYAMLStreamsTheSameBytes(t *testing.T) {
-	var reports []interface{}
+	var reports []any
 	for _, fixture := range []string{"deployment.yaml", "configmap.yaml", "secret.yaml", "widget.yaml", "configmap-no-managed-fields.yaml"} {
 		reports = append(reports, analyze(t, fixture, ownership.Filter{}, ownership.Options{}))
 	}
@@ -51,7 +51,7 @@ func TestYAMLStreamsTheSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports = append(reports, big, tricky, map[string]interface{}{}, []interface{}{tricky, "x"})
+	reports = append(reports, big, tricky, map[string]any{}, []any{tricky, "x"})
 	defer func(v int) { *render.SmallJSON = v }(*render.SmallJSON)
 	for _, small := range []int{0, 64, 4 << 10} {
 		*render.SmallJSON = small
@@ -59,10 +59,10 @@ func TestYAMLStreamsTheSameBytes(t *testing.T) {
 			for _, asList := range []bool{false, true} {
 				t.Run(fmt.Sprintf("small=%d/%d/list=%v", small, i, asList), func(t *testing.T) {
 					var buf bytes.Buffer
-					if err := render.Data(&buf, "yaml", []interface{}{r}, asList); err != nil {
+					if err := render.Data(&buf, "yaml", []any{r}, asList); err != nil {
 						t.Fatal(err)
 					}
-					if diff := cmp.Diff(oldYAML(t, []interface{}{r}, asList), buf.String()); diff != "" {
+					if diff := cmp.Diff(oldYAML(t, []any{r}, asList), buf.String()); diff != "" {
 						t.Errorf("(-JSONToYAML +streamed):\n%s", diff)
 					}
 				})
@@ -79,10 +79,10 @@ func TestYAMLStreamsTheSameBytes(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	if err := render.Data(&buf, "yaml", []interface{}{}, true); err != nil {
+	if err := render.Data(&buf, "yaml", []any{}, true); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(oldYAML(t, []interface{}{}, true), buf.String()); diff != "" {
+	if diff := cmp.Diff(oldYAML(t, []any{}, true), buf.String()); diff != "" {
 		t.Errorf("empty list (-JSONToYAML +streamed):\n%s", diff)
 	}
 }

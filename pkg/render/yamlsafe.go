@@ -20,7 +20,7 @@ import (
 func JSONToYAML(doc []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
-	var v interface{}
+	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
@@ -79,13 +79,13 @@ func literalBlock(line []byte) bool {
 
 // yamlValue types JSON numbers as go-yaml's parser would have: int, then
 // uint64, then float64.
-func yamlValue(v interface{}) interface{} {
+func yamlValue(v any) any {
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		for k, x := range t {
 			t[k] = yamlValue(x)
 		}
-	case []interface{}:
+	case []any:
 		for i, x := range t {
 			t[i] = yamlValue(x)
 		}
@@ -108,7 +108,7 @@ func yamlValue(v interface{}) interface{} {
 }
 
 // MarshalYAML is sigs.k8s.io/yaml's Marshal through JSONToYAML.
-func MarshalYAML(v interface{}) ([]byte, error) {
+func MarshalYAML(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ func TestYAMLWritesEveryString(t *testing.T) {
 	odd := []string{"<<", "a\n<<: b\n<<: c", strings.Repeat("k", 1500), "\u0080", "a\u0085b", "\u009f", "x\x7fy", "\ufeff", "\ufffe", "\x1b[31mred\x07", "line\r\nbreak", "\u2028", "😀", "plain"}
 	for _, s := range odd {
 		t.Run(strings.ToValidUTF8(s, "?"), func(t *testing.T) {
-			obj := map[string]interface{}{"metadata": map[string]interface{}{"name": s, "annotations": map[string]interface{}{s: s}}}
+			obj := map[string]any{"metadata": map[string]any{"name": s, "annotations": map[string]any{s: s}}}
 			for _, size := range []int{4 << 10, 8} { // whole, then streamed member by member
 				old := smallJSON
 				smallJSON = size
@@ -31,7 +31,7 @@ func TestYAMLWritesEveryString(t *testing.T) {
 				if err != nil {
 					t.Fatalf("smallJSON %d: %v", size, err)
 				}
-				var back map[string]interface{}
+				var back map[string]any
 				if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
 					t.Fatalf("smallJSON %d: the YAML does not read back: %v\n%s", size, err, buf.String())
 				}
@@ -49,7 +49,7 @@ func TestJSONToYAMLInvalidUTF8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back map[string]interface{}
+	var back map[string]any
 	if err := yaml.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +62,13 @@ func TestJSONToYAMLInvalidUTF8(t *testing.T) {
 // characters from the cluster are escaped in every format; piped, the
 // bytes are the document's.
 func TestPrintEscapesForTerminal(t *testing.T) {
-	item := map[string]interface{}{"kind": "X", "name": "a\x1b]8;;http://x\x07b\u009bc\rd"}
+	item := map[string]any{"kind": "X", "name": "a\x1b]8;;http://x\x07b\u009bc\rd"}
 	for _, o := range []Output{{Name: FormatJSON}, {Name: FormatYAML}, {Name: FormatJSONPath, Template: "{.name}"}, {Name: FormatGoTemplate, Template: "{{.name}}"}} {
 		for _, tty := range []bool{true, false} {
 			old := isTerminal
-			isTerminal = func(interface{}) bool { return tty }
+			isTerminal = func(any) bool { return tty }
 			var buf bytes.Buffer
-			err := o.Print(&buf, []interface{}{item}, false)
+			err := o.Print(&buf, []any{item}, false)
 			isTerminal = old
 			if err != nil {
 				t.Fatalf("%s: %v", o.Name, err)
@@ -92,7 +92,7 @@ func FuzzYAMLString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		s = strings.ToValidUTF8(s, "\ufffd") // as encoding/json reads it
-		obj := map[string]interface{}{"k": s, "n": map[string]interface{}{s: s}}
+		obj := map[string]any{"k": s, "n": map[string]any{s: s}}
 		doc, err := json.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func FuzzYAMLString(f *testing.F) {
 		if err := writeYAML(&buf, doc); err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
-		var back map[string]interface{}
+		var back map[string]any
 		if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
 			t.Fatalf("%q: the YAML does not read back: %v\n%s", s, err, buf.String())
 		}

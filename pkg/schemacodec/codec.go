@@ -142,7 +142,7 @@ const (
 	tagSlice
 )
 
-func (w *Writer) value(v interface{}) {
+func (w *Writer) value(v any) {
 	switch x := v.(type) {
 	case nil:
 		w.buf = append(w.buf, tagNil)
@@ -161,7 +161,7 @@ func (w *Writer) value(v interface{}) {
 	case int64:
 		w.buf = append(w.buf, tagInt64)
 		w.buf = binary.AppendVarint(w.buf, x)
-	case map[string]interface{}:
+	case map[string]any:
 		w.buf = append(w.buf, tagMap)
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -173,7 +173,7 @@ func (w *Writer) value(v interface{}) {
 			w.String(k)
 			w.value(x[k])
 		}
-	case []interface{}:
+	case []any:
 		w.buf = append(w.buf, tagSlice)
 		w.Uint(uint64(len(x)))
 		for _, e := range x {
@@ -384,7 +384,7 @@ func (r *Reader) typeRef(t *schema.TypeRef) {
 // exhaust the stack.
 const maxDepth = 100
 
-func (r *Reader) value(depth int) interface{} {
+func (r *Reader) value(depth int) any {
 	if depth > maxDepth {
 		r.fail()
 		return nil
@@ -416,7 +416,7 @@ func (r *Reader) value(depth int) interface{} {
 		return n
 	case tagMap:
 		n := r.count()
-		m := make(map[string]interface{}, n)
+		m := make(map[string]any, n)
 		for i := 0; i < n && r.err == nil; i++ {
 			k := r.String()
 			m[k] = r.value(depth + 1)
@@ -424,7 +424,7 @@ func (r *Reader) value(depth int) interface{} {
 		return m
 	case tagSlice:
 		n := r.count()
-		s := make([]interface{}, n)
+		s := make([]any, n)
 		for i := 0; i < n && r.err == nil; i++ {
 			s[i] = r.value(depth + 1)
 		}

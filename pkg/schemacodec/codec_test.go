@@ -34,8 +34,8 @@ func full() *schema.Schema {
 					Inlined:             schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: ptr(schema.Untyped)}}, ElementRelationship: schema.Separable}},
 					ElementRelationship: ptr(schema.Atomic),
 					Nullable:            true,
-				}, Default: map[string]interface{}{"b": []interface{}{"x", float64(1), nil, map[string]interface{}{}}, "a": map[string]interface{}{"c": true}}},
-				{Name: "empty", Type: schema.TypeRef{NamedType: ptr("scalar")}, Default: []interface{}{}},
+				}, Default: map[string]any{"b": []any{"x", float64(1), nil, map[string]any{}}, "a": map[string]any{"c": true}}},
+				{Name: "empty", Type: schema.TypeRef{NamedType: ptr("scalar")}, Default: []any{}},
 				{Name: "unicode ✓", Type: schema.TypeRef{NamedType: ptr("scalar")}, Default: "ünï\x00"},
 			},
 			Unions: []schema.Union{

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
@@ -47,7 +48,7 @@ type entry struct {
 	known                     Known
 }
 
-func (e entry) matches(o ownership.Owner, path string) bool {
+func (e entry) matches(o v1alpha1.Owner, path string) bool {
 	if prefix, ok := strings.CutSuffix(e.name, "*"); ok {
 		if !strings.HasPrefix(o.Manager, prefix) {
 			return false
@@ -228,7 +229,7 @@ var catalogue = []entry{
 
 // Lookup says what a manager most likely is, from its name, operation,
 // subresource and the path it owns (the apiserver's form).
-func Lookup(o ownership.Owner, path string) (Known, bool) {
+func Lookup(o v1alpha1.Owner, path string) (Known, bool) {
 	return lookup(o, path, true)
 }
 
@@ -237,7 +238,7 @@ func Lookup(o ownership.Owner, path string) (Known, bool) {
 // Argo CD's UI, k9s, Lens, a script): by its catalogue row, the generic
 // rows that match any name passed over (a /scale write is a person's or a
 // controller's by who wrote it), then by its name (an autoscaler's too).
-func IsController(o ownership.Owner) bool {
+func IsController(o v1alpha1.Owner) bool {
 	if ownership.IsSystemManager(o.Manager) {
 		return true
 	}
@@ -248,7 +249,7 @@ func IsController(o ownership.Owner) bool {
 }
 
 // lookup is Lookup, with or without the rows that match any name.
-func lookup(o ownership.Owner, path string, generic bool) (Known, bool) {
+func lookup(o v1alpha1.Owner, path string, generic bool) (Known, bool) {
 	for _, e := range catalogue {
 		if (generic || e.name != "*") && e.matches(o, path) {
 			return e.known, true
@@ -265,7 +266,7 @@ func lookup(o ownership.Owner, path string, generic bool) (Known, bool) {
 
 // Describe says what a manager most likely is; empty when nothing is
 // known.
-func Describe(o ownership.Owner, path string) string {
+func Describe(o v1alpha1.Owner, path string) string {
 	k, _ := Lookup(o, path)
 	return k.Says
 }
@@ -273,13 +274,13 @@ func Describe(o ownership.Owner, path string) string {
 // ToolOf is the tool an applier's field manager is (the --for its fixes
 // are written for), as it applies: server-side.
 func ToolOf(fieldManager string) (remedy.Tool, bool) {
-	k, ok := Lookup(ownership.Owner{Manager: fieldManager, Operation: "Apply"}, "")
+	k, ok := Lookup(v1alpha1.Owner{Manager: fieldManager, Operation: "Apply"}, "")
 	return k.Tool, ok && k.Tool != ""
 }
 
 // ApplierOf is what the catalogue knows of an applier's field manager.
 func ApplierOf(fieldManager string) (Known, bool) {
-	return Lookup(ownership.Owner{Manager: fieldManager, Operation: "Apply"}, "")
+	return Lookup(v1alpha1.Owner{Manager: fieldManager, Operation: "Apply"}, "")
 }
 
 // WriterOf is what the catalogue knows of an applier's field manager as
@@ -290,7 +291,7 @@ func ApplierOf(fieldManager string) (Known, bool) {
 // entry and applies server-side).
 func WriterOf(fieldManager string, op metav1.ManagedFieldsOperationType) (Known, bool) {
 	if op == metav1.ManagedFieldsOperationUpdate {
-		if k, ok := Lookup(ownership.Owner{Manager: fieldManager, Operation: "Update"}, ""); ok && k.ClientSide {
+		if k, ok := Lookup(v1alpha1.Owner{Manager: fieldManager, Operation: "Update"}, ""); ok && k.ClientSide {
 			return k, true
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
@@ -14,36 +14,36 @@ import (
 // The catalogue names each tool's managers precisely, first match wins.
 func TestLookup(t *testing.T) {
 	tests := []struct {
-		owner      ownership.Owner
+		owner      v1alpha1.Owner
 		path       string
 		product    string
 		says       string // a part of what it says
 		controller bool
 		tool       remedy.Tool
 	}{
-		{ownership.Owner{Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale"}, ".spec.replicas", "Kubernetes", "the HorizontalPodAutoscaler", true, ""},
-		{ownership.Owner{Manager: "kubectl", Operation: "Update", Subresource: "scale"}, ".spec.replicas", "kubectl", "`kubectl scale`", false, ""},
-		{ownership.Owner{Manager: "keda-operator", Operation: "Update", Subresource: "scale"}, ".spec.replicas", "", "a write through the /scale subresource", false, ""},
-		{ownership.Owner{Manager: "kube-controller-manager", Operation: "Update"}, ".spec.replicas", "Kubernetes", "horizontal-pod-autoscaler controller", true, ""},
-		{ownership.Owner{Manager: "argocd-controller", Operation: "Apply"}, "", "Argo CD", "Argo CD's sync", false, remedy.ArgoCD},
-		{ownership.Owner{Manager: "argocd-controller", Operation: "Update"}, "", "Argo CD", "client-side apply", false, remedy.ArgoCD},
-		{ownership.Owner{Manager: "argocd-server", Operation: "Update"}, ".spec.ports", "Argo CD", "Argo CD's UI", false, ""},
-		{ownership.Owner{Manager: "argocd-application-controller", Operation: "Update"}, "", "Argo CD", "kubectl auth reconcile", true, ""},
-		{ownership.Owner{Manager: "kustomize-controller", Operation: "Apply"}, "", "Flux", "applying a Kustomization", false, remedy.Flux},
-		{ownership.Owner{Manager: "helm-controller", Operation: "Apply"}, "", "Flux", "HelmRelease", false, remedy.Flux},
-		{ownership.Owner{Manager: "gotk-kustomize-controller", Operation: "Update", Subresource: "status"}, "", "Flux", "status", true, ""},
-		{ownership.Owner{Manager: "helm", Operation: "Apply"}, "", "Helm", "Helm 4", false, remedy.Helm},
-		{ownership.Owner{Manager: "helm", Operation: "Update"}, "", "Helm", "Helm 3", false, remedy.Helm},
-		{ownership.Owner{Manager: "terraform-provider-helm_v2.17.0_x5", Operation: "Update"}, "", "Helm", "Terraform", false, ""},
-		{ownership.Owner{Manager: "cert-manager-cainjector", Operation: "Apply"}, `.webhooks[name="v.example.com"].clientConfig.caBundle`, "cert-manager", "injecting the CA into caBundle", true, ""},
-		{ownership.Owner{Manager: "cert-manager-cainjector", Operation: "Update"}, ".metadata.labels", "cert-manager", "CA injector", true, ""},
-		{ownership.Owner{Manager: "kube-webhook-certgen", Operation: "Update"}, ".webhooks", "kube-webhook-certgen", "caBundle and failurePolicy", true, ""},
-		{ownership.Owner{Manager: "apiextensions.crossplane.io/composed/0f3c", Operation: "Apply"}, "", "Crossplane", "composing this resource", true, ""},
-		{ownership.Owner{Manager: "karpenter", Operation: "Update"}, "", "Karpenter", "NodeClaims", true, ""},
-		{ownership.Owner{Manager: "updater", Operation: "Update", Subresource: "resize"}, "", "VerticalPodAutoscaler", "in place", true, ""},
-		{ownership.Owner{Manager: "kubectl-edit", Operation: "Update"}, "", "kubectl", "`kubectl edit`", false, ""},
-		{ownership.Owner{Manager: "kubectl-autoscale", Operation: "Update"}, "", "kubectl", "`kubectl autoscale`", false, ""},
-		{ownership.Owner{Manager: "Go-http-client", Operation: "Update"}, "", "", "HTTP user agent", false, ""},
+		{v1alpha1.Owner{Manager: "kube-controller-manager", Operation: "Update", Subresource: "scale"}, ".spec.replicas", "Kubernetes", "the HorizontalPodAutoscaler", true, ""},
+		{v1alpha1.Owner{Manager: "kubectl", Operation: "Update", Subresource: "scale"}, ".spec.replicas", "kubectl", "`kubectl scale`", false, ""},
+		{v1alpha1.Owner{Manager: "keda-operator", Operation: "Update", Subresource: "scale"}, ".spec.replicas", "", "a write through the /scale subresource", false, ""},
+		{v1alpha1.Owner{Manager: "kube-controller-manager", Operation: "Update"}, ".spec.replicas", "Kubernetes", "horizontal-pod-autoscaler controller", true, ""},
+		{v1alpha1.Owner{Manager: "argocd-controller", Operation: "Apply"}, "", "Argo CD", "Argo CD's sync", false, remedy.ArgoCD},
+		{v1alpha1.Owner{Manager: "argocd-controller", Operation: "Update"}, "", "Argo CD", "client-side apply", false, remedy.ArgoCD},
+		{v1alpha1.Owner{Manager: "argocd-server", Operation: "Update"}, ".spec.ports", "Argo CD", "Argo CD's UI", false, ""},
+		{v1alpha1.Owner{Manager: "argocd-application-controller", Operation: "Update"}, "", "Argo CD", "kubectl auth reconcile", true, ""},
+		{v1alpha1.Owner{Manager: "kustomize-controller", Operation: "Apply"}, "", "Flux", "applying a Kustomization", false, remedy.Flux},
+		{v1alpha1.Owner{Manager: "helm-controller", Operation: "Apply"}, "", "Flux", "HelmRelease", false, remedy.Flux},
+		{v1alpha1.Owner{Manager: "gotk-kustomize-controller", Operation: "Update", Subresource: "status"}, "", "Flux", "status", true, ""},
+		{v1alpha1.Owner{Manager: "helm", Operation: "Apply"}, "", "Helm", "Helm 4", false, remedy.Helm},
+		{v1alpha1.Owner{Manager: "helm", Operation: "Update"}, "", "Helm", "Helm 3", false, remedy.Helm},
+		{v1alpha1.Owner{Manager: "terraform-provider-helm_v2.17.0_x5", Operation: "Update"}, "", "Helm", "Terraform", false, ""},
+		{v1alpha1.Owner{Manager: "cert-manager-cainjector", Operation: "Apply"}, `.webhooks[name="v.example.com"].clientConfig.caBundle`, "cert-manager", "injecting the CA into caBundle", true, ""},
+		{v1alpha1.Owner{Manager: "cert-manager-cainjector", Operation: "Update"}, ".metadata.labels", "cert-manager", "CA injector", true, ""},
+		{v1alpha1.Owner{Manager: "kube-webhook-certgen", Operation: "Update"}, ".webhooks", "kube-webhook-certgen", "caBundle and failurePolicy", true, ""},
+		{v1alpha1.Owner{Manager: "apiextensions.crossplane.io/composed/0f3c", Operation: "Apply"}, "", "Crossplane", "composing this resource", true, ""},
+		{v1alpha1.Owner{Manager: "karpenter", Operation: "Update"}, "", "Karpenter", "NodeClaims", true, ""},
+		{v1alpha1.Owner{Manager: "updater", Operation: "Update", Subresource: "resize"}, "", "VerticalPodAutoscaler", "in place", true, ""},
+		{v1alpha1.Owner{Manager: "kubectl-edit", Operation: "Update"}, "", "kubectl", "`kubectl edit`", false, ""},
+		{v1alpha1.Owner{Manager: "kubectl-autoscale", Operation: "Update"}, "", "kubectl", "`kubectl autoscale`", false, ""},
+		{v1alpha1.Owner{Manager: "Go-http-client", Operation: "Update"}, "", "", "HTTP user agent", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.owner.Manager+"/"+string(tt.owner.Operation)+"/"+string(tt.owner.Subresource), func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestLookup(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := tools.Lookup(ownership.Owner{Manager: "my-script", Operation: "Update"}, ""); ok {
+	if _, ok := tools.Lookup(v1alpha1.Owner{Manager: "my-script", Operation: "Update"}, ""); ok {
 		t.Error("an unknown name is known")
 	}
 }
@@ -74,11 +74,11 @@ func TestLookup(t *testing.T) {
 // A /scale write is a person's or a controller's by who wrote it:
 // audit's --expect-manager reports a person's as drift.
 func TestIsController(t *testing.T) {
-	scale := func(m string) ownership.Owner {
-		return ownership.Owner{Manager: m, Operation: "Update", Subresource: "scale"}
+	scale := func(m string) v1alpha1.Owner {
+		return v1alpha1.Owner{Manager: m, Operation: "Update", Subresource: "scale"}
 	}
 	tests := []struct {
-		owner ownership.Owner
+		owner v1alpha1.Owner
 		want  bool
 	}{
 		{scale("kubectl"), false},
@@ -93,8 +93,8 @@ func TestIsController(t *testing.T) {
 		{scale("autoscaler"), true},
 		{scale("cluster-autoscaler"), true},
 		{scale("kubectl-autoscale"), false},
-		{ownership.Owner{Manager: "kubelet", Operation: "Update", Subresource: "status"}, true},
-		{ownership.Owner{Manager: "updater", Operation: "Update", Subresource: "resize"}, true},
+		{v1alpha1.Owner{Manager: "kubelet", Operation: "Update", Subresource: "status"}, true},
+		{v1alpha1.Owner{Manager: "updater", Operation: "Update", Subresource: "resize"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.owner.Manager, func(t *testing.T) {

@@ -16,43 +16,32 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
-// DryRun is the value of --dry-run (defined in package v1alpha1: reports
-// print it).
-type DryRun = v1alpha1.DryRun
-
-// Dry-run modes, as kubectl's.
-const (
-	DryRunNone   = v1alpha1.DryRunNone
-	DryRunClient = v1alpha1.DryRunClient
-	DryRunServer = v1alpha1.DryRunServer
-)
-
 // ParseDryRun reads --dry-run; a bare --dry-run means client (the flag's
 // NoOptDefVal), "unchanged" is kubectl's old spelling of none.
-func ParseDryRun(s string) (DryRun, error) {
-	switch DryRun(s) {
-	case DryRunNone, DryRunClient, DryRunServer:
-		return DryRun(s), nil
+func ParseDryRun(s string) (v1alpha1.DryRun, error) {
+	switch v1alpha1.DryRun(s) {
+	case v1alpha1.DryRunNone, v1alpha1.DryRunClient, v1alpha1.DryRunServer:
+		return v1alpha1.DryRun(s), nil
 	case "", "unchanged":
-		return DryRunNone, nil
+		return v1alpha1.DryRunNone, nil
 	}
 	return "", fmt.Errorf("--dry-run must be none, client or server, not %q", s)
 }
 
 // PatchOp is one JSON patch (RFC 6902) operation.
 type PatchOp struct {
-	Op    string      `json:"op"`
-	Path  string      `json:"path"`
-	Value interface{} `json:"value,omitempty"`
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
 }
 
 // ManagedFieldsOps replaces the managedFields. An empty list is written as
 // [{}], which is how the apiserver is told to clear them ([] would leave
 // them unchanged).
 func ManagedFieldsOps(entries []metav1.ManagedFieldsEntry) []PatchOp {
-	var v interface{} = entries
+	var v any = entries
 	if len(entries) == 0 {
-		v = []interface{}{map[string]interface{}{}}
+		v = []any{map[string]any{}}
 	}
 	return []PatchOp{{Op: "replace", Path: "/metadata/managedFields", Value: v}}
 }
@@ -77,7 +66,7 @@ type Patcher[T any] interface {
 type Options struct {
 	// DryRun: DryRunServer sends the patch with dryRun=All; DryRunClient
 	// must be handled by the caller (nothing is sent).
-	DryRun DryRun
+	DryRun v1alpha1.DryRun
 	// FieldManager names the request (the apiserver records it only for
 	// changes of values, which these patches do not make).
 	FieldManager string
@@ -94,7 +83,7 @@ var ErrClientDryRun = errors.New("client dry run: nothing was sent")
 // RetryOnConflict.
 func Patch[T any](ctx context.Context, p Patcher[T], name, resourceVersion string, ops []PatchOp, o Options) (T, error) {
 	var zero T
-	if o.DryRun == DryRunClient {
+	if o.DryRun == v1alpha1.DryRunClient {
 		return zero, ErrClientDryRun
 	}
 	if resourceVersion == "" {
@@ -108,7 +97,7 @@ func Patch[T any](ctx context.Context, p Patcher[T], name, resourceVersion strin
 		return zero, err
 	}
 	po := metav1.PatchOptions{FieldManager: o.FieldManager}
-	if o.DryRun == DryRunServer {
+	if o.DryRun == v1alpha1.DryRunServer {
 		po.DryRun = []string{metav1.DryRunAll}
 	}
 	return p.Patch(ctx, name, types.JSONPatchType, body, po)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // These are plumbing tests: the fake client has no SSA semantics, so they
@@ -29,7 +31,7 @@ func fakeClient(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 }
 
 func configMap(rv string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap"}}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
 	u.SetName("settings")
 	u.SetNamespace("default")
 	u.SetResourceVersion(rv)
@@ -49,7 +51,7 @@ func TestPatchSendsResourceVersionFirst(t *testing.T) {
 		return true, configMap("8"), nil
 	})
 	ri := c.Resource(cmGVR).Namespace("default")
-	_, err := Patch(context.Background(), ri, "settings", "7", []PatchOp{RemoveAnnotationOp("kubectl.kubernetes.io/last-applied-configuration")}, Options{DryRun: DryRunServer, FieldManager: "kubectl-ssa"})
+	_, err := Patch(context.Background(), ri, "settings", "7", []PatchOp{RemoveAnnotationOp("kubectl.kubernetes.io/last-applied-configuration")}, Options{DryRun: v1alpha1.DryRunServer, FieldManager: "kubectl-ssa"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestPatchRefuses(t *testing.T) {
 		o    Options
 		want error
 	}{
-		{name: "client dry run sends nothing", rv: "7", o: Options{DryRun: DryRunClient}, want: ErrClientDryRun},
+		{name: "client dry run sends nothing", rv: "7", o: Options{DryRun: v1alpha1.DryRunClient}, want: ErrClientDryRun},
 		{name: "no resourceVersion, no write", rv: "", o: Options{}},
 	}
 	for _, tt := range tests {
@@ -193,7 +195,7 @@ func TestRetryOnConflictStopsOnOtherErrorsAndContext(t *testing.T) {
 }
 
 func TestParseDryRun(t *testing.T) {
-	for in, want := range map[string]DryRun{"": DryRunNone, "none": DryRunNone, "unchanged": DryRunNone, "client": DryRunClient, "server": DryRunServer} {
+	for in, want := range map[string]v1alpha1.DryRun{"": v1alpha1.DryRunNone, "none": v1alpha1.DryRunNone, "unchanged": v1alpha1.DryRunNone, "client": v1alpha1.DryRunClient, "server": v1alpha1.DryRunServer} {
 		got, err := ParseDryRun(in)
 		if err != nil || got != want {
 			t.Errorf("ParseDryRun(%q) = %q, %v; want %q", in, got, err, want)

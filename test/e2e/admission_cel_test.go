@@ -423,7 +423,7 @@ spec:
 		t.Fatal(err)
 	}
 	var d struct {
-		Result map[string]interface{} `json:"result"`
+		Result map[string]any `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(ssa(t, "diff", "-n", ns, "-f", filepath.Join(dir, "deploy.yaml"), "-o", "json").stdout), &d); err != nil {
 		t.Fatal(err)

@@ -31,9 +31,9 @@ type admissionReport struct {
 			Name   string `json:"name"`
 			Effect string `json:"effect"`
 			Ops    []struct {
-				Op    string      `json:"op"`
-				Path  []string    `json:"path"`
-				Value interface{} `json:"value"`
+				Op    string   `json:"op"`
+				Path  []string `json:"path"`
+				Value any      `json:"value"`
 			} `json:"ops"`
 		} `json:"steps"`
 	} `json:"admission"`
@@ -42,7 +42,7 @@ type admissionReport struct {
 		Differences    []string `json:"differences"`
 		ServerWarnings []string `json:"serverWarnings"`
 	} `json:"verify"`
-	Result map[string]interface{} `json:"result"`
+	Result map[string]any `json:"result"`
 }
 
 func admissionOf(t *testing.T, out string) admissionReport {
@@ -460,7 +460,7 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
 	srv, ca := webhookServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var review map[string]interface{}
+		var review map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -468,9 +468,9 @@ func TestAdmissionWebhookServedByTheTest(t *testing.T) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
-		req, _ := review["request"].(map[string]interface{})
+		req, _ := review["request"].(map[string]any)
 		patch := base64.StdEncoding.EncodeToString([]byte(`[{"op":"add","path":"/metadata/labels/injected","value":"true"}]`))
-		review["response"] = map[string]interface{}{"uid": req["uid"], "allowed": true, "patchType": "JSONPatch", "patch": patch}
+		review["response"] = map[string]any{"uid": req["uid"], "allowed": true, "patchType": "JSONPatch", "patch": patch}
 		delete(review, "request")
 		_ = json.NewEncoder(w).Encode(review)
 	}))
@@ -587,7 +587,7 @@ func TestAdmissionPodCreate(t *testing.T) {
 	// its name and the mounts' are not known.
 	d := run(1, "diff", "-f", full)
 	vols, _, _ := unstructured.NestedSlice(d.Result, "spec", "volumes")
-	if len(vols) != 1 || vols[0].(map[string]interface{})["name"] != "kube-api-access-" {
+	if len(vols) != 1 || vols[0].(map[string]any)["name"] != "kube-api-access-" {
 		t.Errorf("diff's result volumes: %v", vols)
 	}
 	unknown := strings.Join(d.Unknown, "\n")

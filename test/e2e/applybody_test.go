@@ -16,7 +16,7 @@ import (
 // format where U+007F and U+0085 survive reading).
 func cmJSON(t *testing.T, value string) string {
 	t.Helper()
-	b, err := json.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]interface{}{"name": "c"}, "data": map[string]interface{}{"v": value}})
+	b, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"v": value}})
 	if err != nil {
 		t.Fatal(err)
 	}

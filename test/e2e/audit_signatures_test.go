@@ -266,7 +266,7 @@ func TestAuditSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatalf("argocd-controller's sync after the fix: %v", err)
 	}
-	if p, _, _ := unstructured.NestedSlice(synced.Object, "spec", "ports"); len(p) != 1 || p[0].(map[string]interface{})["port"] != int64(80) {
+	if p, _, _ := unstructured.NestedSlice(synced.Object, "spec", "ports"); len(p) != 1 || p[0].(map[string]any)["port"] != int64(80) {
 		t.Errorf("ports after the sync: %v", p)
 	}
 	// controller-scope: argocd-controller takes the image; its next sync
@@ -275,7 +275,7 @@ func TestAuditSignatures(t *testing.T) {
 	runFix(t, c.Fix, "--dry-run=server")
 	runFix(t, c.Fix)
 	back := apply(t, ns, "argocd-controller", strings.Replace(deployment, "name: web", "name: scoped", 1), false)
-	if c, _, _ := unstructured.NestedSlice(back.Object, "spec", "template", "spec", "containers"); c[0].(map[string]interface{})["image"] != "nginx:1.27" {
+	if c, _, _ := unstructured.NestedSlice(back.Object, "spec", "template", "spec", "containers"); c[0].(map[string]any)["image"] != "nginx:1.27" {
 		t.Errorf("image after the sync: %v", c[0])
 	}
 	// imperative: the fix prints a manifest of what kubectl create set.
@@ -286,7 +286,7 @@ func TestAuditSignatures(t *testing.T) {
 	// adopted-edit: the edit's entry goes, the value stays.
 	a := optional["ConfigMap/adopted adopted-edit kubectl-edit (Update) .data.x"]
 	runFix(t, a.Fix)
-	if after := get(t, adopted); len(after.GetManagedFields()) != 1 || after.Object["data"].(map[string]interface{})["x"] != "hand" {
+	if after := get(t, adopted); len(after.GetManagedFields()) != 1 || after.Object["data"].(map[string]any)["x"] != "hand" {
 		t.Errorf("after releasing the adopted edit: %v", after.GetManagedFields())
 	}
 

@@ -27,7 +27,7 @@ func waitPublished(t *testing.T, crd *unstructured.Unstructured, deadline time.T
 	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	for _, v := range versions {
-		vm, _ := v.(map[string]interface{})
+		vm, _ := v.(map[string]any)
 		name, _ := vm["name"].(string)
 		if served, _ := vm["served"].(bool); !served {
 			continue
@@ -115,7 +115,7 @@ func waitEstablished(t *testing.T, name string) {
 		if err == nil {
 			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 			for _, c := range conds {
-				m, _ := c.(map[string]interface{})
+				m, _ := c.(map[string]any)
 				if m["type"] == "Established" && m["status"] == "True" {
 					restMapper().Reset()
 					// Discovery takes a moment to serve the new type,

@@ -99,9 +99,9 @@ func objRef(apiVersion, kind, ns, name string) *unstructured.Unstructured {
 	return u
 }
 
-func lastApplied(t *testing.T, u *unstructured.Unstructured) map[string]interface{} {
+func lastApplied(t *testing.T, u *unstructured.Unstructured) map[string]any {
 	t.Helper()
-	var doc map[string]interface{}
+	var doc map[string]any
 	if err := json.Unmarshal([]byte(u.GetAnnotations()[lastAppliedKey]), &doc); err != nil {
 		t.Fatalf("the last-applied annotation: %v", err)
 	}

@@ -23,9 +23,9 @@ import (
 // What the report says of the fields an apply stops setting, beside the
 // conflictReport fields.
 type resetEntry struct {
-	Path      string      `json:"path"`
-	Value     interface{} `json:"value"`
-	Unchanged bool        `json:"unchanged"`
+	Path      string `json:"path"`
+	Value     any    `json:"value"`
+	Unchanged bool   `json:"unchanged"`
 }
 
 type maybeResetEntry struct {
@@ -69,14 +69,14 @@ func checkRemovals(t *testing.T, c applyCase, r conflictReport, live, out *unstr
 		}
 		return p
 	}
-	jsonOf := func(v interface{}) string {
+	jsonOf := func(v any) string {
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
 	type claim struct {
 		kind  string
 		path  fieldpath.Path
-		value interface{}
+		value any
 	}
 	var claims []claim
 	for _, s := range r.Removed {
@@ -597,16 +597,16 @@ func TestDefaultsDataAgreesWithServer(t *testing.T) {
 	}
 }
 
-func jsonText(v interface{}) string {
+func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
 // absentField is a field a probe leaves out under a parent it has.
 type absentField struct {
-	path      []interface{} // field names and list indexes
+	path      []any // field names and list indexes
 	name      string
-	ancestors []interface{}
+	ancestors []any
 }
 
 func (a absentField) String() string {
@@ -624,35 +624,35 @@ func (a absentField) String() string {
 // absentUnder expands a pattern over obj: every concrete place whose
 // parent obj has and whose field it lacks. Map keys (*) are not expanded
 // at the end (which keys would be a guess).
-func absentUnder(obj map[string]interface{}, segs []string) []absentField {
+func absentUnder(obj map[string]any, segs []string) []absentField {
 	var out []absentField
-	var walk func(cur interface{}, i int, path, anc []interface{})
-	walk = func(cur interface{}, i int, path, anc []interface{}) {
-		anc = append(append([]interface{}{}, anc...), cur)
+	var walk func(cur any, i int, path, anc []any)
+	walk = func(cur any, i int, path, anc []any) {
+		anc = append(append([]any{}, anc...), cur)
 		seg := segs[i]
 		last := i == len(segs)-1
 		switch seg {
 		case "[*]":
-			l, _ := cur.([]interface{})
+			l, _ := cur.([]any)
 			for j, it := range l {
 				if !last {
-					walk(it, i+1, append(append([]interface{}{}, path...), j), anc)
+					walk(it, i+1, append(append([]any{}, path...), j), anc)
 				}
 			}
 		case "*":
-			m, _ := cur.(map[string]interface{})
+			m, _ := cur.(map[string]any)
 			for k, v := range m {
 				if !last {
-					walk(v, i+1, append(append([]interface{}{}, path...), k), anc)
+					walk(v, i+1, append(append([]any{}, path...), k), anc)
 				}
 			}
 		default:
-			m, ok := cur.(map[string]interface{})
+			m, ok := cur.(map[string]any)
 			if !ok {
 				return
 			}
 			v, has := m[seg]
-			p := append(append([]interface{}{}, path...), seg)
+			p := append(append([]any{}, path...), seg)
 			switch {
 			case last && !has:
 				out = append(out, absentField{path: p, name: seg, ancestors: anc})
@@ -665,18 +665,18 @@ func absentUnder(obj map[string]interface{}, segs []string) []absentField {
 	return out
 }
 
-func lookupIndexed(obj interface{}, path []interface{}) (interface{}, bool) {
+func lookupIndexed(obj any, path []any) (any, bool) {
 	cur := obj
 	for _, e := range path {
 		switch k := e.(type) {
 		case int:
-			l, ok := cur.([]interface{})
+			l, ok := cur.([]any)
 			if !ok || k >= len(l) {
 				return nil, false
 			}
 			cur = l[k]
 		default:
-			m, ok := cur.(map[string]interface{})
+			m, ok := cur.(map[string]any)
 			if !ok {
 				return nil, false
 			}

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
@@ -31,19 +31,19 @@ type diffReport struct {
 		Manager string `json:"manager"`
 	} `json:"conflicts"`
 	Changes []struct {
-		Path         string            `json:"path"`
-		Change       string            `json:"change"`
-		Before       interface{}       `json:"before"`
-		After        interface{}       `json:"after"`
-		OwnersBefore []ownership.Owner `json:"ownersBefore"`
-		OwnersAfter  []ownership.Owner `json:"ownersAfter"`
-		Conflict     bool              `json:"conflict"`
+		Path         string           `json:"path"`
+		Change       string           `json:"change"`
+		Before       any              `json:"before"`
+		After        any              `json:"after"`
+		OwnersBefore []v1alpha1.Owner `json:"ownersBefore"`
+		OwnersAfter  []v1alpha1.Owner `json:"ownersAfter"`
+		Conflict     bool             `json:"conflict"`
 	} `json:"changes"`
 	Stays []struct {
-		Manager   ownership.Owner `json:"manager"`
-		Paths     []string        `json:"paths"`
-		Defaulted []string        `json:"defaulted"`
-		Command   string          `json:"command"`
+		Manager   v1alpha1.Owner `json:"manager"`
+		Paths     []string       `json:"paths"`
+		Defaulted []string       `json:"defaulted"`
+		Command   string         `json:"command"`
 	} `json:"stays"`
 	Unknown  []string `json:"unknown"`
 	Warnings []string `json:"warnings"`
@@ -56,20 +56,20 @@ type diffReport struct {
 			} `json:"ops"`
 		} `json:"steps"`
 	} `json:"admission"`
-	Live   map[string]interface{} `json:"live"`
-	Result map[string]interface{} `json:"result"`
+	Live   map[string]any `json:"live"`
+	Result map[string]any `json:"result"`
 }
 
 var bookkeepingKeys = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
 
 // withoutBookkeeping copies obj without the metadata the server sets on
 // every write.
-func withoutBookkeeping(obj map[string]interface{}) map[string]interface{} {
+func withoutBookkeeping(obj map[string]any) map[string]any {
 	if obj == nil {
 		return nil
 	}
 	c := (&unstructured.Unstructured{Object: obj}).DeepCopy().Object
-	if m, ok := c["metadata"].(map[string]interface{}); ok {
+	if m, ok := c["metadata"].(map[string]any); ok {
 		for _, k := range bookkeepingKeys {
 			delete(m, k)
 		}
@@ -79,13 +79,13 @@ func withoutBookkeeping(obj map[string]interface{}) map[string]interface{} {
 
 // managedFieldsOf returns the entries without their times, as JSON
 // values.
-func managedFieldsOf(obj map[string]interface{}) []interface{} {
-	m, _ := obj["metadata"].(map[string]interface{})
-	entries, _ := m["managedFields"].([]interface{})
-	out := make([]interface{}, 0, len(entries))
+func managedFieldsOf(obj map[string]any) []any {
+	m, _ := obj["metadata"].(map[string]any)
+	entries, _ := m["managedFields"].([]any)
+	out := make([]any, 0, len(entries))
 	for _, e := range entries {
-		em, _ := e.(map[string]interface{})
-		c := map[string]interface{}{}
+		em, _ := e.(map[string]any)
+		c := map[string]any{}
 		for k, v := range em {
 			if k != "time" {
 				c[k] = v
@@ -98,20 +98,20 @@ func managedFieldsOf(obj map[string]interface{}) []interface{} {
 
 // sortedEntries are managedFields entries (managedFieldsOf's) in the
 // order of their JSON text.
-func sortedEntries(entries []interface{}) []interface{} {
-	out := append([]interface{}{}, entries...)
+func sortedEntries(entries []any) []any {
+	out := append([]any{}, entries...)
 	sort.Slice(out, func(i, j int) bool { return jsonText(out[i]) < jsonText(out[j]) })
 	return out
 }
 
 // normalJSON round-trips a value through JSON so that numbers compare.
-func normalJSON(t *testing.T, v interface{}) interface{} {
+func normalJSON(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out interface{}
+	var out any
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -120,34 +120,34 @@ func normalJSON(t *testing.T, v interface{}) interface{} {
 
 // itemToken names a list item: by its name when every item of the list
 // has a distinct one (containers, env, ports), else by position.
-func itemToken(list []interface{}, i int) string {
+func itemToken(list []any, i int) string {
 	names := map[string]bool{}
 	for _, it := range list {
-		m, ok := it.(map[string]interface{})
+		m, ok := it.(map[string]any)
 		n, isString := m["name"].(string)
 		if !ok || !isString || names[n] {
 			return fmt.Sprintf("#%d", i)
 		}
 		names[n] = true
 	}
-	return "name=" + list[i].(map[string]interface{})["name"].(string)
+	return "name=" + list[i].(map[string]any)["name"].(string)
 }
 
 // differingLeaves lists, as token paths, every leaf of a or b where the
 // two objects differ; lists are matched as itemToken names their items.
-func differingLeaves(a, b interface{}, path []string, out *[][]string) {
-	leaves := func(v interface{}, p []string) {
-		var walk func(v interface{}, p []string)
-		walk = func(v interface{}, p []string) {
+func differingLeaves(a, b any, path []string, out *[][]string) {
+	leaves := func(v any, p []string) {
+		var walk func(v any, p []string)
+		walk = func(v any, p []string) {
 			switch t := v.(type) {
-			case map[string]interface{}:
+			case map[string]any:
 				if len(t) == 0 {
 					*out = append(*out, p)
 				}
 				for k, e := range t {
 					walk(e, append(append([]string{}, p...), k))
 				}
-			case []interface{}:
+			case []any:
 				if len(t) == 0 {
 					*out = append(*out, p)
 				}
@@ -160,10 +160,10 @@ func differingLeaves(a, b interface{}, path []string, out *[][]string) {
 		}
 		walk(v, p)
 	}
-	am, aMap := a.(map[string]interface{})
-	bm, bMap := b.(map[string]interface{})
-	al, aList := a.([]interface{})
-	bl, bList := b.([]interface{})
+	am, aMap := a.(map[string]any)
+	bm, bMap := b.(map[string]any)
+	al, aList := a.([]any)
+	bl, bList := b.([]any)
 	switch {
 	case aMap && bMap:
 		keys := map[string]bool{}
@@ -187,8 +187,8 @@ func differingLeaves(a, b interface{}, path []string, out *[][]string) {
 			}
 		}
 	case aList && bList:
-		items := func(l []interface{}) map[string]interface{} {
-			m := map[string]interface{}{}
+		items := func(l []any) map[string]any {
+			m := map[string]any{}
 			for i, it := range l {
 				m[itemToken(l, i)] = it
 			}
@@ -206,23 +206,23 @@ func differingLeaves(a, b interface{}, path []string, out *[][]string) {
 }
 
 // tokens resolves a typed path in obj into itemToken paths.
-func tokens(obj interface{}, p fieldpath.Path) ([]string, bool) {
+func tokens(obj any, p fieldpath.Path) ([]string, bool) {
 	var out []string
 	cur := obj
 	for _, pe := range p {
 		if pe.FieldName != nil {
 			out = append(out, *pe.FieldName)
-			m, _ := cur.(map[string]interface{})
+			m, _ := cur.(map[string]any)
 			cur = m[*pe.FieldName]
 			continue
 		}
-		l, ok := cur.([]interface{})
+		l, ok := cur.([]any)
 		if !ok {
 			return nil, false
 		}
 		found := -1
 		for i, it := range l {
-			if _, ok := pathlang.Lookup([]interface{}{it}, fieldpath.Path{pe}); ok {
+			if _, ok := pathlang.Lookup([]any{it}, fieldpath.Path{pe}); ok {
 				if v, _ := pathlang.Lookup(l, fieldpath.Path{pe}); reflect.DeepEqual(v, it) {
 					found = i
 					break
@@ -570,14 +570,14 @@ func checkDiffIn(t *testing.T, c diffCase, ns string) {
 	// changes are exactly the differences between live and result.
 	live, result := withoutBookkeeping(rep.Live), withoutBookkeeping(rep.Result)
 	var leaves [][]string
-	var liveV interface{} = live
+	var liveV any = live
 	if live == nil {
 		// A create: the identity is the manifest's, not a change.
-		identity := map[string]interface{}{"name": obj.GetName()}
+		identity := map[string]any{"name": obj.GetName()}
 		if obj.GetNamespace() != "" {
 			identity["namespace"] = obj.GetNamespace()
 		}
-		liveV = map[string]interface{}{"apiVersion": result["apiVersion"], "kind": result["kind"], "metadata": identity}
+		liveV = map[string]any{"apiVersion": result["apiVersion"], "kind": result["kind"], "metadata": identity}
 	}
 	differingLeaves(normalJSON(t, liveV), normalJSON(t, result), nil, &leaves)
 	kinds := map[string]bool{}
@@ -593,7 +593,7 @@ func checkDiffIn(t *testing.T, c diffCase, ns string) {
 		if bok && !reflect.DeepEqual(normalJSON(t, bv), normalJSON(t, ch.Before)) || aok && !reflect.DeepEqual(normalJSON(t, av), normalJSON(t, ch.After)) {
 			t.Errorf("%s %s: before/after %v/%v, the objects hold %v/%v", ch.Change, ch.Path, ch.Before, ch.After, bv, av)
 		}
-		for _, side := range []map[string]interface{}{live, result} {
+		for _, side := range []map[string]any{live, result} {
 			if tk, ok := tokens(normalJSON(t, side), p); ok {
 				covers = append(covers, tk)
 				if n := len(tk); n >= 2 && tk[n-1] == "name" && strings.HasPrefix(tk[n-2], "name=") {
@@ -652,12 +652,12 @@ var userHasNo = map[string]bool{"CertificateSigningRequest .spec.uid": true}
 // object (status.observedGeneration), so that they do not write between
 // a prediction and the server's dry run.
 // dropPath deletes the field at p from obj, telling whether it was there.
-func dropPath(obj interface{}, p fieldpath.Path) bool {
+func dropPath(obj any, p fieldpath.Path) bool {
 	for i, pe := range p {
 		last := i == len(p)-1
 		switch {
 		case pe.FieldName != nil:
-			m, ok := obj.(map[string]interface{})
+			m, ok := obj.(map[string]any)
 			if !ok {
 				return false
 			}
@@ -671,19 +671,19 @@ func dropPath(obj interface{}, p fieldpath.Path) bool {
 			}
 			obj = v
 		case pe.Index != nil:
-			l, ok := obj.([]interface{})
+			l, ok := obj.([]any)
 			if !ok || *pe.Index >= len(l) || last {
 				return false
 			}
 			obj = l[*pe.Index]
 		case pe.Key != nil:
-			l, ok := obj.([]interface{})
+			l, ok := obj.([]any)
 			if !ok || last {
 				return false
 			}
-			var item map[string]interface{}
+			var item map[string]any
 			for _, it := range l {
-				if m, ok := it.(map[string]interface{}); ok && pathlang.MatchKey(m, *pe.Key) {
+				if m, ok := it.(map[string]any); ok && pathlang.MatchKey(m, *pe.Key) {
 					item = m
 					break
 				}
@@ -720,7 +720,7 @@ func settle(t *testing.T, obj *unstructured.Unstructured) {
 }
 
 // withManagedFields is result with the managedFields of other.
-func withManagedFields(result, other map[string]interface{}) map[string]interface{} {
+func withManagedFields(result, other map[string]any) map[string]any {
 	out := (&unstructured.Unstructured{Object: result}).DeepCopy()
 	mf, _, _ := unstructured.NestedFieldCopy(other, "metadata", "managedFields")
 	_ = unstructured.SetNestedField(out.Object, mf, "metadata", "managedFields")
@@ -839,9 +839,9 @@ func TestDiffRolloutRestart(t *testing.T) {
 
 // generatedAsPrefix writes every name below v that is prefix and more as
 // prefix alone.
-func generatedAsPrefix(v interface{}, prefix string) {
+func generatedAsPrefix(v any, prefix string) {
 	switch t := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		for k, c := range t {
 			if s, ok := c.(string); ok && k == "name" && strings.HasPrefix(s, prefix) && len(s) > len(prefix) {
 				t[k] = prefix
@@ -849,7 +849,7 @@ func generatedAsPrefix(v interface{}, prefix string) {
 			}
 			generatedAsPrefix(c, prefix)
 		}
-	case []interface{}:
+	case []any:
 		for _, c := range t {
 			generatedAsPrefix(c, prefix)
 		}

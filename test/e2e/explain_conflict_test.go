@@ -29,15 +29,15 @@ type conflictReport struct {
 	FieldManager string `json:"fieldManager"`
 	Force        bool   `json:"force"`
 	Conflicts    []struct {
-		Path         string      `json:"path"`
-		Manager      string      `json:"manager"`
-		Operation    string      `json:"operation"`
-		Subresource  string      `json:"subresource"`
-		APIVersion   string      `json:"apiVersion"`
-		Time         *string     `json:"time"`
-		LiveValue    interface{} `json:"liveValue"`
-		AppliedValue interface{} `json:"appliedValue"`
-		Likely       string      `json:"likely"`
+		Path         string  `json:"path"`
+		Manager      string  `json:"manager"`
+		Operation    string  `json:"operation"`
+		Subresource  string  `json:"subresource"`
+		APIVersion   string  `json:"apiVersion"`
+		Time         *string `json:"time"`
+		LiveValue    any     `json:"liveValue"`
+		AppliedValue any     `json:"appliedValue"`
+		Likely       string  `json:"likely"`
 	} `json:"conflicts"`
 	Message    string            `json:"message"`
 	Removed    []string          `json:"removed"`
@@ -141,8 +141,8 @@ func askServer(t *testing.T, ns string, c applyCase) serverAnswer {
 	body := u
 	if c.subresource == "scale" {
 		replicas, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas")
-		body = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "autoscaling/v1", "kind": "Scale",
-			"metadata": map[string]interface{}{"name": u.GetName(), "namespace": ns}, "spec": map[string]interface{}{"replicas": replicas}}}
+		body = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"metadata": map[string]any{"name": u.GetName(), "namespace": ns}, "spec": map[string]any{"replicas": replicas}}}
 	}
 	var a serverAnswer
 	live, err := resourceFor(t, u).Get(context.Background(), u.GetName(), metav1.GetOptions{})
@@ -199,7 +199,7 @@ func normalize(entries []metav1.ManagedFieldsEntry) string {
 	for _, e := range entries {
 		fields := ""
 		if e.FieldsV1 != nil {
-			var v interface{}
+			var v any
 			_ = json.Unmarshal(e.FieldsV1.GetRawBytes(), &v)
 			b, _ := json.Marshal(v)
 			fields = string(b)

@@ -118,19 +118,19 @@ spec:
 
 // mergeSnippet merges a snippet into an object as its remedy says:
 // maps key by key, lists by adding the snippet's items.
-func mergeSnippet(into, snippet interface{}) interface{} {
+func mergeSnippet(into, snippet any) any {
 	switch s := snippet.(type) {
-	case map[string]interface{}:
-		m, _ := into.(map[string]interface{})
+	case map[string]any:
+		m, _ := into.(map[string]any)
 		if m == nil {
-			m = map[string]interface{}{}
+			m = map[string]any{}
 		}
 		for k, v := range s {
 			m[k] = mergeSnippet(m[k], v)
 		}
 		return m
-	case []interface{}:
-		l, _ := into.([]interface{})
+	case []any:
+		l, _ := into.([]any)
 		return append(l, s...)
 	}
 	return snippet
@@ -138,10 +138,10 @@ func mergeSnippet(into, snippet interface{}) interface{} {
 
 // holds tells whether got holds all of want: maps key by key, lists item
 // by item (each item of want held by one of got).
-func holds(got, want interface{}) bool {
+func holds(got, want any) bool {
 	switch w := want.(type) {
-	case map[string]interface{}:
-		g, ok := got.(map[string]interface{})
+	case map[string]any:
+		g, ok := got.(map[string]any)
 		if !ok {
 			return false
 		}
@@ -151,8 +151,8 @@ func holds(got, want interface{}) bool {
 			}
 		}
 		return true
-	case []interface{}:
-		g, ok := got.([]interface{})
+	case []any:
+		g, ok := got.([]any)
 		if !ok {
 			return false
 		}
@@ -189,11 +189,11 @@ func checkSnippet(t *testing.T, ns string, rm remedyOut) {
 	if obj.GetAPIVersion() != rm.Into.APIVersion {
 		t.Fatalf("%s: goes into %s %s, the CRD serves %s", rm.Kind, rm.Into.APIVersion, rm.Into.Kind, obj.GetAPIVersion())
 	}
-	var snippet map[string]interface{}
+	var snippet map[string]any
 	if err := yaml.Unmarshal([]byte(rm.Snippet), &snippet); err != nil {
 		t.Fatalf("%s: the snippet is not YAML: %v\n%s", rm.Kind, err, rm.Snippet)
 	}
-	obj.Object = mergeSnippet(obj.Object, snippet).(map[string]interface{})
+	obj.Object = mergeSnippet(obj.Object, snippet).(map[string]any)
 	obj.SetNamespace(ns)
 	out := dryRunStrict(t, obj)
 	if !holds(out.Object, snippet) {
@@ -224,13 +224,13 @@ func tryDryRunStrict(t *testing.T, obj *unstructured.Unstructured) (*unstructure
 }
 
 // normal is v as JSON reads it (numbers float64), as gojq takes it.
-func normal(t *testing.T, v interface{}) map[string]interface{} {
+func normal(t *testing.T, v any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out map[string]interface{}
+	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func normal(t *testing.T, v interface{}) map[string]interface{} {
 // with RespectIgnoreDifferences=true (controller/sync.go
 // normalizeTargetResources): the fields the jq path expressions name in
 // the live object get their live values. gojq is the jq Argo CD runs.
-func respectIgnoreDifferences(t *testing.T, manifest, live map[string]interface{}, exprs []string) map[string]interface{} {
+func respectIgnoreDifferences(t *testing.T, manifest, live map[string]any, exprs []string) map[string]any {
 	t.Helper()
 	target, from := normal(t, manifest), normal(t, live)
 	for _, expr := range exprs {
@@ -259,7 +259,7 @@ func respectIgnoreDifferences(t *testing.T, manifest, live map[string]interface{
 			if err, ok := v.(error); ok {
 				t.Fatalf("jq %q: %v", expr, err)
 			}
-			p := v.([]interface{})
+			p := v.([]any)
 			value, err := gojq.Parse("getpath($p)")
 			if err != nil {
 				t.Fatal(err)
@@ -280,21 +280,21 @@ func respectIgnoreDifferences(t *testing.T, manifest, live map[string]interface{
 }
 
 // setPath sets a value at a jq path (keys and indexes).
-func setPath(t *testing.T, obj interface{}, p []interface{}, v interface{}) {
+func setPath(t *testing.T, obj any, p []any, v any) {
 	t.Helper()
 	cur := obj
 	for i, step := range p {
 		last := i == len(p)-1
 		switch s := step.(type) {
 		case string:
-			m := cur.(map[string]interface{})
+			m := cur.(map[string]any)
 			if last {
 				m[s] = v
 				return
 			}
 			cur = m[s]
 		case int:
-			l := cur.([]interface{})
+			l := cur.([]any)
 			if last {
 				l[s] = v
 				return
@@ -307,18 +307,18 @@ func setPath(t *testing.T, obj interface{}, p []interface{}, v interface{}) {
 }
 
 // pointerValue reads a JSON Pointer.
-func pointerValue(obj interface{}, ptr string) (interface{}, bool) {
+func pointerValue(obj any, ptr string) (any, bool) {
 	cur := obj
 	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch c := cur.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			v, ok := c[tok]
 			if !ok {
 				return nil, false
 			}
 			cur = v
-		case []interface{}:
+		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(c) {
 				return nil, false
@@ -335,7 +335,7 @@ func pointerValue(obj interface{}, ptr string) (interface{}, bool) {
 // ignore rule on a field that no other manager applies (fluxcd/pkg
 // ssa/manager_apply.go, driftAdopt): the live value goes into the
 // payload at the pointer.
-func fluxAdopt(t *testing.T, manifest, live map[string]interface{}, ptrs []string) map[string]interface{} {
+func fluxAdopt(t *testing.T, manifest, live map[string]any, ptrs []string) map[string]any {
 	t.Helper()
 	target, from := normal(t, manifest), normal(t, live)
 	for _, ptr := range ptrs {
@@ -343,7 +343,7 @@ func fluxAdopt(t *testing.T, manifest, live map[string]interface{}, ptrs []strin
 		if !ok {
 			t.Fatalf("%s names nothing in the live object", ptr)
 		}
-		var p []interface{}
+		var p []any
 		for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
 			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 			if i, err := strconv.Atoi(tok); err == nil {
@@ -360,21 +360,21 @@ func fluxAdopt(t *testing.T, manifest, live map[string]interface{}, ptrs []strin
 // snippetList reads a list of strings at a path of a snippet.
 func snippetList(t *testing.T, snippet string, path ...string) []string {
 	t.Helper()
-	var m map[string]interface{}
+	var m map[string]any
 	if err := yaml.Unmarshal([]byte(snippet), &m); err != nil {
 		t.Fatal(err)
 	}
-	var cur interface{} = m
+	var cur any = m
 	for _, p := range path {
 		switch c := cur.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			cur = c[p]
-		case []interface{}:
+		case []any:
 			i, _ := strconv.Atoi(p)
 			cur = c[i]
 		}
 	}
-	l, _ := cur.([]interface{})
+	l, _ := cur.([]any)
 	out := make([]string, len(l))
 	for i, v := range l {
 		out[i] = fmt.Sprint(v)
@@ -383,7 +383,7 @@ func snippetList(t *testing.T, snippet string, path ...string) []string {
 }
 
 // writeManifest writes an object to a file for -f.
-func writeManifest(t *testing.T, obj map[string]interface{}) string {
+func writeManifest(t *testing.T, obj map[string]any) string {
 	t.Helper()
 	b, err := yaml.Marshal(obj)
 	if err != nil {
@@ -406,7 +406,7 @@ func wants(t *testing.T, text string, phrases ...string) {
 	}
 }
 
-func nested(t *testing.T, obj *unstructured.Unstructured, path ...string) interface{} {
+func nested(t *testing.T, obj *unstructured.Unstructured, path ...string) any {
 	t.Helper()
 	v, ok, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
 	if err != nil || !ok {
@@ -424,7 +424,7 @@ func TestGitOpsIncidents(t *testing.T) {
 		ns := namespace(t)
 		obj := parse(t, minimal["Application"])
 		obj.SetNamespace(ns)
-		_ = unstructured.SetNestedSlice(obj.Object, []interface{}{map[string]interface{}{"kind": "Deployment", "managedFieldManagers": []interface{}{"x"}}}, "spec", "ignoreDifferences")
+		_ = unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"kind": "Deployment", "managedFieldManagers": []any{"x"}}}, "spec", "ignoreDifferences")
 		if _, err := tryDryRunStrict(t, obj); err == nil || !strings.Contains(err.Error(), "managedFieldManagers") {
 			t.Errorf("a misspelt field passes: %v", err)
 		}
@@ -493,7 +493,7 @@ spec:
 			t.Errorf("replicas after the upgrade: %v, want the HPA's 5", got)
 		}
 		containers, _, _ := unstructured.NestedSlice(out.Object, "spec", "template", "spec", "containers")
-		if img := containers[0].(map[string]interface{})["image"]; img != "nginx:1.28" {
+		if img := containers[0].(map[string]any)["image"]; img != "nginx:1.28" {
 			t.Errorf("the upgrade did not change the image: %v", img)
 		}
 	})
@@ -538,7 +538,7 @@ spec:
 		mustSSA(t, 0, "explain-conflict", "-f", fixed, "--field-manager", "argocd-controller")
 		out := apply(t, ns, "argocd-controller", mustRead(t, fixed), true)
 		ports, _, _ := unstructured.NestedSlice(out.Object, "spec", "ports")
-		if tp := ports[0].(map[string]interface{})["targetPort"]; tp != int64(9090) {
+		if tp := ports[0].(map[string]any)["targetPort"]; tp != int64(9090) {
 			t.Errorf("targetPort after the sync: %v, want the UI's 9090", tp)
 		}
 		if l := out.GetLabels()["tier"]; l != "frontend" {
@@ -590,13 +590,13 @@ webhooks:
 		// The chart change: caBundle not rendered. The upgrade succeeds,
 		// the CA stays cainjector's.
 		webhooks, _, _ := unstructured.NestedSlice(next.Object, "webhooks")
-		unstructured.RemoveNestedField(webhooks[0].(map[string]interface{}), "clientConfig", "caBundle")
+		unstructured.RemoveNestedField(webhooks[0].(map[string]any), "clientConfig", "caBundle")
 		_ = unstructured.SetNestedSlice(next.Object, webhooks, "webhooks")
 		fixed := writeManifest(t, next.Object)
 		mustSSA(t, 0, "explain-conflict", "-f", fixed, "--field-manager", "helm")
 		out := apply(t, "", "helm", mustRead(t, fixed), false)
 		got, _, _ := unstructured.NestedSlice(out.Object, "webhooks")
-		hook := got[0].(map[string]interface{})
+		hook := got[0].(map[string]any)
 		if ca, _, _ := unstructured.NestedString(hook, "clientConfig", "caBundle"); ca != "bmV3" {
 			t.Errorf("caBundle after the upgrade: %q, want cainjector's", ca)
 		}

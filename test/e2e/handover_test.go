@@ -27,9 +27,9 @@ type handoverReport struct {
 		Status string `json:"status"`
 	} `json:"steps"`
 	After []struct {
-		Path   string      `json:"path"`
-		Value  interface{} `json:"value"`
-		Owners []owner     `json:"owners"`
+		Path   string  `json:"path"`
+		Value  any     `json:"value"`
+		Owners []owner `json:"owners"`
 	} `json:"after"`
 	Orphaned     []string `json:"orphaned"`
 	AppliersOnly []string `json:"appliersOnly"`
@@ -462,7 +462,7 @@ func TestHandoverSubtree(t *testing.T) {
 	// ci-deploy's manifest without resources no longer removes them.
 	apply(t, ns, "ci-deploy", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"app","image":"nginx"}]}}}}`, false)
 	cs, _, _ := unstructured.NestedSlice(get(t, d).Object, "spec", "template", "spec", "containers")
-	cpu, _, _ := unstructured.NestedString(cs[0].(map[string]interface{}), "resources", "requests", "cpu")
+	cpu, _, _ := unstructured.NestedString(cs[0].(map[string]any), "resources", "requests", "cpu")
 	if cpu != "100m" {
 		t.Errorf("requests.cpu = %q after ci-deploy dropped resources, want 100m", cpu)
 	}

@@ -202,11 +202,11 @@ type helmPrediction struct {
 type helmReport struct {
 	Object           struct{ Kind string } `json:"object"`
 	ControlledResets []struct {
-		Path       string      `json:"path"`
-		Controller string      `json:"controller"`
-		InInput    bool        `json:"inInput"`
-		Value      interface{} `json:"value"`
-		Was        interface{} `json:"was"`
+		Path       string `json:"path"`
+		Controller string `json:"controller"`
+		InInput    bool   `json:"inInput"`
+		Value      any    `json:"value"`
+		Was        any    `json:"was"`
 	} `json:"controlledResets"`
 	HelmUpgrade *struct {
 		Mode  string `json:"mode"`

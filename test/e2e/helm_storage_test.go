@@ -47,7 +47,7 @@ func TestHelmCraftedStorage(t *testing.T) {
 	dup.WriteString("---\n# Source: web/templates/again.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 81\n")
 	helmReleaseSecret(t, ns, "dup", 1, "deployed", "ssa", dup.String())
 	// The Secret of release "named" holds one named "web".
-	other, err := testkit.HelmRelease(map[string]interface{}{"name": "web", "namespace": ns, "version": 1, "info": map[string]interface{}{"status": "deployed"}, "manifest": helmChart(2, "nginx:1.27")})
+	other, err := testkit.HelmRelease(map[string]any{"name": "web", "namespace": ns, "version": 1, "info": map[string]any{"status": "deployed"}, "manifest": helmChart(2, "nginx:1.27")})
 	if err != nil {
 		t.Fatal(err)
 	}

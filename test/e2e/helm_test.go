@@ -116,13 +116,13 @@ func helmWrite(t *testing.T, ns, release, manifest string, serverSide bool) {
 // helmReleaseSecret stores a revision as Helm's Secrets driver does.
 func helmReleaseSecret(t *testing.T, ns, release string, revision int, status, applyMethod, manifest string) {
 	t.Helper()
-	rel := map[string]interface{}{
+	rel := map[string]any{
 		"name":      release,
 		"namespace": ns,
 		"version":   revision,
-		"info":      map[string]interface{}{"status": status, "description": "Install complete", "first_deployed": "2026-03-02T10:00:00Z", "last_deployed": "2026-03-02T10:00:00Z"},
-		"chart":     map[string]interface{}{"metadata": map[string]interface{}{"name": "web", "version": "1.0.0", "apiVersion": "v2"}, "values": map[string]interface{}{"password": helmChartPassword}},
-		"config":    map[string]interface{}{"password": helmConfigPassword},
+		"info":      map[string]any{"status": status, "description": "Install complete", "first_deployed": "2026-03-02T10:00:00Z", "last_deployed": "2026-03-02T10:00:00Z"},
+		"chart":     map[string]any{"metadata": map[string]any{"name": "web", "version": "1.0.0", "apiVersion": "v2"}, "values": map[string]any{"password": helmChartPassword}},
+		"config":    map[string]any{"password": helmConfigPassword},
 		"manifest":  manifest,
 	}
 	if applyMethod != "" {
@@ -431,7 +431,7 @@ func TestHelmReleaseErrors(t *testing.T) {
 
 	// HELM_DRIVER=configmap reads ConfigMaps; no drift exits 0.
 	helmWrite(t, ns, "cm", helmChart(2, "nginx:1.27"), true)
-	rel, _ := json.Marshal(map[string]interface{}{"name": "cm", "namespace": ns, "version": 1, "info": map[string]interface{}{"status": "deployed"},
+	rel, _ := json.Marshal(map[string]any{"name": "cm", "namespace": ns, "version": 1, "info": map[string]any{"status": "deployed"},
 		"manifest": helmChart(2, "nginx:1.27"), "apply_method": "ssa"})
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.cm.v1", Namespace: ns, Labels: map[string]string{"owner": "helm", "name": "cm", "status": "deployed", "version": "1"}},

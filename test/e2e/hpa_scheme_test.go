@@ -38,7 +38,7 @@ func TestHPAConversionMatchesTheScheme(t *testing.T) {
 	internalGV := schema.GroupVersion{Group: "autoscaling", Version: runtime.APIVersionInternal}
 
 	// theirs converts as the apiserver's field manager does.
-	theirs := func(in *unstructured.Unstructured, to schema.GroupVersion) map[string]interface{} {
+	theirs := func(in *unstructured.Unstructured, to schema.GroupVersion) map[string]any {
 		t.Helper()
 		internal, err := scheme.ConvertToVersion(in.DeepCopy(), internalGV)
 		if err != nil {
@@ -112,12 +112,12 @@ func TestHPAConversionMatchesTheScheme(t *testing.T) {
 
 // hpaFuzzerFuncs fill metrics with the source types, resource names and
 // target types the conversion tells apart, and quantities with valid ones.
-func hpaFuzzerFuncs(serializer.CodecFactory) []interface{} {
+func hpaFuzzerFuncs(serializer.CodecFactory) []any {
 	sources := []autoscaling.MetricSourceType{autoscaling.ResourceMetricSourceType, autoscaling.ContainerResourceMetricSourceType,
 		autoscaling.PodsMetricSourceType, autoscaling.ObjectMetricSourceType, autoscaling.ExternalMetricSourceType}
 	targets := []autoscaling.MetricTargetType{autoscaling.UtilizationMetricType, autoscaling.ValueMetricType, autoscaling.AverageValueMetricType}
 	names := []api.ResourceName{api.ResourceCPU, api.ResourceCPU, api.ResourceMemory}
-	return []interface{}{
+	return []any{
 		func(q *resource.Quantity, c randfill.Continue) {
 			*q = *resource.NewMilliQuantity(c.Int63n(1<<40), []resource.Format{resource.DecimalSI, resource.BinarySI, resource.DecimalExponent}[c.Intn(3)])
 		},

@@ -92,9 +92,9 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	_ = json.NewEncoder(w).Encode(map[string]interface{}{
+	_ = json.NewEncoder(w).Encode(map[string]any{
 		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-		"response": map[string]interface{}{"uid": req.UID, "allowed": true},
+		"response": map[string]any{"uid": req.UID, "allowed": true},
 	})
 }
 

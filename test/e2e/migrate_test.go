@@ -393,7 +393,7 @@ func TestMigrateDefaultedListKeys(t *testing.T) {
 	}
 	apply(t, ns, "kubectl", strings.Replace(manifest, `"port":80`, `"port":81`, 1), false)
 	ports, _, _ := unstructured.NestedSlice(get(t, svc).Object, "spec", "ports")
-	if len(ports) != 1 || ports[0].(map[string]interface{})["port"] != int64(81) {
+	if len(ports) != 1 || ports[0].(map[string]any)["port"] != int64(81) {
 		t.Errorf("ports after the apply: %v (the old port must go)", ports)
 	}
 }
@@ -473,8 +473,8 @@ var revisionsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Res
 func controllerRevision(t *testing.T, sts *unstructured.Unstructured, revision int64) *unstructured.Unstructured {
 	t.Helper()
 	yes := true
-	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apps/v1", "kind": "ControllerRevision",
-		"data": map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"$patch": "replace"}}}, "revision": revision}}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "ControllerRevision",
+		"data": map[string]any{"spec": map[string]any{"template": map[string]any{"$patch": "replace"}}}, "revision": revision}}
 	u.SetName(fmt.Sprintf("%s-%d", sts.GetName(), revision))
 	u.SetNamespace(sts.GetNamespace())
 	u.SetLabels(map[string]string{"app": sts.GetName(), "controller.kubernetes.io/hash": fmt.Sprint(revision)})

@@ -19,10 +19,10 @@ import (
 func TestYAMLOfControlCharacters(t *testing.T) {
 	ns := namespace(t)
 	odd := "a\u0085b\u0080c\u009fd\x7fe"
-	cm := &unstructured.Unstructured{Object: map[string]interface{}{
+	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]interface{}{"name": "odd", "namespace": ns, "annotations": map[string]interface{}{"note": odd}},
-		"data":     map[string]interface{}{"k": odd},
+		"metadata": map[string]any{"name": "odd", "namespace": ns, "annotations": map[string]any{"note": odd}},
+		"data":     map[string]any{"k": odd},
 	}}
 	if _, err := resourceFor(t, cm).Create(context.Background(), cm, metav1.CreateOptions{FieldManager: "creator"}); err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestYAMLOfControlCharacters(t *testing.T) {
 	readBack := func(t *testing.T, out string) {
 		t.Helper()
 		for _, doc := range strings.Split(out, "\n---\n") {
-			var v map[string]interface{}
+			var v map[string]any
 			if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
 				t.Fatalf("the YAML does not read back: %v\n%s", err, out)
 			}
@@ -50,7 +50,7 @@ func TestYAMLOfControlCharacters(t *testing.T) {
 		readBack(t, mustSSA(t, 0, "extract", "-n", ns, "cm", "--all-managers").stdout)
 	})
 	t.Run("who-owns -o yaml", func(t *testing.T) {
-		var v map[string]interface{}
+		var v map[string]any
 		if err := yaml.Unmarshal([]byte(mustSSA(t, 0, "who-owns", "-n", ns, "cm/odd", "-o", "yaml").stdout), &v); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestYAMLOfControlCharacters(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := mustSSA(t, 1, "diff", "-n", ns, "-f", file, "-o", "yaml", "--field-manager", "creator", "--force-conflicts")
-		var v map[string]interface{}
+		var v map[string]any
 		if err := yaml.Unmarshal([]byte(r.stdout), &v); err != nil {
 			t.Fatalf("diff -o yaml: %v", err)
 		}

@@ -71,13 +71,13 @@ func validateOutput(t *testing.T, format, out string) {
 	if strings.TrimSpace(out) == "" {
 		return
 	}
-	var docs []interface{}
+	var docs []any
 	switch format {
 	case "json":
 		dec := json.NewDecoder(strings.NewReader(out))
 		dec.UseNumber()
 		for {
-			var v interface{}
+			var v any
 			if err := dec.Decode(&v); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {
@@ -110,16 +110,16 @@ func validateOutput(t *testing.T, format, out string) {
 	}
 }
 
-func validateDocument(t *testing.T, doc interface{}) {
+func validateDocument(t *testing.T, doc any) {
 	t.Helper()
 	all, err := loadSchemas()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := doc.(map[string]interface{})
+	m, _ := doc.(map[string]any)
 	kind, _ := m["kind"].(string)
 	if kind == "List" {
-		items, _ := m["items"].([]interface{})
+		items, _ := m["items"].([]any)
 		for _, it := range items {
 			validateDocument(t, it)
 		}
@@ -148,7 +148,7 @@ func TestSchemasRefuseWhatTheyShould(t *testing.T) {
 	}
 	good := `{"apiVersion":"ssa.kubectl-ssa.io/v1alpha1","kind":"Fight","object":{"apiVersion":"v1","kind":"ConfigMap","namespace":"a","name":"b","uid":"u","resourceVersion":"1"},
 "path":".data.x","managers":[],"values":[],"flips":3,"since":"2026-11-24T10:00:00Z","last":"2026-11-24T10:01:00Z","perMinute":1.5}`
-	parse := func(s string) interface{} {
+	parse := func(s string) any {
 		v, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestSchemasRefuseWhatTheyShould(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	var audit map[string]interface{}
+	var audit map[string]any
 	_ = json.Unmarshal([]byte(`{"apiVersion":"ssa.kubectl-ssa.io/v1alpha1","kind":"AuditReport"}`), &audit)
 	if err := all["AuditReport"].Validate(audit); err == nil {
 		t.Error("an AuditReport without its fields is accepted")

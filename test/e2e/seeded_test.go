@@ -286,7 +286,7 @@ func runVariant(t *testing.T, kind, base string, p plan) bool {
 	settle(t, baseObj)
 
 	// The second manager's field, as a path of the base manifest.
-	var shared []interface{}
+	var shared []any
 	if p.coOwner != "" {
 		for try := 0; try < 10 && shared == nil; try++ {
 			leaf := randomNode(rng, baseObj.Object, true)
@@ -294,7 +294,7 @@ func runVariant(t *testing.T, kind, base string, p plan) bool {
 				break
 			}
 			co := identityOf(baseObj)
-			part := along(baseObj.Object, leaf).(map[string]interface{})
+			part := along(baseObj.Object, leaf).(map[string]any)
 			if p.coOwner == "takes" {
 				v, _ := lookupNode(baseObj.Object, leaf)
 				if err := setIn(part, inPart(leaf), changedScalar(rng, v)); err != nil {
@@ -375,7 +375,7 @@ func identityOf(u *unstructured.Unstructured) *unstructured.Unstructured {
 // A node path is a list of map keys (string) and list indices (int).
 
 // protected are the paths no variant touches: the identity.
-func protected(path []interface{}) bool {
+func protected(path []any) bool {
 	if len(path) == 0 {
 		return true
 	}
@@ -390,27 +390,27 @@ func protected(path []interface{}) bool {
 
 // randomNode picks a node of obj (a scalar leaf when leaf), nil when
 // there is none.
-func randomNode(rng *rand.Rand, obj map[string]interface{}, leaf bool) []interface{} {
-	var all [][]interface{}
-	var walk func(v interface{}, path []interface{})
-	walk = func(v interface{}, path []interface{}) {
+func randomNode(rng *rand.Rand, obj map[string]any, leaf bool) []any {
+	var all [][]any
+	var walk func(v any, path []any)
+	walk = func(v any, path []any) {
 		switch t := v.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			keys := make([]string, 0, len(t))
 			for k := range t {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				walk(t[k], append(append([]interface{}{}, path...), k))
+				walk(t[k], append(append([]any{}, path...), k))
 			}
-		case []interface{}:
+		case []any:
 			for i, e := range t {
-				walk(e, append(append([]interface{}{}, path...), i))
+				walk(e, append(append([]any{}, path...), i))
 			}
 		}
-		_, isMap := v.(map[string]interface{})
-		_, isList := v.([]interface{})
+		_, isMap := v.(map[string]any)
+		_, isList := v.([]any)
 		if !protected(path) && (!leaf || !isMap && !isList) {
 			all = append(all, path)
 		}
@@ -422,11 +422,11 @@ func randomNode(rng *rand.Rand, obj map[string]interface{}, leaf bool) []interfa
 	return all[rng.Intn(len(all))]
 }
 
-func lookupNode(v interface{}, path []interface{}) (interface{}, bool) {
+func lookupNode(v any, path []any) (any, bool) {
 	for _, s := range path {
 		switch k := s.(type) {
 		case string:
-			m, ok := v.(map[string]interface{})
+			m, ok := v.(map[string]any)
 			if !ok {
 				return nil, false
 			}
@@ -434,7 +434,7 @@ func lookupNode(v interface{}, path []interface{}) (interface{}, bool) {
 				return nil, false
 			}
 		case int:
-			l, ok := v.([]interface{})
+			l, ok := v.([]any)
 			if !ok || k >= len(l) {
 				return nil, false
 			}
@@ -446,19 +446,19 @@ func lookupNode(v interface{}, path []interface{}) (interface{}, bool) {
 
 // along is the part of v on the way to path: each map with only the key
 // on the path, and the list item on it whole (its keys identify it).
-func along(v interface{}, path []interface{}) interface{} {
+func along(v any, path []any) any {
 	if len(path) == 0 {
 		return runtime.DeepCopyJSONValue(v)
 	}
 	if k, ok := path[0].(string); ok {
-		return map[string]interface{}{k: along(v.(map[string]interface{})[k], path[1:])}
+		return map[string]any{k: along(v.(map[string]any)[k], path[1:])}
 	}
-	return []interface{}{runtime.DeepCopyJSONValue(v.([]interface{})[path[0].(int)])}
+	return []any{runtime.DeepCopyJSONValue(v.([]any)[path[0].(int)])}
 }
 
 // inPart is path in along's part: its first list item is the only one.
-func inPart(path []interface{}) []interface{} {
-	out := append([]interface{}{}, path...)
+func inPart(path []any) []any {
+	out := append([]any{}, path...)
 	for i, s := range out {
 		if isIndex(s) {
 			out[i] = 0
@@ -469,10 +469,10 @@ func inPart(path []interface{}) []interface{} {
 }
 
 // merge puts src's fields into dst, map by map.
-func merge(dst, src map[string]interface{}) {
+func merge(dst, src map[string]any) {
 	for k, v := range src {
-		sm, isMap := v.(map[string]interface{})
-		if dm, ok := dst[k].(map[string]interface{}); ok && isMap {
+		sm, isMap := v.(map[string]any)
+		if dm, ok := dst[k].(map[string]any); ok && isMap {
 			merge(dm, sm)
 			continue
 		}
@@ -480,10 +480,10 @@ func merge(dst, src map[string]interface{}) {
 	}
 }
 
-func isIndex(s interface{}) bool { _, ok := s.(int); return ok }
+func isIndex(s any) bool { _, ok := s.(int); return ok }
 
 // setIn sets path below v.
-func setIn(v interface{}, path []interface{}, to interface{}) error {
+func setIn(v any, path []any, to any) error {
 	if len(path) == 0 {
 		return nil
 	}
@@ -493,13 +493,13 @@ func setIn(v interface{}, path []interface{}, to interface{}) error {
 	}
 	switch k := path[len(path)-1].(type) {
 	case string:
-		m, ok := parent.(map[string]interface{})
+		m, ok := parent.(map[string]any)
 		if !ok {
 			return fmt.Errorf("not a map")
 		}
 		m[k] = to
 	case int:
-		l, ok := parent.([]interface{})
+		l, ok := parent.([]any)
 		if !ok || k >= len(l) {
 			return fmt.Errorf("not a list")
 		}
@@ -511,7 +511,7 @@ func setIn(v interface{}, path []interface{}, to interface{}) error {
 // mutate makes one change to obj: drop a node, change a scalar, add a
 // list item (a changed copy of one), or add a label. dropShared drops the
 // second manager's field.
-func mutate(rng *rand.Rand, obj map[string]interface{}, shared []interface{}, dropShared bool) {
+func mutate(rng *rand.Rand, obj map[string]any, shared []any, dropShared bool) {
 	if dropShared && shared != nil {
 		removeNode(obj, shared)
 		return
@@ -531,15 +531,15 @@ func mutate(rng *rand.Rand, obj map[string]interface{}, shared []interface{}, dr
 			list, _ := lookupNode(obj, p[:len(p)-1])
 			item, _ := lookupNode(obj, p)
 			item = runtime.DeepCopyJSONValue(item)
-			if leaf := randomNode(rng, map[string]interface{}{"x": item}, true); leaf != nil {
-				v, _ := lookupNode(map[string]interface{}{"x": item}, leaf)
+			if leaf := randomNode(rng, map[string]any{"x": item}, true); leaf != nil {
+				v, _ := lookupNode(map[string]any{"x": item}, leaf)
 				if len(leaf) == 1 {
 					item = changedScalar(rng, v)
 				} else {
 					_ = setIn(item, leaf[1:], changedScalar(rng, v))
 				}
 			}
-			_ = setIn(obj, p[:len(p)-1], append(list.([]interface{}), item))
+			_ = setIn(obj, p[:len(p)-1], append(list.([]any), item))
 		}
 	default:
 		labels, _, _ := unstructured.NestedStringMap(obj, "metadata", "labels")
@@ -552,7 +552,7 @@ func mutate(rng *rand.Rand, obj map[string]interface{}, shared []interface{}, dr
 }
 
 // changedScalar is another value of v's type.
-func changedScalar(rng *rand.Rand, v interface{}) interface{} {
+func changedScalar(rng *rand.Rand, v any) any {
 	switch t := v.(type) {
 	case string:
 		return t + string(rune('a'+rng.Intn(26)))
@@ -567,19 +567,19 @@ func changedScalar(rng *rand.Rand, v interface{}) interface{} {
 }
 
 // removeNode deletes path from obj.
-func removeNode(obj map[string]interface{}, path []interface{}) {
+func removeNode(obj map[string]any, path []any) {
 	parent, ok := lookupNode(obj, path[:len(path)-1])
 	if !ok {
 		return
 	}
 	switch k := path[len(path)-1].(type) {
 	case string:
-		if m, ok := parent.(map[string]interface{}); ok {
+		if m, ok := parent.(map[string]any); ok {
 			delete(m, k)
 		}
 	case int:
-		if l, ok := parent.([]interface{}); ok && k < len(l) {
-			_ = setIn(obj, path[:len(path)-1], append(append([]interface{}{}, l[:k]...), l[k+1:]...))
+		if l, ok := parent.([]any); ok && k < len(l) {
+			_ = setIn(obj, path[:len(path)-1], append(append([]any{}, l[:k]...), l[k+1:]...))
 		}
 	}
 }

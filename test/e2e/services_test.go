@@ -185,7 +185,7 @@ func TestHelmSwitchKeepsDefaultedProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	ports, _, _ := unstructured.NestedSlice(out.Object, "spec", "ports")
-	if len(ports) != 1 || ports[0].(map[string]interface{})["protocol"] != "TCP" {
+	if len(ports) != 1 || ports[0].(map[string]any)["protocol"] != "TCP" {
 		t.Errorf("the server's ports: %v", ports)
 	}
 }

@@ -39,10 +39,10 @@ func configMaps(t *testing.T, ns, manager string, n int) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				u := &unstructured.Unstructured{Object: map[string]interface{}{
+				u := &unstructured.Unstructured{Object: map[string]any{
 					"apiVersion": "v1", "kind": "ConfigMap",
-					"metadata": map[string]interface{}{"name": fmt.Sprintf("sig-%03d", i), "namespace": ns, "labels": map[string]interface{}{"sig": "1"}},
-					"data":     map[string]interface{}{"a": "1", "b": "2"},
+					"metadata": map[string]any{"name": fmt.Sprintf("sig-%03d", i), "namespace": ns, "labels": map[string]any{"sig": "1"}},
+					"data":     map[string]any{"a": "1", "b": "2"},
 				}}
 				if _, err := env.dynamic.Resource(cmGVR).Namespace(ns).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager}); err != nil {
 					errs <- err

@@ -38,13 +38,13 @@ type fightRecord struct {
 	} `json:"object"`
 	Path     string `json:"path"`
 	Managers []struct {
-		Manager     string      `json:"manager"`
-		Operation   string      `json:"operation"`
-		Subresource string      `json:"subresource"`
-		Value       interface{} `json:"value"`
+		Manager     string `json:"manager"`
+		Operation   string `json:"operation"`
+		Subresource string `json:"subresource"`
+		Value       any    `json:"value"`
 	} `json:"managers"`
-	Values []interface{} `json:"values"`
-	Flips  int           `json:"flips"`
+	Values []any `json:"values"`
+	Flips  int   `json:"flips"`
 }
 
 // watcher is kubectl-ssa watch running in the background.

@@ -63,18 +63,18 @@ spec:
 // knobConverter is the conversion webhook: spec.size at v1 is
 // spec.replicas at v2.
 func knobConverter(w http.ResponseWriter, r *http.Request) {
-	var review map[string]interface{}
+	var review map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	req, _ := review["request"].(map[string]interface{})
+	req, _ := review["request"].(map[string]any)
 	to, _ := req["desiredAPIVersion"].(string)
-	objs, _ := req["objects"].([]interface{})
+	objs, _ := req["objects"].([]any)
 	for _, o := range objs {
-		obj, _ := o.(map[string]interface{})
+		obj, _ := o.(map[string]any)
 		obj["apiVersion"] = to
-		spec, _ := obj["spec"].(map[string]interface{})
+		spec, _ := obj["spec"].(map[string]any)
 		if spec == nil {
 			continue
 		}
@@ -87,8 +87,8 @@ func knobConverter(w http.ResponseWriter, r *http.Request) {
 			spec[into] = v
 		}
 	}
-	review["response"] = map[string]interface{}{
-		"uid": req["uid"], "convertedObjects": objs, "result": map[string]interface{}{"status": "Success"},
+	review["response"] = map[string]any{
+		"uid": req["uid"], "convertedObjects": objs, "result": map[string]any{"status": "Success"},
 	}
 	delete(review, "request")
 	_ = json.NewEncoder(w).Encode(review)

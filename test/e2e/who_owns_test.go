@@ -36,9 +36,9 @@ type ownershipReport struct {
 		FieldCount int `json:"fieldCount"`
 	} `json:"managers"`
 	Fields []struct {
-		Path   string      `json:"path"`
-		Owners []owner     `json:"owners"`
-		Value  interface{} `json:"value"`
+		Path   string  `json:"path"`
+		Owners []owner `json:"owners"`
+		Value  any     `json:"value"`
 	} `json:"fields"`
 	Unowned []string `json:"unowned"`
 }
@@ -61,7 +61,7 @@ func (r ownershipReport) owners(path string) []string {
 	return nil
 }
 
-func (r ownershipReport) value(path string) interface{} {
+func (r ownershipReport) value(path string) any {
 	for _, f := range r.Fields {
 		if f.Path == path {
 			return f.Value
@@ -433,7 +433,7 @@ func TestWhoOwnsSelectionAndFiles(t *testing.T) {
 	}
 	// --local reads saved objects, with a List document, without a cluster.
 	live := get(t, parse(t, fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"one","namespace":"%s"}}`, ns)))
-	b, _ := json.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": []interface{}{live.Object}})
+	b, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{live.Object}})
 	localFile := filepath.Join(dir, "saved.json")
 	writeFile(t, localFile, string(b))
 	res := ssaLocal(t, "who-owns", "--local", "-f", localFile, "-o", "json")
@@ -502,7 +502,7 @@ func TestWhoOwnsLargeObject(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		data[fmt.Sprintf("key-%04d", i)] = fmt.Sprintf("value-%d", i)
 	}
-	b, _ := json.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]string{"name": "big"}, "data": data})
+	b, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]string{"name": "big"}, "data": data})
 	apply(t, ns, "bulk", string(b), false)
 	r := whoOwnsJSON(t, "-n", ns, "cm/big")
 	if len(r.Fields) != 5000 {
@@ -532,8 +532,8 @@ func TestColorAndEscaping(t *testing.T) {
 	// The apiserver refuses control characters in manager names, but a
 	// saved file can carry anything.
 	live := get(t, c)
-	mf := live.Object["metadata"].(map[string]interface{})["managedFields"].([]interface{})
-	mf[0].(map[string]interface{})["manager"] = "evil\x1b[31mname"
+	mf := live.Object["metadata"].(map[string]any)["managedFields"].([]any)
+	mf[0].(map[string]any)["manager"] = "evil\x1b[31mname"
 	b, _ := json.Marshal(live.Object)
 	file := filepath.Join(t.TempDir(), "evil.json")
 	writeFile(t, file, string(b))

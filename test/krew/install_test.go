@@ -33,17 +33,17 @@ func cleanClone(t *testing.T, src string) string {
 // targets. It returns the version goreleaser stamped (no "v").
 func snapshot(t *testing.T, goreleaser, src, dist string) string {
 	t.Helper()
-	var cfg map[string]interface{}
+	var cfg map[string]any
 	if err := yaml.Unmarshal(readFile(t, filepath.Join(src, ".goreleaser.yaml")), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg["dist"] = dist
-	builds, _ := cfg["builds"].([]interface{})
+	builds, _ := cfg["builds"].([]any)
 	if len(builds) == 0 {
 		t.Fatal(".goreleaser.yaml has no builds")
 	}
 	for _, b := range builds {
-		b := b.(map[string]interface{})
+		b := b.(map[string]any)
 		b["goos"] = []string{runtime.GOOS}
 		b["goarch"] = []string{runtime.GOARCH}
 	}

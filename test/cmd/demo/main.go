@@ -85,7 +85,7 @@ func run() error {
 	return nil
 }
 
-func caption(format string, args ...interface{}) {
+func caption(format string, args ...any) {
 	fmt.Printf("\n\033[1m==> %s\033[0m\n", fmt.Sprintf(format, args...))
 }
 
@@ -438,22 +438,22 @@ func argoStory(write func(name, content string) string) error {
 // does: the release as JSON, gzipped, base64-encoded, in the Secret's
 // "release" key.
 func helmRelease(name string, revision int, manifest string) error {
-	value, err := testkit.HelmRelease(map[string]interface{}{
+	value, err := testkit.HelmRelease(map[string]any{
 		"name": name, "namespace": "default", "version": revision, "apply_method": "ssa",
-		"info":     map[string]interface{}{"status": "deployed", "description": "Install complete"},
-		"chart":    map[string]interface{}{"metadata": map[string]interface{}{"name": name, "version": "1.0.0", "apiVersion": "v2"}},
+		"info":     map[string]any{"status": "deployed", "description": "Install complete"},
+		"chart":    map[string]any{"metadata": map[string]any{"name": name, "version": "1.0.0", "apiVersion": "v2"}},
 		"manifest": "---\n# Source: " + name + "/templates/deployment.yaml\n" + manifest,
 	})
 	if err != nil {
 		return err
 	}
-	secret := &unstructured.Unstructured{Object: map[string]interface{}{
+	secret := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name":   fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, revision),
-			"labels": map[string]interface{}{"owner": "helm", "name": name, "status": "deployed", "version": fmt.Sprint(revision)},
+			"labels": map[string]any{"owner": "helm", "name": name, "status": "deployed", "version": fmt.Sprint(revision)},
 		},
-		"data": map[string]interface{}{"release": base64.StdEncoding.EncodeToString([]byte(value))},
+		"data": map[string]any{"release": base64.StdEncoding.EncodeToString([]byte(value))},
 	}}
 	_, err = res(secret).Create(context.Background(), secret, metav1.CreateOptions{FieldManager: "helm"})
 	return err

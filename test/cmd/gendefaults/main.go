@@ -260,7 +260,7 @@ const absent = "absent"
 type pathStats struct {
 	total    int
 	outcomes map[string]int
-	value    map[string]interface{} // outcome -> decoded value
+	value    map[string]any // outcome -> decoded value
 	// rules: name -> observations it got wrong.
 	ruleMisses map[string]int
 	ruleTried  map[string]int
@@ -274,10 +274,10 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 	failed := 0
 	// Pass 1: what comes back of each path left out.
 	for i := 0; i < g.probes; i++ {
-		if err := g.probe(i, false, func(h hole, got string, v interface{}, _ map[string]interface{}) {
+		if err := g.probe(i, false, func(h hole, got string, v any, _ map[string]any) {
 			st := stats[h.pattern]
 			if st == nil {
-				st = &pathStats{outcomes: map[string]int{}, value: map[string]interface{}{}}
+				st = &pathStats{outcomes: map[string]int{}, value: map[string]any{}}
 				stats[h.pattern] = st
 			}
 			st.total++
@@ -308,7 +308,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 	// check the rules and collect the fields that could decide it.
 	if len(conditional) > 0 {
 		for i := 0; i < g.probes; i++ {
-			_ = g.probe(i, false, func(h hole, got string, _ interface{}, before map[string]interface{}) {
+			_ = g.probe(i, false, func(h hole, got string, _ any, before map[string]any) {
 				if !conditional[h.pattern] {
 					return
 				}
@@ -330,7 +330,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 					}
 				}
 				for level, a := range anc {
-					m, ok := a.(map[string]interface{})
+					m, ok := a.(map[string]any)
 					if !ok {
 						continue
 					}
@@ -342,11 +342,11 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 						switch t := v.(type) {
 						case string, bool, int64, float64:
 							key = jsonOf(v)
-						case []interface{}:
+						case []any:
 							if len(t) == 0 {
 								key = "[]"
 							}
-						case map[string]interface{}:
+						case map[string]any:
 							if len(t) == 0 {
 								key = "{}"
 							}
@@ -371,7 +371,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 	type emptyStats struct{ same, differ int }
 	empties := map[string]*emptyStats{}
 	for i := 0; i < g.probes; i++ {
-		_ = g.probe(i, true, func(h hole, got string, _ interface{}, _ map[string]interface{}) {
+		_ = g.probe(i, true, func(h hole, got string, _ any, _ map[string]any) {
 			was, ok := absentOut[fmt.Sprint(i, h.path)]
 			if !h.empty || !ok || was == absent {
 				return
@@ -581,7 +581,7 @@ func caseOf(key, outcome string, st *pathStats) defaults.Case {
 	return defaults.Case{Is: key, Set: true, Value: st.value[outcome]}
 }
 
-func jsonOf(v interface{}) string {
+func jsonOf(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
@@ -591,7 +591,7 @@ func jsonOf(v interface{}) string {
 
 // probe builds probe object i, defaults it as the apiserver does, and
 // reports every path it left out with what came back.
-func (g *generator) probe(i int, emptyHoles bool, observe func(h hole, got string, v interface{}, before map[string]interface{})) (err error) {
+func (g *generator) probe(i int, emptyHoles bool, observe func(h hole, got string, v any, before map[string]any)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
@@ -635,26 +635,26 @@ func (g *generator) probe(i int, emptyHoles bool, observe func(h hole, got strin
 
 // toMap serializes as the apiserver does (encoding/json) and reads it
 // back as an unstructured object.
-func toMap(o runtime.Object) (map[string]interface{}, error) {
+func toMap(o runtime.Object) (map[string]any, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]interface{}{}
+	m := map[string]any{}
 	d := json.NewDecoder(strings.NewReader(string(b)))
 	d.UseNumber()
 	if err := d.Decode(&m); err != nil {
 		return nil, err
 	}
-	return defaults.Normalize(m).(map[string]interface{}), nil
+	return defaults.Normalize(m).(map[string]any), nil
 }
 
-func lookup(obj interface{}, path []interface{}) (interface{}, bool) {
+func lookup(obj any, path []any) (any, bool) {
 	cur := obj
 	for _, e := range path {
 		switch k := e.(type) {
 		case string:
-			m, ok := cur.(map[string]interface{})
+			m, ok := cur.(map[string]any)
 			if !ok {
 				return nil, false
 			}
@@ -662,7 +662,7 @@ func lookup(obj interface{}, path []interface{}) (interface{}, bool) {
 				return nil, false
 			}
 		case int:
-			l, ok := cur.([]interface{})
+			l, ok := cur.([]any)
 			if !ok || k >= len(l) {
 				return nil, false
 			}
@@ -673,8 +673,8 @@ func lookup(obj interface{}, path []interface{}) (interface{}, bool) {
 }
 
 // ancestors returns the values at the proper prefixes of path.
-func ancestors(obj map[string]interface{}, path []interface{}) []interface{} {
-	out := make([]interface{}, len(path))
+func ancestors(obj map[string]any, path []any) []any {
+	out := make([]any, len(path))
 	for i := range path {
 		out[i], _ = lookup(obj, path[:i])
 	}
@@ -684,7 +684,7 @@ func ancestors(obj map[string]interface{}, path []interface{}) []interface{} {
 // hole is a path a probe left out: concrete (field names, map keys, list
 // indexes) and as a pattern.
 type hole struct {
-	path    []interface{}
+	path    []any
 	pattern string
 	// empty: the list or map was set empty, not left out.
 	empty bool
@@ -749,7 +749,7 @@ func typeName(t reflect.Type) string {
 	return t.PkgPath() + "." + t.Name()
 }
 
-func (f *filler) fillStruct(v reflect.Value, path []interface{}, pattern string) {
+func (f *filler) fillStruct(v reflect.Value, path []any, pattern string) {
 	t := v.Type()
 	f.stack[t]++
 	defer func() { f.stack[t]-- }()
@@ -770,7 +770,7 @@ func (f *filler) fillStruct(v reflect.Value, path []interface{}, pattern string)
 			}
 			continue
 		}
-		p := append(append([]interface{}{}, path...), name)
+		p := append(append([]any{}, path...), name)
 		if sf.Type == objectMeta {
 			f.fillMeta(fv, p, pattern+"."+name)
 			continue
@@ -780,13 +780,13 @@ func (f *filler) fillStruct(v reflect.Value, path []interface{}, pattern string)
 }
 
 // fillMeta sets the metadata defaulting can depend on: name and labels.
-func (f *filler) fillMeta(v reflect.Value, path []interface{}, pattern string) {
+func (f *filler) fillMeta(v reflect.Value, path []any, pattern string) {
 	md := v.Addr().Interface().(*metav1.ObjectMeta)
 	if f.rnd.Intn(4) > 0 {
 		md.Name = "n" + fmt.Sprint(f.rnd.Intn(3))
 	}
-	f.field(v.FieldByName("Labels"), append(append([]interface{}{}, path...), "labels"), pattern+".labels", nil)
-	f.field(v.FieldByName("Annotations"), append(append([]interface{}{}, path...), "annotations"), pattern+".annotations", nil)
+	f.field(v.FieldByName("Labels"), append(append([]any{}, path...), "labels"), pattern+".labels", nil)
+	f.field(v.FieldByName("Annotations"), append(append([]any{}, path...), "annotations"), pattern+".annotations", nil)
 }
 
 func skipped(t reflect.Type) bool {
@@ -815,7 +815,7 @@ func leaf(t reflect.Type) bool {
 }
 
 // field sets a struct field or leaves it out (a hole).
-func (f *filler) field(v reflect.Value, path []interface{}, pattern string, enum []string) {
+func (f *filler) field(v reflect.Value, path []any, pattern string, enum []string) {
 	if skipped(v.Type()) {
 		return
 	}
@@ -847,7 +847,7 @@ func (f *filler) field(v reflect.Value, path []interface{}, pattern string, enum
 	f.set(v, path, pattern, enum)
 }
 
-func (f *filler) set(v reflect.Value, path []interface{}, pattern string, enum []string) {
+func (f *filler) set(v reflect.Value, path []any, pattern string, enum []string) {
 	t := v.Type()
 	switch t {
 	case timeType:
@@ -889,7 +889,7 @@ func (f *filler) set(v reflect.Value, path []interface{}, pattern string, enum [
 			if skipped(item.Type()) {
 				continue
 			}
-			f.set(item, append(append([]interface{}{}, path...), i), pattern+"[*]", enum)
+			f.set(item, append(append([]any{}, path...), i), pattern+"[*]", enum)
 		}
 		v.Set(s)
 	case reflect.Map:
@@ -898,7 +898,7 @@ func (f *filler) set(v reflect.Value, path []interface{}, pattern string, enum [
 		}
 		m := reflect.MakeMap(t)
 		for _, k := range keyPool {
-			p := append(append([]interface{}{}, path...), k)
+			p := append(append([]any{}, path...), k)
 			if f.rnd.Intn(2) == 0 {
 				f.holes = append(f.holes, hole{path: p, pattern: pattern + ".*"})
 				continue

@@ -56,8 +56,8 @@ type AdmissionOp struct {
 	Op string `json:"op"`
 	// Path names fields; a segment [key="value"] selects the item of a
 	// keyed list (.spec.containers[name="c"]).
-	Path  []string    `json:"path"`
-	Value interface{} `json:"value"`
+	Path  []string `json:"path"`
+	Value any      `json:"value"`
 	// Atomic: the list is atomic, so the value is owned with the rest
 	// of it by the applier, whose next apply without it removes it
 	// (otherwise what a plugin sets is owned by no one).
@@ -99,8 +99,8 @@ type AdmissionStep struct {
 	// Webhook is a matched webhook with matchConditions, and
 	// Configuration its configuration's name: the evaluation decides
 	// whether it is called (package admission's, never data).
-	Webhook       map[string]interface{} `json:"-"`
-	Configuration string                 `json:"-"`
+	Webhook       map[string]any `json:"-"`
+	Configuration string         `json:"-"`
 }
 
 // AdmissionReport is what admission does to one apply, as far as known here.

@@ -29,8 +29,8 @@ type Conflict struct {
 	Subresource  Subresource   `json:"subresource"`
 	APIVersion   string        `json:"apiVersion"`
 	Time         *metav1.Time  `json:"time"`
-	LiveValue    interface{}   `json:"liveValue"`
-	AppliedValue interface{}   `json:"appliedValue"`
+	LiveValue    any           `json:"liveValue"`
+	AppliedValue any           `json:"appliedValue"`
 	// Likely says what the owner most likely is (pkg/tools' Describe):
 	// "Argo CD's UI", "the HorizontalPodAutoscaler"; empty when nothing
 	// is known.
@@ -188,7 +188,7 @@ type ConflictReport struct {
 type Reset struct {
 	Path pathlang.Path `json:"path"`
 	// Value is the default the field gets.
-	Value interface{} `json:"value"`
+	Value any `json:"value"`
 	// Unchanged: the live value already is the default.
 	Unchanged bool `json:"unchanged"`
 	// Kept: not a default but a value the apiserver allocated (a
@@ -198,7 +198,7 @@ type Reset struct {
 	// when the live object has none, null when the live object holds an
 	// explicit null; a Secret's values are redacted unless
 	// --show-secret-values.
-	Was *interface{} `json:"was,omitempty"`
+	Was *any `json:"was,omitempty"`
 
 	PathElements fieldpath.Path `json:"-"`
 }
@@ -317,11 +317,11 @@ type ControlledReset struct {
 	// resets it to Value. Set: the write sets it to Value, the
 	// manifest's, over the controller's (a client-side write, which
 	// never conflicts).
-	Removed bool        `json:"removed,omitempty"`
-	Set     bool        `json:"set,omitempty"`
-	Value   interface{} `json:"value,omitempty"`
+	Removed bool `json:"removed,omitempty"`
+	Set     bool `json:"set,omitempty"`
+	Value   any  `json:"value,omitempty"`
 	// Was is the live value.
-	Was *interface{} `json:"was,omitempty"`
+	Was *any `json:"was,omitempty"`
 }
 
 // HelmUpgradeMode is how helm upgrade writes a release's objects.

@@ -12,7 +12,7 @@ import (
 // A forced apply takes each owner's fields, owners in order; a handover
 // is offered once per owner, never from the autoscaler's /scale writes.
 func TestConflictGrouping(t *testing.T) {
-	path := func(p ...interface{}) pathlang.Path { return pathlang.Path(fieldpath.MakePathOrDie(p...)) }
+	path := func(p ...any) pathlang.Path { return pathlang.Path(fieldpath.MakePathOrDie(p...)) }
 	conflicts := []v1alpha1.Conflict{
 		{Path: path("spec", "replicas"), Manager: v1alpha1.AutoscalerController, Subresource: "scale"},
 		{Path: path("metadata", "labels", "tier"), Manager: "kubectl-label"},

@@ -32,10 +32,10 @@ type DiffChange struct {
 	Path   pathlang.Path `json:"path"`
 	Change ChangeKind    `json:"change"`
 	// Before and After are the values (absent: the field is absent).
-	Before       interface{} `json:"before,omitempty"`
-	After        interface{} `json:"after,omitempty"`
-	OwnersBefore []Owner     `json:"ownersBefore"`
-	OwnersAfter  []Owner     `json:"ownersAfter"`
+	Before       any     `json:"before,omitempty"`
+	After        any     `json:"after,omitempty"`
+	OwnersBefore []Owner `json:"ownersBefore"`
+	OwnersAfter  []Owner `json:"ownersAfter"`
 	// Conflict: the apply conflicts on this field; it changes only with
 	// --force-conflicts.
 	Conflict bool `json:"conflict,omitempty"`
@@ -96,8 +96,8 @@ type DiffReport struct {
 	// Live is the object before the apply (null: the apply creates it);
 	// Result the object as the server would store it after the apply
 	// (the forced apply, when it conflicts), defaults included.
-	Live   map[string]interface{} `json:"live"`
-	Result map[string]interface{} `json:"result"`
+	Live   map[string]any `json:"live"`
+	Result map[string]any `json:"result"`
 }
 
 // HasChanges tells whether the apply changes a value, or fails on a

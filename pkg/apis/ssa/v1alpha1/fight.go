@@ -9,7 +9,7 @@ import (
 // Writer is one side of a fight: a manager and the value it writes.
 type Writer struct {
 	Owner
-	Value interface{} `json:"value"`
+	Value any `json:"value"`
 }
 
 // Fight is a path fought over, as it stands.
@@ -20,7 +20,7 @@ type Fight struct {
 	// Managers are the writers, in the order they first took the path.
 	Managers []Writer `json:"managers"`
 	// Values are the distinct values written, in the order first seen.
-	Values []interface{} `json:"values"`
+	Values []any `json:"values"`
 	// Flips is the number of changes of owner and value within the
 	// window; Since is the first of them and Last the latest.
 	Flips int         `json:"flips"`

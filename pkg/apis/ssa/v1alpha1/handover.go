@@ -49,13 +49,13 @@ type HandoverStep struct {
 
 	// Apply is the applied configuration of a hold step (package
 	// handover's, never data).
-	Apply map[string]interface{} `json:"-"`
+	Apply map[string]any `json:"-"`
 }
 
 // FieldState is one field's value and owners.
 type FieldState struct {
 	Path   pathlang.Path `json:"path"`
-	Value  interface{}   `json:"value"`
+	Value  any           `json:"value"`
 	Owners []Owner       `json:"owners"`
 	// StoredAs is where the apiserver keeps the value of a Secret's
 	// .stringData.KEY: .data.KEY. stringData is write-only, so Value is
@@ -88,7 +88,7 @@ type HandoverReport struct {
 	// Fields are the paths the plan moves (all of From's for release --all).
 	Fields []fieldpath.Path `json:"-"`
 	// Content is the object the plan was made from, to print its paths.
-	Content map[string]interface{} `json:"-"`
+	Content map[string]any `json:"-"`
 }
 
 // HandoverStatus is where a handover stands.

@@ -23,7 +23,7 @@ type Field struct {
 	Owners []Owner       `json:"owners"`
 	// Value is the field's current value where it is a scalar, or a whole
 	// atomic value; absent for granular maps, structs and list items.
-	Value interface{} `json:"value,omitempty"`
+	Value any `json:"value,omitempty"`
 
 	// Absent marks a path a manager owns that the object does not have
 	// (stale managedFields, or a field the apiserver drops).
