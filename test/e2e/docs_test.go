@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,6 +83,12 @@ type docSetupStep struct {
 	// Scale is kubectl scale RESOURCE --replicas=Replicas.
 	Scale    string `json:"scale,omitempty"`
 	Replicas int    `json:"replicas,omitempty"`
+	// HelmRelease installs Manifest (a render, documents after "---"
+	// lines) as revision 1 of this Helm release: the objects written by
+	// "helm" as Helm 4 applies them (ServerSide) or as Helm 3 creates
+	// them, and the release's Secret.
+	HelmRelease string `json:"helmRelease,omitempty"`
+	ServerSide  bool   `json:"serverSide,omitempty"`
 	// File writes Manifest to this file of the commands' directory.
 	File string `json:"file,omitempty"`
 	// Loop repeats its steps (applies and patches), one every Every,
@@ -117,6 +122,7 @@ func TestDocs(t *testing.T) {
 			continue
 		}
 		total += len(examples)
+		checkDocCommandLines(t, rel, lines)
 		got := map[int][]string{}
 		for _, ex := range examples {
 			t.Run(fmt.Sprintf("%s:%d", rel, ex.line), func(t *testing.T) {
@@ -130,6 +136,60 @@ func TestDocs(t *testing.T) {
 	if total == 0 {
 		t.Fatal("no examples found in README.md and docs/*.md")
 	}
+}
+
+// checkDocCommandLines checks that every "kubectl ssa ..." line of the
+// file's ```sh blocks names a command and flags that exist: the binary
+// reads them with --help added, which needs no cluster.
+func checkDocCommandLines(t *testing.T, file string, lines []string) {
+	t.Helper()
+	inSh := false
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "```") {
+			inSh = !inSh && l == "```sh"
+			continue
+		}
+		at := strings.Index(l, "kubectl ssa ")
+		if !inSh || at < 0 {
+			continue
+		}
+		line := i + 1
+		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
+			i++
+			l = strings.TrimSuffix(l, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		words, err := shellWords(shellCommand(l[at:]))
+		if err != nil {
+			t.Errorf("%s:%d: %v", file, line, err)
+			continue
+		}
+		args := append(words[2:], "--help")
+		out, err := exec.Command(env.plugin, args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s:%d: %s: %v\n%s", file, line, strings.Join(words, " "), err, out)
+		}
+	}
+}
+
+// shellCommand is s up to where a shell would end the command: an
+// unquoted |, ;, &, > or a # comment.
+func shellCommand(s string) string {
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case strings.IndexByte("|;&>", c) >= 0, c == '#' && i > 0 && s[i-1] == ' ':
+			return strings.TrimSpace(s[:i])
+		}
+	}
+	return s
 }
 
 // parseDocExamples finds the examples of one file.
@@ -288,15 +348,16 @@ func docsKubeconfig(t *testing.T) string {
 // runDocExample makes the example's state, runs its commands and compares
 // what they print; it returns what they printed, as the doc's lines.
 func runDocExample(t *testing.T, ex docExample, kubeconfig string, update bool) []string {
-	dir := t.TempDir()
+	steps := readDocSetup(t, ex.setup)
+	t.Chdir(t.TempDir())
 	freshDocsNamespace(t)
 	var loops []docSetupStep
-	for i, s := range readDocSetup(t, ex.setup) {
+	for i, s := range steps {
 		if s.Loop != nil {
 			loops = append(loops, s)
 			continue
 		}
-		runDocSetupStep(t, dir, i, s)
+		runDocSetupStep(t, i, s)
 	}
 	settleDocsDeployments(t)
 	for _, l := range loops {
@@ -304,7 +365,7 @@ func runDocExample(t *testing.T, ex docExample, kubeconfig string, update bool) 
 	}
 	var lines []string
 	for _, c := range ex.commands {
-		got := runDocCommand(t, dir, kubeconfig, c)
+		got := runDocCommand(t, kubeconfig, c)
 		lines = append(lines, "$ "+c.text)
 		lines = append(lines, got...)
 		if update {
@@ -317,29 +378,15 @@ func runDocExample(t *testing.T, ex docExample, kubeconfig string, update bool) 
 	return lines
 }
 
-func runDocCommand(t *testing.T, dir, kubeconfig string, c docCommand) []string {
+func runDocCommand(t *testing.T, kubeconfig string, c docCommand) []string {
 	t.Helper()
-	cmd := exec.Command(env.plugin, c.args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "COLUMNS=100")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running kubectl-ssa %v: %v", c.args, err)
-	}
-	if len(c.args) > 0 && c.args[0] != "extract" {
-		validateOutput(t, outputFormat(c.args), out.String())
-	}
+	r := ssaEnv(t, []string{"KUBECONFIG=" + kubeconfig}, c.args...)
+	code := r.code
 	if !c.echoExit && code != 0 {
-		t.Errorf("$ %s: exit %d; show it with \"; echo $?\" if it is meant\n%s%s", c.text, code, errb.String(), out.String())
+		t.Errorf("$ %s: exit %d; show it with \"; echo $?\" if it is meant\n%s%s", c.text, code, r.stderr, r.stdout)
 	}
 	var lines []string
-	for _, s := range []string{errb.String(), out.String()} {
+	for _, s := range []string{r.stderr, r.stdout} {
 		if s = strings.TrimRight(s, "\n"); s != "" {
 			lines = append(lines, strings.Split(s, "\n")...)
 		}
@@ -410,7 +457,7 @@ func readDocSetup(t *testing.T, name string) []docSetupStep {
 	if name == "" {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join("testdata", "docs", name+".yaml"))
+	data, err := os.ReadFile(filepath.Join(repoRoot(), "test", "e2e", "testdata", "docs", name+".yaml"))
 	if err != nil {
 		t.Fatalf("the example's setup: %v", err)
 	}
@@ -421,7 +468,7 @@ func readDocSetup(t *testing.T, name string) []docSetupStep {
 	return steps
 }
 
-func runDocSetupStep(t *testing.T, dir string, i int, s docSetupStep) {
+func runDocSetupStep(t *testing.T, i int, s docSetupStep) {
 	t.Helper()
 	ns := docsNamespace
 	switch {
@@ -441,8 +488,15 @@ func runDocSetupStep(t *testing.T, dir string, i int, s docSetupStep) {
 		patch(t, u, s.Patch, s.Body, sub...)
 	case s.Scale != "":
 		kubectlScale(t, ns, s.Scale, s.Replicas)
+	case s.HelmRelease != "":
+		helmWrite(t, ns, s.HelmRelease, s.Manifest, s.ServerSide)
+		method := ""
+		if s.ServerSide {
+			method = "ssa"
+		}
+		helmReleaseSecret(t, ns, s.HelmRelease, 1, "deployed", method, s.Manifest)
 	case s.File != "":
-		if err := os.WriteFile(filepath.Join(dir, s.File), []byte(s.Manifest), 0o600); err != nil {
+		if err := os.WriteFile(s.File, []byte(s.Manifest), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	default:
@@ -544,16 +598,7 @@ func freshDocsNamespace(t *testing.T) {
 	if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: docsNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		_, err := env.client.CoreV1().ServiceAccounts(docsNamespace).Get(ctx, "default", metav1.GetOptions{})
-		if err == nil {
-			return
-		}
-		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("waiting for the default service account in %s: %v", docsNamespace, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitDefaultServiceAccount(t, docsNamespace, deadline)
 }
 
 // writeDocUpdate replaces each example's block with what its commands

@@ -127,18 +127,24 @@ func namespace(t *testing.T) string {
 	t.Cleanup(func() {
 		_ = env.client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	waitDefaultServiceAccount(t, name, time.Now().Add(30*time.Second))
+	return name
+}
+
+// waitDefaultServiceAccount waits until the service account controller
+// has made ns's default account.
+func waitDefaultServiceAccount(t *testing.T, ns string, deadline time.Time) {
+	t.Helper()
 	for {
-		_, err := env.client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		_, err := env.client.CoreV1().ServiceAccounts(ns).Get(context.Background(), "default", metav1.GetOptions{})
 		if err == nil {
-			break
+			return
 		}
 		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("waiting for the default service account in %s: %v", name, err)
+			t.Fatalf("waiting for the default service account in %s: %v", ns, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return name
 }
 
 // result of one run of the plugin.
