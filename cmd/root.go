@@ -19,7 +19,7 @@ import (
 // 1 found (conflicts, changes, findings), 2 and above errors.
 type Code int
 
-// The exit codes, documented in the README.
+// The exit codes, documented in docs/reports.md.
 const (
 	CodeOK Code = 0
 	// CodeFound: the apply would conflict, a handover is held, a check

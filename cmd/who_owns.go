@@ -62,7 +62,7 @@ Views (-o):
   blame     the object's YAML with a gutter naming each line's owners
   tree      the field tree, collapsed where one owner set holds every owned field below a node
   managers  one row per managedFields entry
-  json|yaml the OwnershipReport (documented in the README); jsonpath=...
+  json|yaml the OwnershipReport (documented in docs/reports.md); jsonpath=...
             and go-template=... run over it, as with kubectl get
 
 Secret values are redacted unless --show-secret-values is given.`,
