@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
@@ -37,8 +38,10 @@ import (
 // example.
 //
 // NAME is test/e2e/testdata/docs/NAME.yaml: the writes that make the state
-// the example starts from (see docSetupStep), made in a fresh namespace
-// "shop", the namespace of the kubeconfig's context the commands use.
+// the example starts from (see docSetupStep), made in a fresh namespace,
+// the namespace of the kubeconfig's context the commands use. Its name has
+// the length of "shop" (so that tables keep their widths) and reads
+// "shop" in what the commands print.
 //
 // SSA_DOCS_UPDATE=1 rewrites each command's output in the docs with what it
 // printed (review the diff before committing it).
@@ -106,7 +109,6 @@ func TestDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append([]string{filepath.Join(root, "README.md")}, files...)
-	kubeconfig := docsKubeconfig(t)
 	update := os.Getenv("SSA_DOCS_UPDATE") != ""
 	total := 0
 	for _, f := range files {
@@ -126,7 +128,7 @@ func TestDocs(t *testing.T) {
 		got := map[int][]string{}
 		for _, ex := range examples {
 			t.Run(fmt.Sprintf("%s:%d", rel, ex.line), func(t *testing.T) {
-				got[ex.first] = runDocExample(t, ex, kubeconfig, update)
+				got[ex.first] = runDocExample(t, ex, update)
 			})
 		}
 		if update {
@@ -326,8 +328,8 @@ func shellWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// docsKubeconfig is the test bed's kubeconfig with the namespace shop.
-func docsKubeconfig(t *testing.T) string {
+// docsKubeconfig is the test bed's kubeconfig with the namespace ns.
+func docsKubeconfig(t *testing.T, ns string) string {
 	t.Helper()
 	cfg, err := clientcmd.LoadFromFile(env.kubeconfig)
 	if err != nil {
@@ -337,7 +339,7 @@ func docsKubeconfig(t *testing.T) string {
 	if !ok {
 		t.Fatalf("the test bed's kubeconfig has no current context")
 	}
-	ctx.Namespace = docsNamespace
+	ctx.Namespace = ns
 	file := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
 		t.Fatal(err)
@@ -347,25 +349,26 @@ func docsKubeconfig(t *testing.T) string {
 
 // runDocExample makes the example's state, runs its commands and compares
 // what they print; it returns what they printed, as the doc's lines.
-func runDocExample(t *testing.T, ex docExample, kubeconfig string, update bool) []string {
+func runDocExample(t *testing.T, ex docExample, update bool) []string {
 	steps := readDocSetup(t, ex.setup)
 	t.Chdir(t.TempDir())
-	freshDocsNamespace(t)
+	ns := docsExampleNamespace(t)
+	kubeconfig := docsKubeconfig(t, ns)
 	var loops []docSetupStep
 	for i, s := range steps {
 		if s.Loop != nil {
 			loops = append(loops, s)
 			continue
 		}
-		runDocSetupStep(t, i, s)
+		runDocSetupStep(t, ns, i, s)
 	}
-	settleDocsDeployments(t)
+	settleDocsDeployments(t, ns)
 	for _, l := range loops {
-		startDocLoop(t, l)
+		startDocLoop(t, ns, l)
 	}
 	var lines []string
 	for _, c := range ex.commands {
-		got := runDocCommand(t, kubeconfig, c)
+		got := runDocCommand(t, ns, kubeconfig, c)
 		lines = append(lines, "$ "+c.text)
 		lines = append(lines, got...)
 		if update {
@@ -378,7 +381,7 @@ func runDocExample(t *testing.T, ex docExample, kubeconfig string, update bool) 
 	return lines
 }
 
-func runDocCommand(t *testing.T, kubeconfig string, c docCommand) []string {
+func runDocCommand(t *testing.T, ns, kubeconfig string, c docCommand) []string {
 	t.Helper()
 	r := ssaEnv(t, []string{"KUBECONFIG=" + kubeconfig}, c.args...)
 	code := r.code
@@ -394,9 +397,11 @@ func runDocCommand(t *testing.T, kubeconfig string, c docCommand) []string {
 	if c.echoExit {
 		lines = append(lines, strconv.Itoa(code))
 	}
-	// The private HOME (backups go there) as a reader's.
+	// The private HOME (backups go there) as a reader's, the example's
+	// namespace as the docs name it.
+	word := regexp.MustCompile(`\b` + ns + `\b`)
 	for i, l := range lines {
-		lines[i] = strings.ReplaceAll(l, os.Getenv("HOME"), "~")
+		lines[i] = word.ReplaceAllString(strings.ReplaceAll(l, os.Getenv("HOME"), "~"), docsNamespace)
 	}
 	return lines
 }
@@ -468,9 +473,8 @@ func readDocSetup(t *testing.T, name string) []docSetupStep {
 	return steps
 }
 
-func runDocSetupStep(t *testing.T, i int, s docSetupStep) {
+func runDocSetupStep(t *testing.T, ns string, i int, s docSetupStep) {
 	t.Helper()
-	ns := docsNamespace
 	switch {
 	case s.Apply != "":
 		apply(t, ns, s.Apply, s.Manifest, s.Force)
@@ -505,7 +509,7 @@ func runDocSetupStep(t *testing.T, i int, s docSetupStep) {
 }
 
 // startDocLoop runs a Loop step in the background until the example ends.
-func startDocLoop(t *testing.T, l docSetupStep) {
+func startDocLoop(t *testing.T, ns string, l docSetupStep) {
 	t.Helper()
 	every, err := time.ParseDuration(l.Every)
 	if err != nil {
@@ -514,7 +518,7 @@ func startDocLoop(t *testing.T, l docSetupStep) {
 	var writes []func() error
 	for _, s := range l.Loop {
 		u := parse(t, s.Manifest)
-		setNamespace(t, u, docsNamespace)
+		setNamespace(t, u, ns)
 		res := resourceFor(t, u)
 		switch {
 		case s.Apply != "":
@@ -563,42 +567,41 @@ func startDocLoop(t *testing.T, l docSetupStep) {
 // settleDocsDeployments waits until the Deployment controller has written
 // the status of every Deployment of the setup, so that what the examples
 // print does not depend on when they run.
-func settleDocsDeployments(t *testing.T) {
+func settleDocsDeployments(t *testing.T, ns string) {
 	t.Helper()
-	list, err := env.client.AppsV1().Deployments(docsNamespace).List(context.Background(), metav1.ListOptions{})
+	list, err := env.client.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range list.Items {
-		settle(t, objRef("apps/v1", "Deployment", docsNamespace, d.Name))
+		settle(t, objRef("apps/v1", "Deployment", ns, d.Name))
 	}
 }
 
-// freshDocsNamespace deletes the namespace shop, waits until it is gone,
-// and creates it again with its default service account.
-func freshDocsNamespace(t *testing.T) {
+// docsExampleNamespace creates a namespace for one example, named as long
+// as "shop" (letters that are not hex digits, so that no uid holds it),
+// with its default service account, and deletes it at the end.
+func docsExampleNamespace(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
+	const letters = "ghjkmnpqrstvwxyz"
 	nss := env.client.CoreV1().Namespaces()
-	err := nss.Delete(ctx, docsNamespace, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for err == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("namespace %s is not deleted after a minute", docsNamespace)
+	for {
+		b := []byte{'z', 0, 0, 0}
+		for i := 1; i < len(b); i++ {
+			b[i] = letters[rand.Intn(len(letters))]
 		}
-		time.Sleep(100 * time.Millisecond)
-		_, err = nss.Get(ctx, docsNamespace, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
+		ns := string(b)
+		_, err := nss.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = nss.Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+		waitDefaultServiceAccount(t, ns, time.Now().Add(30*time.Second))
+		return ns
 	}
-	if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: docsNamespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitDefaultServiceAccount(t, docsNamespace, deadline)
 }
 
 // writeDocUpdate replaces each example's block with what its commands
