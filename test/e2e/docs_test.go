@@ -125,6 +125,7 @@ func TestDocs(t *testing.T) {
 		}
 		total += len(examples)
 		checkDocCommandLines(t, rel, lines)
+		checkDocLinks(t, root, rel, lines)
 		got := map[int][]string{}
 		for _, ex := range examples {
 			t.Run(fmt.Sprintf("%s:%d", rel, ex.line), func(t *testing.T) {
@@ -172,6 +173,71 @@ func checkDocCommandLines(t *testing.T, file string, lines []string) {
 			t.Errorf("%s:%d: %s: %v\n%s", file, line, strings.Join(words, " "), err, out)
 		}
 	}
+}
+
+var (
+	docLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	notInSlug  = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+	docHeading = regexp.MustCompile(`^#+ (.*)$`)
+)
+
+// checkDocLinks checks that every relative link of the file, outside code
+// blocks, names a file that exists and, in a Markdown file, a heading it
+// has (as GitHub makes anchors of headings).
+func checkDocLinks(t *testing.T, root, file string, lines []string) {
+	t.Helper()
+	for i, l := range proseLines(lines) {
+		for _, m := range docLink.FindAllStringSubmatch(l, -1) {
+			target, frag, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path := filepath.Join(root, file)
+			if target != "" {
+				path = filepath.Join(root, filepath.Dir(file), target)
+			}
+			data, err := os.ReadFile(path)
+			var perr *os.PathError
+			if errors.As(err, &perr) && strings.Contains(perr.Err.Error(), "is a directory") {
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s:%d: a link to %s: %v", file, i+1, m[1], err)
+				continue
+			}
+			if frag != "" && strings.HasSuffix(path, ".md") && !docAnchors(string(data))[frag] {
+				t.Errorf("%s:%d: a link to %s: no such heading", file, i+1, m[1])
+			}
+		}
+	}
+}
+
+// proseLines is lines with those of code blocks blanked.
+func proseLines(lines []string) []string {
+	out := make([]string, len(lines))
+	code := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			code = !code
+			continue
+		}
+		if !code {
+			out[i] = l
+		}
+	}
+	return out
+}
+
+// docAnchors are the anchors GitHub gives the headings of a Markdown text.
+func docAnchors(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range proseLines(strings.Split(text, "\n")) {
+		if m := docHeading.FindStringSubmatch(l); m != nil {
+			h := notInSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), "")
+			out[strings.ReplaceAll(h, " ", "-")] = true
+		}
+	}
+	return out
 }
 
 // shellCommand is s up to where a shell would end the command: an
