@@ -104,6 +104,11 @@ type docSetupStep struct {
 
 func TestDocs(t *testing.T) {
 	root := repoRoot()
+	// The examples run in directories of their own: read the schemas
+	// their reports are checked against from here.
+	if _, err := loadSchemas(); err != nil {
+		t.Fatal(err)
+	}
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
