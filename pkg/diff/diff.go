@@ -23,8 +23,8 @@ import (
 
 // Options of Compute.
 type Options struct {
-	// Target makes the stays' commands pasteable (no commands when its
-	// ResourceArg is empty).
+	// Target makes the commands of the stays (none when its ResourceArg
+	// is empty), the conflicts and the resets pasteable.
 	Target remedy.Target
 	// ShowSecretValues keeps the values of a Secret, in the report and in
 	// the ownership; by default they are redacted.
@@ -116,6 +116,8 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 		// manifest does not set stays only if no revision rendered it.)
 		stays(r, result, out.Result, forced.Defaults, o)
 	}
+	r.Remedies = conflictRemedies(r, o.Target)
+	r.ResetRemedies = resetRemedies(r, o.Target)
 	if !o.ShowSecretValues {
 		redactSecrets(r, out)
 	}
