@@ -408,7 +408,7 @@ func stays(r *v1alpha1.DiffReport, result *unstructured.Unstructured, own *owner
 	for _, s := range own.Managers {
 		// /status is not the main resource's; /scale writes .spec.replicas,
 		// which stays when the manifest drops it.
-		if s.Subresource == "status" || (s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == "") {
+		if s.Subresource == v1alpha1.SubresourceStatus || (s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == "") {
 			continue
 		}
 		paths, defaulted := []pathlang.Path{}, []pathlang.Path{}

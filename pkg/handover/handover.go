@@ -195,7 +195,7 @@ func (pl *planner) selectMode() error {
 			}
 		}
 		mode = v1alpha1.HandoverApplier
-		if (updates && !applies) || pl.req.To == "kube-controller-manager" {
+		if (updates && !applies) || pl.req.To == ownership.KubeControllerManager {
 			mode = v1alpha1.HandoverController
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
@@ -323,7 +324,7 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
 	for _, cf := range r.Conflicts {
-		controllers = controllers && (cf.Subresource == "scale" || cf.Manager == "kube-controller-manager")
+		controllers = controllers && (cf.Subresource == v1alpha1.SubresourceScale || cf.Manager == ownership.KubeControllerManager)
 	}
 	if controllers {
 		fmt.Fprintln(w, "  (The owner scales or controls the object: usually leave the field to it, option 2.)")
