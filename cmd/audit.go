@@ -167,53 +167,13 @@ func (o *auditOptions) validate(args []string) error {
 	return o.sel.Validate(args)
 }
 
-// auditLong is the command's --help text.
-const auditLong = `Audit the managedFields of every object of every listable kind (or of the
+// auditLong is the command's --help text; its list of codes is
+// audit.Table's.
+var auditLong = `Audit the managedFields of every object of every listable kind (or of the
 kinds and objects named), through chunked metadata-only lists: memory stays
 flat however many objects there are, and no object content is read.
 
-Findings (code: severity):
-  drift                 error    with --expect-manager, fields of the main resource owned by
-                                 another manager, or written through /scale by a person
-                                 (kubectl scale, k9s, Lens); status writers, controllers
-                                 scaling (the HPA), the managers of --allow-manager and
-                                 Kubernetes' own components are not drift
-  manual-edit           warning  without --expect-manager, fields owned by kubectl's imperative
-                                 commands: kubectl-edit, -patch, -label, -annotate, -set,
-                                 -replace, -rollout, -scale, "kubectl" Update, and Argo CD's UI
-                                 (argocd-server)
-  csa-leftover          warning  an entry of client-side kubectl apply
-  before-first-apply    info     fields owned by before-first-apply
-  ancient-changes       info     fields owned by ancient-changes (merged old Update managers)
-  unserved-apiversion   warning  an entry at an apiVersion the server no longer serves: the
-                                 apiserver drops it, and its ownership, on the next write
-  generic-manager       warning  a manager named after a user agent (Go-http-client, unknown,
-                                 node-fetch, python-requests, ...)
-  empty-manager         info     an entry that owns nothing
-  last-applied-size     error    a last-applied annotation over --last-applied-threshold bytes
-                                 (all annotations together may hold 262144)
-  shared-appliers       warning  fields applied by two or more Apply managers
-  rollout-restart       info     kubectl rollout restart's stamp on the pod template: history;
-                                 an applier made to own it would remove it, restarting every pod
-  handover-held         info     fields kubectl ssa handover holds until the controller writes them
-  managed-fields-wiped  warning  no managedFields at all on an object a GitOps tool, Helm or kubectl
-                                 apply applied (its tracking label or annotation says so): wiped
-                                 by a write while a conversion webhook failed (kubernetes#136919)
-  update-and-apply      warning  one manager recorded as Update and as Apply (Helm 3 and Helm 4 as
-                                 "helm", helm#31516): fields only the Update holds are never
-                                 removed, and changing shared ones conflicts with itself
-  shared-list-items     warning  items of a list (ports, containers, env) a hand edit made
-                                 (kubectl edit, patch, set, Argo CD's UI) in a list an applier
-                                 applies: its next apply merges rather than replaces (argo-cd#25474)
-  controller-scope      warning  kube-controller-manager, kube-scheduler or the kubelet owning spec
-                                 fields of an applied object that they never write
-
-Optional findings, off unless --rules turns them on:
-  imperative            warning  an object made by kubectl create, run, expose or autoscale that
-                                 nobody applies: it is in no manifest
-  adopted-edit          info     a hand edit whose every field the applier applies since, with the
-                                 same values (no drift nor manual-edit any more)
-
+` + audit.CodesHelp() + `
 Each finding names the kubectl-ssa command that fixes it (-o wide, or "fix"
 in -o json/yaml), with the same cluster flags. Drift and manual edits have
 two ("fixes" in -o json/yaml says what each does to the values): adopt, the

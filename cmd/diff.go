@@ -156,7 +156,7 @@ func runDiff(ctx context.Context, o *explainOptions) error {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
-			if err := render.Diff(o.streams.Out, d.Report, d.Live, d.Result, ropts, targets[i]); err != nil {
+			if err := render.Diff(o.streams.Out, d.Report, d.Live, d.Result, ropts); err != nil {
 				return err
 			}
 		}

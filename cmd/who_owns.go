@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type whoOwnsOptions struct {
@@ -34,7 +35,7 @@ const (
 	viewWide     = "wide"
 	viewBlame    = "blame"
 	viewTree     = "tree"
-	viewManagers = "managers"
+	viewManagers = render.ViewManagers
 )
 
 var whoOwnsViews = []string{viewTable, viewWide, viewBlame, viewTree, viewManagers}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/jsonschema"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
@@ -57,7 +58,7 @@ var enums = map[string][]string{
 		v1alpha1.HandoverHandedOver, v1alpha1.HandoverFailed),
 	"v1alpha1.StepStatus": strs(v1alpha1.StepPlanned, v1alpha1.StepDone, v1alpha1.StepSkipped, v1alpha1.StepDryRun, v1alpha1.StepFailed, v1alpha1.StepTimedOut),
 	"v1alpha1.StepName":   strs(v1alpha1.StepHold, v1alpha1.StepShare, v1alpha1.StepRelease, v1alpha1.StepWait, v1alpha1.StepCleanup, v1alpha1.StepLastApplied),
-	"v1alpha1.Code":       strs(v1alpha1.Codes...),
+	"v1alpha1.Code":       strs(audit.Codes...),
 	"v1alpha1.MarkKind":   strs(v1alpha1.MarkLabel, v1alpha1.MarkAnnotation),
 	"v1alpha1.Severity":   strs(v1alpha1.SeverityInfo, v1alpha1.SeverityWarning, v1alpha1.SeverityError),
 	"v1alpha1.FixMode":    strs(v1alpha1.FixAdopt, v1alpha1.FixForget),

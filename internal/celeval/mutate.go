@@ -105,41 +105,9 @@ func (e *evaluation) types() (patch.TypeConverterManager, error) {
 // asks to be reinvoked (IfNeeded). It returns the mutated object (nil:
 // unchanged).
 func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured, res *ssaadmission.PolicyResult) (*unstructured.Unstructured, error) {
-	names, bindings := bindingsOf(e.req.MutatingPolicies, e.req.MutatingBindings)
-	policies := byName(e.req.MutatingPolicies)
-	var hooks []mutating.PolicyHook
-	for _, name := range names {
-		p, err := decodePolicy[admissionregistrationv1.MutatingAdmissionPolicy](policies[name])
-		if err != nil {
-			return nil, err
-		}
-		defaultMatch(p.Spec.MatchConstraints)
-		defaultFailurePolicy(&p.Spec.FailurePolicy)
-		if p.Spec.ReinvocationPolicy == "" {
-			p.Spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
-		}
-		var bs []*admissionregistrationv1.MutatingAdmissionPolicyBinding
-		for _, u := range bindings[name] {
-			b, err := decodePolicy[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
-			if err != nil {
-				return nil, err
-			}
-			defaultMatch(b.Spec.MatchResources)
-			bs = append(bs, b)
-		}
-		if len(bs) == 0 {
-			continue
-		}
-		informer, scope, unreadable := e.paramsOf(p.Spec.ParamKind)
-		if unreadable != "" {
-			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: its params could not be read: %s", p.Name, unreadable))
-			continue
-		}
-		if e.req.UserInfo == nil && usesUser(p.Spec) {
-			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: it reads request.userInfo, and who you are could not be read (SelfSubjectReview)", p.Name))
-			continue
-		}
-		hooks = append(hooks, mutating.PolicyHook{Policy: p, Bindings: bs, ParamInformer: informer, ParamScope: scope, Evaluator: e.compileMutating(p)})
+	hooks, err := e.mutatingHooks(res)
+	if err != nil {
+		return nil, err
 	}
 	if len(hooks) == 0 {
 		return nil, nil
@@ -160,20 +128,7 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 		return nil, err
 	}
 	if first.authz {
-		// Which one asks: alone, each says.
-		var asking []string
-		for _, h := range hooks {
-			if alone, err := e.run(ctx, obj, []mutating.PolicyHook{h}, types); err == nil && alone.authz {
-				asking = append(asking, h.Policy.Name)
-			}
-		}
-		for _, h := range hooks {
-			why := "it asks the authorizer, which only the server can answer"
-			if !slices.Contains(asking, h.Policy.Name) {
-				why = fmt.Sprintf("it runs in one chain with %s, which asks the authorizer, which only the server can answer", strings.Join(asking, ", "))
-			}
-			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: %s", h.Policy.Name, why))
-		}
+		e.askingAuthorizer(ctx, obj, hooks, types, res)
 		return nil, nil
 	}
 	// The server runs the policies in the order of a Go map (its policy
@@ -211,6 +166,68 @@ func (e *evaluation) mutate(ctx context.Context, obj *unstructured.Unstructured,
 		}
 	}
 	return out, nil
+}
+
+// mutatingHooks are the mutating policies with their bindings, defaulted
+// as the apiserver defaults them, as the dispatcher takes them; a policy
+// whose params or user can't be read is not evaluable (in res).
+func (e *evaluation) mutatingHooks(res *ssaadmission.PolicyResult) ([]mutating.PolicyHook, error) {
+	names, bindings := bindingsOf(e.req.MutatingPolicies, e.req.MutatingBindings)
+	policies := byName(e.req.MutatingPolicies)
+	var hooks []mutating.PolicyHook
+	for _, name := range names {
+		p, err := decodePolicy[admissionregistrationv1.MutatingAdmissionPolicy](policies[name])
+		if err != nil {
+			return nil, err
+		}
+		defaultMatch(p.Spec.MatchConstraints)
+		defaultFailurePolicy(&p.Spec.FailurePolicy)
+		if p.Spec.ReinvocationPolicy == "" {
+			p.Spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
+		}
+		var bs []*admissionregistrationv1.MutatingAdmissionPolicyBinding
+		for _, u := range bindings[name] {
+			b, err := decodePolicy[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
+			if err != nil {
+				return nil, err
+			}
+			defaultMatch(b.Spec.MatchResources)
+			bs = append(bs, b)
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		informer, scope, unreadable := e.paramsOf(p.Spec.ParamKind)
+		if unreadable != "" {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: its params could not be read: %s", p.Name, unreadable))
+			continue
+		}
+		if e.req.UserInfo == nil && usesUser(p.Spec) {
+			res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: it reads request.userInfo, and who you are could not be read (SelfSubjectReview)", p.Name))
+			continue
+		}
+		hooks = append(hooks, mutating.PolicyHook{Policy: p, Bindings: bs, ParamInformer: informer, ParamScope: scope, Evaluator: e.compileMutating(p)})
+	}
+	return hooks, nil
+}
+
+// askingAuthorizer makes every hook not evaluable when one asks the
+// authorizer, saying which.
+func (e *evaluation) askingAuthorizer(ctx context.Context, obj *unstructured.Unstructured, hooks []mutating.PolicyHook, types patch.TypeConverterManager, res *ssaadmission.PolicyResult) {
+	// Which one asks: alone, each says.
+	var asking []string
+	for _, h := range hooks {
+		if alone, err := e.run(ctx, obj, []mutating.PolicyHook{h}, types); err == nil && alone.authz {
+			asking = append(asking, h.Policy.Name)
+		}
+	}
+	for _, h := range hooks {
+		why := "it asks the authorizer, which only the server can answer"
+		if !slices.Contains(asking, h.Policy.Name) {
+			why = fmt.Sprintf("it runs in one chain with %s, which asks the authorizer, which only the server can answer", strings.Join(asking, ", "))
+		}
+		res.NotEvaluable = append(res.NotEvaluable, fmt.Sprintf("MutatingAdmissionPolicy %s: %s", h.Policy.Name, why))
+	}
 }
 
 // attribute says which policy binding changed the object: each runs

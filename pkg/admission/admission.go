@@ -96,62 +96,95 @@ func Evaluate(c *Config, req Request) *v1alpha1.AdmissionReport {
 	}
 	// A built-in plugin that refuses the mutated object ends admission.
 	r.Denied = deniedBy(r.Steps)
-	mutating := mutatingPolicies(c, req)
-	validating := validatingPolicies(c, req)
-	mutatingHooks := webhooks(c.MutatingWebhooks, v1alpha1.MutatingWebhook, req)
-	validatingHooks := webhooks(c.ValidatingWebhooks, v1alpha1.ValidatingWebhook, req)
-	var evaluated *PolicyResult
-	var base *unstructured.Unstructured // what the policies see
-	if r.Denied == "" && c.Policies != nil && (len(mutating)+len(validating) > 0 || conditional(mutatingHooks) || conditional(validatingHooks)) {
-		var err error
-		base = policyObject(req, r)
-		if evaluated, err = evaluatePolicies(c, req, base, append(append([]v1alpha1.AdmissionStep{}, mutatingHooks...), validatingHooks...)); err != nil {
-			why := "could not be evaluated here: " + strings.Join(strings.Fields(err.Error()), " ")
-			notExact(r, "admission policies "+why)
-			evaluated = nil
-			// Each step says it too.
-			for _, steps := range [][]v1alpha1.AdmissionStep{mutating, validating} {
-				for i := range steps {
-					steps[i].Caveats = append(steps[i].Caveats, why)
-				}
+	m := &matched{
+		mutating:        mutatingPolicies(c, req),
+		validating:      validatingPolicies(c, req),
+		mutatingHooks:   webhooks(c.MutatingWebhooks, v1alpha1.MutatingWebhook, req),
+		validatingHooks: webhooks(c.ValidatingWebhooks, v1alpha1.ValidatingWebhook, req),
+	}
+	m.evaluate(c, req, r)
+	m.mutatingPhase(req, r)
+	m.validatingPhase(c, req, r)
+	notExactSteps(r)
+	return r
+}
+
+// matched are the policies and webhooks that match the request, and
+// what the policy evaluator said of them (nil: not evaluated).
+type matched struct {
+	mutating, validating           []v1alpha1.AdmissionStep
+	mutatingHooks, validatingHooks []v1alpha1.AdmissionStep
+	evaluated                      *PolicyResult
+	hookDenied                     string
+}
+
+// evaluate hands the matching policies (and the webhooks' match
+// conditions) to the evaluator, when there are some and no built-in
+// plugin denied, and marks the steps with its answer.
+func (m *matched) evaluate(c *Config, req Request, r *v1alpha1.AdmissionReport) {
+	if r.Denied != "" || c.Policies == nil || (len(m.mutating)+len(m.validating) == 0 && !conditional(m.mutatingHooks) && !conditional(m.validatingHooks)) {
+		return
+	}
+	base := policyObject(req, r) // what the policies see
+	evaluated, err := evaluatePolicies(c, req, base, append(append([]v1alpha1.AdmissionStep{}, m.mutatingHooks...), m.validatingHooks...))
+	if err != nil {
+		why := "could not be evaluated here: " + strings.Join(strings.Fields(err.Error()), " ")
+		notExact(r, "admission policies "+why)
+		// Each step says it too.
+		for _, steps := range [][]v1alpha1.AdmissionStep{m.mutating, m.validating} {
+			for i := range steps {
+				steps[i].Caveats = append(steps[i].Caveats, why)
 			}
 		}
+		return
 	}
-	var hookDenied string
-	if evaluated != nil {
-		mutating = evaluatedSteps(mutating, evaluated, base)
-		mutatingHooks, hookDenied = calledWebhooks(mutatingHooks, evaluated)
-		if by := mayMutate(mutatingHooks); by != "" && !evaluated.DeniedInMutation {
-			// The validating policies see what that webhook returns,
-			// which is not known here: what they say of the object
-			// without its changes is not their answer.
-			for i := range validating {
-				validating[i].Caveats = append(validating[i].Caveats, "evaluated here on the object before "+by+" changes it, which is not known here: "+evaluatedAs(validating[i], evaluated))
-			}
-			evaluated.Denied, evaluated.Warnings = "", nil
-		} else {
-			validating = evaluatedSteps(validating, evaluated, base)
+	if evaluated == nil {
+		return
+	}
+	m.evaluated = evaluated
+	m.mutating = evaluatedSteps(m.mutating, evaluated, base)
+	m.mutatingHooks, m.hookDenied = calledWebhooks(m.mutatingHooks, evaluated)
+	if by := mayMutate(m.mutatingHooks); by != "" && !evaluated.DeniedInMutation {
+		// The validating policies see what that webhook returns,
+		// which is not known here: what they say of the object
+		// without its changes is not their answer.
+		for i := range m.validating {
+			m.validating[i].Caveats = append(m.validating[i].Caveats, "evaluated here on the object before "+by+" changes it, which is not known here: "+evaluatedAs(m.validating[i], evaluated))
 		}
+		evaluated.Denied, evaluated.Warnings = "", nil
+	} else {
+		m.validating = evaluatedSteps(m.validating, evaluated, base)
 	}
+}
+
+// mutatingPhase adds the mutating policies and webhooks, and a denial in
+// that phase.
+func (m *matched) mutatingPhase(req Request, r *v1alpha1.AdmissionReport) {
+	evaluated := m.evaluated
 	if r.Denied == "" {
-		r.Steps = append(r.Steps, mutating...)
-		r.Steps = append(r.Steps, mutatingHooks...)
-		if req.Resource.GroupResource() == pods && req.Old == nil && req.Subresource == "" && (&v1alpha1.AdmissionReport{Steps: mutating}).Mutated() {
+		r.Steps = append(r.Steps, m.mutating...)
+		r.Steps = append(r.Steps, m.mutatingHooks...)
+		if req.Resource.GroupResource() == pods && req.Old == nil && req.Subresource == "" && (&v1alpha1.AdmissionReport{Steps: m.mutating}).Mutated() {
 			// A change by a mutating policy has the admission chain run
 			// again, the built-in plugins included, on the changed Pod.
 			notExact(r, "a mutating policy changes the Pod: the server runs its built-in plugins (LimitRanger, ServiceAccount, ...) again on it, which is not modelled here")
 		}
 	}
-	if evaluated != nil && evaluated.Denied == "" && hookDenied != "" {
+	if evaluated != nil && evaluated.Denied == "" && m.hookDenied != "" {
 		// A webhook's matchConditions failed under failurePolicy Fail.
-		evaluated.Denied, evaluated.DeniedInMutation = hookDenied, true
+		evaluated.Denied, evaluated.DeniedInMutation = m.hookDenied, true
 	}
 	if r.Denied == "" && evaluated != nil && evaluated.DeniedInMutation {
 		// The mutating phase refused it: nothing validates it.
 		r.Denied = evaluated.Denied
 	}
-	// The validating phase, in the apiserver's order: the built-in
-	// plugins, then policies, then webhooks; the first denial ends it.
+}
+
+// validatingPhase adds the validating steps in the apiserver's order:
+// the built-in plugins, then policies, then webhooks; the first denial
+// ends it.
+func (m *matched) validatingPhase(c *Config, req Request, r *v1alpha1.AdmissionReport) {
+	evaluated := m.evaluated
 	for _, s := range validatingBuiltins(c, req) {
 		if r.Denied != "" {
 			break
@@ -165,12 +198,12 @@ func Evaluate(c *Config, req Request) *v1alpha1.AdmissionReport {
 		}
 	}
 	if r.Denied == "" {
-		r.Steps = append(r.Steps, validating...)
+		r.Steps = append(r.Steps, m.validating...)
 		if evaluated != nil {
 			r.Warnings = append(r.Warnings, evaluated.Warnings...)
 			r.AuditAnnotations = evaluated.AuditAnnotations
 			r.Denied = evaluated.Denied
-			for _, s := range validating {
+			for _, s := range m.validating {
 				if s.Effect == v1alpha1.EffectDenies {
 					r.Denials = append(r.Denials, s.Message)
 				}
@@ -181,11 +214,17 @@ func Evaluate(c *Config, req Request) *v1alpha1.AdmissionReport {
 		}
 	}
 	if r.Denied == "" {
+		validatingHooks := m.validatingHooks
 		if evaluated != nil {
 			validatingHooks, r.Denied = calledWebhooks(validatingHooks, evaluated)
 		}
 		r.Steps = append(r.Steps, validatingHooks...)
 	}
+}
+
+// notExactSteps makes the report not exact for every step that may deny
+// or change the object, which is not evaluated here.
+func notExactSteps(r *v1alpha1.AdmissionReport) {
 	for _, s := range r.Steps {
 		switch s.Effect {
 		case v1alpha1.EffectMayDeny, v1alpha1.EffectMayMutate:
@@ -205,7 +244,6 @@ func Evaluate(c *Config, req Request) *v1alpha1.AdmissionReport {
 			notExact(r, fmt.Sprintf("%s %s matches: it may change the object (%s)", s.Kind, s.Name, why))
 		}
 	}
-	return r
 }
 
 // exempt tells admission's own configuration, which the apiserver

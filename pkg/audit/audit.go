@@ -17,29 +17,8 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
-// Codes lists every code, in the order the README documents them.
-var Codes = v1alpha1.Codes
-
-// Optional are the codes an audit leaves out unless Options.Rules turns
-// them on (--rules=+imperative).
-var Optional = []v1alpha1.Code{v1alpha1.CodeImperative, v1alpha1.CodeAdoptedEdit}
-
 // Severities are the values --fail-on takes, lowest first.
 var Severities = v1alpha1.Severities
-
-// SeverityOf is the severity of each code: error for what changes fields
-// behind the declared owner's back or will break writes, warning for what
-// makes ownership wrong or unreadable, info for history.
-func SeverityOf(c v1alpha1.Code) v1alpha1.Severity {
-	switch c {
-	case v1alpha1.CodeDrift, v1alpha1.CodeLastAppliedSize:
-		return v1alpha1.SeverityError
-	case v1alpha1.CodeManualEdit, v1alpha1.CodeCSALeftover, v1alpha1.CodeUnservedAPIVersion, v1alpha1.CodeGenericManager, v1alpha1.CodeSharedAppliers,
-		v1alpha1.CodeManagedFieldsWiped, v1alpha1.CodeUpdateAndApply, v1alpha1.CodeSharedListItems, v1alpha1.CodeControllerScope, v1alpha1.CodeImperative:
-		return v1alpha1.SeverityWarning
-	}
-	return v1alpha1.SeverityInfo
-}
 
 // Options tune Check.
 type Options struct {
@@ -148,61 +127,7 @@ func Check(obj Object, o Options) []v1alpha1.Finding {
 	c.under = map[string][]int{}
 	lists := c.sharedLists()
 	for i, e := range obj.ManagedFields {
-		set := c.sets[i]
-		edited := withoutRestart(set)
-		if set.Has(restartedAtPath) && e.Subresource == "" && !c.restartCopy(e) {
-			c.add(v1alpha1.CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
-				fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
-		}
-		held := e.Manager == ownership.HandoverManager && e.Operation == metav1.ManagedFieldsOperationApply
-		if held && !set.Empty() {
-			// Not drift: adopting these would undo the handover.
-			c.add(v1alpha1.CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
-		}
-		update := e.Operation == metav1.ManagedFieldsOperationUpdate
-		edit := false // an Update the checks below would report but for adoption
-		switch {
-		case held:
-		case len(o.Expect) > 0:
-			own := edited
-			if update {
-				own = without(edited, c.adoptedBy())
-			}
-			edit = update && e.Subresource == "" && !c.allowed(e.Manager)
-			if c.drifts(e) && len(own) > 0 {
-				c.addFixes(v1alpha1.CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
-			}
-		case IsManual(e) && !ownership.IsCSAEntry(e):
-			// (old kubectl's client-side apply wrote as "kubectl" Update:
-			// that is csa-leftover below, whose fix is a migration)
-			edit = e.Subresource == ""
-			// The fields of shared list items are their own finding.
-			if own := without(without(edited, c.appliedFields()), lists.covered(i)); len(own) > 0 {
-				c.addFixes(v1alpha1.CodeManualEdit, e, own, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(own)), scopeEntry)
-			}
-		}
-		if edit && len(edited) > 0 && len(without(edited, c.adoptedBy())) == 0 {
-			c.add(v1alpha1.CodeAdoptedEdit, e, edited, fmt.Sprintf("%s owns %s, and the applier applies every one of them since, with the same values: history, not an edit; releasing the entry changes no value", describe(e), countPaths(edited)), c.release(e, nil))
-		}
-		switch {
-		case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
-			c.add(v1alpha1.CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.ssa([]string{"migrate"}))
-		case e.Manager == ownership.BeforeFirstApply && !set.Empty():
-			c.add(v1alpha1.CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
-		case e.Manager == ownership.AncientChanges && !set.Empty():
-			c.add(v1alpha1.CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
-		}
-		if o.Served != nil {
-			if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && e.APIVersion != "" && !o.Served(gv.WithKind(obj.Ref.Kind)) {
-				c.add(v1alpha1.CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.ssa([]string{"migrate", "apiversions"}))
-			}
-		}
-		if ownership.IsGenericManager(e.Manager) {
-			c.add(v1alpha1.CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", "NEW-NAME"))
-		}
-		if set.Empty() {
-			c.add(v1alpha1.CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.ssa([]string{"migrate", "release"}, "--from", e.Manager))
-		}
+		c.checkEntry(i, e, lists)
 	}
 	if s, ok := obj.Annotations[ownership.LastAppliedAnnotation]; ok && o.LastAppliedThreshold > 0 && len(s) > o.LastAppliedThreshold {
 		c.add(v1alpha1.CodeLastAppliedSize, metav1.ManagedFieldsEntry{}, []pathlang.Path{pathlang.Path(ownership.LastAppliedPath)},
@@ -215,6 +140,83 @@ func Check(obj Object, o Options) []v1alpha1.Finding {
 	c.imperative()
 	c.shared()
 	return c.out
+}
+
+// checkEntry finds the problems of one managedFields entry: what it
+// holds (a restart's stamp, a handover's), what it edits or drifts, and
+// what kind of entry it is.
+func (c *checker) checkEntry(i int, e metav1.ManagedFieldsEntry, lists listEdits) {
+	set := c.sets[i]
+	if set.Has(restartedAtPath) && e.Subresource == "" && !c.restartCopy(e) {
+		c.add(v1alpha1.CodeRolloutRestart, e, []pathlang.Path{pathlang.Path(restartedAtPath)},
+			fmt.Sprintf("%s stamped the pod template to restart the pods (kubectl rollout restart): the stamp stays and changes nothing; an applier made to own it would remove it at its next apply, which restarts every pod", describe(e)), nil)
+	}
+	held := e.Manager == ownership.HandoverManager && e.Operation == metav1.ManagedFieldsOperationApply
+	if held && !set.Empty() {
+		// Not drift: adopting these would undo the handover.
+		c.add(v1alpha1.CodeHandoverHeld, e, leaves(set), fmt.Sprintf("%s holds %s at their values during a handover to a controller; nothing resets them, and it lets go when the handover runs again after the controller wrote them", describe(e), count(set)), nil)
+	}
+	if !held {
+		c.checkEdits(i, e, lists)
+	}
+	c.checkKind(e, set)
+}
+
+// checkEdits finds what an entry that does not hold a handover's fields
+// set by hand, or, with --expect-manager, drifts; and an Update whose
+// every field the applier adopted since.
+func (c *checker) checkEdits(i int, e metav1.ManagedFieldsEntry, lists listEdits) {
+	edited := withoutRestart(c.sets[i])
+	update := e.Operation == metav1.ManagedFieldsOperationUpdate
+	edit := false // an Update the checks below would report but for adoption
+	switch {
+	case len(c.o.Expect) > 0:
+		own := edited
+		if update {
+			own = without(edited, c.adoptedBy())
+		}
+		edit = update && e.Subresource == "" && !c.allowed(e.Manager)
+		if c.drifts(e) && len(own) > 0 {
+			c.addFixes(v1alpha1.CodeDrift, e, own, fmt.Sprintf("%s owns %s, and is not an expected manager", describe(e), countPaths(own)), scopeEntry)
+		}
+	case IsManual(e) && !ownership.IsCSAEntry(e):
+		// (old kubectl's client-side apply wrote as "kubectl" Update:
+		// that is csa-leftover below, whose fix is a migration)
+		edit = e.Subresource == ""
+		// The fields of shared list items are their own finding.
+		if own := without(without(edited, c.appliedFields()), lists.covered(i)); len(own) > 0 {
+			c.addFixes(v1alpha1.CodeManualEdit, e, own, fmt.Sprintf("%s owns %s set by hand", describe(e), countPaths(own)), scopeEntry)
+		}
+	}
+	if edit && len(edited) > 0 && len(without(edited, c.adoptedBy())) == 0 {
+		c.add(v1alpha1.CodeAdoptedEdit, e, edited, fmt.Sprintf("%s owns %s, and the applier applies every one of them since, with the same values: history, not an edit; releasing the entry changes no value", describe(e), countPaths(edited)), c.release(e, nil))
+	}
+}
+
+// checkKind finds what kind of entry e is, when that is a problem: a
+// client-side apply leftover, a fold of old managers, an API version no
+// longer served, a user agent for a name, an entry that owns nothing.
+func (c *checker) checkKind(e metav1.ManagedFieldsEntry, set *fieldpath.Set) {
+	obj, o := c.obj, c.o
+	switch {
+	case ownership.IsCSALeftover(e, obj.Ref.Kind, obj.Annotations, obj.OwnerReferences):
+		c.add(v1alpha1.CodeCSALeftover, e, nil, fmt.Sprintf("%s is a client-side apply leftover owning %s: the next server-side apply can't remove them", describe(e), count(set)), c.ssa([]string{"migrate"}))
+	case e.Manager == ownership.BeforeFirstApply && !set.Empty():
+		c.add(v1alpha1.CodeBeforeFirstApply, e, leaves(set), fmt.Sprintf("%s owns %s nobody declared", ownership.BeforeFirstApply, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
+	case e.Manager == ownership.AncientChanges && !set.Empty():
+		c.add(v1alpha1.CodeAncientChanges, e, leaves(set), fmt.Sprintf("%s owns %s of merged old Update managers", ownership.AncientChanges, count(set)), c.ssa([]string{"migrate", "fold"}, "--field-manager", c.applier()))
+	}
+	if o.Served != nil {
+		if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && e.APIVersion != "" && !o.Served(gv.WithKind(obj.Ref.Kind)) {
+			c.add(v1alpha1.CodeUnservedAPIVersion, e, nil, fmt.Sprintf("%s was recorded at %s, which the server no longer serves: the apiserver drops it, and its ownership, on the next write", describe(e), e.APIVersion), c.ssa([]string{"migrate", "apiversions"}))
+		}
+	}
+	if ownership.IsGenericManager(e.Manager) {
+		c.add(v1alpha1.CodeGenericManager, e, nil, fmt.Sprintf("%s is a client's user agent, not a chosen name: writers under it can't be told apart; give the client a field manager", describe(e)), c.ssa([]string{"migrate", "rename"}, "--from", e.Manager, "--field-manager", "NEW-NAME"))
+	}
+	if set.Empty() {
+		c.add(v1alpha1.CodeEmptyManager, e, nil, fmt.Sprintf("%s owns nothing", describe(e)), c.ssa([]string{"migrate", "release"}, "--from", e.Manager))
+	}
 }
 
 type checker struct {

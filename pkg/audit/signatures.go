@@ -379,7 +379,7 @@ func componentScope(manager, kind string, p fieldpath.Path) bool {
 		return true
 	}
 	switch manager {
-	case "kube-controller-manager":
+	case ownership.KubeControllerManager:
 		// The HPA (through /scale, recorded as the main resource by
 		// servers before 1.22), volume binding, node IPAM and lifecycle,
 		// namespace deletion.

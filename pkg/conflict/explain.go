@@ -262,7 +262,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 		ServerMinor:       t.ServerMinor,
 		KeepsEmptiedMaps:  t.KeepsEmptiedMaps,
 	}
-	if o.Subresource == "scale" {
+	if o.Subresource == string(v1alpha1.SubresourceScale) {
 		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {
 			return nil, err
 		}
@@ -270,7 +270,7 @@ func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructure
 	simulate := func(in Input) (*Simulation, error) {
 		var r *Simulation
 		var err error
-		if in.Subresource == "scale" {
+		if in.Subresource == string(v1alpha1.SubresourceScale) {
 			r, err = SimulateScale(in)
 		} else {
 			r, err = Simulate(in)

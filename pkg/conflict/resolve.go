@@ -61,7 +61,7 @@ func Resolutions(r *Simulation, t remedy.Target) []remedy.Remedy {
 		// a chart's render would remove the label and annotations Helm
 		// adds, outside the release's history.
 		rm := remedy.Remedy{Kind: remedy.Force, Summary: force, Paths: unique, Command: t.ForceApply()}
-		if t.Subresource == "scale" {
+		if t.Subresource == string(v1alpha1.SubresourceScale) {
 			// The server takes only an autoscaling/v1 Scale at /scale, and
 			// kubectl's apply sends the manifest's kind (a Scale it can't
 			// map): no kubectl command forces it.

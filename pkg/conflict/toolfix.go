@@ -122,7 +122,7 @@ func (f fixer) ownUpdateEntry() []string {
 	var out []string
 	for _, p := range f.paths {
 		for _, cf := range p.owners {
-			if cf.Manager == f.t.FieldManager && cf.Operation == "Update" && cf.Subresource == "" {
+			if cf.Manager == f.t.FieldManager && cf.Operation == v1alpha1.OperationUpdate && cf.Subresource == "" {
 				out = append(out, p.path.String())
 				break
 			}

@@ -99,7 +99,7 @@ func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 			diff("the prediction has conflicts, the server applied: %s", against.Message)
 			return v, answerVersion(out), nil
 		}
-		if o.Subresource == "scale" {
+		if o.Subresource == string(v1alpha1.SubresourceScale) {
 			// The server answers with a Scale: compare the replicas, as
 			// the parent's managedFields are not in it.
 			want, _, _ := unstructured.NestedFieldNoCopy(against.Result.Object, "spec", "replicas")
@@ -140,7 +140,7 @@ func dryRun(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		return dryRunClientSide(ctx, dr, obj, r, o)
 	}
 	send := obj
-	if o.Subresource == "scale" {
+	if o.Subresource == string(v1alpha1.SubresourceScale) {
 		// /scale takes an autoscaling/v1 Scale.
 		replicas, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
 		send = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",

@@ -23,8 +23,8 @@ import (
 
 // Options of Compute.
 type Options struct {
-	// Target makes the stays' commands pasteable (no commands when its
-	// ResourceArg is empty).
+	// Target makes the commands of the stays (none when its ResourceArg
+	// is empty), the conflicts and the resets pasteable.
 	Target remedy.Target
 	// ShowSecretValues keeps the values of a Secret, in the report and in
 	// the ownership; by default they are redacted.
@@ -116,6 +116,8 @@ func Compute(asked *conflict.Simulation, o Options) (*Computed, error) {
 		// manifest does not set stays only if no revision rendered it.)
 		stays(r, result, out.Result, forced.Defaults, o)
 	}
+	r.Remedies = conflictRemedies(r, o.Target)
+	r.ResetRemedies = resetRemedies(r, o.Target)
 	if !o.ShowSecretValues {
 		redactSecrets(r, out)
 	}
@@ -406,7 +408,7 @@ func stays(r *v1alpha1.DiffReport, result *unstructured.Unstructured, own *owner
 	for _, s := range own.Managers {
 		// /status is not the main resource's; /scale writes .spec.replicas,
 		// which stays when the manifest drops it.
-		if s.Subresource == "status" || (s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == "") {
+		if s.Subresource == v1alpha1.SubresourceStatus || (s.Manager == r.FieldManager && s.Operation == v1alpha1.OperationApply && s.Subresource == "") {
 			continue
 		}
 		paths, defaulted := []pathlang.Path{}, []pathlang.Path{}

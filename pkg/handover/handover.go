@@ -56,49 +56,112 @@ func fail(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(for
 
 // Plan computes the steps that remain for req on live. It is pure.
 func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*v1alpha1.HandoverReport, error) {
-	name := ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName())
-	entries := live.GetManagedFields()
-	r := &v1alpha1.HandoverReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.HandoverReportKind), Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To, Steps: []v1alpha1.HandoverStep{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []v1alpha1.FieldState{}, After: []v1alpha1.FieldState{}}
 	if req.TempManager == "" {
 		req.TempManager = DefaultTempManager
 	}
-	isFrom := func(e metav1.ManagedFieldsEntry) bool {
-		if e.Manager != req.From {
-			return false
-		}
-		switch req.FromSubresource {
-		case "":
-			return true
-		case "-", "none":
-			return e.Subresource == ""
-		}
-		return e.Subresource == req.FromSubresource
+	pl := &planner{live: live, req: req, now: now,
+		name:    ownership.ObjectName(live.GetKind(), live.GetNamespace(), live.GetName()),
+		entries: live.GetManagedFields(),
+		r: &v1alpha1.HandoverReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.HandoverReportKind), Object: ownership.RefOf(live), From: req.From, FromSubresource: req.FromSubresource, To: req.To,
+			Steps: []v1alpha1.HandoverStep{}, Orphaned: []pathlang.Path{}, AppliersOnly: []pathlang.Path{}, Warnings: []string{}, Before: []v1alpha1.FieldState{}, After: []v1alpha1.FieldState{}}}
+	if err := pl.selectFields(); err != nil {
+		return nil, err
 	}
-	// The same name can be both sides ("kubectl" Apply taking the field
-	// from "kubectl" through /scale): the source's entries are not the
-	// target's.
-	isTo := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == req.To && !isFrom(e) }
-	isTemp := func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
+	if err := pl.selectMode(); err != nil {
+		return nil, err
 	}
-
-	fromSet, err := ownership.Union(entries, isFrom)
+	if err := pl.ownerSets(); err != nil {
+		return nil, err
+	}
+	// A client-side apply source also lets go of the fields in its
+	// last-applied annotation, even when it gave up its managedFields
+	// before (by an earlier version of this command, say).
+	var err error
+	if pl.edit, err = planLastApplied(live, req, pl.mode, pl.fields); err != nil {
+		return nil, err
+	}
+	if msg, done := pl.alreadyDone(); done {
+		return pl.complete(msg), nil
+	}
+	if err := pl.checkOwned(); err != nil {
+		return nil, err
+	}
+	cur, err := pl.takeStep(pl.entries)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
+	}
+	if cur, err = pl.releaseStep(cur); err != nil {
+		return nil, err
+	}
+	pl.finish(cur)
+	pl.r.Status = v1alpha1.HandoverPlanned
+	return pl.r, nil
+}
+
+// planner is one Plan's state: the request, what the object's entries
+// own, and the report its steps fill.
+type planner struct {
+	live    *unstructured.Unstructured
+	req     Request
+	now     time.Time
+	name    string
+	entries []metav1.ManagedFieldsEntry
+	r       *v1alpha1.HandoverReport
+
+	mode                    v1alpha1.HandoverMode
+	fields                  []fieldpath.Path
+	want                    *fieldpath.Set
+	fromSet, toSet, tempSet *fieldpath.Set
+	fromOwns                *fieldpath.Set
+	toHasAll                bool
+	edit                    *v1alpha1.LastAppliedEdit
+}
+
+func (pl *planner) isFrom(e metav1.ManagedFieldsEntry) bool {
+	if e.Manager != pl.req.From {
+		return false
+	}
+	switch pl.req.FromSubresource {
+	case "":
+		return true
+	case "-", "none":
+		return e.Subresource == ""
+	}
+	return e.Subresource == pl.req.FromSubresource
+}
+
+// isTo: the same name can be both sides ("kubectl" Apply taking the field
+// from "kubectl" through /scale): the source's entries are not the
+// target's.
+func (pl *planner) isTo(e metav1.ManagedFieldsEntry) bool {
+	return e.Manager == pl.req.To && !pl.isFrom(e)
+}
+
+func (pl *planner) isTemp(e metav1.ManagedFieldsEntry) bool {
+	return e.Manager == pl.req.TempManager && e.Operation == metav1.ManagedFieldsOperationApply
+}
+
+// selectFields reads what the source owns and the fields to move (all of
+// the source's for a release that names none), each set on the object.
+func (pl *planner) selectFields() error {
+	req, name, live := pl.req, pl.name, pl.live
+	var err error
+	if pl.fromSet, err = ownership.Union(pl.entries, pl.isFrom); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	fields := req.Fields
 	if wholeObject(fields) {
 		// The empty path would expand to every field From owns: all of
 		// them is a release with no fields, asked for by name (--all).
-		return nil, fail("%s: a field's path is empty and names the whole object: name the fields, or release all of %q's with kubectl ssa handover release --all", name, req.From)
+		return fail("%s: a field's path is empty and names the whole object: name the fields, or release all of %q's with kubectl ssa handover release --all", name, req.From)
 	}
 	if len(fields) == 0 {
 		if req.Mode != v1alpha1.HandoverRelease {
-			return nil, fail("%s: name the fields to hand over with --field", name)
+			return fail("%s: name the fields to hand over with --field", name)
 		}
-		fromSet.Iterate(func(p fieldpath.Path) { fields = append(fields, p.Copy()) })
+		pl.fromSet.Iterate(func(p fieldpath.Path) { fields = append(fields, p.Copy()) })
 		if len(fields) == 0 {
-			return nil, fail("%s: %q owns no fields (managers: %s)", name, req.From, managerList(entries))
+			return fail("%s: %q owns no fields (managers: %s)", name, req.From, managerList(pl.entries))
 		}
 	}
 	for _, p := range fields {
@@ -106,187 +169,241 @@ func Plan(live *unstructured.Unstructured, req Request, now time.Time) (*v1alpha
 		// (stale managedFields, or after its own write removed the
 		// last-applied annotation and with it an empty annotations map);
 		// a handover needs the value.
-		if req.Mode == v1alpha1.HandoverRelease && (fromSet.Has(p) || req.resume) {
+		if req.Mode == v1alpha1.HandoverRelease && (pl.fromSet.Has(p) || req.resume) {
 			continue
 		}
 		if _, ok := pathlang.Lookup(live.Object, p); !ok && !storedAsData(live, p) {
-			return nil, fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, pathlang.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
+			return fail("%s: %s is not set on the object: check the path with kubectl ssa who-owns %s", name, pathlang.Path(p), strings.ToLower(live.GetKind())+"/"+live.GetName())
 		}
 	}
+	pl.fields = fields
+	return nil
+}
 
-	mode := req.Mode
+// selectMode resolves auto: a manager that applies takes fields by
+// applying; one that only writes through Update (a controller) must write
+// them itself. The fields of a handover expand to the subtrees the source
+// owns.
+func (pl *planner) selectMode() error {
+	mode := pl.req.Mode
 	if mode == v1alpha1.HandoverAuto || mode == "" {
-		// A manager that applies takes fields by applying; one that only
-		// writes through Update (a controller) must write them itself.
 		applies, updates := false, false
-		for _, e := range entries {
-			if isTo(e) {
+		for _, e := range pl.entries {
+			if pl.isTo(e) {
 				applies = applies || e.Operation == metav1.ManagedFieldsOperationApply
 				updates = updates || e.Operation == metav1.ManagedFieldsOperationUpdate
 			}
 		}
 		mode = v1alpha1.HandoverApplier
-		if (updates && !applies) || req.To == "kube-controller-manager" {
+		if (updates && !applies) || pl.req.To == ownership.KubeControllerManager {
 			mode = v1alpha1.HandoverController
 		}
 	}
-	if mode == v1alpha1.HandoverController && req.To == "" {
-		return nil, fail("%s: name the controller that takes the fields with --to", name)
+	if mode == v1alpha1.HandoverController && pl.req.To == "" {
+		return fail("%s: name the controller that takes the fields with --to", pl.name)
 	}
-	r.Mode = mode
+	pl.mode, pl.r.Mode = mode, mode
 	if mode != v1alpha1.HandoverRelease {
-		fields = expandSubtrees(fields, fromSet)
+		pl.fields = expandSubtrees(pl.fields, pl.fromSet)
 	}
-	want := fieldpath.NewSet(fields...)
-	r.Fields, r.Content = fields, live.Object
-	r.Before = states(live, fields)
+	pl.want = fieldpath.NewSet(pl.fields...)
+	pl.r.Fields, pl.r.Content = pl.fields, pl.live.Object
+	pl.r.Before = states(pl.live, pl.fields)
+	return nil
+}
 
-	toSet, err := ownership.Union(entries, isTo)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+// ownerSets reads what the target and the temporary manager own, and
+// checks that the source is on the object.
+func (pl *planner) ownerSets() error {
+	var err error
+	if pl.toSet, err = ownership.Union(pl.entries, pl.isTo); err != nil {
+		return fmt.Errorf("%s: %w", pl.name, err)
 	}
-	tempSet, err := ownership.Union(entries, isTemp)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if pl.tempSet, err = ownership.Union(pl.entries, pl.isTemp); err != nil {
+		return fmt.Errorf("%s: %w", pl.name, err)
 	}
-	fromOwns := fromSet.Intersection(want)
-	toHasAll := toSet.Intersection(want).Equals(want)
-	if !req.resume && !hasManager(entries, isFrom) && (mode == v1alpha1.HandoverRelease || !toHasAll) {
-		return nil, fail("%s: there is no manager %q on the object (managers: %s)", name, req.From, managerList(entries))
+	pl.fromOwns = pl.fromSet.Intersection(pl.want)
+	pl.toHasAll = pl.toSet.Intersection(pl.want).Equals(pl.want)
+	if !pl.req.resume && !hasManager(pl.entries, pl.isFrom) && (pl.mode == v1alpha1.HandoverRelease || !pl.toHasAll) {
+		return fail("%s: there is no manager %q on the object (managers: %s)", pl.name, pl.req.From, managerList(pl.entries))
 	}
+	return nil
+}
 
-	// A client-side apply source also lets go of the fields in its
-	// last-applied annotation, even when it gave up its managedFields
-	// before (by an earlier version of this command, say).
-	edit, err := planLastApplied(live, req, mode, fields)
-	if err != nil {
-		return nil, err
-	}
-	complete := func(msg string) (*v1alpha1.HandoverReport, error) {
-		// The annotation goes only with the release of its owner's entry.
-		if edit == nil || edit.Deleted {
-			r.Status, r.Message = v1alpha1.HandoverAlreadyComplete, msg
-			return r, nil
-		}
-		r.Steps = append(r.Steps, lastAppliedStep(req, edit, entries))
-		r.Status = v1alpha1.HandoverPlanned
-		return r, nil
-	}
-
-	// What is already true decides where an interrupted run resumes.
-	switch mode {
+// alreadyDone tells whether what is already true leaves nothing to move:
+// it decides where an interrupted run resumes.
+func (pl *planner) alreadyDone() (string, bool) {
+	req := pl.req
+	switch pl.mode {
 	case v1alpha1.HandoverRelease:
-		if fromOwns.Empty() {
-			return complete(fmt.Sprintf("%q owns none of these fields: nothing to do", req.From))
+		if pl.fromOwns.Empty() {
+			return fmt.Sprintf("%q owns none of these fields: nothing to do", req.From), true
 		}
 	case v1alpha1.HandoverApplier:
-		if fromOwns.Empty() && toHasAll {
-			return complete(fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From))
+		if pl.fromOwns.Empty() && pl.toHasAll {
+			return fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From), true
 		}
 	case v1alpha1.HandoverController:
-		if fromOwns.Empty() && toHasAll && tempSet.Intersection(want).Empty() {
-			return complete(fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From))
+		if pl.fromOwns.Empty() && pl.toHasAll && pl.tempSet.Intersection(pl.want).Empty() {
+			return fmt.Sprintf("%q already owns these fields and %q none of them: nothing to do", req.To, req.From), true
 		}
 	}
-	// Every field must be owned by the source, unless an earlier run
-	// already moved it.
+	return "", false
+}
+
+// complete is the report of a handover with nothing left to move but,
+// maybe, the last-applied annotation, which goes only with the release of
+// its owner's entry.
+func (pl *planner) complete(msg string) *v1alpha1.HandoverReport {
+	r := pl.r
+	if pl.edit == nil || pl.edit.Deleted {
+		r.Status, r.Message = v1alpha1.HandoverAlreadyComplete, msg
+		return r
+	}
+	r.Steps = append(r.Steps, lastAppliedStep(pl.req, pl.edit, pl.entries))
+	r.Status = v1alpha1.HandoverPlanned
+	return r
+}
+
+// checkOwned: every field must be owned by the source, unless an earlier
+// run already moved it.
+func (pl *planner) checkOwned() error {
 	var notOwned []string
 	var index *ownership.OwnerIndex
-	for _, p := range fields {
-		if !fromSet.Has(p) && !toSet.Has(p) && !tempSet.Has(p) {
-			if index == nil {
-				if index, err = ownership.NewOwnerIndex(entries, nil); err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			owners := index.Owners(p)
-			notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", pathlang.Path(p), ownerNames(owners)))
+	for _, p := range pl.fields {
+		if pl.fromSet.Has(p) || pl.toSet.Has(p) || pl.tempSet.Has(p) {
+			continue
 		}
+		if index == nil {
+			var err error
+			if index, err = ownership.NewOwnerIndex(pl.entries, nil); err != nil {
+				return fmt.Errorf("%s: %w", pl.name, err)
+			}
+		}
+		notOwned = append(notOwned, fmt.Sprintf("%s (owners: %s)", pathlang.Path(p), ownerNames(index.Owners(p))))
 	}
 	if len(notOwned) > 0 {
-		return nil, fail("%s: %q does not own %s", name, req.From, strings.Join(notOwned, ", "))
+		return fail("%s: %q does not own %s", pl.name, pl.req.From, strings.Join(notOwned, ", "))
 	}
+	return nil
+}
 
-	cur := entries
-	paths := pathlang.Paths(fields)
-	switch mode {
+// takeStep is the step that gives the fields to their next owner before
+// the source lets go: a controller's handover holds them by a temporary
+// apply at their current values, an applier's shares them.
+func (pl *planner) takeStep(cur []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, error) {
+	req, live := pl.req, pl.live
+	paths := pathlang.Paths(pl.fields)
+	switch pl.mode {
 	case v1alpha1.HandoverController:
-		needHold := false
-		for _, p := range fields {
-			if !tempSet.Has(p) && !toSet.Has(p) && fromSet.Has(p) {
-				needHold = true
-			}
+		if !pl.needHold() {
+			return cur, nil
 		}
-		if needHold {
-			cfg, err := ownership.Partial(live.Object, fields)
-			if err != nil {
-				return nil, fail("%s: %v", name, err)
-			}
-			cfg["apiVersion"], cfg["kind"] = live.GetAPIVersion(), live.GetKind()
-			meta := map[string]any{"name": live.GetName()}
-			if live.GetNamespace() != "" {
-				meta["namespace"] = live.GetNamespace()
-			}
-			if m, ok := cfg["metadata"].(map[string]any); ok {
-				for k, v := range m {
-					meta[k] = v
-				}
-			}
-			cfg["metadata"] = meta
-			cur, err = ownership.AddPaths(cur, applyEntry(req.TempManager, live.GetAPIVersion(), now), want)
-			if err != nil {
-				return nil, err
-			}
-			r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepHold, Manager: req.TempManager, Paths: paths, Status: v1alpha1.StepPlanned, Apply: cfg, ManagedFields: cur,
-				Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
-		}
-	case v1alpha1.HandoverApplier:
-		if !toHasAll {
-			cur, err = ownership.AddPaths(cur, applyEntry(req.To, live.GetAPIVersion(), now), want)
-			if err != nil {
-				return nil, err
-			}
-			r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepShare, Manager: req.To, Paths: paths, Status: v1alpha1.StepPlanned, ManagedFields: cur,
-				Description: fmt.Sprintf("%q takes shared ownership at the current values (as applying the same values would)", req.To)})
-		}
-	}
-	if !fromOwns.Empty() {
-		var err error
-		cur, _, err = ownership.RemovePaths(cur, isFrom, want)
+		cfg, err := pl.holdConfig()
 		if err != nil {
 			return nil, err
 		}
-		desc := fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)
-		switch {
-		case edit != nil && edit.Deleted:
-			desc = fmt.Sprintf("%q gives up the fields, and its last-applied annotation goes with them (no field's value changes; its next client-side apply deletes nothing)", req.From)
-		case edit != nil:
-			desc = fmt.Sprintf("%q gives up the fields in its managedFields entry and in its last-applied annotation, in one write (no field's value changes; its next client-side apply can't reset them)", req.From)
+		cur, err = ownership.AddPaths(cur, applyEntry(req.TempManager, live.GetAPIVersion(), pl.now), pl.want)
+		if err != nil {
+			return nil, err
 		}
-		r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepRelease, Manager: req.From, Paths: pathlang.Paths(setPaths(fromOwns)), Status: v1alpha1.StepPlanned, ManagedFields: cur, LastApplied: edit,
-			Description: desc})
-	} else if edit != nil {
-		r.Steps = append(r.Steps, lastAppliedStep(req, edit, cur))
+		pl.r.Steps = append(pl.r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepHold, Manager: req.TempManager, Paths: paths, Status: v1alpha1.StepPlanned, Apply: cfg, ManagedFields: cur,
+			Description: fmt.Sprintf("%q applies the fields at their current values, so that releasing them can never reset them", req.TempManager)})
+	case v1alpha1.HandoverApplier:
+		if pl.toHasAll {
+			return cur, nil
+		}
+		cur, err := ownership.AddPaths(cur, applyEntry(req.To, live.GetAPIVersion(), pl.now), pl.want)
+		if err != nil {
+			return nil, err
+		}
+		pl.r.Steps = append(pl.r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepShare, Manager: req.To, Paths: paths, Status: v1alpha1.StepPlanned, ManagedFields: cur,
+			Description: fmt.Sprintf("%q takes shared ownership at the current values (as applying the same values would)", req.To)})
+		return cur, nil
 	}
-	if mode == v1alpha1.HandoverController && req.Wait {
-		r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepWait, Manager: req.To, Paths: paths, Status: v1alpha1.StepPlanned,
+	return cur, nil
+}
+
+// needHold: some field is still the source's alone.
+func (pl *planner) needHold() bool {
+	for _, p := range pl.fields {
+		if !pl.tempSet.Has(p) && !pl.toSet.Has(p) && pl.fromSet.Has(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdConfig is the temporary manager's apply: the fields at their live
+// values, on the object's name.
+func (pl *planner) holdConfig() (map[string]any, error) {
+	live := pl.live
+	cfg, err := ownership.Partial(live.Object, pl.fields)
+	if err != nil {
+		return nil, fail("%s: %v", pl.name, err)
+	}
+	cfg["apiVersion"], cfg["kind"] = live.GetAPIVersion(), live.GetKind()
+	meta := map[string]any{"name": live.GetName()}
+	if live.GetNamespace() != "" {
+		meta["namespace"] = live.GetNamespace()
+	}
+	if m, ok := cfg["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	cfg["metadata"] = meta
+	return cfg, nil
+}
+
+// releaseStep is the source letting go of the fields (and of its
+// last-applied annotation's), or of the annotation's alone.
+func (pl *planner) releaseStep(cur []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, error) {
+	req, edit := pl.req, pl.edit
+	if pl.fromOwns.Empty() {
+		if edit != nil {
+			pl.r.Steps = append(pl.r.Steps, lastAppliedStep(req, edit, cur))
+		}
+		return cur, nil
+	}
+	cur, _, err := ownership.RemovePaths(cur, pl.isFrom, pl.want)
+	if err != nil {
+		return nil, err
+	}
+	desc := fmt.Sprintf("%q gives up the fields (its managedFields entry only: no value changes)", req.From)
+	switch {
+	case edit != nil && edit.Deleted:
+		desc = fmt.Sprintf("%q gives up the fields, and its last-applied annotation goes with them (no field's value changes; its next client-side apply deletes nothing)", req.From)
+	case edit != nil:
+		desc = fmt.Sprintf("%q gives up the fields in its managedFields entry and in its last-applied annotation, in one write (no field's value changes; its next client-side apply can't reset them)", req.From)
+	}
+	pl.r.Steps = append(pl.r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepRelease, Manager: req.From, Paths: pathlang.Paths(setPaths(pl.fromOwns)), Status: v1alpha1.StepPlanned, ManagedFields: cur, LastApplied: edit,
+		Description: desc})
+	return cur, nil
+}
+
+// finish adds the wait of a controller's handover, and what a release
+// leaves without an owner.
+func (pl *planner) finish(cur []metav1.ManagedFieldsEntry) {
+	r, req := pl.r, pl.req
+	if pl.mode == v1alpha1.HandoverController && req.Wait {
+		r.Steps = append(r.Steps, v1alpha1.HandoverStep{Name: v1alpha1.StepWait, Manager: req.To, Paths: pathlang.Paths(pl.fields), Status: v1alpha1.StepPlanned,
 			Description: fmt.Sprintf("wait until %q writes the fields, then %q lets go", req.To, req.TempManager)})
 	}
-	if mode == v1alpha1.HandoverRelease {
-		r.Orphaned, r.AppliersOnly = afterRelease(cur, fields)
-		if edit != nil && edit.Deleted {
-			// The annotation goes: it is not left behind without an owner.
-			kept := r.Orphaned[:0]
-			for _, p := range r.Orphaned {
-				if !p.Elements().Equals(lastAppliedPath) {
-					kept = append(kept, p)
-				}
-			}
-			r.Orphaned = kept
-		}
+	if pl.mode != v1alpha1.HandoverRelease {
+		return
 	}
-	r.Status = v1alpha1.HandoverPlanned
-	return r, nil
+	r.Orphaned, r.AppliersOnly = afterRelease(cur, pl.fields)
+	if pl.edit != nil && pl.edit.Deleted {
+		// The annotation goes: it is not left behind without an owner.
+		kept := r.Orphaned[:0]
+		for _, p := range r.Orphaned {
+			if !p.Elements().Equals(lastAppliedPath) {
+				kept = append(kept, p)
+			}
+		}
+		r.Orphaned = kept
+	}
 }
 
 // storedAsData tells whether p is a Secret's .stringData.KEY whose value

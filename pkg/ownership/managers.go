@@ -88,10 +88,14 @@ func IsGenericManager(name string) bool {
 	return strings.HasPrefix(name, "python-requests")
 }
 
+// KubeControllerManager is the manager of kube-controller-manager's
+// controllers (the HPA's writes to /scale among them).
+const KubeControllerManager = "kube-controller-manager"
+
 // SystemManagers are the Kubernetes components that write fields of
 // objects themselves: their fields are theirs to keep, never drift nor
 // something an applier should take.
-var SystemManagers = []string{"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "api-priority-and-fairness-config-producer-v1", "api-priority-and-fairness-config-consumer-v1"}
+var SystemManagers = []string{KubeControllerManager, "kube-scheduler", "kubelet", "kube-apiserver", "api-priority-and-fairness-config-producer-v1", "api-priority-and-fairness-config-consumer-v1"}
 
 // IsSystemManager tells whether a manager is one of SystemManagers.
 func IsSystemManager(name string) bool { return slices.Contains(SystemManagers, name) }

@@ -48,6 +48,9 @@ const (
 	HandoverToAutoscaler Kind = "handover-to-autoscaler"
 	// WhoOwns: look at the object's ownership.
 	WhoOwns Kind = "who-owns"
+	// Explain: see why the apply fails or what it resets, and every way
+	// out (kubectl ssa explain-conflict).
+	Explain Kind = "explain-conflict"
 
 	// The same ways out, written as settings of the tool that applies
 	// (Remedy.Tool): Snippet goes Into one of its objects or files.
@@ -79,7 +82,7 @@ const (
 )
 
 // Kinds are every Kind, in order.
-var Kinds = []Kind{Force, Leave, Share, Handover, HandoverToAutoscaler, WhoOwns,
+var Kinds = []Kind{Force, Leave, Share, Handover, HandoverToAutoscaler, WhoOwns, Explain,
 	ArgoCDIgnoreDifferences, FluxKustomizationIgnore, FluxHelmReleaseIgnore, HelmChart, HelmForce, HelmTakeOwnership, HelmOwnershipMetadata, HelmServerSide}
 
 // Tool is an applier whose own settings a remedy can be written in.

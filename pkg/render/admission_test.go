@@ -140,7 +140,7 @@ func views(t *testing.T, r *conflict.Simulation, opts render.Options, target rem
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := render.Diff(&buf, d.Report, d.Live, d.Result, opts, target); err != nil {
+	if err := render.Diff(&buf, d.Report, d.Live, d.Result, opts); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
@@ -20,11 +21,46 @@ func nsFlag(t remedy.Target) string {
 }
 
 // ConflictExplanation renders the prediction for one object from its
-// report alone: every value it quotes is report data.
+// report alone: every value it quotes is report data (t names the object
+// in the one hint that is not a remedy: how to release a retained field).
 func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t remedy.Target) {
 	w = Terminal(w) // the one way out: see terminal.go
 	p := o.Palette
-	obj := Escape(r.Object.Display())
+	fmt.Fprintf(w, "%s %s\n", p.Bold("# "+Escape(r.Object.Display())+":"), conflictVerdict(r, p))
+	writeConflictNotes(w, p, r)
+	writeAutoscalerNote(w, p, r)
+	writeWay(w, p, r)
+	writeControlledResets(w, p, r)
+
+	// A forced apply that admission refuses takes nothing.
+	deniedForce := r.Force && r.Admission != nil && r.Admission.Denied != ""
+	writeConflicts(w, r, o, deniedForce)
+	if r.Message != "" && len(r.Conflicts) > 0 && !deniedForce {
+		// (A denial's answer is the header's.)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("The apiserver would answer:"))
+		for _, l := range strings.Split(r.Message, "\n") {
+			fmt.Fprintf(w, "  %s\n", Escape(l))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
+		writeResolutions(w, r, p)
+	}
+	writeAdoption(w, r, p)
+	if r.Force && len(r.Released) > 0 && !deniedForce {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, p.Bold("Managers left owning nothing (they disappear from managedFields):"))
+		for _, m := range r.Released {
+			fmt.Fprintf(w, "  %s\n", p.Manager(m.Manager, o.OwnerLabel(m)))
+		}
+	}
+	writeRemovals(w, r, o, t)
+	writeVerification(w, p, r)
+}
+
+// conflictVerdict is the header's verdict: refused, denied, created,
+// conflicts, forced, resets, not exact, or success.
+func conflictVerdict(r *v1alpha1.ConflictReport, p *Palette) string {
 	verb := "apply"
 	if r.Subresource != "" {
 		verb = "apply to /" + string(r.Subresource)
@@ -32,26 +68,31 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 	if h := r.HelmUpgrade; h != nil && h.Mode == v1alpha1.HelmClientSide {
 		verb = "client-side upgrade"
 	}
-	who := fmt.Sprintf("%q", r.FieldManager)
+	who := Escape(fmt.Sprintf("%q", r.FieldManager))
 	switch {
 	case r.Refused != nil:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("REFUSED: %s refuses it before it applies anything: %s", r.Refused.Tool, Escape(r.Refused.Message))))
+		return p.Red(fmt.Sprintf("REFUSED: %s refuses it before it applies anything: %s", r.Refused.Tool, Escape(r.Refused.Message)))
 	case r.Admission != nil && r.Admission.Denied != "":
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, Escape(who), Escape(r.Admission.Denied))))
+		return p.Red(fmt.Sprintf("DENIED: admission refuses the %s as %s: %s", verb, who, Escape(r.Admission.Denied)))
 	case r.Action == v1alpha1.ActionCreate:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, Escape(who))))
+		return p.Green(fmt.Sprintf("does not exist: the %s as %s creates it (no conflicts)", verb, who))
 	case r.Message != "":
 		n := len(r.Conflicts)
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, Escape(who), n, plural(n))))
+		return p.Red(fmt.Sprintf("CONFLICT: the %s as %s would fail with %d conflict%s", verb, who, n, plural(n)))
 	case r.Force && len(r.Conflicts) > 0:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, Escape(who), len(r.Conflicts), plural(len(r.Conflicts)))))
+		return p.Yellow(fmt.Sprintf("the forced %s as %s succeeds and takes %d field%s from other managers", verb, who, len(r.Conflicts), plural(len(r.Conflicts))))
 	case len(r.ControlledResets) > 0:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Red(fmt.Sprintf("RESETS what a controller sets: the %s as %s succeeds, and %s (below)", verb, Escape(who), Escape(r.ControlledResets[0].Path.String()))))
+		return p.Red(fmt.Sprintf("RESETS what a controller sets: the %s as %s succeeds, and %s (below)", verb, who, Escape(r.ControlledResets[0].Path.String())))
 	case len(r.Unchecked) > 0:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Yellow(fmt.Sprintf("the %s as %s has no conflicts, but validation not modelled here may refuse it (below)", verb, Escape(who))))
+		return p.Yellow(fmt.Sprintf("the %s as %s has no conflicts, but validation not modelled here may refuse it (below)", verb, who))
 	default:
-		fmt.Fprintf(w, "%s %s\n", p.Bold("# "+obj+":"), p.Green(fmt.Sprintf("the %s as %s succeeds without conflicts", verb, Escape(who))))
+		return p.Green(fmt.Sprintf("the %s as %s succeeds without conflicts", verb, who))
 	}
+}
+
+// writeConflictNotes are the lines under the header: warnings, what the
+// prediction does not check, the writer's note and admission.
+func writeConflictNotes(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
 	}
@@ -73,74 +114,69 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 			fmt.Fprintf(w, "  %s\n", p.Dim(l))
 		}
 	}
-	writeAutoscalerNote(w, p, r)
-	writeWay(w, p, r)
-	writeControlledResets(w, p, r)
+}
 
-	// A forced apply that admission refuses takes nothing.
-	deniedForce := r.Force && r.Admission != nil && r.Admission.Denied != ""
-	if len(r.Conflicts) > 0 {
-		fmt.Fprintln(w)
-		if deniedForce {
-			fmt.Fprintln(w, p.Bold("Fields the force would take (admission refuses the apply: it takes none):"))
-		} else if r.Force {
-			fmt.Fprintln(w, p.Bold("Fields the force takes:"))
+// writeConflicts lists the conflicts (or the fields the force takes),
+// each with its owner and both values.
+func writeConflicts(w io.Writer, r *v1alpha1.ConflictReport, o Options, deniedForce bool) {
+	if len(r.Conflicts) == 0 {
+		return
+	}
+	p := o.Palette
+	fmt.Fprintln(w)
+	if deniedForce {
+		fmt.Fprintln(w, p.Bold("Fields the force would take (admission refuses the apply: it takes none):"))
+	} else if r.Force {
+		fmt.Fprintln(w, p.Bold("Fields the force takes:"))
+	} else {
+		fmt.Fprintln(w, p.Bold("Conflicts:"))
+	}
+	for _, cf := range r.Conflicts {
+		fmt.Fprintf(w, "  %s\n", p.Bold(Escape(displayConflictPath(cf))))
+		since := ""
+		if cf.Time != nil && o.showTime() {
+			since = ", last write " + o.FormatTime(cf.Time)
+			if o.Time == TimeRelative {
+				since += " ago"
+			}
+		}
+		fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(string(cf.Subresource)), Escape(cf.APIVersion), since)
+		if cf.Likely != "" {
+			fmt.Fprintf(w, "    likely:     %s\n", Escape(cf.Likely))
+		}
+		if len(cf.StoredAs) > 0 {
+			fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(cf.StoredAs.String()))
 		} else {
-			fmt.Fprintln(w, p.Bold("Conflicts:"))
+			fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
 		}
-		for _, cf := range r.Conflicts {
-			fmt.Fprintf(w, "  %s\n", p.Bold(Escape(displayConflictPath(cf))))
-			since := ""
-			if cf.Time != nil && o.showTime() {
-				since = ", last write " + o.FormatTime(cf.Time)
-				if o.Time == TimeRelative {
-					since += " ago"
-				}
-			}
-			fmt.Fprintf(w, "    owner:      %s (%s%s, %s%s)\n", p.Manager(cf.Manager, fmt.Sprintf("%q", cf.Manager)), cf.Operation, subDesc(string(cf.Subresource)), Escape(cf.APIVersion), since)
-			if cf.Likely != "" {
-				fmt.Fprintf(w, "    likely:     %s\n", Escape(cf.Likely))
-			}
-			if len(cf.StoredAs) > 0 {
-				fmt.Fprintf(w, "    live value: (write-only: the apiserver stores it as %s)\n", Escape(cf.StoredAs.String()))
-			} else {
-				fmt.Fprintf(w, "    live value: %s\n", valueText(cf.LiveValue))
-			}
-			fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
-		}
+		fmt.Fprintf(w, "    your value: %s\n", valueText(cf.AppliedValue))
 	}
-	if r.Message != "" && len(r.Conflicts) > 0 && !deniedForce {
-		// (A denial's answer is the header's.)
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("The apiserver would answer:"))
-		for _, l := range strings.Split(r.Message, "\n") {
-			fmt.Fprintf(w, "  %s\n", Escape(l))
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("Ways to resolve it:"))
-		writeResolutions(w, r, p)
+}
+
+// writeAdoption is the ways to have the tool that refused the object
+// adopt it.
+func writeAdoption(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
+	if r.Refused == nil {
+		return
 	}
-	if r.Refused != nil {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("Ways to have "+string(r.Refused.Tool)+" adopt it:"))
-		for _, rm := range r.Resolutions {
-			if rm.Kind != remedy.HelmTakeOwnership && rm.Kind != remedy.HelmOwnershipMetadata {
-				continue
-			}
-			fmt.Fprintf(w, "  %s\n", Escape(rm.Summary))
-			if len(rm.Command) > 0 {
-				fmt.Fprintln(w, p.Green("     $ "+rm.Command.String()))
-			}
-			writeSnippet(w, rm, p)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, p.Bold("Ways to have "+string(r.Refused.Tool)+" adopt it:"))
+	for _, rm := range r.Resolutions {
+		if rm.Kind != remedy.HelmTakeOwnership && rm.Kind != remedy.HelmOwnershipMetadata {
+			continue
 		}
-	}
-	if r.Force && len(r.Released) > 0 && !deniedForce {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, p.Bold("Managers left owning nothing (they disappear from managedFields):"))
-		for _, m := range r.Released {
-			fmt.Fprintf(w, "  %s\n", p.Manager(m.Manager, o.OwnerLabel(m)))
+		fmt.Fprintf(w, "  %s\n", Escape(rm.Summary))
+		if len(rm.Command) > 0 {
+			fmt.Fprintln(w, p.Green("     $ "+rm.Command.String()))
 		}
+		writeSnippet(w, rm, p)
 	}
+}
+
+// writeRemovals are what the write removes, resets, may reset, and what
+// it does not remove because others own it.
+func writeRemovals(w io.Writer, r *v1alpha1.ConflictReport, o Options, t remedy.Target) {
+	p := o.Palette
 	if len(r.Removed) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, p.Bold(removalHeading(r, "removes (you owned them alone, no longer set them, and they have no default):", "deletes (the last revision rendered them and this render does not, whoever owns them now; they have no default):")))
@@ -170,7 +206,6 @@ func ConflictExplanation(w io.Writer, r *v1alpha1.ConflictReport, o Options, t r
 		}
 		fmt.Fprintf(w, "  %s\n", p.Dim("to have this apply remove one, release it from those owners first: kubectl ssa handover release "+shellQuote(t.ResourceArg)+nsFlag(t)+" --field PATH --from MANAGER"))
 	}
-	writeVerification(w, p, r)
 }
 
 // removalHeading is the heading of what the write removes or resets: an
@@ -289,7 +324,7 @@ func writeResolutions(w io.Writer, r *v1alpha1.ConflictReport, p *Palette) {
 	cmd := func(s string) string { return p.Green("     $ " + s) }
 	controllers := true
 	for _, cf := range r.Conflicts {
-		controllers = controllers && (cf.Subresource == "scale" || cf.Manager == "kube-controller-manager")
+		controllers = controllers && (cf.Subresource == v1alpha1.SubresourceScale || cf.Manager == ownership.KubeControllerManager)
 	}
 	if controllers {
 		fmt.Fprintln(w, "  (The owner scales or controls the object: usually leave the field to it, option 2.)")

@@ -109,15 +109,15 @@ func diffWrite(r *v1alpha1.DiffReport) string {
 }
 
 // writeDiffResetLines writes diffResetLines, a line each.
-func writeDiffResetLines(sb *strings.Builder, r *v1alpha1.DiffReport, p *Palette, t remedy.Target) {
-	for _, l := range diffResetLines(r, p, t) {
+func writeDiffResetLines(sb *strings.Builder, r *v1alpha1.DiffReport, p *Palette) {
+	for _, l := range diffResetLines(r, p) {
 		sb.WriteString(l + "\n")
 	}
 }
 
 // diffResetLines are diff's header lines of the resets a controller undoes
 // and of the way a Helm upgrade writes.
-func diffResetLines(r *v1alpha1.DiffReport, p *Palette, t remedy.Target) []string {
+func diffResetLines(r *v1alpha1.DiffReport, p *Palette) []string {
 	var out []string
 	if h := r.HelmUpgrade; h != nil && h.Mode == v1alpha1.HelmClientSide {
 		out = append(out, p.Yellow(Escape(fmt.Sprintf("# helm upgrade --server-side=%s patches it client-side: what the last revision rendered and this render drops is deleted, whoever owns it now", h.Flag))))
@@ -136,9 +136,8 @@ func diffResetLines(r *v1alpha1.DiffReport, p *Palette, t remedy.Target) []strin
 	for _, cr := range r.ControlledResets {
 		out = append(out, p.Red("# RESET: "+ControlledReset(r.Object.Display(), cr, r.HelmUpgrade)))
 	}
-	if len(r.ControlledResets) > 0 {
-		rest := append(append(t.ManagerFlag(), t.ForFlag()...), t.SSAInput()...)
-		out = append(out, p.Dim("#   the ways out, before you apply: "+t.Line([]string{"kubectl", "ssa", "explain-conflict"}, rest...).String()))
+	for _, rm := range r.ResetRemedies {
+		out = append(out, p.Dim("#   "+rm.Summary+": "+rm.Command.String()))
 	}
 	return out
 }

@@ -18,7 +18,7 @@ type List struct {
 // are several, else the one report itself. Field names are stable across
 // commands.
 func Data(w io.Writer, format string, items []any, asList bool) error {
-	if format == "yaml" {
+	if format == FormatYAML {
 		return dataYAML(w, items, asList)
 	}
 	var v any = List{APIVersion: "v1", Kind: "List", Items: items}
@@ -32,7 +32,7 @@ func Data(w io.Writer, format string, items []any, asList bool) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	if format != "json" {
+	if format != FormatJSON {
 		return fmt.Errorf("unknown data format %q", format)
 	}
 	_, err := w.Write(buf.Bytes())
@@ -78,4 +78,4 @@ func dataYAML(w io.Writer, items []any, asList bool) error {
 }
 
 // IsData tells whether an output format is JSON or YAML.
-func IsData(format string) bool { return format == "json" || format == "yaml" }
+func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }

@@ -10,7 +10,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
 // diffContext is the number of unchanged lines around each change, as
@@ -110,13 +109,49 @@ type diffRow struct {
 // live to after the apply with each changed line's owners, and what
 // other managers keep. live and result are the ownership of the object
 // before (nil: the apply creates it) and after the apply, as package diff
-// computes them with the report.
-func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o Options, t remedy.Target) error {
+// computes them with the report. Every command it prints is the report's.
+func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o Options) error {
 	w = Terminal(w) // the one way out: see terminal.go
-	p := o.Palette
-	var sb strings.Builder
-	line := func(s string) { sb.WriteString(s + "\n") }
-	obj := r.Object.Display()
+	d := &diffView{r: r, o: o, p: o.Palette}
+	d.head()
+	d.body(blameObject(live), blameObject(result))
+	d.stays()
+	d.notes()
+	_, err := io.WriteString(w, d.sb.String())
+	return err
+}
+
+// diffView writes one DiffReport's lines.
+type diffView struct {
+	r  *v1alpha1.DiffReport
+	o  Options
+	p  *Palette
+	sb strings.Builder
+}
+
+func (d *diffView) line(s string) { d.sb.WriteString(s + "\n") }
+
+// head is the header: what the apply changes, the resets a controller
+// undoes, and why the apply fails (admission, conflicts) with the ways
+// out.
+func (d *diffView) head() {
+	r, p := d.r, d.p
+	d.line(p.Bold(fmt.Sprintf("# %s (%s): %s by %s", Escape(r.Object.Display()), Escape(r.Object.APIVersion), diffWrite(r), Escape(r.FieldManager)) + changesSummary(r)))
+	writeDiffResetLines(&d.sb, r, p)
+	if r.Admission != nil && r.Admission.Denied != "" && len(r.Conflicts) == 0 {
+		d.line(p.Red("# the apply fails: admission refuses it: " + Escape(r.Admission.Denied)))
+		d.line(p.Red("# below is what it would have changed"))
+	}
+	switch {
+	case len(r.Conflicts) > 0 && !r.Force:
+		d.conflictLines()
+	case len(r.Conflicts) > 0:
+		d.line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))
+	}
+}
+
+// changesSummary ends the header: what the apply changes.
+func changesSummary(r *v1alpha1.DiffReport) string {
 	values, owners := 0, 0
 	for _, ch := range r.Changes {
 		if ch.Change == v1alpha1.ChangeOwnership {
@@ -125,48 +160,47 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 			values++
 		}
 	}
-	head := fmt.Sprintf("# %s (%s): %s by %s", Escape(obj), Escape(r.Object.APIVersion), diffWrite(r), Escape(r.FieldManager))
 	switch {
-	case r.Action == "create":
-		head += " creates it"
+	case r.Action == v1alpha1.ActionCreate:
+		return " creates it"
 	case values == 0 && owners == 0:
-		head += " changes nothing"
+		return " changes nothing"
 	case values == 0:
-		head += fmt.Sprintf(" changes no value, only the owners of %s", count(owners, "field"))
+		return fmt.Sprintf(" changes no value, only the owners of %s", count(owners, "field"))
 	case owners == 0:
-		head += fmt.Sprintf(" changes %s", count(values, "value"))
+		return fmt.Sprintf(" changes %s", count(values, "value"))
 	default:
-		head += fmt.Sprintf(" changes %s and the owners of %s more", count(values, "value"), count(owners, "field"))
+		return fmt.Sprintf(" changes %s and the owners of %s more", count(values, "value"), count(owners, "field"))
 	}
-	line(p.Bold(head))
-	writeDiffResetLines(&sb, r, p, t)
-	if r.Admission != nil && r.Admission.Denied != "" && len(r.Conflicts) == 0 {
-		line(p.Red("# the apply fails: admission refuses it: " + Escape(r.Admission.Denied)))
-		line(p.Red("# below is what it would have changed"))
-	}
-	if len(r.Conflicts) > 0 && !r.Force {
-		line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
-		switch {
-		case tools.ToolFor(t) == remedy.Helm:
-			// kubectl apply of the render would drop what Helm adds.
-			verb := "upgrade"
-			if t.HelmInstall {
-				verb = "install"
-			}
-			line(p.Red("#   helm " + verb + " with --server-side=true --force-conflicts"))
-		case t.Subresource == "":
-			line(p.Red("#   " + t.ForceApply().String()))
-		}
-		if r.Admission != nil && r.Admission.Denied != "" {
-			line(p.Red("#   and admission refuses that too: " + Escape(r.Admission.Denied)))
-		}
-		rest := append(append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.ForFlag()...), t.SSAInput()...)
-		line(p.Dim("#   see why and the ways out: " + t.Line([]string{"kubectl", "ssa", "explain-conflict"}, rest...).String()))
-	} else if len(r.Conflicts) > 0 {
-		line(p.Yellow(fmt.Sprintf("# forced: it takes %s from their owners (marked !)", count(len(r.Conflicts), "field"))))
-	}
+}
 
-	before, after := blameObject(live), blameObject(result)
+// conflictLines say that the apply fails on its conflicts, and the
+// report's ways out.
+func (d *diffView) conflictLines() {
+	r, p := d.r, d.p
+	d.line(p.Red(fmt.Sprintf("# the apply fails: it conflicts on %s (marked !). Below is what the forced apply does:", count(len(r.Conflicts), "field"))))
+	for _, rm := range r.Remedies {
+		switch rm.Kind {
+		case remedy.HelmForce:
+			d.line(p.Red("#   " + rm.Into.Which + " with " + rm.Snippet))
+		case remedy.Force:
+			d.line(p.Red("#   " + rm.Command.String()))
+		}
+	}
+	if r.Admission != nil && r.Admission.Denied != "" {
+		d.line(p.Red("#   and admission refuses that too: " + Escape(r.Admission.Denied)))
+	}
+	for _, rm := range r.Remedies {
+		if rm.Kind == remedy.Explain {
+			d.line(p.Dim("#   " + rm.Summary + ": " + rm.Command.String()))
+		}
+	}
+}
+
+// body is the unified diff from live to after the apply, each changed
+// line with its owners, conflicts marked.
+func (d *diffView) body(before, after *blamed) {
+	r := d.r
 	conflicts := map[string]bool{}
 	valueChanged := map[string]bool{}
 	for _, ch := range r.Changes {
@@ -188,90 +222,110 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 		rows = append(rows, row)
 	}
 	interesting := make([]bool, len(rows))
-	any := false
+	anyRow := false
 	for i, row := range rows {
 		interesting[i] = row.op != ' ' || !v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b])
-		any = any || interesting[i]
+		anyRow = anyRow || interesting[i]
 	}
-	if any {
-		line(p.Dim("--- live"))
-		line(p.Dim("+++ after the apply"))
-		for _, h := range hunks(interesting, diffContext) {
-			aStart, aLen, bStart, bLen := -1, 0, -1, 0
-			for _, row := range rows[h[0]:h[1]] {
-				if row.op != '+' {
-					if aStart < 0 {
-						aStart = row.a
-					}
-					aLen++
-				}
-				if row.op != '-' {
-					if bStart < 0 {
-						bStart = row.b
-					}
-					bLen++
-				}
+	if !anyRow {
+		return
+	}
+	d.line(d.p.Dim("--- live"))
+	d.line(d.p.Dim("+++ after the apply"))
+	for _, h := range hunks(interesting, diffContext) {
+		d.hunk(rows[h[0]:h[1]], before, after, conflicts)
+	}
+}
+
+// hunk is one @@ range of rows.
+func (d *diffView) hunk(rows []diffRow, before, after *blamed, conflicts map[string]bool) {
+	p, o := d.p, d.o
+	aStart, aLen, bStart, bLen := -1, 0, -1, 0
+	for _, row := range rows {
+		if row.op != '+' {
+			if aStart < 0 {
+				aStart = row.a
 			}
-			line(p.Dim(fmt.Sprintf("@@ -%s +%s @@", unifiedRange(aStart, aLen), unifiedRange(bStart, bLen))))
-			for _, row := range rows[h[0]:h[1]] {
-				switch row.op {
-				case '-':
-					line(p.Red("-"+Escape(before.text[row.a])) + annotation(p, before.owners[row.a], conflicts[before.paths[row.a]], o))
-				case '+':
-					line(p.Green("+"+Escape(after.text[row.b])) + annotation(p, after.owners[row.b], conflicts[after.paths[row.b]], o))
-				default:
-					text := " " + Escape(after.text[row.b])
-					if v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b]) {
-						line(text)
-						continue
-					}
-					line(text + p.Yellow("  # owners: "+ownerList(o, before.owners[row.a])+" -> "+ownerList(o, after.owners[row.b])))
-				}
+			aLen++
+		}
+		if row.op != '-' {
+			if bStart < 0 {
+				bStart = row.b
 			}
+			bLen++
 		}
 	}
+	d.line(p.Dim(fmt.Sprintf("@@ -%s +%s @@", unifiedRange(aStart, aLen), unifiedRange(bStart, bLen))))
+	for _, row := range rows {
+		switch row.op {
+		case '-':
+			d.line(p.Red("-"+Escape(before.text[row.a])) + annotation(p, before.owners[row.a], conflicts[before.paths[row.a]], o))
+		case '+':
+			d.line(p.Green("+"+Escape(after.text[row.b])) + annotation(p, after.owners[row.b], conflicts[after.paths[row.b]], o))
+		default:
+			text := " " + Escape(after.text[row.b])
+			if v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b]) {
+				d.line(text)
+				continue
+			}
+			d.line(text + p.Yellow("  # owners: "+ownerList(o, before.owners[row.a])+" -> "+ownerList(o, after.owners[row.b])))
+		}
+	}
+}
+
+// stays are the change counts, then what other managers keep, each with
+// the report's command that hands it to the applier, or why none.
+func (d *diffView) stays() {
+	r, p := d.r, d.p
 	if n := countKinds(r.Changes); n != "" {
-		line(p.Dim("# " + n))
+		d.line(p.Dim("# " + n))
 	}
-	if len(r.Stays) > 0 {
-		line(p.Bold("# stays: fields the manifest does not set, which their managers keep (the apply neither sets nor removes them):"))
-		for _, s := range r.Stays {
-			paths := make([]string, len(s.Paths))
-			for i, pth := range s.Paths {
-				paths[i] = Escape(pth.String())
-			}
-			if len(paths) > maxStayPaths {
-				paths = append(paths[:maxStayPaths:maxStayPaths], fmt.Sprintf("and %d more (-o json lists them all)", len(s.Paths)-maxStayPaths))
-			}
-			if len(s.Defaulted) > 0 {
-				paths = append(paths, fmt.Sprintf("(and %s at %s default)", count(len(s.Defaulted), "field"), map[bool]string{true: "its", false: "their"}[len(s.Defaulted) == 1]))
-			}
-			line(fmt.Sprintf("#   %s: %s", o.colorOwners([]v1alpha1.Owner{s.Manager}), strings.Join(paths, ", ")))
-			if s.Note != "" {
-				line(p.Yellow("#     " + Escape(s.Note)))
-			}
-			switch {
-			case len(s.Command) > 0:
-				line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
-				line("#     " + s.Command.String())
-			case s.Note != "":
-				// The note said why there is no command.
-			case s.Manager.Subresource != "":
-				line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(string(s.Manager.Subresource)))))
-			default:
-				line(p.Dim("#     a controller writes them; it keeps them"))
-			}
+	if len(r.Stays) == 0 {
+		return
+	}
+	d.line(p.Bold("# stays: fields the manifest does not set, which their managers keep (the apply neither sets nor removes them):"))
+	for _, s := range r.Stays {
+		paths := make([]string, len(s.Paths))
+		for i, pth := range s.Paths {
+			paths[i] = Escape(pth.String())
+		}
+		if len(paths) > maxStayPaths {
+			paths = append(paths[:maxStayPaths:maxStayPaths], fmt.Sprintf("and %d more (-o json lists them all)", len(s.Paths)-maxStayPaths))
+		}
+		if len(s.Defaulted) > 0 {
+			paths = append(paths, fmt.Sprintf("(and %s at %s default)", count(len(s.Defaulted), "field"), map[bool]string{true: "its", false: "their"}[len(s.Defaulted) == 1]))
+		}
+		d.line(fmt.Sprintf("#   %s: %s", d.o.colorOwners([]v1alpha1.Owner{s.Manager}), strings.Join(paths, ", ")))
+		if s.Note != "" {
+			d.line(p.Yellow("#     " + Escape(s.Note)))
+		}
+		switch {
+		case len(s.Command) > 0:
+			d.line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
+			d.line("#     " + s.Command.String())
+		case s.Note != "":
+			// The note said why there is no command.
+		case s.Manager.Subresource != "":
+			d.line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(string(s.Manager.Subresource)))))
+		default:
+			d.line(p.Dim("#     a controller writes them; it keeps them"))
 		}
 	}
+}
+
+// notes are what the prediction does not know: checks it skips,
+// admission, fields the apiserver may set, warnings.
+func (d *diffView) notes() {
+	r, p := d.r, d.p
 	for _, u := range r.Unchecked {
-		line(p.Yellow("# not exact: " + Escape(u) + ": kubectl ssa explain-conflict --verify checks it"))
+		d.line(p.Yellow("# not exact: " + Escape(u) + ": kubectl ssa explain-conflict --verify checks it"))
 	}
 	lines, bad := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
 	for i, l := range lines {
 		if bad[i] {
-			line(p.Yellow("# " + l))
+			d.line(p.Yellow("# " + l))
 		} else {
-			line(p.Dim("# " + l))
+			d.line(p.Dim("# " + l))
 		}
 	}
 	if len(r.Unknown) > 0 {
@@ -279,13 +333,11 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 		for i, u := range r.Unknown {
 			paths[i] = Escape(u.String())
 		}
-		line(p.Yellow("# not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: " + strings.Join(paths, ", ")))
+		d.line(p.Yellow("# not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: " + strings.Join(paths, ", ")))
 	}
 	for _, wn := range r.Warnings {
-		line(p.Yellow("# warning: " + Escape(wn)))
+		d.line(p.Yellow("# warning: " + Escape(wn)))
 	}
-	_, err := io.WriteString(w, sb.String())
-	return err
 }
 
 func count(n int, what string) string { return fmt.Sprintf("%d %s%s", n, what, plural(n)) }

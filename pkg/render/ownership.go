@@ -528,10 +528,14 @@ func plainString(s string) bool {
 	return true
 }
 
+// ViewManagers is who-owns' view of the managers (-o managers), whose
+// empty result render words differently.
+const ViewManagers = "managers"
+
 // NothingToShow tells whether a filtered report has nothing for a view:
 // no fields nor unowned paths, or for the managers view no managers.
 func NothingToShow(r *ownership.Report, view string) bool {
-	if view == "managers" {
+	if view == ViewManagers {
 		return len(r.Managers) == 0
 	}
 	return len(r.Fields) == 0 && len(r.Unowned) == 0
@@ -541,7 +545,7 @@ func NothingToShow(r *ownership.Report, view string) bool {
 // of the objects of a selection.
 func NothingShown(view string, o Options, objects int) string {
 	what := o.empty()
-	if view == "managers" {
+	if view == ViewManagers {
 		what = "no managers match"
 	}
 	return fmt.Sprintf("%s, in all %d objects", what, objects)

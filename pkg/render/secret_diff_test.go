@@ -38,7 +38,7 @@ func TestDiffSecretValueChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := render.Diff(&buf, d.Report, d.Live, d.Result, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}, target); err != nil {
+	if err := render.Diff(&buf, d.Report, d.Live, d.Result, render.Options{Time: render.TimeRelative, Now: now, Palette: render.NewPalette(false)}); err != nil {
 		t.Fatal(err)
 	}
 	text := buf.String()

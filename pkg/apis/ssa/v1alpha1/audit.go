@@ -9,7 +9,8 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
-// Code names a kind of finding; codes are stable.
+// Code names a kind of finding; codes are stable. Each has its row in
+// pkg/audit's Table (severity, help, docs).
 type Code string
 
 // The findings.
@@ -64,10 +65,6 @@ const (
 	// applier applies since, with the same values: history.
 	CodeAdoptedEdit Code = "adopted-edit"
 )
-
-// Codes lists every code, in the order the README documents them.
-var Codes = []Code{CodeDrift, CodeManualEdit, CodeCSALeftover, CodeBeforeFirstApply, CodeAncientChanges, CodeUnservedAPIVersion, CodeGenericManager, CodeEmptyManager, CodeLastAppliedSize, CodeSharedAppliers, CodeRolloutRestart, CodeHandoverHeld,
-	CodeManagedFieldsWiped, CodeUpdateAndApply, CodeSharedListItems, CodeControllerScope, CodeImperative, CodeAdoptedEdit}
 
 // Severity orders findings for --fail-on.
 type Severity string

@@ -293,7 +293,7 @@ const AutoscalerController = "kube-controller-manager"
 // writes to /scale: taken from it, replicas go back to it at its next
 // scaling, so no handover is offered from it.
 func (r *ConflictReport) AutoscalerTakesBack(cf Conflict) bool {
-	return len(r.Autoscalers) > 0 && cf.Manager == AutoscalerController && cf.Subresource == "scale"
+	return len(r.Autoscalers) > 0 && cf.Manager == AutoscalerController && cf.Subresource == SubresourceScale
 }
 
 // Autoscaler is a HorizontalPodAutoscaler whose scaleTargetRef is the

@@ -74,6 +74,11 @@ type DiffReport struct {
 	// when there are some and Force is false, Changes and Result are
 	// those of the forced apply, and the apply itself fails.
 	Conflicts []Conflict `json:"conflicts"`
+	// Remedies are the ways out of the conflicts that the text view
+	// prints (set when there are conflicts and Force is false): the
+	// forced apply (kubectl's, or Helm's flags), then explain-conflict,
+	// which lists them all.
+	Remedies []remedy.Remedy `json:"remedies,omitempty"`
 	// Message is the apiserver's error for the apply as asked.
 	Message string       `json:"message"`
 	Changes []DiffChange `json:"changes"`
@@ -92,7 +97,10 @@ type DiffReport struct {
 	Unchecked []string `json:"unchecked,omitempty"`
 	// ControlledResets and HelmUpgrade: as in ConflictReport.
 	ControlledResets []ControlledReset `json:"controlledResets,omitempty"`
-	HelmUpgrade      *HelmUpgrade      `json:"helmUpgrade,omitempty"`
+	// ResetRemedies are the ways out of the ControlledResets, before the
+	// apply: explain-conflict, which lists them.
+	ResetRemedies []remedy.Remedy `json:"resetRemedies,omitempty"`
+	HelmUpgrade   *HelmUpgrade    `json:"helmUpgrade,omitempty"`
 	// Live is the object before the apply (null: the apply creates it);
 	// Result the object as the server would store it after the apply
 	// (the forced apply, when it conflicts), defaults included.
