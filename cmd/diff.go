@@ -184,60 +184,6 @@ func (o *diffOptions) print(p *prepared, computed []*diff.Computed, targets []re
 	return nil, nil
 }
 
-// diffNotExact is exit 4 when no change is predicted but admission or
-// validation not known here may change or refuse the apply, with the
-// explain-conflict --verify that checks it.
-func diffNotExact(reports []*v1alpha1.DiffReport, targets []remedy.Target) error {
-	var names []string
-	var check remedy.Command
-	for i, r := range reports {
-		name, ok := notExactName(r.Object, r.Admission, r.Unchecked)
-		if !ok {
-			continue
-		}
-		names = append(names, name)
-		if check == nil {
-			t := targets[i]
-			check = t.Line([]string{"kubectl", "ssa", "explain-conflict"}, append(append(t.SSAInput(), t.ManagerFlag()...), "--verify")...)
-		}
-	}
-	if len(names) > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission or validation may change or refuse the apply: check with %s", strings.Join(names, ", "), check)}
-	}
-	return nil
-}
-
-// diffFound is exit 1 for what the diff found (the upgrade's deletes and
-// refusals, said in the header; value changes, denials), or 5 for a
-// controlled reset; nil when nothing.
-func (o *diffOptions) diffFound(reports []*v1alpha1.DiffReport) error {
-	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
-		return exit(CodeFound)
-	}
-	if err := diffControlledResets(reports); err != nil {
-		return err
-	}
-	for _, r := range reports {
-		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
-			return exit(CodeFound)
-		}
-	}
-	return nil
-}
-
-// diffControlledResets is exit 5 when an apply that succeeds resets a field
-// a controller sets (a conflict or a denial is exit 1: nothing is written).
-func diffControlledResets(reports []*v1alpha1.DiffReport) error {
-	var as []*v1alpha1.ConflictReport
-	for _, r := range reports {
-		if len(r.Conflicts) > 0 || r.Admission != nil && r.Admission.Denied != "" {
-			return nil
-		}
-		as = append(as, &v1alpha1.ConflictReport{ApplyMeta: r.ApplyMeta, ControlledResets: r.ControlledResets, HelmUpgrade: r.HelmUpgrade})
-	}
-	return controlledResets(as)
-}
-
 // diffOne predicts the apply of one manifest (and, when it conflicts, the
 // forced apply) and compares.
 func (o *diffOptions) diffOne(ctx context.Context, src *applySource, m kube.Manifest, opts conflict.Options) (*diff.Computed, remedy.Target, error) {

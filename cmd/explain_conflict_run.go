@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,7 +11,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
@@ -81,89 +78,4 @@ func (o *explainOptions) print(p *prepared, reports []*v1alpha1.ConflictReport, 
 		}
 	}
 	return nil
-}
-
-// verifyExit is what --verify found: 3 when the server's dry run differs
-// from the prediction, 4 when it was refused or not run.
-func verifyExit(reports []*v1alpha1.ConflictReport) error {
-	refused, notRun := 0, 0
-	for _, r := range reports {
-		switch {
-		case r.Verify == nil:
-		case r.Verify.Status == v1alpha1.VerifyDiffers && len(r.Unchecked) > 0:
-			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the server's dry run differs from the prediction (see the report): validation not modelled here (the report's unchecked) refused or changed the apply")}
-		case r.Verify.Status == v1alpha1.VerifyDiffers:
-			return &ExitError{Code: CodeVerifyDiffers, Err: errors.New("the local prediction differs from the server's dry run (see the report): please report this as a kubectl-ssa bug")}
-		case r.Verify.Status == v1alpha1.VerifyRefused:
-			refused++
-		case r.Verify.Status == v1alpha1.VerifyNotRun:
-			notRun++
-		}
-	}
-	if refused > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: the server refused the dry run of %d of %d object(s) (it needs patch permission): the prediction stands unverified", refused, len(reports))}
-	}
-	if notRun > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("--verify: %d of %d object(s) can't be dry-run before what the input applies ahead of them exists (a Namespace, or what a Pod's admission reads: see each report's verify reason): their prediction stands unverified (apply those first, then verify again)", notRun, len(reports))}
-	}
-	return nil
-}
-
-// explainFound is exit 1 when an apply conflicts, admission denies it or
-// Helm refuses it.
-func explainFound(reports []*v1alpha1.ConflictReport) error {
-	for _, r := range reports {
-		denied := r.Admission != nil && r.Admission.Denied != ""
-		// The message is a conflict's, or the denial's.
-		conflicts := r.Message != "" && (!denied || r.Message != r.Admission.Denied)
-		if r.Verify != nil && r.Verify.Status == v1alpha1.VerifyResolved {
-			// The server's answer stands for what was not known here.
-			denied = r.Verify.ServerDenied != ""
-		}
-		if conflicts || denied || r.Refused != nil {
-			return exit(CodeFound)
-		}
-	}
-	return nil
-}
-
-// controlledResets is exit 5 when a write resets a field a controller
-// sets (ConflictReport.ControlledResets), named with the first of them.
-func controlledResets(reports []*v1alpha1.ConflictReport) error {
-	var names []string
-	var first string
-	for _, r := range reports {
-		if len(r.ControlledResets) == 0 {
-			continue
-		}
-		name := ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)
-		names = append(names, name)
-		if first == "" {
-			first = render.ControlledReset(name, r.ControlledResets[0], r.HelmUpgrade)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	more := ""
-	if len(names) > 1 {
-		more = fmt.Sprintf(" (and %d more object(s): %s)", len(names)-1, strings.Join(names[1:], ", "))
-	}
-	return &ExitError{Code: CodeControlledReset, Err: fmt.Errorf("%s%s: see the ways out in the report, and take one before you apply", first, more)}
-}
-
-// inexact is exit 4 when admission that is not evaluated here matches an
-// apply that the server's dry run did not check (--verify).
-func inexact(reports []*v1alpha1.ConflictReport) error {
-	var names []string
-	for _, r := range reports {
-		unverified := r.Verify == nil || r.Verify.Status != v1alpha1.VerifyAgrees && r.Verify.Status != v1alpha1.VerifyResolved
-		if name, ok := notExactName(r.Object, r.Admission, r.Unchecked); ok && unverified {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("the prediction of %s is not exact: admission or validation may change or refuse the apply; add --verify to have the server's dry run check it", strings.Join(names, ", "))}
 }
