@@ -282,7 +282,7 @@ func (o *applyInput) predict(ctx context.Context, src *applySource, m kube.Manif
 	}
 	r, err := conflict.Predict(st, opts)
 	if err == nil && verify {
-		r, err = conflict.Verify(ctx, src.cluster, read, st, r, opts)
+		r, err = conflict.Verify(ctx, src.cluster.Server(), read, st, r, opts)
 	}
 	if err != nil || h.read == nil || h.mode == "" {
 		return r, err

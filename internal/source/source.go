@@ -138,11 +138,7 @@ func (s *Cluster) NoteApplied(manifest, result *unstructured.Unstructured) {
 	s.inputNamespaces[result.GetName()] = labels
 }
 
-var (
-	_ conflict.Source           = (*Cluster)(nil)
-	_ conflict.DryRunner        = (*Cluster)(nil)
-	_ conflict.WarningDryRunner = (*Cluster)(nil)
-)
+var _ conflict.Source = (*Cluster)(nil)
 
 // NewCluster reads from c, caching schema documents under cacheBase
 // (kubectl's --cache-dir; empty: no cache).
@@ -407,14 +403,14 @@ func (s *Cluster) dryRunClient() (dynamic.Interface, error) {
 	return s.dryRunner, s.dryRunErr
 }
 
-// DryRunApply implements conflict.DryRunner.
-func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error) {
-	out, _, err := s.DryRunApplyWarnings(ctx, obj, body, o, subresource)
-	return out, err
+// Server is the cluster as conflict.Verify asks it.
+func (s *Cluster) Server() conflict.Server {
+	return conflict.Server{Apply: s.DryRunApply, Write: s.DryRunWrite}
 }
 
-// DryRunApplyWarnings implements conflict.WarningDryRunner.
-func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
+// DryRunApply sends an apply as a dry run, with the server's warnings
+// (conflict.Server.Apply).
+func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
 	var subs []string
 	if subresource != "" {
 		subs = []string{subresource}
@@ -424,7 +420,8 @@ func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructur
 	})
 }
 
-// DryRunWrite implements conflict.PatchDryRunner: a client-side write.
+// DryRunWrite sends a client-side write as a dry run
+// (conflict.Server.Write).
 func (s *Cluster) DryRunWrite(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error) {
 	dry := []string{metav1.DryRunAll}
 	return s.dryRun(ctx, obj, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {

@@ -65,25 +65,17 @@ type Source interface {
 	AutoscalerLister
 }
 
-// DryRunner sends an apply to the server as a dry run; the sources that
-// can are used by --verify.
-type DryRunner interface {
-	// DryRunApply sends body (obj itself, or a Scale for /scale) to the
-	// object obj names.
-	DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error)
-}
-
-// WarningDryRunner is a DryRunner that also returns the warnings the
-// server answered the dry run with.
-type WarningDryRunner interface {
-	DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error)
-}
-
-// PatchDryRunner sends a client-side write as a server dry run: patch
-// (of type pt) to the object obj names, or obj's create when patch is nil,
-// as manager; with the server's warnings.
-type PatchDryRunner interface {
-	DryRunWrite(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error)
+// Server is what Verify asks the server: dry runs, with the warnings
+// the server answered them with.
+type Server struct {
+	// Apply sends body (obj itself, or a Scale for /scale) as an apply
+	// to the object obj names.
+	Apply func(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error)
+	// Write sends a client-side write: patch (of type pt) to the object
+	// obj names, or obj's create when patch is nil, as manager. Nil: the
+	// server can't be asked one (Verify of Helm's client-side upgrade
+	// then fails).
+	Write func(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error)
 }
 
 // Options are the apply to explain.
@@ -256,12 +248,12 @@ func evaluateAdmission(r *Simulation, st *State, in Input) {
 	}
 }
 
-// Verify sends the apply r predicts as a server dry run through dr and
+// Verify sends the apply r predicts as a server dry run (dr) and
 // compares (r.Verify). A writer between the read and the dry run (a
 // controller's status update) makes the server answer for another
 // object: then st is read again (read), predicted again and compared
 // again, a few times; the prediction compared last is returned.
-func Verify(ctx context.Context, dr DryRunner, read func(context.Context) (*State, error), st *State, r *Simulation, o Options) (_ *Simulation, err error) {
+func Verify(ctx context.Context, dr Server, read func(context.Context) (*State, error), st *State, r *Simulation, o Options) (_ *Simulation, err error) {
 	defer func() { err = SecretError(st.Manifest, err) }()
 	if why := st.Target.Unverifiable + o.Unverifiable; why != "" {
 		r.Verify = &v1alpha1.Verification{Status: v1alpha1.VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: why}

@@ -3,16 +3,17 @@ package conflict_test
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
-// verifiedSource is a test's source that dry-runs too.
+// verifiedSource is a test's source that dry-runs applies too.
 type verifiedSource interface {
 	conflict.Source
-	conflict.DryRunner
+	DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error)
 }
 
 // explainVerified reads, predicts and verifies the apply of manifest as
@@ -42,5 +43,9 @@ func explainVerified(ctx context.Context, src verifiedSource, manifest *unstruct
 	if err != nil {
 		return nil, err
 	}
-	return conflict.Verify(ctx, src, read, st, r, o)
+	server := conflict.Server{Apply: func(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
+		out, err := src.DryRunApply(ctx, obj, body, o, subresource)
+		return out, nil, err
+	}}
+	return conflict.Verify(ctx, server, read, st, r, o)
 }
