@@ -230,7 +230,7 @@ func resourceNames(g *globalOptions, typ string) []string {
 
 // helmReleaseNames completes --helm-release: the releases of the
 // namespace, none when they can't be listed.
-func helmReleaseNames(ctx context.Context, o *explainOptions) []string {
+func helmReleaseNames(ctx context.Context, o *applyInput) []string {
 	storage, err := kube.HelmStorageFor(os.Getenv("HELM_DRIVER"))
 	if err != nil {
 		return nil

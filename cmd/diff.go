@@ -14,13 +14,18 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
+// diffOptions are diff's: the apply to predict, the same as
+// explain-conflict's.
+type diffOptions struct {
+	applyInput
+}
+
 func newDiffCmd(g *globalOptions) *cobra.Command {
-	o := &explainOptions{globalOptions: g, fieldManager: "kubectl"}
+	o := &diffOptions{applyInput: newApplyInput(g)}
 	cmd := &cobra.Command{
 		Use:   "diff -f MANIFEST [flags]",
 		Short: "Show what a server-side apply would change, line by line, with owners",
@@ -92,145 +97,98 @@ switch it to server-side apply (--csa-upgrade helm).
   kubectl ssa diff --local --live-file live.yaml -f deploy.yaml`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.helm.bind(cmd, o)
-			if err := o.validate(); err != nil {
+			o.complete(cmd)
+			if err := o.validate("diff", false); err != nil {
 				return err
 			}
-			o.clusterFlags = clusterFlags(cmd)
-			return runDiff(cmd.Context(), o)
+			return o.run(cmd.Context())
 		},
 	}
-	o.addApplyFlags(cmd, "diff", "Diff a forced apply (the diff is that of the forced apply either way; this says the apply is meant to force).")
+	o.addFlags(cmd, "diff", "Diff a forced apply (the diff is that of the forced apply either way; this says the apply is meant to force).",
+		"The tool whose settings the fixes are written in (argocd, flux or helm), repeated in the explain-conflict command the diff points to.")
 	return cmd
 }
 
-func runDiff(ctx context.Context, o *explainOptions) error {
+func (o *diffOptions) run(ctx context.Context) error {
 	p, err := o.prepare(ctx)
 	if err != nil {
 		return err
 	}
-	pal, manifests, src, opts := p.pal, p.manifests, p.src, p.opts
-	var reports []*v1alpha1.DiffReport
+	opts := p.opts
 	var computed []*diff.Computed
 	var targets []remedy.Target
-	var failed []error
-	for i, m := range manifests {
-		d, rc, err := diffOne(ctx, src, m, opts, o)
-		if stop := stopped(ctx, "diff stopped at %s, object %d of %d: nothing is reported (it only reads: run it again)", kube.ObjectName(m.Object), i+1, len(manifests)); stop != nil {
-			return stop
-		}
-		if err != nil || d.Report.Message != "" {
-			noteApplied(src, m.Object, nil)
-		}
+	failed, err := p.eachApply(ctx, "diff", func(m kube.Manifest) (*unstructured.Unstructured, func(), error) {
+		d, rc, err := o.diffOne(ctx, p.src, m, opts)
 		if err != nil {
-			failed = append(failed, err)
-			continue
+			return nil, nil, err
 		}
+		var result *unstructured.Unstructured
 		if d.Report.Message == "" {
-			noteApplied(src, m.Object, &unstructured.Unstructured{Object: d.Report.Result})
+			result = &unstructured.Unstructured{Object: d.Report.Result}
 		}
-		reports = append(reports, d.Report)
-		computed = append(computed, d)
-		targets = append(targets, rc)
+		return result, func() {
+			computed = append(computed, d)
+			targets = append(targets, rc)
+		}, nil
+	})
+	if err != nil {
+		return err
 	}
-
+	reports := make([]*v1alpha1.DiffReport, len(computed))
+	for i, d := range computed {
+		reports[i] = d.Report
+	}
 	external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
-	var externalErr error
+	externalErr, err := o.print(p, computed, targets, external)
+	if err != nil {
+		return err
+	}
+	if external != "" && len(reports) > 0 && !o.output.out.IsData() {
+		// The diff program's answer, as with kubectl diff.
+		return exitForApply(o.streams.ErrOut, failed, func() error { return externalErr })
+	}
+	return exitForApply(o.streams.ErrOut, failed,
+		func() error { return o.diffFound(reports) },
+		func() error { return diffNotExact(reports, targets) })
+}
+
+// print prints the diffs: as data, through KUBECTL_EXTERNAL_DIFF
+// (external; its answer is returned first), or as annotated diffs.
+func (o *diffOptions) print(p *prepared, computed []*diff.Computed, targets []remedy.Target, external string) (externalErr, err error) {
 	switch {
-	case len(reports) == 0:
+	case len(computed) == 0:
 	case o.output.out.IsData():
-		items := make([]any, len(reports))
-		for i, r := range reports {
-			items[i] = r
+		items := make([]any, len(computed))
+		for i, d := range computed {
+			items[i] = d.Report
 		}
-		if err := o.output.out.Print(o.streams.Out, items, len(manifests) > 1); err != nil {
-			return err
-		}
+		return nil, o.output.out.Print(o.streams.Out, items, len(p.manifests) > 1)
 	case external != "":
-		externalErr = runExternalDiff(external, reports, o)
+		reports := make([]*v1alpha1.DiffReport, len(computed))
+		for i, d := range computed {
+			reports[i] = d.Report
+		}
+		return runExternalDiff(external, reports, o), nil
 	default:
-		tm := o.time.mode
-		ropts := render.Options{Time: tm, Now: time.Now(), Palette: pal}
-		o.printHelmHeader(o.streams.Out)
+		ropts := render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
+		o.printHelmHeader(o.streams.Out, true)
 		for i, d := range computed {
 			if i > 0 {
 				fmt.Fprintln(o.streams.Out)
 			}
 			if err := render.Diff(o.streams.Out, d.Report, d.Live, d.Result, ropts); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	if len(failed) > 0 {
-		for _, e := range failed[:len(failed)-1] {
-			render.Error(o.streams.ErrOut, e)
-		}
-		return failed[len(failed)-1]
-	}
-	if external != "" && len(reports) > 0 && !o.output.out.IsData() {
-		return externalErr // the diff program's answer, as with kubectl diff
-	}
-	if err := diffFound(o, reports); err != nil {
-		return err
-	}
-	var names []string
-	var check remedy.Command
-	for i, r := range reports {
-		switch {
-		case r.Admission != nil && !r.Admission.Exact:
-			names = append(names, notExact(r.Object, r.Admission))
-		case len(r.Unchecked) > 0:
-			names = append(names, ownership.ObjectName(r.Object.Kind, r.Object.Namespace, r.Object.Name)+" ("+r.Unchecked[0]+")")
-		default:
-			continue
-		}
-		if check == nil {
-			t := targets[i]
-			check = t.Line([]string{"kubectl", "ssa", "explain-conflict"}, append(append(t.SSAInput(), t.ManagerFlag()...), "--verify")...)
-		}
-	}
-	if len(names) > 0 {
-		return &ExitError{Code: CodeNotVerified, Err: fmt.Errorf("no change predicted for %s, but admission or validation may change or refuse the apply: check with %s", strings.Join(names, ", "), check)}
-	}
-	return nil
-}
-
-// diffFound is exit 1 for what the diff found (the upgrade's deletes and
-// refusals, said in the header; value changes, denials), or 5 for a
-// controlled reset; nil when nothing.
-func diffFound(o *explainOptions, reports []*v1alpha1.DiffReport) error {
-	if len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0 {
-		return exit(CodeFound)
-	}
-	if err := diffControlledResets(reports); err != nil {
-		return err
-	}
-	for _, r := range reports {
-		if r.HasChanges() || r.Admission != nil && r.Admission.Denied != "" {
-			return exit(CodeFound)
-		}
-	}
-	return nil
-}
-
-// diffControlledResets is exit 5 when an apply that succeeds resets a field
-// a controller sets (a conflict or a denial is exit 1: nothing is written).
-func diffControlledResets(reports []*v1alpha1.DiffReport) error {
-	var as []*v1alpha1.ConflictReport
-	for _, r := range reports {
-		if len(r.Conflicts) > 0 || r.Admission != nil && r.Admission.Denied != "" {
-			return nil
-		}
-		as = append(as, &v1alpha1.ConflictReport{ApplyMeta: r.ApplyMeta, ControlledResets: r.ControlledResets, HelmUpgrade: r.HelmUpgrade})
-	}
-	return controlledResets(as)
+	return nil, nil
 }
 
 // diffOne predicts the apply of one manifest (and, when it conflicts, the
 // forced apply) and compares.
-func diffOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options, o *explainOptions) (*diff.Computed, remedy.Target, error) {
+func (o *diffOptions) diffOne(ctx context.Context, src *applySource, m kube.Manifest, opts conflict.Options) (*diff.Computed, remedy.Target, error) {
 	opts.AlsoForced = true
-	asked, err := o.explainOne(ctx, src, m, opts)
+	asked, err := o.predict(ctx, src, m, opts, false)
 	if err != nil {
 		return nil, remedy.Target{}, err
 	}

@@ -24,7 +24,7 @@ var externalArg = regexp.MustCompile(`^[a-zA-Z0-9-=]+$`)
 // the objects before and after go to two directories, one file each
 // named group.version.kind.namespace.name, and the program compares the
 // directories. Its exit status 0 or 1 is ours; above 1 is an error.
-func runExternalDiff(spec string, reports []*v1alpha1.DiffReport, o *explainOptions) error {
+func runExternalDiff(spec string, reports []*v1alpha1.DiffReport, o *diffOptions) error {
 	words := strings.Fields(spec)
 	for _, a := range words[1:] {
 		if !externalArg.MatchString(a) {

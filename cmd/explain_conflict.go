@@ -1,56 +1,18 @@
 package cmd
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/resource"
-
-	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 )
 
-// toolNames are --for's values.
-func toolNames() []string {
-	out := make([]string, len(remedy.Tools))
-	for i, t := range remedy.Tools {
-		out[i] = string(t)
-	}
-	return out
-}
-
+// explainOptions are explain-conflict's: the apply to predict, and
+// whether to verify the prediction with the server's dry run.
 type explainOptions struct {
-	*globalOptions
-	files        resource.FilenameOptions
-	fieldManager string
-	force        bool
-	subresource  string
-	local        bool
-	liveFiles    []string
-	schemaFiles  []string
-	verify       bool
-	output       outputFlag
-	time         timeFlag
-	showSecrets  bool
-	upgrade      bool
-	forRaw       string
-	tool         remedy.Tool
-	clusterFlags []string
-	helm         helmInput
-	csaUpgrade   []string
-	// unverifiable says why --verify can't dry-run the prediction ("":
-	// it can).
-	unverifiable string
-	// kc is the run's cluster (kubeCluster).
-	kc *kube.Cluster
-	// what the command does with the manifests: "simulate" or "diff".
-	what string
+	applyInput
+	verify bool
 }
 
 func newExplainConflictCmd(g *globalOptions) *cobra.Command {
-	o := &explainOptions{globalOptions: g, fieldManager: "kubectl"}
+	o := &explainOptions{applyInput: newApplyInput(g)}
 	cmd := &cobra.Command{
 		Use:   "explain-conflict -f MANIFEST [flags]",
 		Short: "Predict a server-side apply locally and explain its conflicts",
@@ -90,88 +52,17 @@ func newExplainConflictCmd(g *globalOptions) *cobra.Command {
   kubectl ssa explain-conflict --local --live-file live.yaml -f deploy.yaml`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.helm.bind(cmd, o)
-			if err := o.validate(); err != nil {
+			o.complete(cmd)
+			if err := o.validate("simulate", o.verify); err != nil {
 				return err
 			}
-			o.clusterFlags = clusterFlags(cmd)
 			return o.run(cmd.Context())
 		},
 	}
-	o.addApplyFlags(cmd, "simulate", "Simulate a forced apply and show who loses which fields.")
+	o.addFlags(cmd, "simulate", "Simulate a forced apply and show who loses which fields.",
+		"Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm).")
 	cmd.Flags().BoolVar(&o.verify, "verify", false, "Also send the apply to the server as a dry run (dryRun=All) and report any difference from the prediction.")
 	return cmd
-}
-
-// addApplyFlags declares the flags of an apply to predict, shared by
-// explain-conflict and diff: what says what ("simulate", "diff").
-func (o *explainOptions) addApplyFlags(cmd *cobra.Command, what, force string) {
-	o.what = what
-	f := cmd.Flags()
-	f.StringSliceVarP(&o.files.Filenames, "filename", "f", nil, "Manifests to "+what+": files, directories or URLs (- for standard input).")
-	f.BoolVarP(&o.files.Recursive, "recursive", "R", false, "Process the directories of -f recursively.")
-	f.StringVarP(&o.files.Kustomize, "kustomize", "k", "", "A kustomization directory to build and "+what+".")
-	f.StringVar(&o.fieldManager, "field-manager", o.fieldManager, "The field manager of the apply, as kubectl apply --server-side --field-manager (with --helm-release: helm).")
-	f.BoolVar(&o.force, "force-conflicts", false, force)
-	f.StringVar(&o.subresource, "subresource", "", "Predict an apply to a subresource: status or scale. The manifest is the object's own kind; for scale, with the .spec.replicas a controller applies to /scale (kubectl apply itself can't apply to /scale).")
-	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: predict against --live-file objects with the built-in schema.")
-	f.StringSliceVar(&o.liveFiles, "live-file", nil, "With --local: files with the live objects, with their managedFields.")
-	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
-	o.output.add(cmd, "text", "text")
-	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
-	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
-	forUsage := "Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm)."
-	if what == "diff" {
-		forUsage = "The tool whose settings the fixes are written in (argocd, flux or helm), repeated in the explain-conflict command the diff points to."
-	}
-	f.StringVar(&o.forRaw, "for", "", forUsage)
-	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(toolNames(), cobra.ShellCompDirectiveNoFileComp))
-	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go; the default with --helm-release).")
-	o.helm.addFlags(cmd, o)
-	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
-}
-
-func (o *explainOptions) validate() error {
-	if err := o.helm.validate(o); err != nil {
-		return err
-	}
-	if len(o.files.Filenames) == 0 && o.files.Kustomize == "" && o.helm.release == "" {
-		return fmt.Errorf("give the manifests to %s with -f or -k, or a Helm release with --helm-release", o.what)
-	}
-	if len(o.files.Filenames) > 0 && o.files.Kustomize != "" {
-		return errors.New("only one of -f and -k can be given")
-	}
-	if err := o.output.parse(); err != nil {
-		return err
-	}
-	if err := ownership.ValidateManager(o.fieldManager); err != nil {
-		return fmt.Errorf("--field-manager: %w", err)
-	}
-	switch o.subresource {
-	case "", "status", "scale":
-	default:
-		return fmt.Errorf("--subresource must be status or scale, not %q", o.subresource)
-	}
-	if err := o.time.parse(); err != nil {
-		return err
-	}
-	if o.forRaw != "" {
-		t, err := remedy.ParseTool(o.forRaw)
-		if err != nil {
-			return err
-		}
-		o.tool = t
-	}
-	if o.local && o.verify {
-		return errors.New("--verify asks the server, --local never does: give one of them")
-	}
-	if !o.local && (len(o.liveFiles) > 0 || len(o.schemaFiles) > 0) {
-		return errors.New("--live-file and --schema go with --local")
-	}
-	if o.local && len(o.liveFiles) == 0 {
-		return errors.New("--local needs the saved live objects in --live-file (an object missing from them is simulated as a create)")
-	}
-	return nil
 }
 
 // explainConflictLong is the command's --help text.

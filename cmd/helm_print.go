@@ -12,15 +12,16 @@ import (
 )
 
 // printHelmHeader says, in the text views, which revision the manifests
-// came from and how Helm applied it.
-func (o *explainOptions) printHelmHeader(w io.Writer) {
+// came from and how Helm applied it; refusals: with Helm's ownership
+// refusals (diff's header; explain-conflict says them of each object).
+func (o *applyInput) printHelmHeader(w io.Writer, refusals bool) {
 	r := o.helm.read
 	if r == nil {
 		return
 	}
 	if r.Version == 0 {
 		fmt.Fprintf(w, "# helm release %s is not installed in namespace %s: the render is predicted as helm install applies it (server-side, Helm 4's default)\n", render.Escape(r.Name), render.Escape(r.Namespace))
-		o.printHelmRefusals(w)
+		o.printHelmRefusals(w, refusals)
 		fmt.Fprintln(w)
 		return
 	}
@@ -30,7 +31,7 @@ func (o *explainOptions) printHelmHeader(w io.Writer) {
 		status = "no status"
 	}
 	fmt.Fprintf(w, "# helm release %s, revision %d (%s), from %s: %s\n", render.Escape(r.Name), r.Version, render.Escape(status), render.Escape(r.Object), how)
-	o.printHelmRefusals(w)
+	o.printHelmRefusals(w, refusals)
 	if d := o.helm.deletes; len(d) > 0 {
 		fmt.Fprintf(w, "# helm upgrade deletes %d object(s) of the release the render no longer has (annotate one helm.sh/resource-policy=keep to keep it): %s\n", len(d), render.Escape(strings.Join(d, ", ")))
 	}
@@ -68,12 +69,12 @@ func helmHow(r *kube.HelmRelease, mode v1alpha1.HelmUpgradeMode, flag string, mo
 
 // printHelmRefusals says Helm's ownership refusals in diff's header
 // (explain-conflict says them of each object).
-func (o *explainOptions) printHelmRefusals(w io.Writer) {
+func (o *applyInput) printHelmRefusals(w io.Writer, refusals bool) {
 	verb := "upgrade"
 	if o.helm.read != nil && o.helm.read.Version == 0 {
 		verb = "install"
 	}
-	if o.what == "diff" {
+	if refusals {
 		keys := make([]string, 0, len(o.helm.refusals))
 		for k := range o.helm.refusals {
 			keys = append(keys, k)

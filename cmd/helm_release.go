@@ -65,7 +65,7 @@ const (
 	helmSideFalse = "false"
 )
 
-func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
+func (h *helmInput) addFlags(cmd *cobra.Command, o *applyInput) {
 	f := cmd.Flags()
 	f.StringVar(&h.release, "helm-release", "", "The Helm release the manifests belong to, in the namespace of -n, read from Helm's storage (Secrets, or ConfigMaps with HELM_DRIVER=configmap) without the helm binary. Alone, the manifests are its last deployed revision's; with -f/-k, they are its next render (helm template's output), or its first: a release not installed yet is predicted as helm install applies it. Either way they are predicted as Helm applies them: as field manager helm, with the label and annotations Helm adds, objects without a namespace in the release's.")
 	_ = cmd.RegisterFlagCompletionFunc("helm-release", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -82,7 +82,7 @@ func (h *helmInput) addFlags(cmd *cobra.Command, o *explainOptions) {
 
 // bind remembers which flags the user gave; the defaults that follow from
 // --helm-release are set here.
-func (h *helmInput) bind(cmd *cobra.Command, o *explainOptions) {
+func (h *helmInput) bind(cmd *cobra.Command, o *applyInput) {
 	h.changed = cmd.Flags().Changed
 	if h.release == "" {
 		return
@@ -96,14 +96,16 @@ func (h *helmInput) bind(cmd *cobra.Command, o *explainOptions) {
 	}
 }
 
-func (h *helmInput) validate(o *explainOptions) error {
+// validate checks the Helm flags and those that depend on them; verify:
+// explain-conflict's --verify is given.
+func (h *helmInput) validate(o *applyInput, verify bool) error {
 	for _, m := range o.csaUpgrade {
 		if err := ownership.ValidateManager(m); err != nil {
 			return fmt.Errorf("--csa-upgrade: %w", err)
 		}
 	}
 	switch {
-	case len(o.csaUpgrade) > 0 && o.verify:
+	case len(o.csaUpgrade) > 0 && verify:
 		return errors.New("--verify can't check a prediction with --csa-upgrade: the server's dry run does not see the ownership moved first, which is a patch of its own")
 	case len(o.csaUpgrade) > 0 && o.subresource != "":
 		return errors.New("--csa-upgrade moves ownership of the main resource: it does not go with --subresource")
@@ -138,7 +140,7 @@ func (h *helmInput) validate(o *explainOptions) error {
 
 // manifests reads the input: -f/-k, the Helm release's revision, or -f/-k
 // as the Helm release's next revision.
-func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error) {
+func (o *applyInput) manifests(ctx context.Context) ([]kube.Manifest, error) {
 	h := &o.helm
 	files := len(o.files.Filenames) > 0 || o.files.Kustomize != ""
 	var ms []kube.Manifest
@@ -203,7 +205,7 @@ func (o *explainOptions) manifests(ctx context.Context) ([]kube.Manifest, error)
 // server-side unless told otherwise. A server-side upgrade of a revision
 // applied client-side first moves helm's client-side ownership to its
 // apply (csaupgrade), which --verify's dry run can't see.
-func (h *helmInput) chooseMode(c *kube.Cluster, o *explainOptions) error {
+func (h *helmInput) chooseMode(c *kube.Cluster, o *applyInput) error {
 	last := h.read.Release
 	if h.read.Latest != nil {
 		last = h.read.Latest
@@ -224,9 +226,8 @@ func (h *helmInput) chooseMode(c *kube.Cluster, o *explainOptions) error {
 	}
 	if !h.read.ServerSide() && h.read.Version > 0 && !h.changed("csa-upgrade") {
 		o.csaUpgrade = []string{o.fieldManager}
-		if o.verify {
-			o.unverifiable = "the revision was applied client-side, so Helm 4 moves helm's client-side ownership to its apply before it applies server-side, a write of its own that the server's dry run of the apply can't include"
-		}
+		// (Said when --verify is given.)
+		o.unverifiable = "the revision was applied client-side, so Helm 4 moves helm's client-side ownership to its apply before it applies server-side, a write of its own that the server's dry run of the apply can't include"
 	}
 	return nil
 }
@@ -253,7 +254,7 @@ func (h *helmInput) refusal(m kube.Manifest) *v1alpha1.Refusal {
 }
 
 // kubeCluster is the run's cluster clients, made once.
-func (o *explainOptions) kubeCluster() (*kube.Cluster, error) {
+func (o *applyInput) kubeCluster() (*kube.Cluster, error) {
 	if o.kc != nil {
 		return o.kc, nil
 	}
@@ -265,49 +266,64 @@ func (o *explainOptions) kubeCluster() (*kube.Cluster, error) {
 	return c, nil
 }
 
-// explainOne predicts the apply (or Helm's write) of one manifest; for a
-// Helm upgrade it says which way helm upgrade writes and, for a release
-// recorded as client-side apply (which can be upgraded either way), what
-// the other way would do differently.
-func (o *explainOptions) explainOne(ctx context.Context, src conflict.Source, m kube.Manifest, opts conflict.Options) (*conflict.Simulation, error) {
+// predict reads, predicts and (with verify) verifies the apply (or
+// Helm's write) of one manifest; for a Helm upgrade it says which way
+// helm upgrade writes and, for a release recorded as client-side apply
+// (which can be upgraded either way), what the other way would do
+// differently, predicted from the same read.
+func (o *applyInput) predict(ctx context.Context, src *applySource, m kube.Manifest, opts conflict.Options, verify bool) (*conflict.Simulation, error) {
 	h := &o.helm
 	opts.ClientSide = h.clientSide(m)
 	opts.Unverifiable = o.unverifiable
-	r, err := conflict.Explain(ctx, src, m.Object, opts)
+	read := func(ctx context.Context) (*conflict.State, error) { return src.reader.Read(ctx, m.Object, opts) }
+	st, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := conflict.Predict(st, opts)
+	if err == nil && verify {
+		r, err = conflict.Verify(ctx, src.cluster.Server(), read, st, r, opts)
+	}
 	if err != nil || h.read == nil || h.mode == "" {
 		return r, err
 	}
-	flag := h.serverSide
-	r.HelmUpgrade = &v1alpha1.HelmUpgrade{Mode: h.mode, Flag: flag}
+	r.HelmUpgrade = &v1alpha1.HelmUpgrade{Mode: h.mode, Flag: h.serverSide}
 	if h.read.Version == 0 || h.read.ServerSide() {
 		return r, nil
 	}
-	other := opts
-	other.Verify, other.Result, other.Unverifiable = false, nil, ""
-	way := v1alpha1.HelmOtherWay{Mode: v1alpha1.HelmServerSide, Flag: helmSideTrue}
-	if h.mode == v1alpha1.HelmServerSide {
-		way = v1alpha1.HelmOtherWay{Mode: v1alpha1.HelmClientSide, Flag: helmSideFalse}
-		originals := h.originals
-		if originals == nil {
-			c, err := o.kubeCluster()
-			if err != nil {
-				return nil, err
-			}
-			if originals, err = c.HelmOriginals(h.read, c.Namespace); err != nil {
-				return nil, err
-			}
-			h.originals = originals
-		}
-		other.ClientSide, other.CSAUpgrade = &conflict.ClientSide{Original: originals[kube.HelmKey(m.Object)]}, nil
-	} else {
-		other.ClientSide, other.CSAUpgrade = nil, []string{opts.FieldManager}
+	other, way, err := o.otherWayOptions(m, opts)
+	if err != nil {
+		return nil, err
 	}
-	alt, err := conflict.Explain(ctx, src, m.Object, other)
+	alt, err := conflict.Predict(st, other)
 	if err != nil {
 		return nil, err
 	}
 	r.HelmUpgrade.Other = otherWay(r, alt, way)
 	return r, nil
+}
+
+// otherWayOptions are the options of the other way helm upgrade can
+// write a release recorded as client-side apply than the one predicted.
+func (o *applyInput) otherWayOptions(m kube.Manifest, opts conflict.Options) (conflict.Options, v1alpha1.HelmOtherWay, error) {
+	h := &o.helm
+	other := opts
+	other.Result, other.Unverifiable = nil, ""
+	if h.mode != v1alpha1.HelmServerSide {
+		other.ClientSide, other.CSAUpgrade = nil, []string{opts.FieldManager}
+		return other, v1alpha1.HelmOtherWay{Mode: v1alpha1.HelmServerSide, Flag: helmSideTrue}, nil
+	}
+	if h.originals == nil {
+		c, err := o.kubeCluster()
+		if err != nil {
+			return other, v1alpha1.HelmOtherWay{}, err
+		}
+		if h.originals, err = c.HelmOriginals(h.read, c.Namespace); err != nil {
+			return other, v1alpha1.HelmOtherWay{}, err
+		}
+	}
+	other.ClientSide, other.CSAUpgrade = &conflict.ClientSide{Original: h.originals[kube.HelmKey(m.Object)]}, nil
+	return other, v1alpha1.HelmOtherWay{Mode: v1alpha1.HelmClientSide, Flag: helmSideFalse}, nil
 }
 
 // otherWay is what alt, the other way of writing, does differently from

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,10 +16,7 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
-
-var _ conflict.AdmissionReader = (*Cluster)(nil)
 
 const admissionGroup = "admissionregistration.k8s.io"
 
@@ -40,7 +38,7 @@ type nsLabels struct {
 	unknown bool
 }
 
-// Admission implements conflict.AdmissionReader: the policies, bindings
+// Admission reads the cluster's admission (Reader.Admission): the policies, bindings
 // and webhook configurations (listed once, side by side), the default
 // classes a PVC or an Ingress gets, and the labels of obj's namespace.
 func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error) {
@@ -50,11 +48,12 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	}
 	// PodSecurity reads the namespace's labels whatever the policies:
 	// they are read beside the policies, not after them.
-	var nsDone chan nsLabels
+	var nsRead errgroup.Group
+	var nsBeside *nsLabels
 	if m.Scope.Name() == meta.RESTScopeNameNamespace && admission.PodSecurityChecks(m.Resource.GroupResource()) {
-		nsDone = make(chan nsLabels, 1)
+		nsBeside = &nsLabels{}
 		ns := obj.GetNamespace()
-		go func() { nsDone <- s.namespaceLabels(ctx, ns) }()
+		nsRead.Go(func() error { *nsBeside = s.namespaceLabels(ctx, ns); return nil })
 	}
 	cfg := s.admissionConfig(ctx) // a copy: the classes are the object's own
 	switch m.Resource.GroupResource() {
@@ -77,8 +76,9 @@ func (s *Cluster) Admission(ctx context.Context, obj *unstructured.Unstructured)
 	if req.Namespaced && (matchers > 0 || admission.PodSecurityChecks(m.Resource.GroupResource())) {
 		// Only a namespaceSelector and PodSecurity need them.
 		var ns nsLabels
-		if nsDone != nil {
-			ns = <-nsDone
+		if nsBeside != nil {
+			_ = nsRead.Wait()
+			ns = *nsBeside
 		} else {
 			ns = s.namespaceLabels(ctx, obj.GetNamespace())
 		}
@@ -128,12 +128,10 @@ func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 		{"mutatingwebhookconfigurations", &c.MutatingWebhooks, nil},
 	}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	var forbidden []string
 	for _, l := range lists {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for at := &l; at != nil; at = at.bindings {
 				items, err := s.listServed(ctx, at.resource)
 				mu.Lock()
@@ -149,9 +147,10 @@ func (s *Cluster) listAdmission(ctx context.Context) admission.Config {
 					break
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // (each list's error is said in c.Unreadable)
 	if len(forbidden) > 0 {
 		sort.Strings(forbidden)
 		c.Unreadable = append(c.Unreadable, fmt.Sprintf("could not list %s of %s (forbidden: check with %s)",

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // EvaluatorEnv names the companion executable when it is not beside
@@ -126,14 +128,14 @@ func (c *companion) answer(in []byte, left time.Duration) ([]byte, error) {
 	})
 	// Written beside the wait: a companion that does not read its input
 	// must not block the write past its kill (Wait closes the pipe).
-	written := make(chan error, 1)
-	go func() {
+	var write errgroup.Group
+	write.Go(func() error {
 		_, err := c.stdin.Write(in)
-		written <- errors.Join(err, c.stdin.Close())
-	}()
+		return errors.Join(err, c.stdin.Close())
+	})
 	err := c.cmd.Wait()
 	timer.Stop()
-	werr := <-written
+	werr := write.Wait()
 	switch {
 	case timedOut.Load():
 		return nil, errTimedOut

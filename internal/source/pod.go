@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -149,15 +150,14 @@ func (s *Cluster) podReads(ctx context.Context, pod *unstructured.Unstructured) 
 		}})
 	}
 	results := make([]*podRead, len(jobs))
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			results[i] = s.podRead(ctx, j.gvr, j.ns, j.name)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // (a read that fails is said in reads.Unread)
 	for i, j := range jobs {
 		j.into(results[i].items)
 		if results[i].why != "" {

@@ -1,6 +1,6 @@
 // Package source adapts a cluster to the engines of pkg/: the source
 // that reads live objects, schemas, autoscalers and served versions for
-// conflict.Explain, and sends its dry runs.
+// the prediction of an apply (Reader), and sends its dry runs.
 package source
 
 import (
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,7 @@ type Cluster struct {
 	Loader  *conflict.Loader
 	// hpas memoizes Autoscalers per namespace. Unlike Loader, which
 	// makes a Cluster unsafe for concurrent use, it is guarded:
-	// Explain lists autoscalers while it reads the rest.
+	// Reader.Read lists autoscalers while it reads the rest.
 	hpasMu sync.Mutex
 	hpas   map[string][]unstructured.Unstructured
 	// minor and patch are the server's Kubernetes version (serverMinor).
@@ -137,11 +138,7 @@ func (s *Cluster) NoteApplied(manifest, result *unstructured.Unstructured) {
 	s.inputNamespaces[result.GetName()] = labels
 }
 
-var (
-	_ conflict.Source           = (*Cluster)(nil)
-	_ conflict.DryRunner        = (*Cluster)(nil)
-	_ conflict.WarningDryRunner = (*Cluster)(nil)
-)
+var _ conflict.Source = (*Cluster)(nil)
 
 // NewCluster reads from c, caching schema documents under cacheBase
 // (kubectl's --cache-dir; empty: no cache).
@@ -170,9 +167,7 @@ func NewCluster(c *kube.Cluster, cacheBase string) *Cluster {
 	return &Cluster{Cluster: c, Loader: loader}
 }
 
-var _ conflict.Resolver = (*Cluster)(nil)
-
-// Resolve implements conflict.Resolver: obj's namespace as Target puts it,
+// Resolve is the cluster's Reader.Resolve: obj's namespace as Target puts it,
 // from the discovery Target reads too, and the schema of obj's
 // group-version read meanwhile. A Pod's admission waits for Target, which
 // finds whether the apply creates it.
@@ -191,25 +186,20 @@ func (s *Cluster) Resolve(ctx context.Context, obj *unstructured.Unstructured) b
 func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*conflict.Target, error) {
 	// A custom resource's CRD (its storage version, its conversion) is
 	// read while the live object is.
-	type crdResult struct {
-		crd *unstructured.Unstructured
-		err error
-	}
-	var crdDone chan crdResult
+	var crdRead errgroup.Group
+	var crd *crdResult
 	if conflict.IsCustom(obj.GroupVersionKind()) {
 		if m, err := s.Cluster.Mapping(obj.GroupVersionKind()); err == nil {
-			crdDone = make(chan crdResult, 1)
-			go func() {
-				crd, err := s.Cluster.Dynamic.Resource(crdGVR).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
-				crdDone <- crdResult{crd, err}
-			}()
+			crd = &crdResult{}
+			crdRead.Go(func() error {
+				crd.crd, crd.err = s.Cluster.Dynamic.Resource(crdGVR).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
+				return nil
+			})
 		}
 	}
 	live, m, err := s.Cluster.Live(ctx, obj)
 	if err != nil {
-		if crdDone != nil {
-			<-crdDone
-		}
+		_ = crdRead.Wait()
 		var notServed *kube.NotServedError
 		if crd := s.inputKinds[obj.GroupVersionKind().GroupKind()]; crd != "" && errors.As(err, &notServed) {
 			return nil, fmt.Errorf("%s: its kind is served by CustomResourceDefinition %s, earlier in the input and not applied yet: apply the CRD first (its kind can't be predicted before it exists), then ask again", kube.ObjectName(obj), crd)
@@ -253,8 +243,9 @@ func (s *Cluster) Target(ctx context.Context, obj *unstructured.Unstructured) (*
 	if live != nil && conflict.HasEmptyMap(obj.Object) {
 		t.KeepsEmptiedMaps = s.keepsEmptiedMaps()
 	}
-	if crdDone != nil {
-		res := <-crdDone
+	if crd != nil {
+		_ = crdRead.Wait()
+		res := crd
 		switch {
 		case res.err != nil && otherVersions(obj, live):
 			t.Notes = append(t.Notes, fmt.Sprintf("could not read the CustomResourceDefinition %s (%v): managers recorded at other versions are compared as if no conversion webhook converted them; check with --verify", m.Resource.GroupResource(), s.Cluster.Friendly(res.err)))
@@ -305,6 +296,12 @@ func otherVersions(obj, live *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// crdResult is the read of a custom resource's CRD.
+type crdResult struct {
+	crd *unstructured.Unstructured
+	err error
 }
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -406,14 +403,14 @@ func (s *Cluster) dryRunClient() (dynamic.Interface, error) {
 	return s.dryRunner, s.dryRunErr
 }
 
-// DryRunApply implements conflict.DryRunner.
-func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error) {
-	out, _, err := s.DryRunApplyWarnings(ctx, obj, body, o, subresource)
-	return out, err
+// Server is the cluster as conflict.Verify asks it.
+func (s *Cluster) Server() conflict.Server {
+	return conflict.Server{Apply: s.DryRunApply, Write: s.DryRunWrite}
 }
 
-// DryRunApplyWarnings implements conflict.WarningDryRunner.
-func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
+// DryRunApply sends an apply as a dry run, with the server's warnings
+// (conflict.Server.Apply).
+func (s *Cluster) DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error) {
 	var subs []string
 	if subresource != "" {
 		subs = []string{subresource}
@@ -423,7 +420,8 @@ func (s *Cluster) DryRunApplyWarnings(ctx context.Context, obj, body *unstructur
 	})
 }
 
-// DryRunWrite implements conflict.PatchDryRunner: a client-side write.
+// DryRunWrite sends a client-side write as a dry run
+// (conflict.Server.Write).
 func (s *Cluster) DryRunWrite(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error) {
 	dry := []string{metav1.DryRunAll}
 	return s.dryRun(ctx, obj, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {

@@ -18,7 +18,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/tools"
 )
 
-// AutoscalerLister is a Source that can list the HPAs of a namespace.
+// AutoscalerLister lists the HPAs of a namespace (every Source does).
 type AutoscalerLister interface {
 	Autoscalers(ctx context.Context, namespace string) ([]unstructured.Unstructured, error)
 }
@@ -39,11 +39,7 @@ func (s *OfflineSource) Autoscalers(_ context.Context, namespace string) ([]unst
 // .spec (whose replicas they own: a manifest that sets it fights them, one
 // that drops it may reset it). A failure to list them is a warning: the
 // prediction stands without it.
-func AutoscalersOf(ctx context.Context, src Source, obj *unstructured.Unstructured) ([]v1alpha1.Autoscaler, string) {
-	lister, ok := src.(AutoscalerLister)
-	if !ok {
-		return nil, ""
-	}
+func AutoscalersOf(ctx context.Context, lister AutoscalerLister, obj *unstructured.Unstructured) ([]v1alpha1.Autoscaler, string) {
 	if _, ok := obj.Object["spec"].(map[string]any); !ok || obj.GetNamespace() == "" {
 		// (An autoscaler targets an object of its own namespace: without
 		// one, nothing can target it, and listing "" lists them all.)

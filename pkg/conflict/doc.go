@@ -12,6 +12,13 @@
 // the views. It does not render and does not talk to a cluster; Loader
 // fetches and caches schemas.
 //
+// An apply is read, predicted and verified in three steps: a State holds
+// everything its prediction reads (the live object, the schemas, the
+// autoscalers, admission), read by internal/source's Reader side by side
+// (or by ReadState from saved files); Predict is a function of the State
+// and the Options alone; Verify sends the apply as a server dry run and
+// compares, reading and predicting again when a writer came in between.
+//
 // Each conflict says what its owner most likely is (Likely), from
 // pkg/tools' catalogue of field managers; Resolutions writes the ways
 // out, for kubectl and in the applier's own terms (an Argo CD

@@ -15,7 +15,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/defaults"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 )
 
 // Target is what a Source knows of the object a manifest names.
@@ -54,7 +53,7 @@ type Source interface {
 	Target(ctx context.Context, obj *unstructured.Unstructured) (*Target, error)
 	// Schema types the kind of applied at its version and at every
 	// version live's managedFields mention. A nil converter means the
-	// source has none and note says why (Explain then falls back once,
+	// source has none and note says why (TypeConverter then falls back once,
 	// for every source alike); with a converter, a note is a caveat the
 	// report repeats.
 	Schema(ctx context.Context, applied, live *unstructured.Unstructured) (tc managedfields.TypeConverter, note string, err error)
@@ -62,43 +61,21 @@ type Source interface {
 	ScaleSchema(ctx context.Context, gvk schema.GroupVersionKind) (managedfields.TypeConverter, error)
 	// Served tells whether a kind is served at a version (nil: all).
 	Served() func(schema.GroupVersionKind) bool
+	// Autoscalers lists the HPAs of a namespace (AutoscalersOf).
+	AutoscalerLister
 }
 
-// DryRunner sends an apply to the server as a dry run; the sources that
-// can are used by --verify.
-type DryRunner interface {
-	// DryRunApply sends body (obj itself, or a Scale for /scale) to the
-	// object obj names.
-	DryRunApply(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, error)
-}
-
-// AdmissionReader is a source that knows the cluster's admission: the
-// policies, webhooks and classes of admission.Config, and how obj's
-// request is matched (its resource, its namespace's labels).
-type AdmissionReader interface {
-	Admission(ctx context.Context, obj *unstructured.Unstructured) (*admission.Config, admission.Request, error)
-}
-
-// Resolver is a source that puts a manifest's namespace as Target would
-// (defaulted, checked) without a round trip, and may start reading what
-// the prediction needs next (its schema). It tells whether the autoscalers
-// and admission may then be read while the live object is, instead of
-// after it (false: after it; an error is left for Target to return).
-type Resolver interface {
-	Resolve(ctx context.Context, obj *unstructured.Unstructured) bool
-}
-
-// WarningDryRunner is a DryRunner that also returns the warnings the
-// server answered the dry run with.
-type WarningDryRunner interface {
-	DryRunApplyWarnings(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error)
-}
-
-// PatchDryRunner sends a client-side write as a server dry run: patch
-// (of type pt) to the object obj names, or obj's create when patch is nil,
-// as manager; with the server's warnings.
-type PatchDryRunner interface {
-	DryRunWrite(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error)
+// Server is what Verify asks the server: dry runs, with the warnings
+// the server answered them with.
+type Server struct {
+	// Apply sends body (obj itself, or a Scale for /scale) as an apply
+	// to the object obj names.
+	Apply func(ctx context.Context, obj, body *unstructured.Unstructured, o metav1.ApplyOptions, subresource string) (*unstructured.Unstructured, []string, error)
+	// Write sends a client-side write: patch (of type pt) to the object
+	// obj names, or obj's create when patch is nil, as manager. Nil: the
+	// server can't be asked one (Verify of Helm's client-side upgrade
+	// then fails).
+	Write func(ctx context.Context, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, manager string) (*unstructured.Unstructured, []string, error)
 }
 
 // Options are the apply to explain.
@@ -109,10 +86,7 @@ type Options struct {
 	KubectlUpgrade bool
 	// CSAUpgrade: see Input.CSAUpgrade.
 	CSAUpgrade []string
-	// Verify also sends the apply as a server dry run (the Source must be
-	// a DryRunner) and compares.
-	Verify bool
-	// Result, with Verify, completes the prediction into the object the
+	// Result, for Verify, completes the prediction into the object the
 	// server stores (diff.Result), which is then compared with the server's
 	// dry-run object; nil compares managedFields and conflicts only.
 	Result ResultFunc
@@ -152,234 +126,155 @@ func TypeConverter(ctx context.Context, src Source, applied, live *unstructured.
 	return managedfields.NewDeducedTypeConverter(), []string{fmt.Sprintf("no schema for %s (%s): typed by deduction, every list atomic", gvk, why)}, nil
 }
 
-// Explain predicts the apply of one manifest against what src knows, and
-// with Verify compares the prediction with the server's dry run.
-func Explain(ctx context.Context, src Source, manifest *unstructured.Unstructured, o Options) (r *Simulation, err error) {
-	if ownership.IsSecret(manifest.GetAPIVersion(), manifest.GetKind()) {
-		defer func() {
-			if err != nil {
-				err = redactedError{err}
-			}
-		}()
-	}
-	obj := manifest.DeepCopy()
-	// The autoscalers are listed while the live object and the schema are
-	// read: the list costs a round trip, not a serial one. It starts once
-	// the namespace is defaulted (by Resolve, or else by Target): a
-	// manifest without one must not list every namespace's autoscalers.
-	// Nothing else in this run lists them meanwhile; the memo is guarded
-	// all the same. Admission is read meanwhile too (once a run).
-	type hpaResult struct {
-		list    []v1alpha1.Autoscaler
-		warning string
-	}
-	type admissionResult struct {
-		config *admission.Config
-		req    admission.Request
-		err    error
-	}
-	var hpaDone chan hpaResult
-	var admissionDone chan admissionResult
-	// sent is the manifest as sent, its namespace defaulted: the reads
-	// read it (the simulation may change obj meanwhile), nothing writes it.
-	var sent *unstructured.Unstructured
-	startReads := func() {
-		hpaDone = make(chan hpaResult, 1)
-		probe := sent
-		go func() {
-			l, w := AutoscalersOf(ctx, src, probe)
-			hpaDone <- hpaResult{l, w}
-		}()
-		if ar, ok := src.(AdmissionReader); ok {
-			admissionDone = make(chan admissionResult, 1)
-			go func() {
-				c, req, err := ar.Admission(ctx, probe)
-				admissionDone <- admissionResult{c, req, err}
-			}()
-		}
-	}
-	resolver, ok := src.(Resolver)
-	resolved := ok && resolver.Resolve(ctx, obj)
-	// The manifest as the server reads it (named with its namespace,
-	// once defaulted).
-	obj, rewritten, err := ApplyBody(obj)
-	if err != nil {
-		return nil, err
-	}
-	if resolved {
-		sent = obj.DeepCopy()
-		startReads()
-		if gvk := obj.GroupVersionKind(); !IsCustom(gvk) {
-			// The kind's defaults are decoded meanwhile too (memoized:
-			// the prediction's own lookup waits for this one).
-			go defaults.Builtin(gvk)
-		}
-	}
-	t, err := src.Target(ctx, obj)
-	if err != nil {
-		// The reads end first: they read what the caller changes next
-		// (the namespaces the input applies).
-		if hpaDone != nil {
-			<-hpaDone
-		}
-		if admissionDone != nil {
-			<-admissionDone
-		}
-		return nil, err
-	}
-	if sent == nil {
-		sent = obj.DeepCopy()
-		startReads()
-	}
-	gvk := obj.GroupVersionKind()
-	tc, warnings, err := TypeConverter(ctx, src, obj, t.Live)
-	var adm admissionResult
-	if admissionDone != nil {
-		adm = <-admissionDone
-	}
-	if err != nil {
-		return nil, err
-	}
-	if adm.err != nil {
-		return nil, fmt.Errorf("reading the cluster's admission: %w", adm.err)
-	}
-	warnings = append(append([]string{}, t.Notes...), warnings...)
+// Predict predicts the apply of st's manifest as o asks, from what was
+// read (st) alone: no request, and st is left as it was, so that another
+// way of writing can be predicted from the same read.
+func Predict(st *State, o Options) (r *Simulation, err error) {
+	defer func() { err = SecretError(st.Manifest, err) }()
+	t := st.Target
 	in := Input{
-		Live:           t.Live,
-		Applied:        obj,
+		Live: t.Live.DeepCopy(), // st is left as it was
+
+		Applied:        st.Applied.DeepCopy(),
 		FieldManager:   o.FieldManager,
 		Force:          o.Force,
 		Subresource:    o.Subresource,
-		Schema:         tc,
-		CRD:            IsCustom(gvk),
-		Served:         src.Served(),
+		Schema:         st.Schema,
+		CRD:            IsCustom(st.Applied.GroupVersionKind()),
+		Served:         st.Served,
 		HasStatus:      t.HasStatus,
 		KubectlUpgrade: o.KubectlUpgrade,
 		CSAUpgrade:     o.CSAUpgrade,
 		ClientSide:     o.ClientSide,
+		ScaleSchema:    st.ScaleSchema,
 
 		ConversionWebhook: t.ConversionWebhook,
 		ServerMinor:       t.ServerMinor,
 		KeepsEmptiedMaps:  t.KeepsEmptiedMaps,
 	}
-	if o.Subresource == string(v1alpha1.SubresourceScale) {
-		if in.ScaleSchema, err = src.ScaleSchema(ctx, gvk); err != nil {
-			return nil, err
-		}
-	}
-	simulate := func(in Input) (*Simulation, error) {
-		var r *Simulation
-		var err error
-		if in.Subresource == string(v1alpha1.SubresourceScale) {
-			r, err = SimulateScale(in)
-		} else {
-			r, err = Simulate(in)
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.Warnings = append(r.Warnings, warnings...)
-		if err := bodyChecks(r, in, rewritten); err != nil {
-			return nil, err
-		}
-		if r.Message == "" && r.Result != nil {
-			r.Unchecked = duplicatePortNames(r.Result)
-			r.Warnings = append(r.Warnings, serverSettingCaveats(r.Result, in.Live)...)
-			if first := r.FirstApply; first != nil && first.Result != nil {
-				// kubectl's sequence stops at its first apply when the
-				// server refuses that one: client-side apply's manager
-				// still holds what the manifest no longer sets, beside
-				// what it sets now.
-				for _, u := range duplicatePortNames(first.Result) {
-					if !slices.Contains(r.Unchecked, u) {
-						r.Unchecked = append(r.Unchecked, "kubectl's first apply, before it moves client-side apply's ownership, leaves "+u)
-					}
-				}
-			}
-		}
-		r.Schema = tc
-		r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
-		r.Storage = t.Storage
-		if adm.config != nil && r.Message == "" {
-			req := adm.req
-			req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
-			req.FieldManager = in.FieldManager
-			var defaulted *unstructured.Unstructured // computed once, when asked
-			req.Defaulted = func() *unstructured.Unstructured {
-				if defaulted == nil {
-					defaulted, _ = Defaulted(r)
-				}
-				return defaulted
-			}
-			req.Default = func(obj *unstructured.Unstructured) {
-				if c, ok := r.Defaults.(defaults.Completer); ok {
-					c.Complete(obj.Object)
-				}
-				defaults.Finish(obj)
-			}
-			if s, ok := tc.(*Schema); ok {
-				if types, ref, ok := s.TypeOf(r.Result.GroupVersionKind()); ok && ref.NamedType != nil {
-					req.Schema, req.TypeName = types, *ref.NamedType
-				}
-			}
-			r.Admission = admission.Evaluate(adm.config, req)
-			if r.Admission.Denied != "" {
-				// What the apiserver would answer.
-				r.Message = r.Admission.Denied
-			} else if r.Admission.Mutated() {
-				r.Unchecked = append(r.Unchecked, duplicateKeys(r.Admission, req.Defaulted(), tc)...)
-			}
-		}
-		return r, nil
-	}
-	if r, err = simulate(in); err != nil {
+	if r, err = predictOne(st, in); err != nil {
 		return nil, err
 	}
-	r.Applied = sent
-	if admissionDone == nil {
+	r.Applied = st.Sent
+	if !st.AdmissionRead {
 		r.Warnings = append(r.Warnings, "admission (policies, webhooks, built-in plugins) is not evaluated without a cluster: check against one with kubectl ssa explain-conflict --verify")
 	}
-	if (o.AlsoForced || adm.config != nil && admissionActs(adm.config, adm.req, sent, t.Live)) && !o.Force && len(r.Conflicts) > 0 {
+	if (o.AlsoForced || st.Admission != nil && admissionActs(st.Admission, st.AdmissionRequest, st.Sent, t.Live)) && !o.Force && len(r.Conflicts) > 0 {
 		// The forced apply is what a user who takes the fields sends:
 		// admission sees it.
 		forced := in
 		forced.Force = true
-		if r.Forced, err = simulate(forced); err != nil {
+		if r.Forced, err = predictOne(st, forced); err != nil {
 			return nil, err
 		}
 		r.ForcedAdmission = r.Forced.Admission
 	}
-	hpas := <-hpaDone
-	noteAutoscalers(r, sent, t.Live, hpas.list, hpas.warning, o.InputAutoscalers)
-	if o.Verify {
-		dr, ok := src.(DryRunner)
-		if !ok {
-			return nil, fmt.Errorf("--verify needs a cluster")
-		}
-		if why := t.Unverifiable + o.Unverifiable; why != "" {
-			r.Verify = &v1alpha1.Verification{Status: v1alpha1.VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: why}
-			return r, nil
-		}
-		// A writer between the read and the dry run (a controller's
-		// status update) makes the server answer for another object:
-		// read again, predict again and compare again, a few times.
-		for attempt := 1; ; attempt++ {
-			v, rv, err := verify(ctx, dr, sent, r, o)
-			if err != nil {
-				return nil, err
-			}
-			r.Verify = v
-			if v.Agrees || rv == "" || r.Live == nil || rv == r.Live.GetResourceVersion() || attempt == verifyAttempts {
-				break
-			}
-			again := o
-			again.Verify = false
-			if r, err = Explain(ctx, src, manifest, again); err != nil {
-				return nil, err
+	noteAutoscalers(r, st.Sent, t.Live, st.Autoscalers, st.AutoscalersWarning, o.InputAutoscalers)
+	return r, nil
+}
+
+// predictOne simulates one write (in) and completes what the server
+// would do besides: the body's checks, what validation is not modelled
+// here, the defaults, the storage version, admission.
+func predictOne(st *State, in Input) (*Simulation, error) {
+	var r *Simulation
+	var err error
+	if in.Subresource == "scale" {
+		r, err = SimulateScale(in)
+	} else {
+		r, err = Simulate(in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Warnings = append(append(r.Warnings, st.Target.Notes...), st.SchemaWarnings...)
+	if err := bodyChecks(r, in, st.Rewritten); err != nil {
+		return nil, err
+	}
+	if r.Message == "" && r.Result != nil {
+		r.Unchecked = duplicatePortNames(r.Result)
+		r.Warnings = append(r.Warnings, serverSettingCaveats(r.Result, in.Live)...)
+		if first := r.FirstApply; first != nil && first.Result != nil {
+			// kubectl's sequence stops at its first apply when the
+			// server refuses that one: client-side apply's manager
+			// still holds what the manifest no longer sets, beside
+			// what it sets now.
+			for _, u := range duplicatePortNames(first.Result) {
+				if !slices.Contains(r.Unchecked, u) {
+					r.Unchecked = append(r.Unchecked, "kubectl's first apply, before it moves client-side apply's ownership, leaves "+u)
+				}
 			}
 		}
 	}
+	r.Schema = st.Schema
+	r.Defaults, _ = defaultsFor(in, r.Result.GroupVersionKind())
+	r.Storage = st.Target.Storage
+	if st.Admission != nil && r.Message == "" {
+		evaluateAdmission(r, st, in)
+	}
 	return r, nil
+}
+
+// evaluateAdmission evaluates the cluster's admission (st.Admission) on
+// the predicted object: a denial is what the apiserver would answer.
+func evaluateAdmission(r *Simulation, st *State, in Input) {
+	req := st.AdmissionRequest
+	req.Object, req.Old, req.Subresource = r.Result, in.Live, in.Subresource
+	req.FieldManager = in.FieldManager
+	var defaulted *unstructured.Unstructured // computed once, when asked
+	req.Defaulted = func() *unstructured.Unstructured {
+		if defaulted == nil {
+			defaulted, _ = Defaulted(r)
+		}
+		return defaulted
+	}
+	req.Default = func(obj *unstructured.Unstructured) {
+		if c, ok := r.Defaults.(defaults.Completer); ok {
+			c.Complete(obj.Object)
+		}
+		defaults.Finish(obj)
+	}
+	if s, ok := st.Schema.(*Schema); ok {
+		if types, ref, ok := s.TypeOf(r.Result.GroupVersionKind()); ok && ref.NamedType != nil {
+			req.Schema, req.TypeName = types, *ref.NamedType
+		}
+	}
+	r.Admission = admission.Evaluate(st.Admission, req)
+	if r.Admission.Denied != "" {
+		// What the apiserver would answer.
+		r.Message = r.Admission.Denied
+	} else if r.Admission.Mutated() {
+		r.Unchecked = append(r.Unchecked, duplicateKeys(r.Admission, req.Defaulted(), st.Schema)...)
+	}
+}
+
+// Verify sends the apply r predicts as a server dry run (dr) and
+// compares (r.Verify). A writer between the read and the dry run (a
+// controller's status update) makes the server answer for another
+// object: then st is read again (read), predicted again and compared
+// again, a few times; the prediction compared last is returned.
+func Verify(ctx context.Context, dr Server, read func(context.Context) (*State, error), st *State, r *Simulation, o Options) (_ *Simulation, err error) {
+	defer func() { err = SecretError(st.Manifest, err) }()
+	if why := st.Target.Unverifiable + o.Unverifiable; why != "" {
+		r.Verify = &v1alpha1.Verification{Status: v1alpha1.VerifyNotRun, Compared: comparedApply, Differences: []string{}, ServerWarnings: []string{}, Reason: why}
+		return r, nil
+	}
+	for attempt := 1; ; attempt++ {
+		v, rv, err := verify(ctx, dr, st.Sent, r, o)
+		if err != nil {
+			return nil, err
+		}
+		r.Verify = v
+		if v.Agrees || rv == "" || r.Live == nil || rv == r.Live.GetResourceVersion() || attempt == verifyAttempts {
+			return r, nil
+		}
+		if st, err = read(ctx); err != nil {
+			return nil, err
+		}
+		if r, err = Predict(st, o); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // bodyChecks says what the server's reading of the apply body rewrote,

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -196,6 +197,9 @@ type Loader struct {
 	indexPaths map[string]openapi.GroupVersion
 	indexErr   error
 	pending    map[schema.GroupVersion]chan partResult
+	// prefetches runs Prefetch's and PrefetchDocuments' reads: nothing
+	// waits for them all, Load takes each result from its channel.
+	prefetches errgroup.Group
 	// parts and built memoize the run: many objects of one kind read and
 	// merge the same documents once. Loader is not safe for concurrent use.
 	parts map[schema.GroupVersion]*gvSchema
@@ -217,10 +221,11 @@ func (l *Loader) Prefetch() {
 		return
 	}
 	l.index = make(chan struct{})
-	go func() {
+	l.prefetches.Go(func() error {
 		defer close(l.index)
 		l.indexPaths, l.indexErr = l.Client.Paths()
-	}()
+		return nil
+	})
 }
 
 // PrefetchDocuments starts loading the documents of gvs (from the cache,
@@ -243,7 +248,7 @@ func (l *Loader) PrefetchDocuments(ctx context.Context, gvs ...schema.GroupVersi
 		done := make(chan partResult, 1)
 		l.pending[gv] = done
 		index, paths := l.index, l.paths
-		go func() {
+		l.prefetches.Go(func() error {
 			if paths == nil {
 				<-index
 				paths = l.indexPaths
@@ -251,11 +256,12 @@ func (l *Loader) PrefetchDocuments(ctx context.Context, gvs ...schema.GroupVersi
 			doc, ok := paths[openAPIPath(gv)]
 			if !ok {
 				done <- partResult{}
-				return
+				return nil
 			}
 			p, cached, err := l.loadOne(ctx, gv, doc)
 			done <- partResult{p, cached, err}
-		}()
+			return nil
+		})
 	}
 }
 

@@ -73,7 +73,7 @@ func TestVerifyServerConfiguration(t *testing.T) {
 				t.Fatal(err)
 			}
 			src := &refusingSource{OfflineSource: offline, refusal: tt.refusal}
-			r, err := conflict.Explain(context.Background(), src, manifest(t, tt.manifest), conflict.Options{FieldManager: "ci", Verify: true})
+			r, err := explainVerified(context.Background(), src, manifest(t, tt.manifest), conflict.Options{FieldManager: "ci"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -90,7 +90,7 @@ type Simulation struct {
 	FirstApply *Simulation `json:"-"`
 
 	// Applied is the manifest as sent (its namespace defaulted): the
-	// tools' fixes point into it. Set by Explain.
+	// tools' fixes point into it. Set by Predict.
 	Applied *unstructured.Unstructured `json:"-"`
 
 	// Live and Result are the object before and after, for rendering.
@@ -99,11 +99,11 @@ type Simulation struct {
 	Result *unstructured.Unstructured `json:"-"`
 
 	// Schema typed the apply; Defaults knows the kind's defaults (nil:
-	// not known, and Warnings say so). Set by Explain.
+	// not known, and Warnings say so). Set by Predict.
 	Schema   managedfields.TypeConverter `json:"-"`
 	Defaults defaults.Source             `json:"-"`
 	// Storage prunes the result as the apiserver stores it (see
-	// Target.Storage). Set by Explain.
+	// Target.Storage). Set by Predict.
 	Storage *defaults.Structural `json:"-"`
 	// Forced is the forced apply's prediction, with Options.AlsoForced
 	// when this apply conflicts.

@@ -30,7 +30,7 @@ const (
 // returns the resourceVersion the server's answer is of ("" when there is
 // none): another than the predicted live object's means a writer came in
 // between, and the comparison is of two different objects.
-func verify(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*v1alpha1.Verification, string, error) {
+func verify(ctx context.Context, dr Server, obj *unstructured.Unstructured, r *Simulation, o Options) (*v1alpha1.Verification, string, error) {
 	against, compared, firstOnly := r, comparedApply, false
 	if r.FirstApply != nil {
 		against, compared, firstOnly = r.FirstApply, comparedFirstApply, true
@@ -135,7 +135,7 @@ func compareConflict(st metav1.Status, against *Simulation, diff func(string, ..
 }
 
 // dryRun sends the apply as a server dry run (to /scale as a Scale).
-func dryRun(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
+func dryRun(ctx context.Context, dr Server, obj *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
 	if o.ClientSide != nil {
 		return dryRunClientSide(ctx, dr, obj, r, o)
 	}
@@ -149,18 +149,13 @@ func dryRun(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r
 		send.SetNamespace(obj.GetNamespace())
 	}
 	opts := metav1.ApplyOptions{FieldManager: o.FieldManager, Force: o.Force, DryRun: []string{metav1.DryRunAll}}
-	if wd, ok := dr.(WarningDryRunner); ok {
-		return wd.DryRunApplyWarnings(ctx, obj, send, opts, o.Subresource)
-	}
-	out, err := dr.DryRunApply(ctx, obj, send, opts, o.Subresource)
-	return out, nil, err
+	return dr.Apply(ctx, obj, send, opts, o.Subresource)
 }
 
 // dryRunClientSide sends o.ClientSide's write as a dry run: the same
 // client-side patch, or a create when the object does not exist.
-func dryRunClientSide(ctx context.Context, dr DryRunner, obj *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
-	pd, ok := dr.(PatchDryRunner)
-	if !ok {
+func dryRunClientSide(ctx context.Context, dr Server, obj *unstructured.Unstructured, r *Simulation, o Options) (*unstructured.Unstructured, []string, error) {
+	if dr.Write == nil {
 		return nil, nil, errors.New("--verify: this source can't dry-run a client-side write")
 	}
 	var patch []byte
@@ -171,7 +166,7 @@ func dryRunClientSide(ctx context.Context, dr DryRunner, obj *unstructured.Unstr
 			return nil, nil, fmt.Errorf("--verify: %w", err)
 		}
 	}
-	return pd.DryRunWrite(ctx, obj, patch, pt, o.FieldManager)
+	return dr.Write(ctx, obj, patch, pt, o.FieldManager)
 }
 
 // compareAnswer compares the server's object (out) with the predicted

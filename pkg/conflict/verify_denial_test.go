@@ -69,7 +69,7 @@ func TestVerifyDenialOfAClientSideObject(t *testing.T) {
 			}
 			src := &denyingSource{OfflineSource: offline, message: msg}
 			applied := manifest(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"shop"},"data":{"a":"2"}}`)
-			r, err := conflict.Explain(context.Background(), src, applied, conflict.Options{FieldManager: "kubectl", KubectlUpgrade: true, Verify: true})
+			r, err := explainVerified(context.Background(), src, applied, conflict.Options{FieldManager: "kubectl", KubectlUpgrade: true})
 			if err != nil {
 				t.Fatal(err)
 			}

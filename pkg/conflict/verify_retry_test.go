@@ -68,7 +68,7 @@ func TestVerifyRetriesWhenTheObjectChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &racingSource{OfflineSource: offline1, after: after, answer: want.ManagedFields}
-	r, err := conflict.Explain(context.Background(), src, applied, conflict.Options{FieldManager: "gitops", Verify: true})
+	r, err := explainVerified(context.Background(), src, applied, conflict.Options{FieldManager: "gitops"})
 	if err != nil {
 		t.Fatal(err)
 	}

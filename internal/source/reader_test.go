@@ -1,4 +1,4 @@
-package conflict_test
+package source_test
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/scenario"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/admission"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 )
 
-// readsSource is an OfflineSource that is a Resolver, an AdmissionReader
-// and an AutoscalerLister, and whose Target waits (up to a deadline) for
+// readsSource is an OfflineSource that resolves, reads admission and
+// lists autoscalers, and whose Target waits (up to a deadline) for
 // the autoscaler and admission reads to have started.
 type readsSource struct {
 	*conflict.OfflineSource
@@ -70,7 +72,7 @@ func (s *readsSource) Autoscalers(ctx context.Context, namespace string) ([]unst
 // A Resolver's autoscalers and admission are read while the live object is
 // (a round trip, not three in a row); without Resolve's yes, after it.
 func TestReadsBesideTheLiveObject(t *testing.T) {
-	applied := manifest(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2}}`)
+	applied := scenario.Manifest(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2}}`)
 	for _, tc := range []struct {
 		name      string
 		resolve   bool
@@ -94,17 +96,18 @@ func TestReadsBesideTheLiveObject(t *testing.T) {
 				wait = 50 * time.Millisecond
 			}
 			src := &readsSource{OfflineSource: offline, resolve: tc.resolve, targetErr: tc.targetErr, wait: wait, admission: make(chan struct{}), hpas: make(chan struct{})}
-			_, err = conflict.Explain(context.Background(), src, applied, conflict.Options{FieldManager: "gitops"})
+			rd := source.Reader{Source: src, Resolve: src.Resolve, Admission: src.Admission}
+			_, err = rd.Read(context.Background(), applied, conflict.Options{FieldManager: "gitops"})
 			if tc.targetErr != nil {
 				if !errors.Is(err, tc.targetErr) {
 					t.Fatalf("error %v, want Target's", err)
 				}
-				// Explain returned after the reads it started: both ran.
+				// Read returned after the reads it started: both ran.
 				for _, c := range []chan struct{}{src.admission, src.hpas} {
 					select {
 					case <-c:
 					default:
-						t.Error("Explain returned before the reads it started")
+						t.Error("Read returned before the reads it started")
 					}
 				}
 			} else if err != nil {
