@@ -179,7 +179,7 @@ func Predict(st *State, o Options) (r *Simulation, err error) {
 func predictOne(st *State, in Input) (*Simulation, error) {
 	var r *Simulation
 	var err error
-	if in.Subresource == "scale" {
+	if in.Subresource == string(v1alpha1.SubresourceScale) {
 		r, err = SimulateScale(in)
 	} else {
 		r, err = Simulate(in)

@@ -74,7 +74,7 @@ func ReadSchemas(ctx context.Context, src Source, st *State, o Options) error {
 		return err
 	}
 	st.Schema, st.SchemaWarnings = tc, warnings
-	if o.Subresource == "scale" {
+	if o.Subresource == string(v1alpha1.SubresourceScale) {
 		if st.ScaleSchema, err = src.ScaleSchema(ctx, st.Applied.GroupVersionKind()); err != nil {
 			return err
 		}
