@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -30,27 +29,11 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, args) }}
 	}
 	var progress audit.Progress
-	done := make(chan struct{})
-	showProgress := render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
-	if showProgress {
-		go func() {
-			tick := time.NewTicker(250 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings", progress.Scanned.Load(), progress.Found.Load())
-				}
-			}
-		}()
-	}
+	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
+		return fmt.Sprintf("%d objects scanned, %d findings", progress.Scanned.Load(), progress.Found.Load())
+	})
 	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: v1alpha1.FixMode(o.fix), Rules: o.ruleSet}, &progress)
-	close(done)
-	if showProgress {
-		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", progress.Scanned.Load(), progress.Found.Load())
-	}
+	line.done()
 	if stop := stopped(ctx, "audit stopped after %d objects scanned (%d findings so far): no report, a partial audit is not one; run it again", progress.Scanned.Load(), progress.Found.Load()); stop != nil {
 		return stop
 	}

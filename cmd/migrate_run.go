@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
@@ -127,12 +128,27 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if o.verify && o.mode == v1alpha1.MigrateCSA {
 		opts.VerifyApply = o.verifyApply(c)
 	}
-	if render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData() {
-		opts.Progress = func(s v1alpha1.MigrationSummary) {
-			fmt.Fprintf(o.streams.ErrOut, "\r%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
-		}
+	var progress struct {
+		sync.Mutex
+		sum v1alpha1.MigrationSummary
 	}
+	opts.Progress = func(s v1alpha1.MigrationSummary) {
+		progress.Lock()
+		defer progress.Unlock()
+		progress.sum = s
+	}
+	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
+		progress.Lock()
+		defer progress.Unlock()
+		s := progress.sum
+		if s.Scanned == 0 {
+			// (Not before the line that says where backups go.)
+			return ""
+		}
+		return fmt.Sprintf("%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
+	})
 	rep, err := migrate.Run(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, src, opts)
+	line.done()
 	if backup != "" {
 		if entries, _ := os.ReadDir(backup); len(entries) == 0 {
 			// A run that wrote nothing leaves no empty backup directory.
@@ -144,9 +160,6 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 				rep.BackupDir = ""
 			}
 		}
-	}
-	if opts.Progress != nil {
-		fmt.Fprintln(o.streams.ErrOut)
 	}
 	if rep != nil {
 		rep.Unlisted = append(rep.Unlisted, unlisted...)

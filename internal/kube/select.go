@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -212,12 +213,22 @@ func (s *Selection) matching(objs []*unstructured.Unstructured) ([]*unstructured
 var errNoMatch = errors.New("no objects matched the selection")
 
 // untilDone returns what f returns, or ctx's error when ctx ends first;
-// f, which takes no context (kubectl's builder), then ends unobserved.
+// f, which takes no context (kubectl's builder, a read of standard
+// input), then ends unobserved: its group is not waited for.
 func untilDone[T any](ctx context.Context, f func() T) (T, error) {
-	done := make(chan T, 1)
-	go func() { done <- f() }()
+	var (
+		v    T
+		g    errgroup.Group
+		done = make(chan struct{})
+	)
+	g.Go(func() error {
+		v = f()
+		close(done)
+		return nil
+	})
 	select {
-	case v := <-done:
+	case <-done:
+		_ = g.Wait()
 		return v, nil
 	case <-ctx.Done():
 		var zero T
@@ -412,48 +423,38 @@ func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o Str
 		}
 		return unlisted, nil
 	}
-	// Kinds are listed side by side (within the client's rate limit);
-	// yield is called by one of them at a time.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	return s.listSideBySide(ctx, c, kinds, ns, o, yield)
+}
+
+// listSideBySide lists kinds side by side, o.Concurrency at a time
+// (within the client's rate limit); yield is called by one of them at a
+// time. The first error stops the others.
+func (s *Selection) listSideBySide(ctx context.Context, c *Cluster, kinds []Resource, ns string, o StreamOptions, yield func(Item) error) ([]string, error) {
 	var mu, ymu sync.Mutex
-	var first error
+	var unlisted []string
 	one := func(it Item) error {
 		ymu.Lock()
 		defer ymu.Unlock()
 		return yield(it)
 	}
-	next := make(chan Resource)
-	var wg sync.WaitGroup
-	for range min(o.Concurrency, len(kinds)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				var un []string
-				err := s.listKind(ctx, c, k, ns, o, one, &un)
-				mu.Lock()
-				unlisted = append(unlisted, un...)
-				if err != nil && first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Concurrency)
 	for _, k := range kinds {
-		select {
-		case next <- k:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			var un []string
+			err := s.listKind(gctx, c, k, ns, o, one, &un)
+			mu.Lock()
+			unlisted = append(unlisted, un...)
+			mu.Unlock()
+			return err
+		})
 	}
-	close(next)
-	wg.Wait()
+	err := g.Wait()
 	sort.Strings(unlisted)
-	return unlisted, first
+	return unlisted, err
 }
 
 // namespaced tells whether some of kinds are listed in one namespace.
