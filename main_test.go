@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 )
 
 // pluginBin is kubectl-ssa, built once by TestMain for the tests of this
@@ -259,20 +256,5 @@ func TestMistypedCommand(t *testing.T) {
 	want := "error: unknown command \"audti\" for \"kubectl ssa\"\n\nDid you mean this?\n\taudit\n"
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
-	}
-}
-
-// TestStoppedLine: a command over many objects stopped by a signal says,
-// in one line, where it stopped, escaped for the terminal, and exits as
-// the signal says.
-func TestStoppedLine(t *testing.T) {
-	var out bytes.Buffer
-	err := &cmd.ExitError{Code: cmd.CodePartial, Err: &cmd.StoppedError{Where: "handover stopped at ConfigMap/ns/c\x1b[31m, object 3 of 9", Err: context.Canceled}}
-	code := exitCode(&out, err, syscall.SIGTERM)
-	if code != 143 {
-		t.Errorf("exit %d, want 143", code)
-	}
-	if want := "error: interrupted (terminated): handover stopped at ConfigMap/ns/c^[[31m, object 3 of 9\n"; out.String() != want {
-		t.Errorf("stderr %q, want %q", out.String(), want)
 	}
 }

@@ -67,16 +67,10 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 		// A gate must not pass on kinds it did not read.
 		return fmt.Errorf("the audit is partial: %d kinds could not be listed (see the warnings): audit with list rights, name the kinds you may list, or accept it with --allow-partial", len(rep.Unlisted))
 	}
-	if len(failed) > 0 {
-		for _, e := range failed {
-			render.Error(o.streams.ErrOut, e)
-		}
-		return exit(CodeError)
+	for _, e := range failed {
+		render.Error(o.streams.ErrOut, e)
 	}
-	if fail := v1alpha1.Severity(o.failOn); fail != v1alpha1.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(auditCode(rep, len(failed), v1alpha1.Severity(o.failOn)))
 }
 
 // maxUnlistedLines is how many kinds that could not be listed are named

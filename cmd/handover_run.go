@@ -86,14 +86,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if failed > 0 {
-		return exit(CodeError)
-	}
-	if held > 0 {
-		// --wait ran out: the fields are held safely, not yet taken.
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(handoverCode(failed, held))
 }
 
 // request is the handover of obj that the flags ask for.

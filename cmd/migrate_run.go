@@ -42,11 +42,7 @@ func (o *migrateOptions) undo(ctx context.Context) error {
 	if err := o.finish(rep); err != nil {
 		return err
 	}
-	if rep.Summary.Skipped > 0 {
-		// Not everything was restored: say so to scripts.
-		return exit(CodePartial)
-	}
-	return nil
+	return exitWith(undoCode(rep))
 }
 
 func (o *migrateOptions) validate(args []string) (v1alpha1.DryRun, error) {
@@ -173,10 +169,8 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		return o.printStopped(rep, stopped(ctx, "%s", where))
 	}
 	if err != nil {
-		code := CodePartial // some objects were done
-		if rep == nil || rep.Summary.Scanned == 0 {
-			code = CodeError // nothing was written
-		} else {
+		code := migrationErrorCode(rep)
+		if code == CodePartial {
 			_ = o.finish(rep)
 		}
 		return &ExitError{Code: code, Err: c.Friendly(err)}
@@ -229,11 +223,5 @@ func (o *migrateOptions) finish(rep *v1alpha1.MigrationReport) error {
 		// The names are the user's: escaped on the way to the terminal.
 		render.Warning(o.streams.ErrOut, fmt.Sprintf("none of the %d objects has a manager named %s", rep.Summary.Scanned, strings.Join(names, " or ")))
 	}
-	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
-		return exit(CodePartial)
-	}
-	if o.check && rep.Summary.Migrated > 0 {
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(migrationCode(rep, o.check))
 }

@@ -191,13 +191,7 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	if err != nil {
 		return err
 	}
-	if res.Failed != nil && !res.Seen {
-		return exit(CodeError)
-	}
-	if res.Seen {
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(watchCode(res))
 }
 
 // watchStartLine says what the watch watches, and that it is silent until

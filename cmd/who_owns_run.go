@@ -95,10 +95,7 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	if partial != nil {
 		return partial
 	}
-	if len(failed) > 0 {
-		return exit(CodeError)
-	}
-	return nil
+	return exitWith(whoOwnsCode(len(failed)))
 }
 
 // hintLongTable points, on stderr, from a long default table to the tree
