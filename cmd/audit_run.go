@@ -14,11 +14,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-func (o *auditOptions) run(ctx context.Context, args []string) error {
-	pal, err := o.palette()
-	if err != nil {
-		return err
-	}
+func (o *auditOptions) run(ctx context.Context) error {
 	targets, err := kube.Targets(o.configFlags, o.allContexts, o.clusterFlags)
 	if err != nil {
 		return err
@@ -26,7 +22,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	o.sel.In = o.streams.In
 	clusters := make([]audit.Cluster, len(targets))
 	for i, t := range targets {
-		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, args) }}
+		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, o.args) }}
 	}
 	var progress audit.Progress
 	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
@@ -48,7 +44,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	} else if !nothing {
 		// ("No findings in 0 objects" would read as a pass: the error
 		// below says what happened.)
-		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
+		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, o.pal); err != nil {
 			return err
 		}
 	}
