@@ -69,7 +69,8 @@ func run() int {
 	klog.SetLogger(logr.Discard())
 	// Whatever reaches the user passes the filter that replaces the
 	// Secret values this run has read (internal/redact).
-	stdout, stderr := redact.Seen.Writer(os.Stdout), redact.Seen.Writer(os.Stderr)
+	secrets := &redact.Set{}
+	stdout, stderr := secrets.Writer(os.Stdout), secrets.Writer(os.Stderr)
 	defer func() {
 		_ = stdout.Flush()
 		_ = stderr.Flush()
@@ -81,7 +82,7 @@ func run() int {
 	defer signal.Stop(sigs)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Execute(ctx, streams) }()
+	go func() { done <- cmd.Execute(ctx, streams, secrets) }()
 
 	var sig os.Signal
 	select {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,12 @@ type globalOptions struct {
 	// errors suggest (clusterFlags).
 	commandFlags []string
 	profile      profileOptions
+	// secrets is the run's Secret filter: the Secret values it read, which
+	// main's output filter replaces (see internal/redact).
+	secrets *redact.Set
+	// oneDial makes the run's requests to a server wait for the first
+	// one's connection (kube.NewOneDial).
+	oneDial func(http.RoundTripper) http.RoundTripper
 }
 
 func (g *globalOptions) palette() (*render.Palette, error) {
@@ -53,16 +60,19 @@ func (g *globalOptions) cacheDir() string {
 }
 
 // wrapClients makes a client configuration remember the Secrets it
-// reads, and share the process's first connection to its server.
-func wrapClients(c *rest.Config) *rest.Config {
-	c.Wrap(redact.Seen.Transport)
-	c.Wrap(kube.OneDial.Transport)
+// reads, and share the run's first connection to its server.
+func (g *globalOptions) wrapClients(c *rest.Config) *rest.Config {
+	c.Wrap(g.secrets.Transport)
+	c.Wrap(g.oneDial)
 	return c
 }
 
-// Execute runs "kubectl ssa" with the arguments of the process.
-func Execute(ctx context.Context, streams genericiooptions.IOStreams) error {
+// Execute runs "kubectl ssa" with the arguments of the process; the
+// Secret values it reads are added to secrets (the filter of main's
+// output streams).
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, secrets *redact.Set) error {
 	root, g := newRoot(streams)
+	g.secrets = secrets
 	err := withSuggestions(root.ExecuteContext(ctx))
 	if perr := g.profile.stop(); err == nil && perr != nil {
 		err = perr
@@ -119,6 +129,8 @@ func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *globalOptions
 		configFlags: genericclioptions.NewConfigFlags(true),
 		color:       string(render.ColorAuto),
 		streams:     streams,
+		secrets:     &redact.Set{},
+		oneDial:     kube.NewOneDial(),
 	}
 	root := &cobra.Command{
 		Use:   "ssa",
@@ -144,13 +156,16 @@ namespaces and clusters (audit), and reports managers fighting over fields
 	g.configFlags.AddFlags(root.PersistentFlags())
 	// Every answer about Secrets is read on its way in, so that main's
 	// output filter knows their values (see internal/redact); requests
-	// sent side by side share one connection (kube.OneDial).
-	g.configFlags.WrapConfigFn = wrapClients
+	// sent side by side share one connection (kube.NewOneDial).
+	g.configFlags.WrapConfigFn = g.wrapClients
 	// --show-secret-values, where a command has it, turns the filter off.
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		g.commandFlags = clusterFlags(c)
+		// What reads objects without a client (files, Helm's release
+		// manifests) adds their Secrets to the set its context carries.
+		c.SetContext(redact.NewContext(c.Context(), g.secrets))
 		if f := c.Flags().Lookup("show-secret-values"); f != nil && f.Value.String() == "true" {
-			redact.Seen.Disable()
+			g.secrets.Disable()
 		}
 		return g.profile.start()
 	}

@@ -177,7 +177,7 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 		}
 	}
 	r, err := untilDone(ctx, func() resolved {
-		objs, single, err := resolve(b, func(err error) error { return friendly(err, s.CommandFlags, scope) })
+		objs, single, err := resolve(b, func(err error) error { return friendly(err, s.CommandFlags, scope) }, redact.FromContext(ctx))
 		return resolved{objs, single, err}
 	})
 	if err != nil {
@@ -236,8 +236,9 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 	}
 }
 
-// resolve reads the objects b selects, as Resolve returns them.
-func resolve(b *resource.Builder, friendly func(error) error) ([]*unstructured.Unstructured, bool, error) {
+// resolve reads the objects b selects, as Resolve returns them; the
+// Secrets among them are added to secrets.
+func resolve(b *resource.Builder, friendly func(error) error, secrets *redact.Set) ([]*unstructured.Unstructured, bool, error) {
 	single := false
 	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
@@ -258,7 +259,7 @@ func resolve(b *resource.Builder, friendly func(error) error) ([]*unstructured.U
 		if !ok {
 			return fmt.Errorf("%s: unexpected object type %T", info.ObjectName(), info.Object)
 		}
-		redact.Seen.AddSecret(secretContent(u))
+		secrets.AddSecret(secretContent(u))
 		out = append(out, u)
 		return nil
 	})
@@ -309,12 +310,12 @@ func ReadManifests(ctx context.Context, in io.Reader, files *resource.FilenameOp
 	if err != nil {
 		return nil, err
 	}
-	return manifestsOf(b.Flatten().ContinueOnError().Do())
+	return manifestsOf(b.Flatten().ContinueOnError().Do(), redact.FromContext(ctx))
 }
 
 // manifestsOf is the objects of a local builder's result, each Secret
-// among them remembered by the process's Secret filter.
-func manifestsOf(r *resource.Result) ([]Manifest, error) {
+// among them remembered by the run's Secret filter, secrets.
+func manifestsOf(r *resource.Result, secrets *redact.Set) ([]Manifest, error) {
 	if err := r.Err(); err != nil {
 		return nil, Friendly(err)
 	}
@@ -331,7 +332,7 @@ func manifestsOf(r *resource.Result) ([]Manifest, error) {
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("%s: an object without apiVersion or kind: fix the manifest", i.Source)
 		}
-		redact.Seen.AddSecret(secretContent(u))
+		secrets.AddSecret(secretContent(u))
 		out = append(out, Manifest{Object: u, Source: i.Source})
 	}
 	if len(out) == 0 {
