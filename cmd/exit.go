@@ -212,3 +212,15 @@ func whoOwnsCode(failed int) Code {
 	}
 	return CodeOK
 }
+
+// messageError is an error told in other words than its cause's (a
+// report's message, a cause with its Go values left out), which keeps the
+// cause for errors.Is and errors.As.
+type messageError struct {
+	msg string
+	err error
+}
+
+func (e *messageError) Error() string { return e.msg }
+
+func (e *messageError) Unwrap() error { return e.err }

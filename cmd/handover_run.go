@@ -117,7 +117,7 @@ func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri d
 	if rep != nil {
 		msg = rep.Message
 	}
-	return rep, errors.New(msg)
+	return rep, &messageError{msg: msg, err: err}
 }
 
 // printStopped prints the reports of the objects done before a signal
