@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/signal"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
-	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 // grace is how long a command has, after the first SIGINT or SIGTERM
@@ -72,7 +69,8 @@ func run() int {
 	klog.SetLogger(logr.Discard())
 	// Whatever reaches the user passes the filter that replaces the
 	// Secret values this run has read (internal/redact).
-	stdout, stderr := redact.Seen.Writer(os.Stdout), redact.Seen.Writer(os.Stderr)
+	secrets := &redact.Set{}
+	stdout, stderr := secrets.Writer(os.Stdout), secrets.Writer(os.Stderr)
 	defer func() {
 		_ = stdout.Flush()
 		_ = stderr.Flush()
@@ -84,12 +82,12 @@ func run() int {
 	defer signal.Stop(sigs)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Execute(ctx, streams) }()
+	go func() { done <- cmd.Execute(ctx, streams, secrets) }()
 
 	var sig os.Signal
 	select {
 	case err := <-done:
-		return exitCode(stderr, err, nil)
+		return cmd.Exit(stderr, err, nil)
 	case sig = <-sigs:
 		cancel()
 	}
@@ -97,50 +95,10 @@ func run() int {
 	defer timer.Stop()
 	select {
 	case err := <-done:
-		return exitCode(stderr, err, sig)
+		return cmd.Exit(stderr, err, sig)
 	case <-sigs:
 	case <-timer.C:
 	}
 	fmt.Fprintf(stderr, "error: interrupted (%s)\n", sig)
-	return signalCode(sig)
-}
-
-// exitCode prints err to stderr and returns the exit code it carries; sig is the
-// signal that cancelled the command, if one did.
-func exitCode(stderr io.Writer, err error, sig os.Signal) int {
-	if err == nil {
-		return int(cmd.CodeOK)
-	}
-	if sig != nil && errors.Is(err, context.Canceled) {
-		// One line, however many objects the command had left: where a
-		// command over many stopped, when it says.
-		msg := fmt.Sprintf("interrupted (%s)", sig)
-		var stopped *cmd.StoppedError
-		if errors.As(err, &stopped) {
-			msg += ": " + stopped.Where
-		}
-		render.Error(stderr, errors.New(msg))
-		return signalCode(sig)
-	}
-	var exit *cmd.ExitError
-	if errors.As(err, &exit) {
-		switch {
-		case exit.Err == nil:
-		case exit.Code == cmd.CodeNotVerified, exit.Code == cmd.CodeControlledReset:
-			// Not a failure: the answer stands, unchecked.
-			render.Warning(stderr, exit.Err.Error())
-		default:
-			render.Error(stderr, exit.Err)
-		}
-		return int(exit.Code)
-	}
-	render.Error(stderr, err)
-	return int(cmd.CodeError)
-}
-
-func signalCode(sig os.Signal) int {
-	if s, ok := sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return int(cmd.CodeError)
+	return cmd.SignalCode(sig)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,28 +13,35 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/kubectl-ssa/kubectl-ssa/cmd"
 )
 
-// pluginBin is kubectl-ssa, built once by TestMain for the tests of this
-// file.
+// pluginBin is kubectl-ssa for the tests of this file: this test binary,
+// which runs main instead of the tests when asPlugin is set in its
+// environment. The tests send signals to a real process running main's
+// code; building the binary (a link of ten seconds and more) is not what
+// they test. (The release binary is tested by the end-to-end tests.)
 var pluginBin string
 
+// asPlugin, set to 1 in a process's environment, makes this test binary
+// kubectl-ssa.
+const asPlugin = "KUBECTL_SSA_TEST_AS_PLUGIN"
+
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "kubectl-ssa-main-")
+	if os.Getenv(asPlugin) == "1" {
+		main()
+	}
+	bin, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	pluginBin = filepath.Join(dir, "kubectl-ssa")
-	if out, err := exec.Command("go", "build", "-o", pluginBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building kubectl-ssa: %v\n%s", err, out)
+	pluginBin = bin
+	// Inherited by every process the tests start.
+	if err := os.Setenv(asPlugin, "1"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 func plugin(*testing.T) string { return pluginBin }
@@ -91,6 +97,7 @@ func (s *started) waitExit(t *testing.T, limit time.Duration) int {
 // for a standard input that never ends (-f -), with 128+the signal's
 // number, as a shell reports it.
 func TestSignalStopsCommandReadingStandardInput(t *testing.T) {
+	t.Parallel()
 	bin := plugin(t)
 	nowhere := filepath.Join(t.TempDir(), "no-kubeconfig")
 	commands := [][]string{
@@ -170,6 +177,7 @@ current-context: silent
 // stops on the first signal too, well before the grace period: here
 // waiting for a server that never answers.
 func TestSignalStopsSelection(t *testing.T) {
+	t.Parallel()
 	bin := plugin(t)
 	s := start(t, bin, silentServer(t), "who-owns", "configmap/x")
 	time.Sleep(500 * time.Millisecond)
@@ -197,6 +205,7 @@ func startBlockedDiff(t *testing.T) *started {
 // context does not reach: here diff reading which kinds a server that
 // never answers serves.
 func TestSecondSignalKills(t *testing.T) {
+	t.Parallel()
 	s := startBlockedDiff(t)
 	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -220,6 +229,8 @@ func TestSecondSignalKills(t *testing.T) {
 // After the first signal, a command its context does not reach gets the
 // grace period, then the process ends with the signal's code.
 func TestGracePeriodEnds(t *testing.T) {
+	// Side by side with the others: each mostly waits.
+	t.Parallel()
 	s := startBlockedDiff(t)
 	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -259,20 +270,5 @@ func TestMistypedCommand(t *testing.T) {
 	want := "error: unknown command \"audti\" for \"kubectl ssa\"\n\nDid you mean this?\n\taudit\n"
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
-	}
-}
-
-// TestStoppedLine: a command over many objects stopped by a signal says,
-// in one line, where it stopped, escaped for the terminal, and exits as
-// the signal says.
-func TestStoppedLine(t *testing.T) {
-	var out bytes.Buffer
-	err := &cmd.ExitError{Code: cmd.CodePartial, Err: &cmd.StoppedError{Where: "handover stopped at ConfigMap/ns/c\x1b[31m, object 3 of 9", Err: context.Canceled}}
-	code := exitCode(&out, err, syscall.SIGTERM)
-	if code != 143 {
-		t.Errorf("exit %d, want 143", code)
-	}
-	if want := "error: interrupted (terminated): handover stopped at ConfigMap/ns/c^[[31m, object 3 of 9\n"; out.String() != want {
-		t.Errorf("stderr %q, want %q", out.String(), want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/audit"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type auditOptions struct {
@@ -29,8 +30,12 @@ type auditOptions struct {
 	concurrency  int
 	clusterFlags []string
 	rules        []string
+
+	// Set by complete.
+	args []string
 	// ruleSet is rules, parsed.
 	ruleSet map[v1alpha1.Code]bool
+	pal     *render.Palette
 }
 
 func newAuditCmd(g *globalOptions) *cobra.Command {
@@ -60,13 +65,7 @@ func newAuditCmd(g *globalOptions) *cobra.Command {
   # Only the codes, with a JSONPath template
   kubectl ssa audit -A -o jsonpath='{range .findings[*]}{.code}{"\n"}{end}'`,
 		ValidArgsFunction: completeResources(g),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(args); err != nil {
-				return err
-			}
-			o.clusterFlags = clusterFlags(cmd)
-			return o.run(cmd.Context(), args)
-		},
+		RunE:              runE(o),
 	}
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to audit"})
@@ -105,21 +104,33 @@ func severityNames() []string {
 	return out
 }
 
-func (o *auditOptions) validate(args []string) error {
+// complete reads each flag into its typed value: the output (the one
+// printer, with its palette) and the rules; no TYPE is every kind.
+func (o *auditOptions) complete(cmd *cobra.Command, args []string) (err error) {
+	o.args = args
+	o.clusterFlags = clusterFlags(cmd)
+	if len(args) == 0 && !o.sel.HasFiles() {
+		// No TYPE: every kind the server lists.
+		o.sel.AllKinds = true
+	}
 	if err := o.output.parse(); err != nil {
 		return err
 	}
+	if o.ruleSet, err = audit.ParseRules(o.rules); err != nil {
+		return fmt.Errorf("--rules %w", err)
+	}
+	o.pal, err = o.palette()
+	return err
+}
+
+// validate checks the flags together.
+func (o *auditOptions) validate() error {
 	if v1alpha1.Severity(o.failOn).Rank() < 0 {
 		return fmt.Errorf("--fail-on must be one of %s, not %q", strings.Join(severityNames(), ", "), o.failOn)
 	}
 	if m := v1alpha1.FixMode(o.fix); !slices.Contains(audit.FixModes, m) {
 		return fmt.Errorf("--fix must be adopt or forget, not %q", o.fix)
 	}
-	rules, err := audit.ParseRules(o.rules)
-	if err != nil {
-		return fmt.Errorf("--rules %w", err)
-	}
-	o.ruleSet = rules
 	if o.concurrency < 1 {
 		return errors.New("--concurrency must be at least 1")
 	}
@@ -160,11 +171,7 @@ func (o *auditOptions) validate(args []string) error {
 			seen[n] = true
 		}
 	}
-	if len(args) == 0 && !o.sel.HasFiles() {
-		// No TYPE: every kind the server lists.
-		o.sel.AllKinds = true
-	}
-	return o.sel.Validate(args)
+	return o.sel.Validate(o.args)
 }
 
 // auditLong is the command's --help text; its list of codes is

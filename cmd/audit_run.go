@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -15,11 +14,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-func (o *auditOptions) run(ctx context.Context, args []string) error {
-	pal, err := o.palette()
-	if err != nil {
-		return err
-	}
+func (o *auditOptions) run(ctx context.Context) error {
 	targets, err := kube.Targets(o.configFlags, o.allContexts, o.clusterFlags)
 	if err != nil {
 		return err
@@ -27,30 +22,14 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	o.sel.In = o.streams.In
 	clusters := make([]audit.Cluster, len(targets))
 	for i, t := range targets {
-		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, args) }}
+		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, o.args) }}
 	}
 	var progress audit.Progress
-	done := make(chan struct{})
-	showProgress := render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData()
-	if showProgress {
-		go func() {
-			tick := time.NewTicker(250 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings", progress.Scanned.Load(), progress.Found.Load())
-				}
-			}
-		}()
-	}
+	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
+		return fmt.Sprintf("%d objects scanned, %d findings", progress.Scanned.Load(), progress.Found.Load())
+	})
 	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: v1alpha1.FixMode(o.fix), Rules: o.ruleSet}, &progress)
-	close(done)
-	if showProgress {
-		fmt.Fprintf(o.streams.ErrOut, "\r%d objects scanned, %d findings\n", progress.Scanned.Load(), progress.Found.Load())
-	}
+	line.done()
 	if stop := stopped(ctx, "audit stopped after %d objects scanned (%d findings so far): no report, a partial audit is not one; run it again", progress.Scanned.Load(), progress.Found.Load()); stop != nil {
 		return stop
 	}
@@ -65,7 +44,7 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 	} else if !nothing {
 		// ("No findings in 0 objects" would read as a pass: the error
 		// below says what happened.)
-		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, pal); err != nil {
+		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, o.pal); err != nil {
 			return err
 		}
 	}
@@ -84,16 +63,10 @@ func (o *auditOptions) run(ctx context.Context, args []string) error {
 		// A gate must not pass on kinds it did not read.
 		return fmt.Errorf("the audit is partial: %d kinds could not be listed (see the warnings): audit with list rights, name the kinds you may list, or accept it with --allow-partial", len(rep.Unlisted))
 	}
-	if len(failed) > 0 {
-		for _, e := range failed {
-			render.Error(o.streams.ErrOut, e)
-		}
-		return exit(CodeError)
+	for _, e := range failed {
+		render.Error(o.streams.ErrOut, e)
 	}
-	if fail := v1alpha1.Severity(o.failOn); fail != v1alpha1.SeverityNever && rep.Max() != "" && rep.Max().Rank() >= fail.Rank() {
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(auditCode(rep, len(failed), v1alpha1.Severity(o.failOn)))
 }
 
 // maxUnlistedLines is how many kinds that could not be listed are named

@@ -28,6 +28,9 @@ type extractOptions struct {
 	output      outputFlag
 	schemaFiles []string
 	showSecrets bool
+
+	// Set by complete.
+	args []string
 }
 
 func newExtractCmd(g *globalOptions) *cobra.Command {
@@ -73,12 +76,7 @@ redacted Secret manifest is not meant to be applied.`,
   kubectl get deploy web -o yaml --show-managed-fields > live.yaml
   kubectl ssa extract --local -f live.yaml --manager helm`,
 		ValidArgsFunction: completeResources(g),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(args); err != nil {
-				return err
-			}
-			return o.run(cmd.Context(), args)
-		},
+		RunE:              runE(o),
 	}
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to extract from", Local: true})
@@ -95,10 +93,15 @@ redacted Secret manifest is not meant to be applied.`,
 	return cmd
 }
 
-func (o *extractOptions) validate(args []string) error {
-	if err := o.output.parse(); err != nil {
-		return err
-	}
+// complete reads each flag into its typed value: the output (the one
+// printer; YAML documents take no palette).
+func (o *extractOptions) complete(_ *cobra.Command, args []string) error {
+	o.args = args
+	return o.output.parse()
+}
+
+// validate checks the flags together.
+func (o *extractOptions) validate() error {
 	switch {
 	case o.all && (o.selector.Manager != "" || o.selector.Subresource != "" || o.selector.Operation != ""):
 		return errors.New("--all-managers extracts every entry: drop --manager, --subresource and --operation")
@@ -111,13 +114,13 @@ func (o *extractOptions) validate(args []string) error {
 	if len(o.schemaFiles) > 0 && !o.sel.Local {
 		return errors.New("--schema goes with --local")
 	}
-	return o.sel.Validate(args)
+	return o.sel.Validate(o.args)
 }
 
-func (o *extractOptions) run(ctx context.Context, args []string) error {
+func (o *extractOptions) run(ctx context.Context) error {
 	o.sel.In = o.streams.In
 	o.sel.CommandFlags = o.commandFlags
-	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
+	objs, _, err := o.sel.Resolve(ctx, o.configFlags, o.args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {
 		return err

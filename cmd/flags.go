@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,11 +14,15 @@ import (
 )
 
 // outputFlag is -o: one of a command's text views, or json, yaml,
-// jsonpath=... or go-template=... over its report.
+// jsonpath=... or go-template=... over its report; or, for a command
+// that streams (watch), one of its views or json (a JSON object a line).
 type outputFlag struct {
 	raw   string
 	views []string
 	out   render.Output
+	// stream: the command writes as it goes, so there is no whole
+	// report for YAML or a template.
+	stream bool
 }
 
 func (f *outputFlag) add(cmd *cobra.Command, def string, views ...string) {
@@ -27,8 +32,22 @@ func (f *outputFlag) add(cmd *cobra.Command, def string, views ...string) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(completions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 }
 
+// addStream adds -o to a command that streams: its views, or json lines.
+func (f *outputFlag) addStream(cmd *cobra.Command, def, usage string, views ...string) {
+	f.raw, f.views, f.stream = def, views, true
+	cmd.Flags().StringVarP(&f.raw, "output", "o", def, usage)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(append(append([]string{}, views...), render.FormatJSON), cobra.ShellCompDirectiveNoFileComp))
+}
+
 // parse checks the value and keeps it in out.
 func (f *outputFlag) parse() error {
+	if f.stream {
+		if f.raw != render.FormatJSON && !slices.Contains(f.views, f.raw) {
+			return fmt.Errorf("--output must be %s or json (JSON lines), not %q", strings.Join(f.views, ", "), f.raw)
+		}
+		f.out = render.Output{Name: f.raw}
+		return nil
+	}
 	var err error
 	f.out, err = render.ParseOutput(f.raw, f.views)
 	return err

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/handover"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type handoverOptions struct {
@@ -34,6 +35,11 @@ type handoverOptions struct {
 	release         bool
 	showSecrets     bool
 	clusterFlags    []string
+
+	// Set by complete.
+	args []string
+	dr   v1alpha1.DryRun
+	pal  *render.Palette
 }
 
 func (o *handoverOptions) addFlags(cmd *cobra.Command) {
@@ -106,10 +112,7 @@ Secret values are redacted in the report and in messages unless
 
   # Before applying a manifest without a label, make a leftover client-side apply entry let go of it
   kubectl ssa handover release deployment/web --from kubectl-client-side-apply --field '.metadata.labels.tier'`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.clusterFlags = clusterFlags(cmd)
-			return o.run(cmd.Context(), args)
-		},
+		RunE: runE(o),
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.to, "to", "", "The manager that takes the fields.")
@@ -122,7 +125,14 @@ Secret values are redacted in the report and in messages unless
 	_ = cmd.RegisterFlagCompletionFunc("to", completeManagers(g, &o.sel))
 	_ = cmd.RegisterFlagCompletionFunc("field", completeFields(g, &o.sel))
 
-	rel := &handoverOptions{globalOptions: g}
+	cmd.AddCommand(newHandoverReleaseCmd(g))
+	return cmd
+}
+
+// newHandoverReleaseCmd builds "handover release": the handover's flags,
+// without --to, and --all.
+func newHandoverReleaseCmd(g *globalOptions) *cobra.Command {
+	rel := &handoverOptions{globalOptions: g, release: true}
 	release := &cobra.Command{
 		Use:   "release (TYPE/NAME... | TYPE -l SELECTOR | -f FILE) --from MANAGER (--field PATH... | --all) [flags]",
 		Short: "Make a manager give up fields, without changing any value",
@@ -144,11 +154,7 @@ annotation itself is released, the annotation is removed.`,
 
   # Drop everything a stale manager owns
   kubectl ssa handover release configmap/settings --from before-first-apply --all`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rel.release = true
-			rel.clusterFlags = clusterFlags(cmd)
-			return rel.run(cmd.Context(), args)
-		},
+		RunE: runE(rel),
 	}
 	rel.addFlags(release)
 	release.Flags().Lookup("field").Usage = "A field to release, as who-owns prints it (repeatable)."
@@ -156,57 +162,65 @@ annotation itself is released, the annotation is removed.`,
 	release.ValidArgsFunction = completeResources(g)
 	_ = release.RegisterFlagCompletionFunc("from", completeManagers(g, &rel.sel))
 	_ = release.RegisterFlagCompletionFunc("field", completeFields(g, &rel.sel))
-	cmd.AddCommand(release)
-	return cmd
+	return release
 }
 
-func (o *handoverOptions) validate(args []string) (v1alpha1.DryRun, error) {
-	dr, err := o.dryRun.parse()
-	if err != nil {
-		return "", err
-	}
-	if err := o.validateFields(); err != nil {
-		return "", err
-	}
-	if o.from == "" {
-		return "", errors.New("name the manager that gives the fields up with --from")
+// complete reads each flag into its typed value: the dry run and the
+// output (the one printer, with its palette).
+func (o *handoverOptions) complete(cmd *cobra.Command, args []string) (err error) {
+	o.args = args
+	o.clusterFlags = clusterFlags(cmd)
+	if o.dr, err = o.dryRun.parse(); err != nil {
+		return err
 	}
 	if err := o.output.parse(); err != nil {
-		return "", err
+		return err
+	}
+	o.pal, err = o.palette()
+	return err
+}
+
+// validate checks the flags together.
+func (o *handoverOptions) validate() error {
+	if err := o.validateFields(); err != nil {
+		return err
+	}
+	if o.from == "" {
+		return errors.New("name the manager that gives the fields up with --from")
 	}
 	if o.release {
 		if len(o.fields) == 0 && !o.all {
-			return "", errors.New("name the fields with --field, or release all of them with --all")
+			return errors.New("name the fields with --field, or release all of them with --all")
 		}
 		if len(o.fields) > 0 && o.all {
-			return "", errors.New("give --field or --all, not both")
+			return errors.New("give --field or --all, not both")
 		}
 	} else {
 		if o.to == "" {
-			return "", errors.New("name the manager that takes the fields with --to")
+			return errors.New("name the manager that takes the fields with --to")
 		}
 		if err := ownership.ValidateManager(o.to); err != nil {
-			return "", fmt.Errorf("--to: %w", err)
+			return fmt.Errorf("--to: %w", err)
 		}
 		if err := ownership.ValidateManager(o.tempManager); err != nil {
-			return "", fmt.Errorf("--temp-manager: %w", err)
+			return fmt.Errorf("--temp-manager: %w", err)
 		}
 		if len(o.fields) == 0 {
-			return "", errors.New("name the fields to hand over with --field")
+			return errors.New("name the fields to hand over with --field")
 		}
 		if o.to == o.from && o.fromSubresource == "" {
-			return "", errors.New("--from and --to are the same manager")
+			return errors.New("--from and --to are the same manager")
 		}
 		switch v1alpha1.HandoverMode(o.mode) {
 		case v1alpha1.HandoverAuto, v1alpha1.HandoverController, v1alpha1.HandoverApplier:
 		default:
-			return "", fmt.Errorf("--mode must be auto, controller or applier, not %q", o.mode)
+			return fmt.Errorf("--mode must be auto, controller or applier, not %q", o.mode)
 		}
 		if o.timeout <= 0 {
-			return "", fmt.Errorf("--timeout must be a positive duration, e.g. 2m, not %s", o.timeout)
+			return fmt.Errorf("--timeout must be a positive duration, e.g. 2m, not %s", o.timeout)
 		}
 	}
-	return dr, o.sel.Validate(args)
+	return o.sel.Validate(o.args)
 }
 
 // validateFields reads each --field's syntax before any object is read

@@ -19,19 +19,11 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-func (o *handoverOptions) run(ctx context.Context, args []string) error {
-	dr, err := o.validate(args)
-	if err != nil {
-		return err
-	}
-	pal, err := o.palette()
-	if err != nil {
-		return err
-	}
+func (o *handoverOptions) run(ctx context.Context) error {
 	// A handover over a selection with missing objects changes none.
 	o.sel.In = o.streams.In
 	o.sel.CommandFlags = o.commandFlags
-	objs, _, err := o.sel.Resolve(ctx, o.configFlags, args)
+	objs, _, err := o.sel.Resolve(ctx, o.configFlags, o.args)
 	if err != nil {
 		return err
 	}
@@ -39,7 +31,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: pal}
+	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: o.pal}
 	var reports []any
 	failed, held, done := 0, 0, 0
 	for i, obj := range objs {
@@ -54,7 +46,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		rep, err := o.handoverOne(ctx, c, ri, obj, req, dr)
+		rep, err := o.handoverOne(ctx, c, ri, obj, req)
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Its writes are done or not begun (handover.Run finishes
 			// an object's steps): running again completes it.
@@ -86,14 +78,7 @@ func (o *handoverOptions) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if failed > 0 {
-		return exit(CodeError)
-	}
-	if held > 0 {
-		// --wait ran out: the fields are held safely, not yet taken.
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(handoverCode(failed, held))
 }
 
 // request is the handover of obj that the flags ask for.
@@ -115,7 +100,8 @@ func (o *handoverOptions) request(obj *unstructured.Unstructured) (handover.Requ
 // handoverOne runs the handover of one object. Its error is the one line
 // that says why it failed (the report's message when there is a report),
 // or the cancellation.
-func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, req handover.Request, dr v1alpha1.DryRun) (*v1alpha1.HandoverReport, error) {
+func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, req handover.Request) (*v1alpha1.HandoverReport, error) {
+	dr := o.dr
 	var progress func(v1alpha1.HandoverStep)
 	if !o.output.out.IsData() && dr == v1alpha1.DryRunNone {
 		progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
@@ -131,7 +117,7 @@ func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri d
 	if rep != nil {
 		msg = rep.Message
 	}
-	return rep, errors.New(msg)
+	return rep, &messageError{msg: msg, err: err}
 }
 
 // printStopped prints the reports of the objects done before a signal

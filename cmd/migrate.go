@@ -1,12 +1,11 @@
 package cmd
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 type migrateOptions struct {
@@ -25,6 +24,18 @@ type migrateOptions struct {
 	check             bool
 	output            outputFlag
 	force             bool
+	// needsFrom: the subcommand (rename, release) works on --from's
+	// managers.
+	needsFrom bool
+	// needsManager: the subcommand (fold) has no default applier.
+	needsManager bool
+
+	// Set by complete.
+	args []string
+	dr   v1alpha1.DryRun
+	pal  *render.Palette
+	// fieldManagerGiven: --field-manager was given, not its default.
+	fieldManagerGiven bool
 }
 
 func (o *migrateOptions) addFlags(cmd *cobra.Command) {
@@ -94,7 +105,7 @@ before anything was written; 3 some objects failed (see the report).`,
 
   # Undo a migration
   kubectl ssa migrate undo --backup-dir ~/.kube/ssa-backups/migrate-20261121T101500Z`,
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+		RunE: runE(o),
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.target, "field-manager", o.target, "The server-side applier that takes the fields.")
@@ -137,23 +148,13 @@ exists there, and reports the others.`,
 }
 
 func newMigrateSubcommand(g *globalOptions, name string, mode v1alpha1.MigrationMode, short, long, example string, needsFrom bool) *cobra.Command {
-	o := &migrateOptions{globalOptions: g, mode: mode, target: "kubectl", fold: name == "fold"}
+	o := &migrateOptions{globalOptions: g, mode: mode, target: "kubectl", fold: name == "fold", needsFrom: needsFrom, needsManager: name == "fold"}
 	cmd := &cobra.Command{
 		Use:     name + " [TYPE[/NAME]... | -f FILE | -k DIR | --all-kinds] [flags]",
 		Short:   short,
 		Long:    long,
 		Example: example,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if needsFrom && len(o.from) == 0 {
-				return errors.New("name the managers with --from")
-			}
-			if o.fold && !cmd.Flags().Changed("field-manager") {
-				// A default is a made-up applier here: its next apply
-				// would delete every field it was given and does not send.
-				return errors.New("name the applier that takes the fields with --field-manager (the manager that applies these objects; who-owns -o managers lists them)")
-			}
-			return o.run(cmd.Context(), args)
-		},
+		RunE:    runE(o),
 	}
 	o.addFlags(cmd)
 	if mode != v1alpha1.MigrateRelease && mode != v1alpha1.MigrateAPIVersions {
@@ -168,6 +169,7 @@ func newMigrateSubcommand(g *globalOptions, name string, mode v1alpha1.Migration
 
 func newMigrateUndoCmd(g *globalOptions) *cobra.Command {
 	o := &migrateOptions{globalOptions: g}
+	undo := migrateUndo{o}
 	cmd := &cobra.Command{
 		Use:   "undo --backup-dir DIR [flags]",
 		Short: "Restore the managedFields saved by a migration",
@@ -178,9 +180,7 @@ unless --force; an object deleted and created again is always refused.`,
 		Example: `  # Undo the migration that saved its backups here
   kubectl ssa migrate undo --backup-dir ~/.kube/ssa-backups/migrate-20261121T101500Z`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.undo(cmd.Context())
-		},
+		RunE: runE(undo),
 	}
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", "", "The backup directory of the migration to undo.")
 	cmd.Flags().BoolVar(&o.force, "force", false, "Restore objects whose managedFields changed since the migration.")

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
@@ -16,22 +19,70 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-func (o *migrateOptions) undo(ctx context.Context) error {
-	if o.backupDir == "" {
-		return errors.New("--backup-dir is required: the directory migrate printed when it started")
-	}
-	dr, err := o.dryRun.parse()
-	if err != nil {
+// complete reads each flag into its typed value: the dry run and the
+// output (the one printer, with its palette).
+func (o *migrateOptions) complete(cmd *cobra.Command, args []string) (err error) {
+	o.args = args
+	o.fieldManagerGiven = cmd.Flags().Changed("field-manager")
+	if o.dr, err = o.dryRun.parse(); err != nil {
 		return err
 	}
 	if err := o.output.parse(); err != nil {
 		return err
 	}
+	o.pal, err = o.palette()
+	return err
+}
+
+// validate checks the flags together.
+func (o *migrateOptions) validate() error {
+	if o.needsFrom && len(o.from) == 0 {
+		return errors.New("name the managers with --from")
+	}
+	if o.needsManager && !o.fieldManagerGiven {
+		// A default is a made-up applier here: its next apply
+		// would delete every field it was given and does not send.
+		return errors.New("name the applier that takes the fields with --field-manager (the manager that applies these objects; who-owns -o managers lists them)")
+	}
+	dr := o.dr
+	if err := ownership.ValidateManager(o.target); err != nil {
+		return fmt.Errorf("--field-manager: %w", err)
+	}
+	if o.concurrency < 1 {
+		return errors.New("--concurrency must be at least 1")
+	}
+	if o.verify && (dr != v1alpha1.DryRunNone || o.check) {
+		return errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
+	}
+	if o.check && dr != v1alpha1.DryRunNone {
+		return errors.New("--check writes nothing already: drop --dry-run (or --check, to see each plan)")
+	}
+	if o.noBackup && o.backupDir != "" {
+		return errors.New("--no-backup writes no backup to --backup-dir: drop one of them")
+	}
+	if o.backupDir != "" && (dr != v1alpha1.DryRunNone || o.check) {
+		return errors.New("--backup-dir is for real writes, and --dry-run/--check writes nothing: drop --backup-dir")
+	}
+	return o.sel.Validate(o.args)
+}
+
+// migrateUndo is "migrate undo": migrate's options, its own checks and
+// run.
+type migrateUndo struct{ *migrateOptions }
+
+func (o migrateUndo) validate() error {
+	if o.backupDir == "" {
+		return errors.New("--backup-dir is required: the directory migrate printed when it started")
+	}
+	return nil
+}
+
+func (o migrateUndo) run(ctx context.Context) error {
 	c, err := o.cluster()
 	if err != nil {
 		return err
 	}
-	rep, err := migrate.Undo(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, o.backupDir, dr, o.force)
+	rep, err := migrate.Undo(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, o.backupDir, o.dr, o.force)
 	if stop := stopped(ctx, "undo stopped after %d objects (%d restored): run the same command again to restore the rest", summaryOf(rep).Scanned, summaryOf(rep).Migrated); stop != nil && errors.Is(err, context.Canceled) {
 		return o.printStopped(rep, stop)
 	}
@@ -41,47 +92,11 @@ func (o *migrateOptions) undo(ctx context.Context) error {
 	if err := o.finish(rep); err != nil {
 		return err
 	}
-	if rep.Summary.Skipped > 0 {
-		// Not everything was restored: say so to scripts.
-		return exit(CodePartial)
-	}
-	return nil
+	return exitWith(undoCode(rep))
 }
 
-func (o *migrateOptions) validate(args []string) (v1alpha1.DryRun, error) {
-	dr, err := o.dryRun.parse()
-	if err != nil {
-		return "", err
-	}
-	if err := o.output.parse(); err != nil {
-		return "", err
-	}
-	if err := ownership.ValidateManager(o.target); err != nil {
-		return "", fmt.Errorf("--field-manager: %w", err)
-	}
-	if o.concurrency < 1 {
-		return "", errors.New("--concurrency must be at least 1")
-	}
-	if o.verify && (dr != v1alpha1.DryRunNone || o.check) {
-		return "", errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
-	}
-	if o.check && dr != v1alpha1.DryRunNone {
-		return "", errors.New("--check writes nothing already: drop --dry-run (or --check, to see each plan)")
-	}
-	if o.noBackup && o.backupDir != "" {
-		return "", errors.New("--no-backup writes no backup to --backup-dir: drop one of them")
-	}
-	if o.backupDir != "" && (dr != v1alpha1.DryRunNone || o.check) {
-		return "", errors.New("--backup-dir is for real writes, and --dry-run/--check writes nothing: drop --backup-dir")
-	}
-	return dr, o.sel.Validate(args)
-}
-
-func (o *migrateOptions) run(ctx context.Context, args []string) error {
-	dr, err := o.validate(args)
-	if err != nil {
-		return err
-	}
+func (o *migrateOptions) run(ctx context.Context) error {
+	dr, args := o.dr, o.args
 	o.quietWarnings = o.sel.AllKinds
 	c, err := o.cluster()
 	if err != nil {
@@ -127,12 +142,27 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 	if o.verify && o.mode == v1alpha1.MigrateCSA {
 		opts.VerifyApply = o.verifyApply(c)
 	}
-	if render.IsTerminal(o.streams.ErrOut) && !o.output.out.IsData() {
-		opts.Progress = func(s v1alpha1.MigrationSummary) {
-			fmt.Fprintf(o.streams.ErrOut, "\r%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
-		}
+	var progress struct {
+		sync.Mutex
+		sum v1alpha1.MigrationSummary
 	}
+	opts.Progress = func(s v1alpha1.MigrationSummary) {
+		progress.Lock()
+		defer progress.Unlock()
+		progress.sum = s
+	}
+	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
+		progress.Lock()
+		defer progress.Unlock()
+		s := progress.sum
+		if s.Scanned == 0 {
+			// (Not before the line that says where backups go.)
+			return ""
+		}
+		return fmt.Sprintf("%d scanned, %d to migrate or migrated, %d unchanged, %d skipped, %d failed", s.Scanned, s.Migrated, s.Unchanged, s.Skipped, s.Failed)
+	})
 	rep, err := migrate.Run(ctx, migrate.Clients{Metadata: c.Metadata, Dynamic: c.Dynamic}, src, opts)
+	line.done()
 	if backup != "" {
 		if entries, _ := os.ReadDir(backup); len(entries) == 0 {
 			// A run that wrote nothing leaves no empty backup directory.
@@ -144,9 +174,6 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 				rep.BackupDir = ""
 			}
 		}
-	}
-	if opts.Progress != nil {
-		fmt.Fprintln(o.streams.ErrOut)
 	}
 	if rep != nil {
 		rep.Unlisted = append(rep.Unlisted, unlisted...)
@@ -160,10 +187,8 @@ func (o *migrateOptions) run(ctx context.Context, args []string) error {
 		return o.printStopped(rep, stopped(ctx, "%s", where))
 	}
 	if err != nil {
-		code := CodePartial // some objects were done
-		if rep == nil || rep.Summary.Scanned == 0 {
-			code = CodeError // nothing was written
-		} else {
+		code := migrationErrorCode(rep)
+		if code == CodePartial {
 			_ = o.finish(rep)
 		}
 		return &ExitError{Code: code, Err: c.Friendly(err)}
@@ -196,11 +221,15 @@ func (o *migrateOptions) printReport(rep *v1alpha1.MigrationReport) error {
 	if o.output.out.IsData() {
 		return o.output.out.Print(o.streams.Out, []any{rep}, false)
 	}
-	pal, err := o.palette()
-	if err != nil {
-		return err
+	if o.pal == nil {
+		// Options made without complete (a test's).
+		pal, err := o.palette()
+		if err != nil {
+			return err
+		}
+		o.pal = pal
 	}
-	render.MigrationReport(o.streams.Out, rep, migrate.EntryChanges(rep), pal)
+	render.MigrationReport(o.streams.Out, rep, migrate.EntryChanges(rep), o.pal)
 	return nil
 }
 
@@ -216,11 +245,5 @@ func (o *migrateOptions) finish(rep *v1alpha1.MigrationReport) error {
 		// The names are the user's: escaped on the way to the terminal.
 		render.Warning(o.streams.ErrOut, fmt.Sprintf("none of the %d objects has a manager named %s", rep.Summary.Scanned, strings.Join(names, " or ")))
 	}
-	if rep.Summary.Failed > 0 || len(rep.Unlisted) > 0 {
-		return exit(CodePartial)
-	}
-	if o.check && rep.Summary.Migrated > 0 {
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(migrationCode(rep, o.check))
 }

@@ -55,7 +55,7 @@ func (o *migrateOptions) verifyApply(c *kube.Cluster) func(context.Context, *uns
 			CRD: conflict.IsCustom(obj.GroupVersionKind()), Served: c.ServedKind})
 		if err != nil {
 			// The field manager's errors can quote Go values: keep the words.
-			return fmt.Errorf("could not predict applying the last-applied configuration as %q: %s", o.target, goValues.ReplaceAllString(err.Error(), "…"))
+			return &messageError{msg: fmt.Sprintf("could not predict applying the last-applied configuration as %q: %s", o.target, goValues.ReplaceAllString(err.Error(), "…")), err: err}
 		}
 		if r.Message != "" {
 			// A conflict with a manager the migration should have folded

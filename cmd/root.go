@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,75 +15,6 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
-
-// Code is kubectl-ssa's exit status, as kubectl diff's: 0 nothing found,
-// 1 found (conflicts, changes, findings), 2 and above errors.
-type Code int
-
-// The exit codes, documented in docs/reports.md.
-const (
-	CodeOK Code = 0
-	// CodeFound: the apply would conflict, a handover is held, a check
-	// found work.
-	CodeFound Code = 1
-	// CodeError: bad input, a missing object, a refused request.
-	CodeError Code = 2
-	// CodeVerifyDiffers: --verify found the prediction differs from the
-	// server's dry run. CodePartial, the same number: some objects of a
-	// write over many failed or were skipped.
-	CodeVerifyDiffers Code = 3
-	CodePartial       Code = 3
-	// CodeNotVerified: the answer stands unchecked: --verify was asked
-	// for and the server refused the dry run, or could not run it yet;
-	// or admission not evaluated here matches the apply. main says it as
-	// a warning.
-	CodeNotVerified Code = 4
-	// CodeControlledReset: the write succeeds but resets a field a
-	// controller sets (an autoscaled workload's .spec.replicas): it sets
-	// the field again after, and pods go meanwhile. main says it as a
-	// warning.
-	CodeControlledReset Code = 5
-)
-
-// ExitError carries an exit code to main. Err, when set, is printed as
-// "error: ...". An error that is not an ExitError exits with CodeError.
-type ExitError struct {
-	Code Code
-	Err  error
-}
-
-// StoppedError is a command over many objects stopped by a signal
-// between two objects: Where says where (what was done, what was not,
-// how to go on), in the one line main prints; Err is the cancellation,
-// which main turns into 130 or 143.
-type StoppedError struct {
-	Where string
-	Err   error
-}
-
-func (e *StoppedError) Error() string { return e.Where + ": " + e.Err.Error() }
-
-func (e *StoppedError) Unwrap() error { return e.Err }
-
-// stopped is the StoppedError of ctx's cancellation, if ctx is done.
-func stopped(ctx context.Context, format string, args ...any) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	return &StoppedError{Where: fmt.Sprintf(format, args...), Err: ctx.Err()}
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// exit is an ExitError without a message (it was printed already).
-func exit(c Code) error { return &ExitError{Code: c} }
 
 // globalOptions are the flags every subcommand shares.
 type globalOptions struct {
@@ -96,6 +28,12 @@ type globalOptions struct {
 	// errors suggest (clusterFlags).
 	commandFlags []string
 	profile      profileOptions
+	// secrets is the run's Secret filter: the Secret values it read, which
+	// main's output filter replaces (see internal/redact).
+	secrets *redact.Set
+	// oneDial makes the run's requests to a server wait for the first
+	// one's connection (kube.NewOneDial).
+	oneDial func(http.RoundTripper) http.RoundTripper
 }
 
 func (g *globalOptions) palette() (*render.Palette, error) {
@@ -122,16 +60,19 @@ func (g *globalOptions) cacheDir() string {
 }
 
 // wrapClients makes a client configuration remember the Secrets it
-// reads, and share the process's first connection to its server.
-func wrapClients(c *rest.Config) *rest.Config {
-	c.Wrap(redact.Seen.Transport)
-	c.Wrap(kube.OneDial.Transport)
+// reads, and share the run's first connection to its server.
+func (g *globalOptions) wrapClients(c *rest.Config) *rest.Config {
+	c.Wrap(g.secrets.Transport)
+	c.Wrap(g.oneDial)
 	return c
 }
 
-// Execute runs "kubectl ssa" with the arguments of the process.
-func Execute(ctx context.Context, streams genericiooptions.IOStreams) error {
+// Execute runs "kubectl ssa" with the arguments of the process; the
+// Secret values it reads are added to secrets (the filter of main's
+// output streams).
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, secrets *redact.Set) error {
 	root, g := newRoot(streams)
+	g.secrets = secrets
 	err := withSuggestions(root.ExecuteContext(ctx))
 	if perr := g.profile.stop(); err == nil && perr != nil {
 		err = perr
@@ -188,6 +129,8 @@ func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *globalOptions
 		configFlags: genericclioptions.NewConfigFlags(true),
 		color:       string(render.ColorAuto),
 		streams:     streams,
+		secrets:     &redact.Set{},
+		oneDial:     kube.NewOneDial(),
 	}
 	root := &cobra.Command{
 		Use:   "ssa",
@@ -213,13 +156,16 @@ namespaces and clusters (audit), and reports managers fighting over fields
 	g.configFlags.AddFlags(root.PersistentFlags())
 	// Every answer about Secrets is read on its way in, so that main's
 	// output filter knows their values (see internal/redact); requests
-	// sent side by side share one connection (kube.OneDial).
-	g.configFlags.WrapConfigFn = wrapClients
+	// sent side by side share one connection (kube.NewOneDial).
+	g.configFlags.WrapConfigFn = g.wrapClients
 	// --show-secret-values, where a command has it, turns the filter off.
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		g.commandFlags = clusterFlags(c)
+		// What reads objects without a client (files, Helm's release
+		// manifests) adds their Secrets to the set its context carries.
+		c.SetContext(redact.NewContext(c.Context(), g.secrets))
 		if f := c.Flags().Lookup("show-secret-values"); f != nil && f.Value.String() == "true" {
-			redact.Seen.Disable()
+			g.secrets.Disable()
 		}
 		return g.profile.start()
 	}

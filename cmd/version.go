@@ -114,12 +114,7 @@ own dry run whatever its version.`,
   # Print both, with library versions, as JSON
   kubectl ssa version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: runE(o),
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Output format: json, yaml, jsonpath=..., go-template=..., or empty for text.")
 	cmd.Flags().BoolVar(&o.client, "client", false, "Print the client version only; do not contact the server.")
@@ -127,13 +122,18 @@ own dry run whatever its version.`,
 	return cmd
 }
 
-func (o *versionOptions) validate() error {
+// complete reads -o into the one printer (empty: the text lines).
+func (o *versionOptions) complete(*cobra.Command, []string) error {
 	var err error
 	if o.out, err = render.ParseOutput(o.output, []string{""}); err != nil {
 		return fmt.Errorf("--output must be json, yaml, jsonpath=..., go-template=... or empty, not %q", o.output)
 	}
 	return nil
 }
+
+// validate has nothing to check together: --client and -o go with each
+// other.
+func (o *versionOptions) validate() error { return nil }
 
 func (o *versionOptions) run(ctx context.Context) error {
 	v := versionInfo()

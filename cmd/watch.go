@@ -20,13 +20,17 @@ const viewText = "text"
 
 type watchOptions struct {
 	*globalOptions
-	output        string
+	output        outputFlag
 	labelSelector string
 	allNamespaces bool
 	minFlips      int
 	window        time.Duration
 	timeout       time.Duration
 	maxOutage     time.Duration
+
+	// Set by complete.
+	typ, name string
+	pal       *render.Palette
 }
 
 func newWatchCmd(g *globalOptions) *cobra.Command {
@@ -75,13 +79,7 @@ without its server (it could not see the fights of that time).`,
   # Be more sensitive: two flips within ten minutes
   kubectl ssa watch deploy -l app=web --min-flips 2 --window 10m`,
 		ValidArgsFunction: completeResources(g),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			typ, name, err := o.validate(args)
-			if err != nil {
-				return err
-			}
-			return o.run(cmd.Context(), typ, name)
-		},
+		RunE:              runE(o),
 	}
 	f := cmd.Flags()
 	// Watch takes one kind, so not -f/-k: kubectl get --watch's flags.
@@ -91,29 +89,27 @@ without its server (it could not see the fights of that time).`,
 	f.DurationVar(&o.window, "window", o.window, "How far back flips count.")
 	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long, then exit 1 if a fight was seen, 0 if not (default: until interrupted).")
 	f.DurationVar(&o.maxOutage, "max-outage", o.maxOutage, "How long the watch goes on without its server (a restart, a network blip), trying again, before it fails with exit 2.")
-	// Not outputFlag: a watch writes lines as they come, so none of
-	// the report formats (YAML, templates) over a whole report.
-	f.StringVarP(&o.output, "output", "o", viewText, "Output: text (a line per fight) or json (a JSON object per line).")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{viewText, render.FormatJSON}, cobra.ShellCompDirectiveNoFileComp))
+	// A watch writes lines as they come, so none of the report formats
+	// (YAML, templates) over a whole report.
+	o.output.addStream(cmd, viewText, "Output: text (a line per fight) or json (a JSON object per line).", viewText)
 	return cmd
 }
 
-func (o *watchOptions) validate(args []string) (typ, name string, err error) {
-	if o.output != viewText && o.output != render.FormatJSON {
-		return "", "", fmt.Errorf("--output must be text or json (JSON lines), not %q", o.output)
+// complete reads each flag into its typed value, the output (the one
+// printer, with its palette) and what to watch from the arguments.
+func (o *watchOptions) complete(_ *cobra.Command, args []string) (err error) {
+	if err := o.output.parse(); err != nil {
+		return err
 	}
-	if o.minFlips < 2 {
-		return "", "", fmt.Errorf("--min-flips must be at least 2, not %d: one flip is a handover", o.minFlips)
+	if o.typ, o.name, err = watchTarget(args); err != nil {
+		return err
 	}
-	if o.window <= 0 {
-		return "", "", errors.New("--window must be a positive duration, e.g. 5m")
-	}
-	if o.timeout < 0 {
-		return "", "", errors.New("--timeout must be a positive duration, e.g. 30s")
-	}
-	if o.maxOutage <= 0 {
-		return "", "", fmt.Errorf("--max-outage must be a positive duration, e.g. 2m, not %s", o.maxOutage)
-	}
+	o.pal, err = o.palette()
+	return err
+}
+
+// watchTarget reads TYPE, TYPE/NAME or TYPE NAME.
+func watchTarget(args []string) (typ, name string, err error) {
 	switch {
 	case len(args) == 0:
 		return "", "", errors.New("name what to watch: TYPE, TYPE/NAME or TYPE NAME (see --help)")
@@ -127,20 +123,34 @@ func (o *watchOptions) validate(args []string) (typ, name string, err error) {
 	if strings.Contains(typ, ",") {
 		return "", "", errors.New("watch takes one kind: run one watch per kind")
 	}
-	if name != "" && o.labelSelector != "" {
-		return "", "", errors.New("name cannot be provided when a selector is specified: give TYPE -l SELECTOR or TYPE/NAME, not both")
-	}
-	if name != "" && o.allNamespaces {
-		return "", "", errors.New("a resource cannot be retrieved by name across all namespaces: drop -A or the name")
-	}
 	return typ, name, nil
 }
 
-func (o *watchOptions) run(ctx context.Context, typ, name string) error {
-	pal, err := o.palette()
-	if err != nil {
-		return err
+// validate checks the flags together.
+func (o *watchOptions) validate() error {
+	if o.minFlips < 2 {
+		return fmt.Errorf("--min-flips must be at least 2, not %d: one flip is a handover", o.minFlips)
 	}
+	if o.window <= 0 {
+		return errors.New("--window must be a positive duration, e.g. 5m")
+	}
+	if o.timeout < 0 {
+		return errors.New("--timeout must be a positive duration, e.g. 30s")
+	}
+	if o.maxOutage <= 0 {
+		return fmt.Errorf("--max-outage must be a positive duration, e.g. 2m, not %s", o.maxOutage)
+	}
+	if o.name != "" && o.labelSelector != "" {
+		return errors.New("name cannot be provided when a selector is specified: give TYPE -l SELECTOR or TYPE/NAME, not both")
+	}
+	if o.name != "" && o.allNamespaces {
+		return errors.New("a resource cannot be retrieved by name across all namespaces: drop -A or the name")
+	}
+	return nil
+}
+
+func (o *watchOptions) run(ctx context.Context) error {
+	typ, name, pal := o.typ, o.name, o.pal
 	c, err := o.cluster()
 	if err != nil {
 		return err
@@ -177,7 +187,7 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 		return c.Watch(ctx, wo, fn)
 	}
 	emit := func(f v1alpha1.Fight) error { return render.FightLine(o.streams.Out, f, pal) }
-	if o.output == render.FormatJSON {
+	if o.output.out.Name == render.FormatJSON {
 		emit = func(f v1alpha1.Fight) error { return render.FightJSON(o.streams.Out, f) }
 	}
 	res, err := fight.Watch(ctx, stream, fight.Options{MinFlips: o.minFlips, Window: o.window}, time.Now, emit,
@@ -191,13 +201,7 @@ func (o *watchOptions) run(ctx context.Context, typ, name string) error {
 	if err != nil {
 		return err
 	}
-	if res.Failed != nil && !res.Seen {
-		return exit(CodeError)
-	}
-	if res.Seen {
-		return exit(CodeFound)
-	}
-	return nil
+	return exitWith(watchCode(res))
 }
 
 // watchStartLine says what the watch watches, and that it is silent until

@@ -23,6 +23,10 @@ type whoOwnsOptions struct {
 	now              func() time.Time
 	// viewChosen: -o was given; a long default table then gets no hint.
 	viewChosen bool
+
+	// Set by complete.
+	args []string
+	pal  *render.Palette
 }
 
 // longTable is the number of rows over which the default table of one
@@ -92,13 +96,7 @@ Secret values are redacted unless --show-secret-values is given.`,
   # Just the managers' names, with a JSONPath template
   kubectl ssa who-owns deploy/web -o jsonpath='{.managers[*].manager}'`,
 		ValidArgsFunction: completeResources(g),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(args); err != nil {
-				return err
-			}
-			o.viewChosen = cmd.Flags().Changed("output")
-			return o.run(cmd.Context(), args)
-		},
+		RunE:              runE(o),
 	}
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to inspect", Local: true})
@@ -117,13 +115,23 @@ Secret values are redacted unless --show-secret-values is given.`,
 	return cmd
 }
 
-func (o *whoOwnsOptions) validate(args []string) error {
+// complete reads each flag into its typed value: the output (the one
+// printer, with its palette) and the time format.
+func (o *whoOwnsOptions) complete(cmd *cobra.Command, args []string) (err error) {
+	o.args = args
+	o.viewChosen = cmd.Flags().Changed("output")
 	if err := o.output.parse(); err != nil {
 		return err
 	}
 	if err := o.time.parse(); err != nil {
 		return err
 	}
+	o.pal, err = o.palette()
+	return err
+}
+
+// validate checks the flags together.
+func (o *whoOwnsOptions) validate() error {
 	if op := o.filter.Operation; op != "" && !strings.EqualFold(op, "Apply") && !strings.EqualFold(op, "Update") {
 		return fmt.Errorf("--operation must be Apply or Update, not %q", op)
 	}
@@ -133,5 +141,5 @@ func (o *whoOwnsOptions) validate(args []string) error {
 	if err := o.filter.Validate(); err != nil {
 		return err
 	}
-	return o.sel.Validate(args)
+	return o.sel.Validate(o.args)
 }

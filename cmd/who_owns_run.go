@@ -6,47 +6,28 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
-func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
-	pal, err := o.palette()
-	if err != nil {
-		return err
-	}
+func (o *whoOwnsOptions) run(ctx context.Context) error {
 	o.sel.In = o.streams.In
 	o.sel.CommandFlags = o.commandFlags
-	objs, single, err := o.sel.Resolve(ctx, o.configFlags, args)
+	objs, single, err := o.sel.Resolve(ctx, o.configFlags, o.args)
 	var partial *kube.PartialError
 	if err != nil && !errors.As(err, &partial) {
 		return err
 	}
-	tm := o.time.mode
-	view := o.output.out.Name
-	ropts := render.Options{Time: tm, Now: o.now(), Palette: pal, Wide: view == viewWide}
-	switch {
-	case o.filter.Unowned && len(o.filter.Fields) == 0:
-		ropts.Empty = "no unowned fields: every field present has an owner"
-	case o.filter.Shared && len(o.filter.Fields) == 0 && len(o.filter.Managers) == 0 && o.filter.Operation == "" && o.filter.Subresource == "":
-		ropts.Empty = "no field has two or more owners"
-	}
-	reports := []any{}
-	var failed []string
-	var analyzed []*ownership.Report
-	for _, obj := range objs {
-		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
-		if err != nil {
-			render.Error(o.streams.ErrOut, err)
-			failed = append(failed, err.Error())
-			continue
-		}
-		analyzed = append(analyzed, rep)
-	}
+	ropts := o.renderOptions()
+	analyzed, failed := o.analyze(objs)
 	if err := o.unmatchedFields(analyzed); err != nil {
 		return err
 	}
+	view := o.output.out.Name
+	reports := []any{}
 	shown, empty := 0, 0
 	for _, rep := range analyzed {
 		rep = o.filter.Apply(rep)
@@ -64,27 +45,11 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 			fmt.Fprintln(o.streams.Out)
 		}
 		shown++
-		switch view {
-		case viewTable, viewWide:
-			err = render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
-			if err == nil && !o.viewChosen && len(analyzed) == 1 {
-				o.hintLongTable(rep, ropts)
-			}
-		case viewBlame:
-			err = render.Blame(o.streams.Out, rep, ropts)
-		case viewTree:
-			if o.filter.Unowned {
-				fmt.Fprintln(o.streams.ErrOut, "note: the tree shows owned fields only; unowned fields are listed by -o table and marked by -o blame")
-			}
-			err = render.Tree(o.streams.Out, rep, ropts)
-		case viewManagers:
-			err = render.ManagerTable(o.streams.Out, rep, ropts)
-		}
-		if err != nil {
+		if err := o.printView(rep, ropts, len(analyzed) == 1); err != nil {
 			return err
 		}
 	}
-	if o.output.out.IsData() && (len(reports) > 0 || !single && len(failed) == 0) {
+	if o.output.out.IsData() && (len(reports) > 0 || !single && failed == 0) {
 		if err := o.output.out.Print(o.streams.Out, reports, !single); err != nil {
 			return err
 		}
@@ -95,8 +60,56 @@ func (o *whoOwnsOptions) run(ctx context.Context, args []string) error {
 	if partial != nil {
 		return partial
 	}
-	if len(failed) > 0 {
-		return exit(CodeError)
+	return exitWith(whoOwnsCode(failed))
+}
+
+// renderOptions are the text views' options, with what an empty answer
+// says under the filters given.
+func (o *whoOwnsOptions) renderOptions() render.Options {
+	ropts := render.Options{Time: o.time.mode, Now: o.now(), Palette: o.pal, Wide: o.output.out.Name == viewWide}
+	switch f := o.filter; {
+	case f.Unowned && len(f.Fields) == 0:
+		ropts.Empty = "no unowned fields: every field present has an owner"
+	case f.Shared && len(f.Fields) == 0 && len(f.Managers) == 0 && f.Operation == "" && f.Subresource == "":
+		ropts.Empty = "no field has two or more owners"
+	}
+	return ropts
+}
+
+// analyze decodes each object's managedFields; an object that can't be
+// is said on stderr and counted in failed.
+func (o *whoOwnsOptions) analyze(objs []*unstructured.Unstructured) (analyzed []*ownership.Report, failed int) {
+	for _, obj := range objs {
+		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
+		if err != nil {
+			render.Error(o.streams.ErrOut, err)
+			failed++
+			continue
+		}
+		analyzed = append(analyzed, rep)
+	}
+	return analyzed, failed
+}
+
+// printView prints one object's report in the text view of -o; only is
+// true when it is the one object analysed.
+func (o *whoOwnsOptions) printView(rep *ownership.Report, ropts render.Options, only bool) error {
+	switch o.output.out.Name {
+	case viewTable, viewWide:
+		err := render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
+		if err == nil && !o.viewChosen && only {
+			o.hintLongTable(rep, ropts)
+		}
+		return err
+	case viewBlame:
+		return render.Blame(o.streams.Out, rep, ropts)
+	case viewTree:
+		if o.filter.Unowned {
+			fmt.Fprintln(o.streams.ErrOut, "note: the tree shows owned fields only; unowned fields are listed by -o table and marked by -o blame")
+		}
+		return render.Tree(o.streams.Out, rep, ropts)
+	case viewManagers:
+		return render.ManagerTable(o.streams.Out, rep, ropts)
 	}
 	return nil
 }

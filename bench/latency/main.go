@@ -16,6 +16,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 type chunk struct {
@@ -27,18 +29,18 @@ type chunk struct {
 // read; it closes dst's writing side when src ends.
 func forward(dst, src net.Conn, oneWay time.Duration) {
 	q := make(chan chunk, 4096)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	var writer errgroup.Group
+	writer.Go(func() error {
 		for c := range q {
 			time.Sleep(time.Until(c.due))
 			if _, err := dst.Write(c.data); err != nil {
 				for range q { // drain: the reader stops on its own
 				}
-				return
+				return nil
 			}
 		}
-	}()
+		return nil
+	})
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)
@@ -50,7 +52,7 @@ func forward(dst, src net.Conn, oneWay time.Duration) {
 		}
 	}
 	close(q)
-	<-done
+	_ = writer.Wait()
 	if tc, ok := dst.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
 	} else {
@@ -73,25 +75,38 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("listening", l.Addr())
+	// Connections are proxied side by side until the process ends: the
+	// group is never waited for.
+	var conns errgroup.Group
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(1)
 		}
-		go func() {
-			s, err := net.Dial("tcp", *to)
-			if err != nil {
-				_, _ = io.WriteString(os.Stderr, "error: "+err.Error()+"\n")
-				_ = c.Close()
-				return
-			}
-			done := make(chan struct{})
-			go func() { forward(s, c, *oneWay); close(done) }()
-			forward(c, s, *oneWay)
-			<-done
-			_ = c.Close()
-			_ = s.Close()
-		}()
+		conns.Go(func() error {
+			proxy(c, *to, *oneWay)
+			return nil
+		})
 	}
+}
+
+// proxy forwards c to a new connection to to, both ways, until both ends
+// are done.
+func proxy(c net.Conn, to string, oneWay time.Duration) {
+	s, err := net.Dial("tcp", to)
+	if err != nil {
+		_, _ = io.WriteString(os.Stderr, "error: "+err.Error()+"\n")
+		_ = c.Close()
+		return
+	}
+	var up errgroup.Group
+	up.Go(func() error {
+		forward(s, c, oneWay)
+		return nil
+	})
+	forward(c, s, oneWay)
+	_ = up.Wait()
+	_ = c.Close()
+	_ = s.Close()
 }

@@ -7,15 +7,19 @@ import (
 	"time"
 )
 
-// OneDial holds back a process's requests to a server until its first
-// request there has a connection. Requests sent side by side before there
+// NewOneDial returns a gate that holds back a run's requests to a server
+// until its first request there has a connection, as the Transport
+// wrapper of every client configuration of the run (rest.Config.Wrap). Requests sent side by side before there
 // is one would each dial their own (net/http dials for every waiting
 // request, and HTTP/2 then keeps one): a TLS handshake apiece, for the
 // client and for the apiserver, where one connection carries them all.
 // The first request's connection opens the way; so does its end, whatever
 // it was, and so does a second's wait (oneDialWait): a server that does
 // not answer its dial costs the others no more than that.
-var OneDial = &dialGate{hosts: map[string]*hostGate{}, wait: oneDialWait}
+func NewOneDial() func(http.RoundTripper) http.RoundTripper {
+	g := &dialGate{hosts: map[string]*hostGate{}, wait: oneDialWait}
+	return g.Transport
+}
 
 // oneDialWait is how long a request waits for the first one's connection
 // before it dials its own (as net/http alone does): a TLS handshake takes

@@ -63,11 +63,11 @@ func friendly(err error, flags []string, namespaced func(schema.GroupResource) (
 	}
 	var agg interface{ Errors() []error }
 	if errors.As(err, &agg) && len(agg.Errors()) > 0 {
-		msgs := make([]string, 0, len(agg.Errors()))
+		errs := make([]error, 0, len(agg.Errors()))
 		for _, e := range agg.Errors() {
-			msgs = append(msgs, friendly(e, flags, namespaced).Error())
+			errs = append(errs, friendly(e, flags, namespaced))
 		}
-		return errors.New(strings.Join(msgs, "; "))
+		return &joinedError{errs: errs}
 	}
 	var status apierrors.APIStatus
 	switch {
@@ -106,3 +106,17 @@ func CanI(verb string, gr schema.GroupResource, ns string, flags []string) strin
 	}
 	return strings.Join(words, " ")
 }
+
+// joinedError is several errors on one line, separated by "; "; errors.Is
+// and errors.As see each.
+type joinedError struct{ errs []error }
+
+func (e *joinedError) Error() string {
+	msgs := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e *joinedError) Unwrap() []error { return e.errs }

@@ -1,11 +1,13 @@
 package kube
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // A refusal names the command that checks it, whole, with the user's
@@ -33,3 +35,16 @@ func TestFriendly(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestFriendlyAggregateWraps: the errors of an aggregate are told on one
+// line, and each is still there for errors.Is.
+func TestFriendlyAggregateWraps(t *testing.T) {
+	first, second := errors.New("first"), errors.New("second")
+	err := friendly(utilerrors.NewAggregate([]error{first, second}), nil, nil)
+	if err.Error() != "first; second" {
+		t.Errorf("got %q", err)
+	}
+	if !errors.Is(err, first) || !errors.Is(err, second) {
+		t.Errorf("%v does not wrap its errors", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/helm"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/redact"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/shell"
 )
 
@@ -60,6 +61,9 @@ type HelmRelease struct {
 	// (an upgrade that failed after the last deployed one): helm
 	// upgrade's --server-side=auto follows its apply method.
 	Latest *helm.Release
+	// secrets is the Secret filter of the run that read it, which
+	// HelmManifests adds the Secrets of its manifest to.
+	secrets *redact.Set
 }
 
 // ReadHelmRelease reads revision of release name in namespace ns from
@@ -120,7 +124,7 @@ func (c *Cluster) helmRevisionNamed(ctx context.Context, storage HelmStorage, ns
 	if err != nil {
 		return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
 	}
-	return decodeHelm(storage, obj, name, revision)
+	return decodeHelm(ctx, storage, obj, name, revision)
 }
 
 // helmRevision is a storage object of a release, as its metadata says.
@@ -169,7 +173,7 @@ func (c *Cluster) getHelm(ctx context.Context, storage HelmStorage, ns, name str
 	if err != nil {
 		return nil, fmt.Errorf("reading helm release %q: %w", name, c.Friendly(err))
 	}
-	return decodeHelm(storage, obj, name, r.version)
+	return decodeHelm(ctx, storage, obj, name, r.version)
 }
 
 // latestHelmRevision is the release's highest revision of any status, when
@@ -198,7 +202,7 @@ func (c *Cluster) latestHelmRevision(ctx context.Context, storage HelmStorage, n
 // decodeHelm decodes the release in a storage object, which must be
 // revision of release name: the object's name and labels are Helm's,
 // the data inside is whatever its writer put there.
-func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured, name string, revision int) (*HelmRelease, error) {
+func decodeHelm(ctx context.Context, storage HelmStorage, obj *unstructured.Unstructured, name string, revision int) (*HelmRelease, error) {
 	where := ObjectName(obj)
 	if err := checkHelmLabels(obj, name, revision); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s", where, err, helmNotHelms)
@@ -222,7 +226,7 @@ func decodeHelm(storage HelmStorage, obj *unstructured.Unstructured, name string
 	if err := checkHelmData(r, obj.GetNamespace(), name, revision); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s", where, err, helmNotHelms)
 	}
-	return &HelmRelease{Release: r, Object: where}, nil
+	return &HelmRelease{Release: r, Object: where, secrets: redact.FromContext(ctx)}, nil
 }
 
 // checkHelmLabels: the labels Helm gives a revision's object agree with
@@ -281,8 +285,8 @@ func (c *Cluster) noRelease(storage HelmStorage, ns, name string, revision int, 
 }
 
 // HelmManifests are the objects of a release's manifest. Secrets among
-// them are remembered by the process's Secret filter, as ReadManifests
-// remembers them. Their Source is empty: they come from no file. A
+// them are remembered by the Secret filter of the run that read the
+// release, as ReadManifests remembers them. Their Source is empty: they come from no file. A
 // manifest of more than helm.MaxObjects objects, or with an object twice
 // (which Helm's install refuses: its second create finds the first), is
 // refused, naming the storage object it came from.
@@ -292,7 +296,7 @@ func HelmManifests(r *HelmRelease) ([]Manifest, error) {
 		return nil, fmt.Errorf("%s: %w: %s", r.Object, err, helmTooMany)
 	}
 	res := resource.NewLocalBuilder().Unstructured().Local().Stream(strings.NewReader(r.Manifest), name).Flatten().ContinueOnError().Do()
-	out, err := manifestsOf(res)
+	out, err := manifestsOf(res, r.secrets)
 	if errors.Is(err, ErrNoObjects) {
 		return nil, fmt.Errorf("%s has an empty manifest (a chart of hooks only?): nothing to compare", name)
 	}
@@ -487,5 +491,5 @@ func (c *Cluster) LastHelmRelease(ctx context.Context, storage HelmStorage, ns, 
 	if r == nil || (r.Status() != "failed" && r.Status() != "superseded") {
 		return nil
 	}
-	return &HelmRelease{Release: r, Object: string(storage) + "/" + ns + "/" + helm.ObjectName(name, r.Version)}
+	return &HelmRelease{Release: r, Object: string(storage) + "/" + ns + "/" + helm.ObjectName(name, r.Version), secrets: redact.FromContext(ctx)}
 }

@@ -122,27 +122,23 @@ func readInput(ctx context.Context, what string, open func() (io.ReadCloser, err
 		data []byte
 		err  error
 	}
-	done := make(chan read, 1)
-	go func() {
+	r, err := untilDone(ctx, func() read {
 		r, err := open()
 		if err != nil {
-			done <- read{nil, err}
-			return
+			return read{nil, err}
 		}
 		defer func() { _ = r.Close() }()
 		data, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
-		done <- read{data, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("reading %s: %w", what, ctx.Err())
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("reading %s: %w", what, r.err)
-		}
-		if len(r.data) > MaxInputBytes {
-			return nil, fmt.Errorf("%s holds more than %d bytes, over what is read from one input: split it", what, MaxInputBytes)
-		}
-		return r.data, nil
+		return read{data, err}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
+	if r.err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, r.err)
+	}
+	if len(r.data) > MaxInputBytes {
+		return nil, fmt.Errorf("%s holds more than %d bytes, over what is read from one input: split it", what, MaxInputBytes)
+	}
+	return r.data, nil
 }

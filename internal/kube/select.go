@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -176,7 +177,7 @@ func (s *Selection) Resolve(ctx context.Context, getter genericclioptions.RESTCl
 		}
 	}
 	r, err := untilDone(ctx, func() resolved {
-		objs, single, err := resolve(b, func(err error) error { return friendly(err, s.CommandFlags, scope) })
+		objs, single, err := resolve(b, func(err error) error { return friendly(err, s.CommandFlags, scope) }, redact.FromContext(ctx))
 		return resolved{objs, single, err}
 	})
 	if err != nil {
@@ -212,12 +213,22 @@ func (s *Selection) matching(objs []*unstructured.Unstructured) ([]*unstructured
 var errNoMatch = errors.New("no objects matched the selection")
 
 // untilDone returns what f returns, or ctx's error when ctx ends first;
-// f, which takes no context (kubectl's builder), then ends unobserved.
+// f, which takes no context (kubectl's builder, a read of standard
+// input), then ends unobserved: its group is not waited for.
 func untilDone[T any](ctx context.Context, f func() T) (T, error) {
-	done := make(chan T, 1)
-	go func() { done <- f() }()
+	var (
+		v    T
+		g    errgroup.Group
+		done = make(chan struct{})
+	)
+	g.Go(func() error {
+		v = f()
+		close(done)
+		return nil
+	})
 	select {
-	case v := <-done:
+	case <-done:
+		_ = g.Wait()
 		return v, nil
 	case <-ctx.Done():
 		var zero T
@@ -225,8 +236,9 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 	}
 }
 
-// resolve reads the objects b selects, as Resolve returns them.
-func resolve(b *resource.Builder, friendly func(error) error) ([]*unstructured.Unstructured, bool, error) {
+// resolve reads the objects b selects, as Resolve returns them; the
+// Secrets among them are added to secrets.
+func resolve(b *resource.Builder, friendly func(error) error, secrets *redact.Set) ([]*unstructured.Unstructured, bool, error) {
 	single := false
 	r := b.ContinueOnError().Flatten().Do().IntoSingleItemImplied(&single)
 	if err := r.Err(); err != nil {
@@ -247,7 +259,7 @@ func resolve(b *resource.Builder, friendly func(error) error) ([]*unstructured.U
 		if !ok {
 			return fmt.Errorf("%s: unexpected object type %T", info.ObjectName(), info.Object)
 		}
-		redact.Seen.AddSecret(secretContent(u))
+		secrets.AddSecret(secretContent(u))
 		out = append(out, u)
 		return nil
 	})
@@ -298,12 +310,12 @@ func ReadManifests(ctx context.Context, in io.Reader, files *resource.FilenameOp
 	if err != nil {
 		return nil, err
 	}
-	return manifestsOf(b.Flatten().ContinueOnError().Do())
+	return manifestsOf(b.Flatten().ContinueOnError().Do(), redact.FromContext(ctx))
 }
 
 // manifestsOf is the objects of a local builder's result, each Secret
-// among them remembered by the process's Secret filter.
-func manifestsOf(r *resource.Result) ([]Manifest, error) {
+// among them remembered by the run's Secret filter, secrets.
+func manifestsOf(r *resource.Result, secrets *redact.Set) ([]Manifest, error) {
 	if err := r.Err(); err != nil {
 		return nil, Friendly(err)
 	}
@@ -320,7 +332,7 @@ func manifestsOf(r *resource.Result) ([]Manifest, error) {
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("%s: an object without apiVersion or kind: fix the manifest", i.Source)
 		}
-		redact.Seen.AddSecret(secretContent(u))
+		secrets.AddSecret(secretContent(u))
 		out = append(out, Manifest{Object: u, Source: i.Source})
 	}
 	if len(out) == 0 {
@@ -412,48 +424,38 @@ func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o Str
 		}
 		return unlisted, nil
 	}
-	// Kinds are listed side by side (within the client's rate limit);
-	// yield is called by one of them at a time.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	return s.listSideBySide(ctx, c, kinds, ns, o, yield)
+}
+
+// listSideBySide lists kinds side by side, o.Concurrency at a time
+// (within the client's rate limit); yield is called by one of them at a
+// time. The first error stops the others.
+func (s *Selection) listSideBySide(ctx context.Context, c *Cluster, kinds []Resource, ns string, o StreamOptions, yield func(Item) error) ([]string, error) {
 	var mu, ymu sync.Mutex
-	var first error
+	var unlisted []string
 	one := func(it Item) error {
 		ymu.Lock()
 		defer ymu.Unlock()
 		return yield(it)
 	}
-	next := make(chan Resource)
-	var wg sync.WaitGroup
-	for range min(o.Concurrency, len(kinds)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				var un []string
-				err := s.listKind(ctx, c, k, ns, o, one, &un)
-				mu.Lock()
-				unlisted = append(unlisted, un...)
-				if err != nil && first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Concurrency)
 	for _, k := range kinds {
-		select {
-		case next <- k:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			var un []string
+			err := s.listKind(gctx, c, k, ns, o, one, &un)
+			mu.Lock()
+			unlisted = append(unlisted, un...)
+			mu.Unlock()
+			return err
+		})
 	}
-	close(next)
-	wg.Wait()
+	err := g.Wait()
 	sort.Strings(unlisted)
-	return unlisted, first
+	return unlisted, err
 }
 
 // namespaced tells whether some of kinds are listed in one namespace.

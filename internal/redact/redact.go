@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -31,8 +32,21 @@ type Set struct {
 	off      bool
 }
 
-// Seen is the process's Set.
-var Seen = &Set{}
+// setKey is the context key of a run's Set.
+type setKey struct{}
+
+// NewContext returns a copy of ctx that carries s: the run's Set, which
+// what reads objects adds the Secrets it reads to (internal/kube).
+func NewContext(ctx context.Context, s *Set) context.Context {
+	return context.WithValue(ctx, setKey{}, s)
+}
+
+// FromContext is the Set ctx carries, or nil (whose AddSecret does
+// nothing).
+func FromContext(ctx context.Context) *Set {
+	s, _ := ctx.Value(setKey{}).(*Set)
+	return s
+}
 
 // Disable stops replacing values in output (--show-secret-values).
 func (s *Set) Disable() {
@@ -53,7 +67,7 @@ func (s *Set) Len() int {
 // client-side apply keeps in an annotation. Content of any other shape
 // adds nothing.
 func (s *Set) AddSecret(content map[string]any) {
-	if content == nil {
+	if s == nil || content == nil {
 		return
 	}
 	var forms []string

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
@@ -62,12 +63,12 @@ func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress)
 		mu       sync.Mutex
 		findings []v1alpha1.Finding
 		unlisted []string
-		wg       sync.WaitGroup
+		g        errgroup.Group
 	)
 	for _, c := range clusters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		// A cluster that fails does not stop the others: its error is
+		// kept, not returned to the group.
+		g.Go(func() error {
 			mine, un, err := scan(ctx, c, o, progress)
 			mu.Lock()
 			defer mu.Unlock()
@@ -78,9 +79,10 @@ func Run(ctx context.Context, clusters []Cluster, o Options, progress *Progress)
 			if err != nil {
 				failed = append(failed, prefixErr(c.Name, err))
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	if err := ctx.Err(); err != nil {
 		failed = []error{err}
 	}

@@ -115,22 +115,7 @@ func withCommandFlags(words, flags []string) []string {
 }
 
 func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Request, opts Options) (*v1alpha1.HandoverReport, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Poll == 0 {
-		opts.Poll = time.Second
-	}
-	if opts.Backoff == nil {
-		b := write.DefaultBackoff
-		opts.Backoff = &b
-	}
-	if opts.Manager == "" {
-		opts.Manager = "kubectl-ssa"
-	}
-	if req.TempManager == "" {
-		req.TempManager = DefaultTempManager
-	}
+	req, opts = withDefaults(req, opts)
 	live, err := c.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
@@ -163,19 +148,68 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 	case v1alpha1.DryRunServer:
 		return dryRunServer(ctx, c, name, live, req, report, opts)
 	}
+	done, live, err := writeSteps(ctx, c, name, live, plan, req, opts)
+	report = withSteps(report, done)
+	if err != nil {
+		return report, err
+	}
+	report.Status = v1alpha1.HandoverCompleted
+	if err := controllerStatus(ctx, c, name, live, req, opts, report); err != nil {
+		return report, err
+	}
+	if report.Mode != v1alpha1.HandoverRelease && (report.Status == v1alpha1.HandoverCompleted || report.Status == v1alpha1.HandoverHeld || report.Status == v1alpha1.HandoverHandedOver) {
+		switch {
+		case fromApplies:
+			report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
+		case editedLastApplied(done):
+			report.Next = fmt.Sprintf("remove %s from the manifests you apply client-side: their last-applied annotation no longer holds them, so kubectl apply leaves them as they are", strings.Join(pathStrings(fields), ", "))
+		}
+	}
+	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		report.After = States(live, fields)
+	}
+	return report, nil
+}
 
+// withDefaults fills in what the caller left unset.
+func withDefaults(req Request, opts Options) (Request, Options) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Poll == 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Backoff == nil {
+		b := write.DefaultBackoff
+		opts.Backoff = &b
+	}
+	if opts.Manager == "" {
+		opts.Manager = "kubectl-ssa"
+	}
+	if req.TempManager == "" {
+		req.TempManager = DefaultTempManager
+	}
+	return req, opts
+}
+
+// writeSteps writes the plan's steps one by one, each planned again from
+// the object as the last write left it (and read again after a 409),
+// until no step is left or the next is to wait for the controller. It
+// returns the steps done (a failed one last) and the object after them.
+func writeSteps(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, plan *v1alpha1.HandoverReport, req Request, opts Options) ([]v1alpha1.HandoverStep, *unstructured.Unstructured, error) {
 	// A signal stops a run before its first write, or once its writes
 	// are done (a write in flight is never cut off, whether or not the
 	// server has stored it yet): never between a share and its release.
 	finishing, stop := write.Finishing(ctx, write.FinishGrace)
 	defer stop()
+	fields := req.Fields
 	var done []v1alpha1.HandoverStep
 	for n := 0; ; n++ {
 		if n > maxSteps {
-			return withSteps(report, done), fmt.Errorf("still planning steps after %d writes: stopping (please report this)", maxSteps)
+			return done, live, fmt.Errorf("still planning steps after %d writes: stopping (please report this)", maxSteps)
 		}
 		if err := ctx.Err(); err != nil && len(done) == 0 {
-			return withSteps(report, done), err
+			return done, live, err
 		}
 		var step *v1alpha1.HandoverStep
 		err := write.RetryOnConflict(finishing, *opts.Backoff, func(ctx context.Context, attempt int) error {
@@ -209,35 +243,41 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			return nil
 		})
 		if err != nil {
-			return withSteps(report, done), err
+			return done, live, err
 		}
 		if step == nil {
-			break
+			return done, live, nil
 		}
 		done = append(done, *step)
 		if opts.Progress != nil {
 			opts.Progress(*step)
 		}
 	}
-	report = withSteps(report, done)
-	report.Status = v1alpha1.HandoverCompleted
+}
 
-	if report.Mode == v1alpha1.HandoverController {
-		if req.Wait {
-			ok, err := waitAndCleanup(ctx, c, name, req, fields, opts, report)
-			if err != nil {
-				return report, err
-			}
-			if !ok {
-				report.Status = v1alpha1.HandoverHeld
-			}
-		} else if step, owned, err := Cleanup(live, req, fields); err == nil && owned && step == nil {
-			// The controller owns them already and nothing holds them.
-			report.Message = fmt.Sprintf("%q owns the fields", req.To)
-		} else {
-			report.Status = v1alpha1.HandoverHeld
-			report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
+// controllerStatus says, for a handover to a controller whose steps are
+// written, whether the controller has the fields, or they are held for it
+// (waiting for it first with --wait), or handed over (held, but nothing
+// can reset them).
+func controllerStatus(ctx context.Context, c dynamic.ResourceInterface, name string, live *unstructured.Unstructured, req Request, opts Options, report *v1alpha1.HandoverReport) error {
+	if report.Mode != v1alpha1.HandoverController {
+		return nil
+	}
+	fields := req.Fields
+	if req.Wait {
+		ok, err := waitAndCleanup(ctx, c, name, req, fields, opts, report)
+		if err != nil {
+			return err
 		}
+		if !ok {
+			report.Status = v1alpha1.HandoverHeld
+		}
+	} else if step, owned, err := Cleanup(live, req, fields); err == nil && owned && step == nil {
+		// The controller owns them already and nothing holds them.
+		report.Message = fmt.Sprintf("%q owns the fields", req.To)
+	} else {
+		report.Status = v1alpha1.HandoverHeld
+		report.Message = fmt.Sprintf("%q holds the fields at their values until %q writes them (a controller writes only when the value must change: an HPA already at its target may never; holding is harmless)", req.TempManager, req.To)
 	}
 	if report.Status == v1alpha1.HandoverHeld && opts.ControllerTargets {
 		if now, err := c.Get(ctx, name, metav1.GetOptions{}); err == nil && safe(now, req, fields) {
@@ -245,18 +285,7 @@ func run(ctx context.Context, c dynamic.ResourceInterface, name string, req Requ
 			report.Message = fmt.Sprintf("done: no applier owns the fields and no last-applied annotation holds them, so nothing resets them; %q takes them when it next changes them (it writes only when the value must change), and %q, which holds them at their values until then, lets go when this command runs again", req.To, req.TempManager)
 		}
 	}
-	if report.Mode != v1alpha1.HandoverRelease && (report.Status == v1alpha1.HandoverCompleted || report.Status == v1alpha1.HandoverHeld || report.Status == v1alpha1.HandoverHandedOver) {
-		switch {
-		case fromApplies:
-			report.Next = fmt.Sprintf("remove %s from the manifests %q applies: its next apply no longer touches them", strings.Join(pathStrings(fields), ", "), req.From)
-		case editedLastApplied(done):
-			report.Next = fmt.Sprintf("remove %s from the manifests you apply client-side: their last-applied annotation no longer holds them, so kubectl apply leaves them as they are", strings.Join(pathStrings(fields), ", "))
-		}
-	}
-	if live, err = c.Get(ctx, name, metav1.GetOptions{}); err == nil {
-		report.After = States(live, fields)
-	}
-	return report, nil
+	return nil
 }
 
 // dryRunServer sends every step of the plan as a server dry run. Each

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,11 +90,11 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 	}
 	items := make(chan Item, opts.Concurrency*2)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := 0; i < opts.Concurrency; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	// The workers return no error: an object's failure is in its
+	// result, and does not stop the others.
+	var workers errgroup.Group
+	for range opts.Concurrency {
+		workers.Go(func() error {
 			for it := range items {
 				if ctx.Err() != nil {
 					// Stopped: what is queued is not started.
@@ -126,7 +127,8 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 				}
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
 	srcErr := src(ctx, func(it Item) error {
 		select {
@@ -137,7 +139,7 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 		}
 	})
 	close(items)
-	wg.Wait()
+	_ = workers.Wait()
 	sort.Slice(rep.Objects, func(i, j int) bool { return refKey(rep.Objects[i].Object) < refKey(rep.Objects[j].Object) })
 	if err := ctx.Err(); err != nil {
 		// Stopped (a signal): the objects begun were finished, and the

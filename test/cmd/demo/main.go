@@ -188,6 +188,21 @@ func story() error {
 		_ = os.WriteFile(p, []byte(content), 0o600)
 		return p
 	}
+	chapters := []func(func(name, content string) string) error{
+		setUp, ownershipStory, handoverStory, diffStory,
+		func(write func(name, content string) string) error { return migrateStory(dir) },
+		auditStory, watchStory, admissionStory, helmStory,
+	}
+	for _, chapter := range chapters {
+		if err := chapter(write); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setUp makes the objects the first chapters show.
+func setUp(func(name, content string) string) error {
 	// The Widget CRD of the tests: spec.endpoints a map list keyed by
 	// host and port.
 	widgetCRD, err := testkit.ReadFixture("crd/widgets.yaml")
@@ -214,7 +229,11 @@ func story() error {
 	if err := apply("ops", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"gizmo"},"spec":{"endpoints":[{"host":"a.example.com","port":80,"weight":2}]}}`); err != nil {
 		return err
 	}
+	return nil
+}
 
+// ownershipStory: who-owns' views, and explain-conflict.
+func ownershipStory(write func(name, content string) string) error {
 	caption("who-owns: a Deployment applied with kubectl, then scaled with kubectl scale (the /scale subresource)")
 	ssa("who-owns", "deploy/web")
 	caption("who-owns -o blame: the same object as YAML, each line with its owners")
@@ -231,7 +250,11 @@ func story() error {
 
 	caption("explain-conflict: the manifest still says replicas: 2, but kubectl scale set 4")
 	ssa("explain-conflict", "-f", write("web.yaml", web), "--verify")
+	return nil
+}
 
+// handoverStory: .spec.replicas handed to an HPA.
+func handoverStory(write func(name, content string) string) error {
 	caption("handover: give .spec.replicas to the HorizontalPodAutoscaler without ever resetting it")
 	if err := apply("kubectl", api); err != nil {
 		return err
@@ -252,7 +275,11 @@ spec:
 	ssa("handover", "deploy/api", "--field", ".spec.replicas", "--from", "kubectl", "--to", "kube-controller-manager", "--wait", "--timeout", "60s")
 	caption("Now the manifest without replicas applies cleanly")
 	ssa("explain-conflict", "-f", write("api.yaml", strings.Replace(api, "  replicas: 1\n", "", 1)))
+	return nil
+}
 
+// diffStory: diff and extract over a Helm-made Deployment.
+func diffStory(write func(name, content string) string) error {
 	caption("diff: Argo CD takes over a Helm-made Deployment. What changes, and what stays?")
 	shop := `
 apiVersion: apps/v1
@@ -281,7 +308,12 @@ spec:
 	ssa("diff", "-f", argo, "--field-manager", "argocd-controller")
 	caption("extract: what did Helm apply? Its fields as a manifest")
 	ssa("extract", "deploy/shop", "--manager", "helm")
+	return nil
+}
 
+// migrateStory: migrate's check, dry run, real run and undo; the backup
+// goes under dir.
+func migrateStory(dir string) error {
 	caption("migrate: what still carries client-side apply?")
 	ssa("migrate", "configmaps", "--check")
 	caption("migrate --dry-run=client: the plan and the managedFields diff")
@@ -292,7 +324,11 @@ spec:
 	ssa("who-owns", "cm/legacy", "-o", "managers")
 	caption("Undo the migration")
 	ssa("migrate", "undo", "--backup-dir", backup)
+	return nil
+}
 
+// auditStory: audit, and audit as a CI gate.
+func auditStory(func(name, content string) string) error {
 	caption("audit: what is wrong with the field managers of every kind here (someone edits a ConfigMap by hand first)")
 	if err := patch("ConfigMap", "settings", "kubectl-edit", `{"data":{"size":"small"}}`); err != nil {
 		return err
@@ -300,7 +336,11 @@ spec:
 	ssa("audit", "-o", "wide")
 	caption("audit as a CI gate: only team-a may own the ConfigMaps' fields")
 	ssa("audit", "configmaps", "--expect-manager", "team-a", "--fail-on", "error")
+	return nil
+}
 
+// watchStory: a fight over replicas.
+func watchStory(func(name, content string) string) error {
 	caption("watch: a GitOps tool and an autoscaler take replicas from each other")
 	stop := make(chan struct{})
 	go func() {
@@ -319,7 +359,11 @@ spec:
 	}()
 	ssa("watch", "deploy/web", "--timeout", "6s")
 	close(stop)
+	return nil
+}
 
+// admissionStory: admission policies evaluated, and built-in admission.
+func admissionStory(write func(name, content string) string) error {
 	caption("Admission: a ValidatingAdmissionPolicy caps replicas at 5, a MutatingAdmissionPolicy labels Deployments, and a default StorageClass exists")
 	for _, m := range []string{`
 apiVersion: admissionregistration.k8s.io/v1
@@ -370,7 +414,7 @@ provisioner: example.com/none
 	ssa("diff", "-f", write("small.yaml", strings.NewReplacer("name: web", "name: small", "app: web", "app: small").Replace(web)))
 	caption("Built-in admission is modelled: a PVC gets the default StorageClass and its protection finalizer")
 	ssa("diff", "-f", write("pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"))
-	return helmStory(write)
+	return nil
 }
 
 // catalog is a chart's render: what helm template prints.

@@ -269,10 +269,37 @@ type pathStats struct {
 }
 
 func (g *generator) run() ([]defaults.Field, []string, error) {
+	// Pass 1: what comes back of each path left out.
+	stats, absentOut, err := g.observeAbsent()
+	if err != nil {
+		return nil, nil, err
+	}
+	conditional, clock := classify(stats)
+	// Pass 2, over the same probes: for the paths whose default varies,
+	// check the rules and collect the fields that could decide it.
+	if len(conditional) > 0 {
+		for i := 0; i < g.probes; i++ {
+			_ = g.probe(i, false, func(h hole, got string, _ any, before map[string]any) {
+				if conditional[h.pattern] {
+					stats[h.pattern].observeConditional(h, got, before)
+				}
+			})
+		}
+	}
+	// Pass 3, over the same probes with every list and map left out set
+	// empty instead: a default that comes back for an empty one too (the
+	// defaulting tests the length, not nil) fills an applied [] or {}.
+	empties := g.observeEmpty(absentOut)
+	fields, notes := g.fields(stats, conditional, clock, empties)
+	return fields, notes, nil
+}
+
+// observeAbsent probes every path left out: what comes back of each
+// (stats), and of each path of each probe (absentOut).
+func (g *generator) observeAbsent() (map[string]*pathStats, map[string]string, error) {
 	stats := map[string]*pathStats{}
 	absentOut := map[string]string{} // probe and path -> what came back
 	failed := 0
-	// Pass 1: what comes back of each path left out.
 	for i := 0; i < g.probes; i++ {
 		if err := g.probe(i, false, func(h hole, got string, v any, _ map[string]any) {
 			st := stats[h.pattern]
@@ -291,7 +318,14 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 	if failed > g.probes/2 {
 		return nil, nil, fmt.Errorf("%d of %d probes failed to default or convert", failed, g.probes)
 	}
-	conditional, clock := map[string]bool{}, map[string]bool{}
+	return stats, absentOut, nil
+}
+
+// classify finds the paths set to the time of the write (clock) and those
+// whose default varies or was seen too little (conditional), readying the
+// latter for pass 2.
+func classify(stats map[string]*pathStats) (conditional, clock map[string]bool) {
+	conditional, clock = map[string]bool{}, map[string]bool{}
 	for p, st := range stats {
 		for o := range st.outcomes {
 			clock[p] = clock[p] || stampedNow(o)
@@ -304,71 +338,76 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 			st.ruleMisses, st.ruleTried, st.cands = map[string]int{}, map[string]int{}, map[string]map[string]map[string]int{}
 		}
 	}
-	// Pass 2, over the same probes: for the paths whose default varies,
-	// check the rules and collect the fields that could decide it.
-	if len(conditional) > 0 {
-		for i := 0; i < g.probes; i++ {
-			_ = g.probe(i, false, func(h hole, got string, _ any, before map[string]any) {
-				if !conditional[h.pattern] {
-					return
-				}
-				st := stats[h.pattern]
-				anc := ancestors(before, h.path)
-				name := fmt.Sprint(h.path[len(h.path)-1])
-				for _, r := range defaults.Rules {
-					if !r.Applies(h.pattern) {
-						continue
-					}
-					st.ruleTried[r.Name]++
-					v, set, known := r.Eval(name, anc)
-					want := absent
-					if set {
-						want = jsonOf(v)
-					}
-					if !known || want != got {
-						st.ruleMisses[r.Name]++
-					}
-				}
-				for level, a := range anc {
-					m, ok := a.(map[string]any)
-					if !ok {
-						continue
-					}
-					for f, v := range m {
-						if level == len(anc)-1 && f == name {
-							continue
-						}
-						key := defaults.CasePresent
-						switch t := v.(type) {
-						case string, bool, int64, float64:
-							key = jsonOf(v)
-						case []any:
-							if len(t) == 0 {
-								key = "[]"
-							}
-						case map[string]any:
-							if len(t) == 0 {
-								key = "{}"
-							}
-						}
-						ck := fmt.Sprintf("%d\x00%s", level, f)
-						if st.cands[ck] == nil {
-							st.cands[ck] = map[string]map[string]int{}
-						}
-						if st.cands[ck][key] == nil {
-							st.cands[ck][key] = map[string]int{}
-						}
-						st.cands[ck][key][got]++
-					}
-				}
-			})
+	return conditional, clock
+}
+
+// observeConditional counts, for one observation of a path whose default
+// varies, which rules got it wrong and which fields around it had which
+// values.
+func (st *pathStats) observeConditional(h hole, got string, before map[string]any) {
+	anc := ancestors(before, h.path)
+	name := fmt.Sprint(h.path[len(h.path)-1])
+	for _, r := range defaults.Rules {
+		if !r.Applies(h.pattern) {
+			continue
+		}
+		st.ruleTried[r.Name]++
+		v, set, known := r.Eval(name, anc)
+		want := absent
+		if set {
+			want = jsonOf(v)
+		}
+		if !known || want != got {
+			st.ruleMisses[r.Name]++
 		}
 	}
+	for level, a := range anc {
+		m, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		for f, v := range m {
+			if level == len(anc)-1 && f == name {
+				continue
+			}
+			key := candidateKey(v)
+			ck := fmt.Sprintf("%d\x00%s", level, f)
+			if st.cands[ck] == nil {
+				st.cands[ck] = map[string]map[string]int{}
+			}
+			if st.cands[ck][key] == nil {
+				st.cands[ck][key] = map[string]int{}
+			}
+			st.cands[ck][key][got]++
+		}
+	}
+}
 
-	// Pass 3, over the same probes with every list and map left out set
-	// empty instead: a default that comes back for an empty one too (the
-	// defaulting tests the length, not nil) fills an applied [] or {}.
-	type emptyStats struct{ same, differ int }
+// candidateKey is how a field around a path is told apart: by its value
+// when it is a scalar, as empty when it is an empty list or map, else
+// only as present.
+func candidateKey(v any) string {
+	switch t := v.(type) {
+	case string, bool, int64, float64:
+		return jsonOf(v)
+	case []any:
+		if len(t) == 0 {
+			return "[]"
+		}
+	case map[string]any:
+		if len(t) == 0 {
+			return "{}"
+		}
+	}
+	return defaults.CasePresent
+}
+
+// emptyStats counts the probes where a path set empty came back as when
+// left out (same), or not.
+type emptyStats struct{ same, differ int }
+
+// observeEmpty probes with every list and map left out set empty.
+func (g *generator) observeEmpty(absentOut map[string]string) map[string]*emptyStats {
 	empties := map[string]*emptyStats{}
 	for i := 0; i < g.probes; i++ {
 		_ = g.probe(i, true, func(h hole, got string, _ any, _ map[string]any) {
@@ -388,7 +427,12 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 			}
 		})
 	}
+	return empties
+}
 
+// fields turns the observations into the table's fields, and notes on
+// what could not be.
+func (g *generator) fields(stats map[string]*pathStats, conditional, clock map[string]bool, empties map[string]*emptyStats) ([]defaults.Field, []string) {
 	var fields []defaults.Field
 	var notes []string
 	patterns := make([]string, 0, len(stats))
@@ -441,7 +485,7 @@ func (g *generator) run() ([]defaults.Field, []string, error) {
 		}
 		fields = append(fields, emptyToo(f))
 	}
-	return fields, notes, nil
+	return fields, notes
 }
 
 var timestamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}`)

@@ -81,38 +81,13 @@ func run() error {
 		return err
 	}
 	*dir = abs
-	restart := *keep && fileExists(filepath.Join(*dir, "certs", "ca.crt")) && fileExists(filepath.Join(*dir, "ports"))
-	if !restart {
-		for _, sub := range []string{"etcd", "certs", "ports"} {
-			_ = os.RemoveAll(filepath.Join(*dir, sub))
-		}
-	}
-	_ = os.Remove(filepath.Join(*dir, "kubeconfig"))
-	if err := os.MkdirAll(filepath.Join(*dir, "certs"), 0o700); err != nil {
+	restart, err := prepareDir(*dir, *keep)
+	if err != nil {
 		return err
 	}
-
-	var ports []int
-	var pki *pki
-	if restart {
-		// The same cluster at the same address: what a client sees when
-		// its apiserver restarts.
-		if ports, err = readPorts(filepath.Join(*dir, "ports")); err != nil {
-			return err
-		}
-		if pki, err = readPKI(filepath.Join(*dir, "certs")); err != nil {
-			return err
-		}
-	} else {
-		if ports, err = freePorts(4); err != nil {
-			return err
-		}
-		if err := writePorts(filepath.Join(*dir, "ports"), ports); err != nil {
-			return err
-		}
-		if pki, err = writePKI(filepath.Join(*dir, "certs")); err != nil {
-			return fmt.Errorf("generating certificates: %w", err)
-		}
+	ports, pki, err := portsAndPKI(*dir, restart)
+	if err != nil {
+		return err
 	}
 	etcdClient, etcdPeer, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
 
@@ -129,27 +104,7 @@ func run() error {
 		return err
 	}
 
-	c := pki.dir
-	args := []string{
-		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", etcdClient),
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(apiPort),
-		"--cert-dir=" + c,
-		"--tls-cert-file=" + filepath.Join(c, "serving.crt"),
-		"--tls-private-key-file=" + filepath.Join(c, "serving.key"),
-		"--client-ca-file=" + filepath.Join(c, "ca.crt"),
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file=" + filepath.Join(c, "sa.pub"),
-		"--service-account-signing-key-file=" + filepath.Join(c, "sa.key"),
-		"--service-cluster-ip-range=10.96.0.0/16",
-		"--authorization-mode=RBAC",
-		"--allow-privileged=true",
-		"--enable-priority-and-fairness=false",
-		"--endpoint-reconciler-type=none",
-		"--profiling=false",
-		"--v=0",
-	}
+	args := apiserverArgs(pki.dir, etcdClient, apiPort)
 	apiCmd := apiserverapp.NewAPIServerCommand()
 	apiCmd.SetArgs(args)
 	apiDone := make(chan error, 1)
@@ -164,55 +119,15 @@ func run() error {
 		return err
 	}
 
-	var kcm *exec.Cmd
 	if !*noKCM {
-		self, err := os.Executable()
+		stop, err := startControllerManager(ctx, staging, *controllers, *hpaSync, kcmPort)
 		if err != nil {
 			return err
 		}
-		kcm = &exec.Cmd{
-			Path: self,
-			Args: []string{"kube-controller-manager",
-				"--kubeconfig=" + staging,
-				"--controllers=" + *controllers,
-				"--leader-elect=false",
-				"--bind-address=127.0.0.1",
-				"--secure-port=" + strconv.Itoa(kcmPort),
-				"--use-service-account-credentials=false",
-				"--horizontal-pod-autoscaler-sync-period=" + hpaSync.String(),
-				"--authentication-skip-lookup=true",
-				"--v=0",
-			},
-			Stdout:      os.Stderr,
-			Stderr:      os.Stderr,
-			SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-		}
-		if err := kcm.Start(); err != nil {
-			return fmt.Errorf("starting kube-controller-manager: %w", err)
-		}
-		defer func() {
-			_ = kcm.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = kcm.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = kcm.Process.Kill()
-			}
-		}()
-		if err := waitDefaultServiceAccount(ctx, staging); err != nil {
-			return err
-		}
+		defer stop()
 	}
 
-	data, err := os.ReadFile(staging)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(kubeconfig+".tmp", data, 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(kubeconfig+".tmp", kubeconfig); err != nil {
+	if err := publish(staging, kubeconfig); err != nil {
 		return err
 	}
 	fmt.Printf("ready KUBECONFIG=%s\n", kubeconfig)
@@ -236,6 +151,128 @@ func run() error {
 		}
 		return err
 	}
+}
+
+// apiserverArgs are the flags of the test bed's kube-apiserver.
+func apiserverArgs(c string, etcdClient, apiPort int) []string {
+	return []string{
+		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", etcdClient),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--cert-dir=" + c,
+		"--tls-cert-file=" + filepath.Join(c, "serving.crt"),
+		"--tls-private-key-file=" + filepath.Join(c, "serving.key"),
+		"--client-ca-file=" + filepath.Join(c, "ca.crt"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + filepath.Join(c, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(c, "sa.key"),
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--enable-priority-and-fairness=false",
+		"--endpoint-reconciler-type=none",
+		"--profiling=false",
+		"--v=0",
+	}
+}
+
+// startControllerManager starts the test bed's kube-controller-manager
+// (this executable, under that name) and waits until it made the default
+// ServiceAccount; stop stops it.
+func startControllerManager(ctx context.Context, staging, controllers string, hpaSync time.Duration, kcmPort int) (stop func(), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	kcm := &exec.Cmd{
+		Path: self,
+		Args: []string{"kube-controller-manager",
+			"--kubeconfig=" + staging,
+			"--controllers=" + controllers,
+			"--leader-elect=false",
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(kcmPort),
+			"--use-service-account-credentials=false",
+			"--horizontal-pod-autoscaler-sync-period=" + hpaSync.String(),
+			"--authentication-skip-lookup=true",
+			"--v=0",
+		},
+		Stdout:      os.Stderr,
+		Stderr:      os.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	if err := kcm.Start(); err != nil {
+		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	stop = func() {
+		_ = kcm.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = kcm.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = kcm.Process.Kill()
+		}
+	}
+	if err := waitDefaultServiceAccount(ctx, staging); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
+// prepareDir readies the test bed's directory: kept for a restart (keep,
+// and a cluster was there), else emptied of a former cluster.
+func prepareDir(dir string, keep bool) (restart bool, err error) {
+	restart = keep && fileExists(filepath.Join(dir, "certs", "ca.crt")) && fileExists(filepath.Join(dir, "ports"))
+	if !restart {
+		for _, sub := range []string{"etcd", "certs", "ports"} {
+			_ = os.RemoveAll(filepath.Join(dir, sub))
+		}
+	}
+	_ = os.Remove(filepath.Join(dir, "kubeconfig"))
+	return restart, os.MkdirAll(filepath.Join(dir, "certs"), 0o700)
+}
+
+// portsAndPKI are the cluster's ports and certificates: those dir holds
+// on a restart, else new ones, written there.
+func portsAndPKI(dir string, restart bool) ([]int, *pki, error) {
+	if restart {
+		// The same cluster at the same address: what a client sees when
+		// its apiserver restarts.
+		ports, err := readPorts(filepath.Join(dir, "ports"))
+		if err != nil {
+			return nil, nil, err
+		}
+		pki, err := readPKI(filepath.Join(dir, "certs"))
+		return ports, pki, err
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writePorts(filepath.Join(dir, "ports"), ports); err != nil {
+		return nil, nil, err
+	}
+	pki, err := writePKI(filepath.Join(dir, "certs"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating certificates: %w", err)
+	}
+	return ports, pki, nil
+}
+
+// publish puts the kubeconfig at its place in one step, once the cluster
+// is ready: who waits for the file finds it whole.
+func publish(staging, kubeconfig string) error {
+	data, err := os.ReadFile(staging)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfig+".tmp", data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(kubeconfig+".tmp", kubeconfig)
 }
 
 func freePorts(n int) ([]int, error) {
