@@ -96,18 +96,21 @@ switch it to server-side apply (--csa-upgrade helm).
   kubectl get deploy web -o yaml --show-managed-fields > live.yaml
   kubectl ssa diff --local --live-file live.yaml -f deploy.yaml`,
 		Args: manifestArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.complete(cmd)
-			if err := o.validate("diff", false); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: runE(o),
 	}
 	o.addFlags(cmd, "diff", "Diff a forced apply (the diff is that of the forced apply either way; this says the apply is meant to force).",
 		"The tool whose settings the fixes are written in (argocd, flux or helm), repeated in the explain-conflict command the diff points to.")
 	return cmd
 }
+
+// complete takes what the flags given imply (applyInput's complete).
+func (o *diffOptions) complete(cmd *cobra.Command, _ []string) error {
+	o.applyInput.complete(cmd)
+	return nil
+}
+
+// validate checks the flags of the apply to diff.
+func (o *diffOptions) validate() error { return o.applyInput.validate("diff", false) }
 
 func (o *diffOptions) run(ctx context.Context) error {
 	p, err := o.prepare(ctx)
@@ -139,22 +142,17 @@ func (o *diffOptions) run(ctx context.Context) error {
 		reports[i] = d.Report
 	}
 	external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
-	externalErr, err := o.print(p, computed, targets, external)
+	externalErr, err := o.print(p, computed, external)
 	if err != nil {
 		return err
 	}
-	if external != "" && len(reports) > 0 && !o.output.out.IsData() {
-		// The diff program's answer, as with kubectl diff.
-		return exitForApply(o.streams.ErrOut, failed, func() error { return externalErr })
-	}
-	return exitForApply(o.streams.ErrOut, failed,
-		func() error { return o.diffFound(reports) },
-		func() error { return diffNotExact(reports, targets) })
+	helmFound := len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0
+	return diffExit(o.streams.ErrOut, failed, reports, targets, helmFound, external != "" && len(reports) > 0 && !o.output.out.IsData(), externalErr)
 }
 
 // print prints the diffs: as data, through KUBECTL_EXTERNAL_DIFF
 // (external; its answer is returned first), or as annotated diffs.
-func (o *diffOptions) print(p *prepared, computed []*diff.Computed, targets []remedy.Target, external string) (externalErr, err error) {
+func (o *diffOptions) print(p *prepared, computed []*diff.Computed, external string) (externalErr, err error) {
 	switch {
 	case len(computed) == 0:
 	case o.output.out.IsData():

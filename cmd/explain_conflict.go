@@ -51,19 +51,22 @@ func newExplainConflictCmd(g *globalOptions) *cobra.Command {
   kubectl get deploy web -o yaml --show-managed-fields > live.yaml
   kubectl ssa explain-conflict --local --live-file live.yaml -f deploy.yaml`,
 		Args: manifestArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.complete(cmd)
-			if err := o.validate("simulate", o.verify); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: runE(o),
 	}
 	o.addFlags(cmd, "simulate", "Simulate a forced apply and show who loses which fields.",
 		"Also write the fixes as settings of the tool that applies: argocd, flux or helm (default: the tool --field-manager is: argocd-controller, kustomize-controller, helm-controller, helm).")
 	cmd.Flags().BoolVar(&o.verify, "verify", false, "Also send the apply to the server as a dry run (dryRun=All) and report any difference from the prediction.")
 	return cmd
 }
+
+// complete takes what the flags given imply (applyInput's complete).
+func (o *explainOptions) complete(cmd *cobra.Command, _ []string) error {
+	o.applyInput.complete(cmd)
+	return nil
+}
+
+// validate checks the flags of the apply to explain, with --verify.
+func (o *explainOptions) validate() error { return o.applyInput.validate("simulate", o.verify) }
 
 // explainConflictLong is the command's --help text.
 const explainConflictLong = `Simulate "kubectl apply --server-side" of the manifests locally, with the

@@ -50,11 +50,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err := o.print(p, reports, sources); err != nil {
 		return err
 	}
-	return exitForApply(o.streams.ErrOut, failed,
-		func() error { return verifyExit(reports) },
-		func() error { return explainFound(reports) },
-		func() error { return controlledResets(reports) },
-		func() error { return inexact(reports) })
+	return explainExit(o.streams.ErrOut, failed, reports)
 }
 
 // print prints the reports, as data or as explanations.
