@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 // applyInput is the apply that explain-conflict and diff predict, the
@@ -46,6 +47,9 @@ type applyInput struct {
 	unverifiable string
 	// kc is the run's cluster (kubeCluster).
 	kc *kube.Cluster
+	// view is the text views' options: the run sets them (the palette
+	// prepare makes, the time) before it prints.
+	view render.Options
 }
 
 func newApplyInput(g *globalOptions) applyInput {

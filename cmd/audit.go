@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -36,6 +37,11 @@ type auditOptions struct {
 	// ruleSet is rules, parsed.
 	ruleSet map[v1alpha1.Code]bool
 	pal     *render.Palette
+	// printer prints the report, as data or as its table.
+	printer printer[*v1alpha1.AuditReport]
+	// clusters is how many clusters the run audits (the table names
+	// each finding's when more than one).
+	clusters int
 }
 
 func newAuditCmd(g *globalOptions) *cobra.Command {
@@ -119,8 +125,26 @@ func (o *auditOptions) complete(cmd *cobra.Command, args []string) (err error) {
 	if o.ruleSet, err = audit.ParseRules(o.rules); err != nil {
 		return fmt.Errorf("--rules %w", err)
 	}
-	o.pal, err = o.palette()
-	return err
+	if o.pal, err = o.palette(); err != nil {
+		return err
+	}
+	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable})
+	return nil
+}
+
+// printTable is audit's text view: the findings' table, and nothing when
+// nothing was audited ("No findings in 0 objects" would read as a pass:
+// the run's error says what happened).
+func (o *auditOptions) printTable(w io.Writer, rep *v1alpha1.AuditReport) error {
+	if nothingAudited(rep) {
+		return nil
+	}
+	return render.AuditReport(w, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: o.clusters > 1}, o.pal)
+}
+
+// nothingAudited: no object was scanned, and kinds could not be listed.
+func nothingAudited(rep *v1alpha1.AuditReport) bool {
+	return rep.Scanned == 0 && len(rep.Unlisted) > 0
 }
 
 // validate checks the flags together.

@@ -25,7 +25,7 @@ func (o *auditOptions) run(ctx context.Context) error {
 		clusters[i] = audit.Cluster{Name: t.Name, ClusterFlags: t.CommandFlags, Connect: func() (audit.Lister, error) { return o.lister(t.Flags, t.CommandFlags, o.args) }}
 	}
 	var progress audit.Progress
-	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
+	line := startProgress(o.streams.ErrOut, o.output.isData(), func() string {
 		return fmt.Sprintf("%d objects scanned, %d findings", progress.Scanned.Load(), progress.Found.Load())
 	})
 	rep, failed := audit.Run(ctx, clusters, audit.Options{Expect: o.expect, Allow: o.allow, LastAppliedThreshold: o.threshold, Fix: v1alpha1.FixMode(o.fix), Rules: o.ruleSet}, &progress)
@@ -36,17 +36,9 @@ func (o *auditOptions) run(ctx context.Context) error {
 	if len(failed) == len(targets) {
 		return errors.Join(failed...)
 	}
-	nothing := rep.Scanned == 0 && len(rep.Unlisted) > 0
-	if o.output.out.IsData() {
-		if err := o.output.out.Print(o.streams.Out, []any{rep}, false); err != nil {
-			return err
-		}
-	} else if !nothing {
-		// ("No findings in 0 objects" would read as a pass: the error
-		// below says what happened.)
-		if err := render.AuditReport(o.streams.Out, rep, render.AuditOptions{Wide: o.output.out.Name == viewWide, Clusters: len(targets) > 1}, o.pal); err != nil {
-			return err
-		}
+	o.clusters = len(targets)
+	if err := printAll(o.printer, []*v1alpha1.AuditReport{rep}, false); err != nil {
+		return err
 	}
 	for i, u := range rep.Unlisted {
 		if i == maxUnlistedLines && len(rep.Unlisted) > maxUnlistedLines+1 {
@@ -55,7 +47,7 @@ func (o *auditOptions) run(ctx context.Context) error {
 		}
 		render.Warning(o.streams.ErrOut, "not audited: "+u)
 	}
-	if nothing {
+	if nothingAudited(rep) {
 		// A gate that could read nothing must not pass.
 		return fmt.Errorf("nothing was audited: %d kinds could not be listed (see the warnings): audit with list rights, or name the kinds and namespaces you may list", len(rep.Unlisted))
 	}

@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -22,6 +22,8 @@ import (
 // explain-conflict's.
 type diffOptions struct {
 	applyInput
+	// printer prints the diffs (validate chooses it).
+	printer printer[*diff.Computed]
 }
 
 func newDiffCmd(g *globalOptions) *cobra.Command {
@@ -109,8 +111,15 @@ func (o *diffOptions) complete(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// validate checks the flags of the apply to diff.
-func (o *diffOptions) validate() error { return o.applyInput.validate("diff", false) }
+// validate checks the flags of the apply to diff, and chooses the
+// printer of -o.
+func (o *diffOptions) validate() error {
+	if err := o.applyInput.validate("diff", false); err != nil {
+		return err
+	}
+	o.choosePrinter()
+	return nil
+}
 
 func (o *diffOptions) run(ctx context.Context) error {
 	p, err := o.prepare(ctx)
@@ -141,45 +150,34 @@ func (o *diffOptions) run(ctx context.Context) error {
 	for i, d := range computed {
 		reports[i] = d.Report
 	}
-	external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
-	externalErr, err := o.print(p, computed, external)
-	if err != nil {
+	o.view = render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
+	if err := printAll(o.printer, computed, len(p.manifests) > 1); err != nil {
 		return err
 	}
+	var answer error
+	external, ran := o.printer.(*externalDiffPrinter)
+	if ran {
+		answer = external.answer
+	}
 	helmFound := len(o.helm.deletes) > 0 || len(o.helm.refusals) > 0
-	return diffExit(o.streams.ErrOut, failed, reports, targets, helmFound, external != "" && len(reports) > 0 && !o.output.out.IsData(), externalErr)
+	return diffExit(o.streams.ErrOut, failed, reports, targets, helmFound, ran && len(reports) > 0, answer)
 }
 
-// print prints the diffs: as data, through KUBECTL_EXTERNAL_DIFF
-// (external; its answer is returned first), or as annotated diffs.
-func (o *diffOptions) print(p *prepared, computed []*diff.Computed, external string) (externalErr, err error) {
-	switch {
-	case len(computed) == 0:
-	case o.output.out.IsData():
-		items := make([]any, len(computed))
-		for i, d := range computed {
-			items[i] = d.Report
-		}
-		return nil, o.output.out.Print(o.streams.Out, items, len(p.manifests) > 1)
-	case external != "":
-		reports := make([]*v1alpha1.DiffReport, len(computed))
-		for i, d := range computed {
-			reports[i] = d.Report
-		}
-		return runExternalDiff(external, reports, o), nil
-	default:
-		ropts := render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
-		o.printHelmHeader(o.streams.Out, true)
-		for i, d := range computed {
-			if i > 0 {
-				fmt.Fprintln(o.streams.Out)
-			}
-			if err := render.Diff(o.streams.Out, d.Report, d.Live, d.Result, ropts); err != nil {
-				return nil, err
-			}
-		}
+// choosePrinter chooses the printer of -o, once: the reports as data,
+// the diffs through KUBECTL_EXTERNAL_DIFF, or as annotated diffs (after
+// the Helm release's header), with the palette run's prepare makes
+// (o.view).
+func (o *diffOptions) choosePrinter() {
+	if external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF")); external != "" && !o.output.isData() {
+		o.printer = &externalDiffPrinter{spec: external, o: o}
+		return
 	}
-	return nil, nil
+	o.printer = choosePrinter(o.streams.Out, o.output.out, func(d *diff.Computed) any { return d.Report }, textView[*diff.Computed]{
+		header: func(w io.Writer) { o.printHelmHeader(w, true) },
+		one: func(w io.Writer, d *diff.Computed) error {
+			return render.Diff(w, d.Report, d.Live, d.Result, o.view)
+		},
+	})
 }
 
 // diffOne predicts the apply of one manifest (and, when it conflicts, the

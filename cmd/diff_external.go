@@ -13,12 +13,35 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 )
 
 // externalArg is what kubectl accepts as an argument of
 // KUBECTL_EXTERNAL_DIFF.
 var externalArg = regexp.MustCompile(`^[a-zA-Z0-9-=]+$`)
+
+// externalDiffPrinter is diff's printer with KUBECTL_EXTERNAL_DIFF
+// (spec): it keeps the reports and flush runs the program on them all;
+// the program's answer (answer) is the run's, not a failure to print.
+type externalDiffPrinter struct {
+	spec   string
+	o      *diffOptions
+	kept   []*v1alpha1.DiffReport
+	answer error
+}
+
+func (p *externalDiffPrinter) print(d *diff.Computed, _ bool) error {
+	p.kept = append(p.kept, d.Report)
+	return nil
+}
+
+func (p *externalDiffPrinter) flush(_, _ bool) error {
+	if len(p.kept) > 0 {
+		p.answer = runExternalDiff(p.spec, p.kept, p.o)
+	}
+	return nil
+}
 
 // runExternalDiff does what kubectl diff does with KUBECTL_EXTERNAL_DIFF:
 // the objects before and after go to two directories, one file each

@@ -9,6 +9,8 @@ import (
 type explainOptions struct {
 	applyInput
 	verify bool
+	// printer prints the explanations (validate chooses it).
+	printer printer[explained]
 }
 
 func newExplainConflictCmd(g *globalOptions) *cobra.Command {
@@ -65,8 +67,15 @@ func (o *explainOptions) complete(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// validate checks the flags of the apply to explain, with --verify.
-func (o *explainOptions) validate() error { return o.applyInput.validate("simulate", o.verify) }
+// validate checks the flags of the apply to explain, with --verify, and
+// chooses the printer of -o.
+func (o *explainOptions) validate() error {
+	if err := o.applyInput.validate("simulate", o.verify); err != nil {
+		return err
+	}
+	o.choosePrinter()
+	return nil
+}
 
 // explainConflictLong is the command's --help text.
 const explainConflictLong = `Simulate "kubectl apply --server-side" of the manifests locally, with the

@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,7 +24,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	// Every object that can be simulated is explained; the others are
 	// errors at the end, as kubectl apply goes on after a bad object.
 	var reports []*v1alpha1.ConflictReport
-	var sources []string
+	var explanations []explained
 	failed, err := p.eachApply(ctx, "explain-conflict", func(m kube.Manifest) (*unstructured.Unstructured, func(), error) {
 		r, err := o.predict(ctx, p.src, m, opts, o.verify)
 		if err != nil {
@@ -41,37 +41,35 @@ func (o *explainOptions) run(ctx context.Context) error {
 			r.Refused = o.helm.refusal(m)
 			r.Resolutions = conflict.Resolutions(r, o.target(m.Source, &r.ConflictReport))
 			reports = append(reports, &r.ConflictReport)
-			sources = append(sources, m.Source)
+			explanations = append(explanations, explained{report: &r.ConflictReport, source: m.Source})
 		}, nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := o.print(p, reports, sources); err != nil {
+	o.view = render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
+	if err := printAll(o.printer, explanations, len(p.manifests) > 1); err != nil {
 		return err
 	}
 	return explainExit(o.streams.ErrOut, failed, reports)
 }
 
-// print prints the reports, as data or as explanations.
-func (o *explainOptions) print(p *prepared, reports []*v1alpha1.ConflictReport, sources []string) error {
-	switch {
-	case len(reports) == 0:
-	case o.output.out.IsData():
-		items := make([]any, len(reports))
-		for i, r := range reports {
-			items[i] = r
-		}
-		return o.output.out.Print(o.streams.Out, items, len(p.manifests) > 1)
-	default:
-		ropts := render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
-		o.printHelmHeader(o.streams.Out, false)
-		for i, r := range reports {
-			if i > 0 {
-				fmt.Fprintln(o.streams.Out)
-			}
-			render.ConflictExplanation(o.streams.Out, r, ropts, o.target(sources[i], r))
-		}
-	}
-	return nil
+// explained is one object's explanation, with the manifest it came from
+// (which the text view's suggested commands name).
+type explained struct {
+	report *v1alpha1.ConflictReport
+	source string
+}
+
+// choosePrinter chooses the printer of -o, once: the reports as data, or
+// as explanations (after the Helm release's header), with the palette
+// run's prepare makes (o.view).
+func (o *explainOptions) choosePrinter() {
+	o.printer = choosePrinter(o.streams.Out, o.output.out, func(e explained) any { return e.report }, textView[explained]{
+		header: func(w io.Writer) { o.printHelmHeader(w, false) },
+		one: func(w io.Writer, e explained) error {
+			render.ConflictExplanation(w, e.report, o.view, o.target(e.source, e.report))
+			return nil
+		},
+	})
 }

@@ -53,6 +53,12 @@ func (f *outputFlag) parse() error {
 	return err
 }
 
+// isData: -o prints the report as data for a program (json, yaml,
+// jsonpath, go-template), so nothing is said beside it for a person (a
+// progress line, a note, a dry run's notice). How the report itself is
+// printed is the printer's, chosen once (choosePrinter).
+func (f *outputFlag) isData() bool { return f.out.IsData() }
+
 // timeFlag is --time: raw as given, mode once parse has checked it.
 type timeFlag struct {
 	raw  string

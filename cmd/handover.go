@@ -40,6 +40,10 @@ type handoverOptions struct {
 	args []string
 	dr   v1alpha1.DryRun
 	pal  *render.Palette
+	// printer prints the reports, as data or as narratives.
+	printer printer[*v1alpha1.HandoverReport]
+	// view is the narratives' options (the run sets the time).
+	view render.Options
 }
 
 func (o *handoverOptions) addFlags(cmd *cobra.Command) {
@@ -176,8 +180,11 @@ func (o *handoverOptions) complete(cmd *cobra.Command, args []string) (err error
 	if err := o.output.parse(); err != nil {
 		return err
 	}
-	o.pal, err = o.palette()
-	return err
+	if o.pal, err = o.palette(); err != nil {
+		return err
+	}
+	o.choosePrinter()
+	return nil
 }
 
 // validate checks the flags together.

@@ -31,12 +31,11 @@ func (o *handoverOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ropts := render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: o.pal}
-	var reports []any
+	o.view = render.Options{Time: render.TimeRelative, Now: time.Now(), Palette: o.pal}
 	failed, held, done := 0, 0, 0
 	for i, obj := range objs {
 		if err := stopped(ctx, "handover stopped before %s, object %d of %d (%d done; it and the %d after it not started): run the same command again to go on", kube.ObjectName(obj), i+1, len(objs), done, len(objs)-i-1); err != nil {
-			return o.printStopped(reports, err)
+			return o.printStopped(err)
 		}
 		req, err := o.request(obj)
 		if err != nil {
@@ -50,7 +49,7 @@ func (o *handoverOptions) run(ctx context.Context) error {
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Its writes are done or not begun (handover.Run finishes
 			// an object's steps): running again completes it.
-			return o.printStopped(reports, stopped(ctx, "handover stopped at %s, object %d of %d (%d done before it; the %d after it not started): run the same command again to finish", kube.ObjectName(obj), i+1, len(objs), done, len(objs)-i-1))
+			return o.printStopped(stopped(ctx, "handover stopped at %s, object %d of %d (%d done before it; the %d after it not started): run the same command again to finish", kube.ObjectName(obj), i+1, len(objs), done, len(objs)-i-1))
 		}
 		if err != nil {
 			failed++
@@ -64,19 +63,12 @@ func (o *handoverOptions) run(ctx context.Context) error {
 		if rep.Status == v1alpha1.HandoverHeld && o.wait {
 			held++
 		}
-		if o.output.out.IsData() {
-			reports = append(reports, rep)
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(o.streams.Out)
-		}
-		render.HandoverNarrative(o.streams.Out, rep, ropts)
-	}
-	if len(reports) > 0 {
-		if err := o.output.out.Print(o.streams.Out, reports, len(objs) > 1); err != nil {
+		if err := o.printer.print(rep, i == 0); err != nil {
 			return err
 		}
+	}
+	if err := o.printer.flush(len(objs) > 1, false); err != nil {
+		return err
 	}
 	return exitWith(handoverCode(failed, held))
 }
@@ -103,7 +95,7 @@ func (o *handoverOptions) request(obj *unstructured.Unstructured) (handover.Requ
 func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, req handover.Request) (*v1alpha1.HandoverReport, error) {
 	dr := o.dr
 	var progress func(v1alpha1.HandoverStep)
-	if !o.output.out.IsData() && dr == v1alpha1.DryRunNone {
+	if !o.output.isData() && dr == v1alpha1.DryRunNone {
 		progress = handoverProgress(o.streams.ErrOut, kube.ObjectName(obj))
 	}
 	targets, hpaWarning := o.autoscaled(ctx, c, obj, req)
@@ -120,15 +112,26 @@ func (o *handoverOptions) handoverOne(ctx context.Context, c *kube.Cluster, ri d
 	return rep, &messageError{msg: msg, err: err}
 }
 
-// printStopped prints the reports of the objects done before a signal
-// stopped the run, and returns stop.
-func (o *handoverOptions) printStopped(reports []any, stop error) error {
-	if len(reports) > 0 {
-		if err := o.output.out.Print(o.streams.Out, reports, true); err != nil {
-			return err
-		}
+// printStopped prints the reports (as data: a text view has printed
+// them) of the objects done before a signal stopped the run, and returns
+// stop.
+func (o *handoverOptions) printStopped(stop error) error {
+	if err := o.printer.flush(true, false); err != nil {
+		return err
 	}
 	return stop
+}
+
+// choosePrinter chooses the printer of -o, once: the reports as data, or
+// each object's narrative as its handover ends (with o.view, which the
+// run sets).
+func (o *handoverOptions) choosePrinter() {
+	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.HandoverReport]{
+		one: func(w io.Writer, rep *v1alpha1.HandoverReport) error {
+			render.HandoverNarrative(w, rep, o.view)
+			return nil
+		},
+	})
 }
 
 // handoverProgress prints a line on w as each step of a handover of the

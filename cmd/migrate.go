@@ -34,6 +34,8 @@ type migrateOptions struct {
 	args []string
 	dr   v1alpha1.DryRun
 	pal  *render.Palette
+	// printer prints the report, as data or as its text.
+	printer printer[*v1alpha1.MigrationReport]
 	// fieldManagerGiven: --field-manager was given, not its default.
 	fieldManagerGiven bool
 }

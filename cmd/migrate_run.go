@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +31,22 @@ func (o *migrateOptions) complete(cmd *cobra.Command, args []string) (err error)
 	if err := o.output.parse(); err != nil {
 		return err
 	}
-	o.pal, err = o.palette()
-	return err
+	if o.pal, err = o.palette(); err != nil {
+		return err
+	}
+	o.choosePrinter()
+	return nil
+}
+
+// choosePrinter chooses the printer of -o, once: the report as data, or
+// as its text (a summary, then each object's plan or result).
+func (o *migrateOptions) choosePrinter() {
+	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.MigrationReport]{
+		one: func(w io.Writer, rep *v1alpha1.MigrationReport) error {
+			render.MigrationReport(w, rep, migrate.EntryChanges(rep), o.pal)
+			return nil
+		},
+	})
 }
 
 // validate checks the flags together.
@@ -151,7 +166,7 @@ func (o *migrateOptions) run(ctx context.Context) error {
 		defer progress.Unlock()
 		progress.sum = s
 	}
-	line := startProgress(o.streams.ErrOut, o.output.out.IsData(), func() string {
+	line := startProgress(o.streams.ErrOut, o.output.isData(), func() string {
 		progress.Lock()
 		defer progress.Unlock()
 		s := progress.sum
@@ -218,19 +233,16 @@ func (o *migrateOptions) printStopped(rep *v1alpha1.MigrationReport, stop error)
 }
 
 func (o *migrateOptions) printReport(rep *v1alpha1.MigrationReport) error {
-	if o.output.out.IsData() {
-		return o.output.out.Print(o.streams.Out, []any{rep}, false)
-	}
-	if o.pal == nil {
+	if o.printer == nil {
 		// Options made without complete (a test's).
 		pal, err := o.palette()
 		if err != nil {
 			return err
 		}
 		o.pal = pal
+		o.choosePrinter()
 	}
-	render.MigrationReport(o.streams.Out, rep, migrate.EntryChanges(rep), o.pal)
-	return nil
+	return printAll(o.printer, []*v1alpha1.MigrationReport{rep}, false)
 }
 
 func (o *migrateOptions) finish(rep *v1alpha1.MigrationReport) error {

@@ -27,6 +27,10 @@ type whoOwnsOptions struct {
 	// Set by complete.
 	args []string
 	pal  *render.Palette
+	// printer prints the reports, as data or in a text view.
+	printer printer[ownersShown]
+	// view is the text views' options (the run sets the time).
+	view render.Options
 }
 
 // longTable is the number of rows over which the default table of one
@@ -126,8 +130,11 @@ func (o *whoOwnsOptions) complete(cmd *cobra.Command, args []string) (err error)
 	if err := o.time.parse(); err != nil {
 		return err
 	}
-	o.pal, err = o.palette()
-	return err
+	if o.pal, err = o.palette(); err != nil {
+		return err
+	}
+	o.choosePrinter()
+	return nil
 }
 
 // validate checks the flags together.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -21,13 +22,12 @@ func (o *whoOwnsOptions) run(ctx context.Context) error {
 	if err != nil && !errors.As(err, &partial) {
 		return err
 	}
-	ropts := o.renderOptions()
+	o.view = o.renderOptions()
 	analyzed, failed := o.analyze(objs)
 	if err := o.unmatchedFields(analyzed); err != nil {
 		return err
 	}
 	view := o.output.out.Name
-	reports := []any{}
 	shown, empty := 0, 0
 	for _, rep := range analyzed {
 		rep = o.filter.Apply(rep)
@@ -37,25 +37,18 @@ func (o *whoOwnsOptions) run(ctx context.Context) error {
 			empty++
 			continue
 		}
-		if o.output.out.IsData() {
-			reports = append(reports, rep)
-			continue
-		}
-		if shown > 0 {
-			fmt.Fprintln(o.streams.Out)
+		if err := o.printer.print(ownersShown{rep: rep, only: len(analyzed) == 1}, shown == 0); err != nil {
+			return err
 		}
 		shown++
-		if err := o.printView(rep, ropts, len(analyzed) == 1); err != nil {
-			return err
-		}
 	}
-	if o.output.out.IsData() && (len(reports) > 0 || !single && failed == 0) {
-		if err := o.output.out.Print(o.streams.Out, reports, !single); err != nil {
-			return err
-		}
+	// As data, an empty list too over many objects that all could be
+	// read.
+	if err := o.printer.flush(!single, !single && failed == 0); err != nil {
+		return err
 	}
-	if shown == 0 && empty > 0 && !o.output.out.IsData() {
-		fmt.Fprintln(o.streams.ErrOut, render.NothingShown(view, ropts, empty))
+	if shown == 0 && empty > 0 && !o.output.isData() {
+		fmt.Fprintln(o.streams.ErrOut, render.NothingShown(view, o.view, empty))
 	}
 	if partial != nil {
 		return partial
@@ -91,25 +84,39 @@ func (o *whoOwnsOptions) analyze(objs []*unstructured.Unstructured) (analyzed []
 	return analyzed, failed
 }
 
-// printView prints one object's report in the text view of -o; only is
-// true when it is the one object analysed.
-func (o *whoOwnsOptions) printView(rep *ownership.Report, ropts render.Options, only bool) error {
+// ownersShown is one object's report as shown: only is true when it is
+// the one object analysed (a long table then gets a hint).
+type ownersShown struct {
+	rep  *ownership.Report
+	only bool
+}
+
+// choosePrinter chooses the printer of -o, once: the reports as data, or
+// each in the text view of -o (printView, with o.view, which the run
+// sets).
+func (o *whoOwnsOptions) choosePrinter() {
+	o.printer = choosePrinter(o.streams.Out, o.output.out, func(s ownersShown) any { return s.rep }, textView[ownersShown]{one: o.printView})
+}
+
+// printView prints one object's report in the text view of -o.
+func (o *whoOwnsOptions) printView(w io.Writer, s ownersShown) error {
+	rep, ropts := s.rep, o.view
 	switch o.output.out.Name {
 	case viewTable, viewWide:
-		err := render.FieldTable(o.streams.Out, rep, ropts, o.filter.Unowned)
-		if err == nil && !o.viewChosen && only {
+		err := render.FieldTable(w, rep, ropts, o.filter.Unowned)
+		if err == nil && !o.viewChosen && s.only {
 			o.hintLongTable(rep, ropts)
 		}
 		return err
 	case viewBlame:
-		return render.Blame(o.streams.Out, rep, ropts)
+		return render.Blame(w, rep, ropts)
 	case viewTree:
 		if o.filter.Unowned {
 			fmt.Fprintln(o.streams.ErrOut, "note: the tree shows owned fields only; unowned fields are listed by -o table and marked by -o blame")
 		}
-		return render.Tree(o.streams.Out, rep, ropts)
+		return render.Tree(w, rep, ropts)
 	case viewManagers:
-		return render.ManagerTable(o.streams.Out, rep, ropts)
+		return render.ManagerTable(w, rep, ropts)
 	}
 	return nil
 }
