@@ -139,7 +139,7 @@ func (o *diffOptions) run(ctx context.Context) error {
 		reports[i] = d.Report
 	}
 	external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
-	externalErr, err := o.print(p, computed, targets, external)
+	externalErr, err := o.print(p, computed, external)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (o *diffOptions) run(ctx context.Context) error {
 
 // print prints the diffs: as data, through KUBECTL_EXTERNAL_DIFF
 // (external; its answer is returned first), or as annotated diffs.
-func (o *diffOptions) print(p *prepared, computed []*diff.Computed, targets []remedy.Target, external string) (externalErr, err error) {
+func (o *diffOptions) print(p *prepared, computed []*diff.Computed, external string) (externalErr, err error) {
 	switch {
 	case len(computed) == 0:
 	case o.output.out.IsData():
