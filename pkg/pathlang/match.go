@@ -31,9 +31,6 @@ func NewPattern(s string) (*Pattern, error) {
 	return &Pattern{src: s, segs: segs}, nil
 }
 
-// String is the pattern as written.
-func (m *Pattern) String() string { return m.src }
-
 // Match tells whether p matches. List items are compared as they are
 // written: [0] matches only an item a path names by position.
 func (m *Pattern) Match(p fieldpath.Path) bool { return m.match(p, nil, nil) }

@@ -76,6 +76,3 @@ func dataYAML(w io.Writer, items []any, asList bool) error {
 	_, err := io.WriteString(w, "kind: List\n")
 	return err
 }
-
-// IsData tells whether an output format is JSON or YAML.
-func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }

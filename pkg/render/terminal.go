@@ -150,13 +150,3 @@ var shellQuote = shell.Quote
 func Warning(w io.Writer, msg string) {
 	fmt.Fprintln(Terminal(w), "warning: "+Escape(msg))
 }
-
-// Command writes a command given as words as one pasteable line: each word
-// quoted for a shell when it needs it.
-func Command(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = shellQuote(w)
-	}
-	return strings.Join(q, " ")
-}
