@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -62,6 +63,48 @@ func ApplyBody(manifest *unstructured.Unstructured) (obj *unstructured.Unstructu
 
 // rewrittenWarning says that the apiserver's reading changed values.
 const rewrittenWarning = "the apiserver reads an apply as YAML, which changes some of the manifest's values (U+0085 in a string, a YAML line break, is read as a space): the prediction shows them as the server stores them"
+
+// checkEncoding refuses what the apiserver cannot decode once the apply
+// is merged: a v1 Secret's data or a v1 ConfigMap's binaryData value that
+// is not base64 (the server converts the object to its Go type, whose
+// []byte fields encoding/json reads as standard base64, before anything
+// else: "failed to convert new object ... illegal base64 data at input
+// byte N"). The first such key in the order the server reads them
+// (sorted) is named; values are never printed.
+func checkEncoding(result *unstructured.Unstructured) error {
+	if result == nil || result.GetAPIVersion() != "v1" {
+		return nil
+	}
+	var field, text string
+	switch result.GetKind() {
+	case "Secret":
+		field, text = "data", "stringData"
+	case "ConfigMap":
+		field, text = "binaryData", "data"
+	default:
+		return nil
+	}
+	m, _, _ := unstructured.NestedMap(result.Object, field)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	name := ownership.ObjectName(result.GetKind(), result.GetNamespace(), result.GetName())
+	for _, k := range keys {
+		s, ok := m[k].(string)
+		if !ok {
+			if m[k] == nil {
+				continue
+			}
+			return fmt.Errorf("%s: the apiserver refuses the apply: .%s.%s is not a string (it must be base64 text): quote the value, or set it as text under %s", name, field, k, text)
+		}
+		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			return fmt.Errorf("%s: the apiserver refuses the apply: failed to convert new object to proper version: .%s.%s is not base64 (%w): encode the value (base64 -w0), or set it as text under %s", name, field, k, err, text)
+		}
+	}
+	return nil
+}
 
 // checkSize refuses what the apiserver refuses for its size once the
 // apply is merged: a ConfigMap's or a Secret's values over MaxDataBytes

@@ -66,6 +66,11 @@ func TestExplainSizeLimits(t *testing.T) {
 		{name: "a 2 MiB ConfigMap", obj: configMap(map[string]any{"a": big(2 << 20)}, "data"), err: "its values hold 2097152 bytes, over the 1048576 a ConfigMap may hold"},
 		{name: "a ConfigMap just over 1 MiB, in two keys", obj: configMap(map[string]any{"a": big(1 << 19), "b": big(1<<19 + 1)}, "data"), err: "over the 1048576 a ConfigMap may hold"},
 		{name: "a ConfigMap of 1 MiB", obj: configMap(map[string]any{"a": big(1 << 20)}, "data")},
+		{name: "binaryData not base64", obj: configMap(map[string]any{"a": "YWJj", "b": "s3cret!!"}, "binaryData"), err: ".binaryData.b is not base64 (illegal base64 data at input byte 6): encode the value (base64 -w0), or set it as text under data"},
+		{name: "binaryData base64", obj: configMap(map[string]any{"a": "YWJj"}, "binaryData")},
+		{name: "a Secret's data not base64", obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s", "namespace": "shop"}, "data": map[string]any{"z": "s3cret!!", "a": "YWJj"}}},
+			err: "Secret/shop/s: the apiserver refuses the apply: failed to convert new object to proper version: .data.z is not base64"},
 		{name: "a 2 MiB custom resource", obj: &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "example.com/v1", "kind": "Blob", "metadata": map[string]any{"name": "c", "namespace": "shop"}, "spec": map[string]any{"a": big(2 << 20)}}},
 			err: "over the 1572864 etcd stores in one request"},
@@ -85,6 +90,9 @@ func TestExplainSizeLimits(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("err %v, want %q", err, tt.err)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("err %v holds the value", err)
 			}
 		})
 	}

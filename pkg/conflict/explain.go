@@ -284,6 +284,9 @@ func bodyChecks(r *Simulation, in Input, rewritten bool) error {
 		r.Warnings = append(r.Warnings, rewrittenWarning)
 	}
 	if r.Message == "" && in.Subresource == "" {
+		if err := checkEncoding(r.Result); err != nil {
+			return err
+		}
 		return checkSize(r.Result)
 	}
 	return nil

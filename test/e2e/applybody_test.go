@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 )
 
@@ -109,6 +111,50 @@ func TestApplySizeLimits(t *testing.T) {
 			r := mustSSA(t, c.code, "diff", "-n", ns, "-f", f)
 			if c.error != "" {
 				wantLine(t, r.stderr, `^error: ConfigMap/`+ns+`/c: the apiserver refuses the apply: `+c.error)
+			}
+		})
+	}
+}
+
+// TestApplyOfValuesNotBase64: a Secret's data or a ConfigMap's
+// binaryData value that is not base64 is refused by the server (it cannot
+// convert the object); the prediction refuses it too, exit 2, naming the
+// key and never the value; the same object encoded applies.
+func TestApplyOfValuesNotBase64(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, kind, field, value, error string }{
+		{"secret", "Secret", "data", "s3cret-value!!", `^error: Secret/` + ns + `/b: the apiserver refuses the apply: failed to convert new object to proper version: \.data\.k is not base64 \(illegal base64 data at input byte 6\): encode the value \(base64 -w0\), or set it as text under stringData$`},
+		{"configmap", "ConfigMap", "binaryData", "s3cret-value!!", `^error: ConfigMap/` + ns + `/b: the apiserver refuses the apply: failed to convert new object to proper version: \.binaryData\.k is not base64 \(illegal base64 data at input byte 6\): encode the value \(base64 -w0\), or set it as text under data$`},
+		{"encoded", "Secret", "data", "czNjcmV0", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			manifest := fmt.Sprintf(`{"apiVersion":"v1","kind":%q,"metadata":{"name":"b","namespace":%q},%q:{"k":%q}}`, c.kind, ns, c.field, c.value)
+			f := filepath.Join(dir, c.name+".json")
+			writeFile(t, f, manifest)
+			u := &unstructured.Unstructured{}
+			if err := json.Unmarshal([]byte(manifest), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			gvr := schema.GroupVersionResource{Version: "v1", Resource: strings.ToLower(c.kind) + "s"}
+			_, err := env.dynamic.Resource(gvr).Namespace(ns).Apply(context.Background(), "b", u, metav1.ApplyOptions{FieldManager: "e2e", DryRun: []string{metav1.DryRunAll}})
+			if (err != nil) != (c.error != "") || c.error != "" && !strings.Contains(err.Error(), "illegal base64 data at input byte 6") {
+				t.Fatalf("the server's answer: %v", err)
+			}
+			for _, verb := range []string{"explain-conflict", "diff"} {
+				code := 0
+				if c.error != "" {
+					code = 2
+				} else if verb == "diff" {
+					code = 1
+				}
+				r := mustSSA(t, code, verb, "-f", f)
+				if c.error != "" {
+					wantLine(t, r.stderr, c.error)
+				}
+				if strings.Contains(r.stdout+r.stderr, c.value) && c.error != "" {
+					t.Errorf("%s printed the value:\n%s\n%s", verb, r.stdout, r.stderr)
+				}
 			}
 		})
 	}
