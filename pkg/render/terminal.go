@@ -121,7 +121,25 @@ func sgrLen(s string) int {
 	return 0
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || invisible(r)
+}
+
+// invisible tells whether a rune changes how the text around it shows
+// without showing itself: the bidirectional overrides, embeddings and
+// isolates that reorder a line ("Trojan Source", U+202E shows
+// "\u202egnp.exe" as "exe.png"), the zero-width characters and the byte
+// order mark. A name or a value holding one is written escaped, so what
+// the terminal shows is what the object holds.
+func invisible(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0xfeff:
+		return true
+	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
 
 // Error prints an error for a terminal: "error: " and the message, escaped
 // on one line; then, for an error that offers what the user may have meant

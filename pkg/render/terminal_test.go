@@ -27,6 +27,8 @@ func TestTerminal(t *testing.T) {
 		{name: "bytes that are not UTF-8", in: "a\xc3(b", want: `a\xc3(b`},
 		{name: "a marker byte before anything but a colour is escaped", in: "\xffa\xff\x1b]0;x", want: `\xffa\xff^[]0;x`},
 		{name: "unicode stays", in: "äpp │ 😀", want: "äpp │ 😀"},
+		{name: "a right-to-left override", in: "\u202egnp.exe", want: `\u202egnp.exe`},
+		{name: "isolates, zero-width and the byte order mark", in: "a\u2066b\u2069\u200bc\ufeff", want: `a\u2066b\u2069\u200bc\ufeff`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
