@@ -43,7 +43,8 @@ func invalid(kind schema.GroupKind, errs ...*field.Error) error {
 // configuration decides (its --allow-privileged flag, the node ports it
 // holds) is the server's answer to what the prediction can't know
 // (resolved, named), when the object uses that setting; any other
-// refusal is the prediction's error (differs).
+// validation refusal (422) is the kind's validation, which the prediction
+// does not model: resolved too, not exact, no setting named.
 func TestVerifyServerConfiguration(t *testing.T) {
 	deployment := schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	privileged := field.Forbidden(field.NewPath("spec", "template", "spec", "containers").Index(0).Child("securityContext", "privileged"), "disallowed by cluster policy")
@@ -58,10 +59,10 @@ func TestVerifyServerConfiguration(t *testing.T) {
 		{name: "privileged where the server does not allow it", manifest: privilegedDeployment, refusal: invalid(deployment, privileged),
 			status: v1alpha1.VerifyResolved, settings: []string{"--allow-privileged"}, caveat: "--allow-privileged"},
 		{name: "the same words for an object without a privileged container", manifest: plainDeployment, refusal: invalid(deployment, privileged),
-			status: v1alpha1.VerifyDiffers},
+			status: v1alpha1.VerifyResolved},
 		{name: "privileged, refused for something else", manifest: privilegedDeployment,
 			refusal: invalid(deployment, field.Invalid(field.NewPath("spec", "replicas"), -1, "must be greater than or equal to 0")),
-			status:  v1alpha1.VerifyDiffers, caveat: "--allow-privileged"},
+			status:  v1alpha1.VerifyResolved, caveat: "--allow-privileged"},
 		{name: "a node port another Service holds", manifest: nodePortService,
 			refusal: invalid(schema.GroupKind{Kind: "Service"}, field.Invalid(field.NewPath("spec", "ports").Index(0).Child("nodePort"), 30080, "provided port is already allocated")),
 			status:  v1alpha1.VerifyResolved, settings: []string{"--service-node-port-range"}, caveat: "--service-node-port-range"},

@@ -82,3 +82,37 @@ func TestVerifyDenialOfAClientSideObject(t *testing.T) {
 		})
 	}
 }
+
+// invalidSource is an OfflineSource whose server dry run refuses the
+// apply with its validation (422), which the prediction does not model.
+type invalidSource struct {
+	*conflict.OfflineSource
+	message string
+}
+
+func (s *invalidSource) DryRunApply(context.Context, *unstructured.Unstructured, *unstructured.Unstructured, metav1.ApplyOptions, string) (*unstructured.Unstructured, error) {
+	return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: s.message}}
+}
+
+// TestVerifyValidationRefusal: the server's validation refuses what the
+// prediction applies (a ConfigMap key with a space). The prediction was
+// not exact, and says so; the server's answer stands (resolved, its
+// message kept): no "please report this as a bug".
+func TestVerifyValidationRefusal(t *testing.T) {
+	const msg = `ConfigMap "c" is invalid: data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters`
+	offline, err := conflict.NewOfflineSource(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := manifest(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"shop"},"data":{"bad key":"v"}}`)
+	r, err := explainVerified(context.Background(), &invalidSource{OfflineSource: offline, message: msg}, applied, conflict.Options{FieldManager: "kubectl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verify == nil || r.Verify.Status != v1alpha1.VerifyResolved || r.Verify.ServerDenied != msg {
+		t.Fatalf("verify %+v, want resolved with the server's message", r.Verify)
+	}
+	if len(r.Unchecked) == 0 {
+		t.Errorf("unchecked empty: the prediction must say it was not exact")
+	}
+}

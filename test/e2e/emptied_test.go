@@ -139,11 +139,12 @@ func checkEmptied(t *testing.T, c diffCase) {
 	// 1.34, 1.35 and 1.36.3+) the pruning writes null where the manifest
 	// has {}, which a custom resource's schema refuses. kubectl-ssa
 	// predicts the null but not the refusal (a known gap): --verify must
-	// at least catch it.
+	// at least catch it: the server's validation, not modelled, refuses
+	// the apply (resolved: the apply fails, exit 1, the server's words).
 	file := filepath.Join(t.TempDir(), "m.yaml")
 	writeFile(t, file, c.applied)
 	v := ssa(t, "explain-conflict", "-n", ns, "-f", file, "--field-manager", c.manager, "--verify", "-o", "json")
-	if v.code != 3 || !strings.Contains(v.stdout, "the server refuses the apply, the prediction does not") {
+	if v.code != 1 || !strings.Contains(v.stdout, "the server refuses the apply, the prediction does not") || !strings.Contains(v.stdout, `"status": "resolved"`) {
 		t.Fatalf("the server refuses (%v); --verify exits %d without saying so:\n%s", err, v.code, v.stdout)
 	}
 	t.Logf("known gap: the server refuses (%v), the prediction does not; --verify says so", err)
