@@ -1,11 +1,8 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/testkit"
 )
 
 // TestInputCap: an input is read up to MaxInputBytes, whatever it is: a
@@ -87,26 +86,7 @@ func TestLocalSelector(t *testing.T) {
 // TestInputURL: a URL given as an input is fetched up to MaxInputBytes,
 // checked while its body streams, and within the run's timeout.
 func TestInputURL(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/endless.yaml":
-			chunk := bytes.Repeat([]byte("# endless\n"), 1<<12)
-			for r.Context().Err() == nil {
-				if _, err := w.Write(chunk); err != nil {
-					return
-				}
-			}
-		case "/slow.yaml":
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
-		case "/cm.yaml":
-			_, _ = w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
+	srv := testkit.InputServer(t, map[string]string{"/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
 	ctx := WithInputs(context.Background(), "1s")
 	tests := []struct {
 		path, want string
