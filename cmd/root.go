@@ -164,6 +164,13 @@ namespaces and clusters (audit), and reports managers fighting over fields
 		// What reads objects without a client (files, Helm's release
 		// manifests) adds their Secrets to the set its context carries.
 		c.SetContext(redact.NewContext(c.Context(), g.secrets))
+		// Inputs (files, URLs) share one bound per run, and a URL is
+		// fetched within --request-timeout.
+		timeout := ""
+		if g.configFlags.Timeout != nil {
+			timeout = *g.configFlags.Timeout
+		}
+		c.SetContext(kube.WithInputs(c.Context(), timeout))
 		if f := c.Flags().Lookup("show-secret-values"); f != nil && f.Value.String() == "true" {
 			g.secrets.Disable()
 		}
