@@ -66,6 +66,9 @@ func (o *migrateOptions) validate() error {
 	if o.concurrency < 1 {
 		return errors.New("--concurrency must be at least 1")
 	}
+	if o.concurrency > migrate.MaxConcurrency {
+		return fmt.Errorf("--concurrency must be at most %d (objects migrated at once)", migrate.MaxConcurrency)
+	}
 	if o.verify && (dr != v1alpha1.DryRunNone || o.check) {
 		return errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
 	}

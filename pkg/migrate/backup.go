@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -112,7 +113,26 @@ func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	return path, writeFileAtomic(path, data)
+	// An earlier run's backup of the object is never overwritten: undo
+	// would restore the state between the two runs, not the original.
+	exists := fmt.Errorf("%s already holds a backup of %s %s from an earlier run: use another --backup-dir, or migrate undo first", dir, strings.ToLower(it.Resource.Kind), objectName(m))
+	if _, err := os.Lstat(path); err == nil {
+		return "", exists
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", exists
+		}
+		return "", err
+	}
+	return path, nil
+}
+
+func objectName(m *metav1.PartialObjectMetadata) string {
+	if m.Namespace == "" {
+		return m.Name
+	}
+	return m.Namespace + "/" + m.Name
 }
 
 // writeFileAtomic writes data to a new file of a random name in path's
@@ -145,6 +165,14 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		return err
 	}
 	if err = f.Close(); err != nil {
+		return err
+	}
+	// A hard link fails when path exists (never replaces a file put
+	// there meanwhile); where links are not supported, a rename.
+	if err = os.Link(tmp, path); err == nil {
+		return os.Remove(tmp)
+	}
+	if errors.Is(err, os.ErrExist) {
 		return err
 	}
 	return os.Rename(tmp, path)

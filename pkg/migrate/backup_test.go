@@ -94,3 +94,29 @@ func TestWriteBackupIgnoresPlantedSymlink(t *testing.T) {
 		t.Fatalf("left behind: %v", entries)
 	}
 }
+
+// A second run into the same --backup-dir never overwrites the earlier
+// backup of an object (issue 36, F6): undo would restore the state
+// between the two runs.
+func TestWriteBackupKeepsTheEarlierOne(t *testing.T) {
+	dir := t.TempDir()
+	it := Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1", ResourceVersion: "1"}}
+	path, err := writeBackup(dir, it, m, &Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(path)
+	m.ResourceVersion = "2"
+	_, err = writeBackup(dir, it, m, &Plan{})
+	want := dir + " already holds a backup of deployment ns/web from an earlier run: use another --backup-dir, or migrate undo first"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(first) {
+		t.Fatal("the earlier backup was overwritten")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Fatalf("left behind: %v", entries)
+	}
+}

@@ -72,11 +72,15 @@ type Clients struct {
 	Dynamic  dynamic.Interface
 }
 
+// MaxConcurrency is the most objects Run migrates at once.
+const MaxConcurrency = 256
+
 // Run migrates every object src yields, with bounded concurrency.
 func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1.MigrationReport, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
+	opts.Concurrency = min(opts.Concurrency, MaxConcurrency)
 	if opts.Backoff == nil {
 		b := write.DefaultBackoff
 		opts.Backoff = &b
@@ -93,7 +97,10 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 	// The workers return no error: an object's failure is in its
 	// result, and does not stop the others.
 	var workers errgroup.Group
-	for range opts.Concurrency {
+	// A worker is started with each object until there are
+	// opts.Concurrency: never more workers than objects.
+	started := 0
+	startWorker := func() {
 		workers.Go(func() error {
 			for it := range items {
 				if ctx.Err() != nil {
@@ -131,6 +138,10 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 		})
 	}
 	srcErr := src(ctx, func(it Item) error {
+		if started < opts.Concurrency {
+			started++
+			startWorker()
+		}
 		select {
 		case items <- it:
 			return nil
