@@ -3,12 +3,15 @@ package migrate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
@@ -118,5 +121,30 @@ func TestWriteBackupKeepsTheEarlierOne(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+// The first backup that cannot be written stops the run (issue 36,
+// F10): no object after it is started.
+func TestRunStopsAtTheFirstBackupFailure(t *testing.T) {
+	objs := []*metav1.PartialObjectMetadata{partial(t, "a", "1"), partial(t, "b", "1"), partial(t, "c", "1")}
+	dir := t.TempDir()
+	path := backupPath(dir, Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}}, objs[0])
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
+	rep, err := Run(context.Background(), Clients{Metadata: fakeClient(objs...)}, sourceOf(objs), RunOptions{
+		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Now()},
+		Concurrency: 1, Backoff: &backoff, BackupDir: dir, DryRun: v1alpha1.DryRunNone,
+	})
+	if !errors.Is(err, errBackupStopped) {
+		t.Fatalf("got %v %+v %+v", err, rep.Summary, rep.Objects)
+	}
+	if rep.Summary.Scanned != 1 || rep.Summary.Failed != 1 || !strings.Contains(rep.Objects[0].Reason, "already holds a backup of deployment ns/a") {
+		t.Fatalf("%+v %+v", rep.Summary, rep.Objects)
 	}
 }
