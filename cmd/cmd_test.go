@@ -113,6 +113,7 @@ func TestValidationErrors(t *testing.T) {
 		{"migrate: names and selector", []string{"migrate", "deploy", "web", "-l", "app=web"}, "name cannot be provided when a selector is specified"},
 		{"migrate: -f and -k", []string{"migrate", "-f", "x", "-k", "y"}, "only one of -f and -k"},
 		{"migrate: concurrency", []string{"migrate", "deploy/web", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{"migrate: concurrency too large", []string{"migrate", "deploy/web", "--concurrency", "1000000"}, "--concurrency must be at most 256 (objects migrated at once)"},
 		{"migrate: verify with dry run", []string{"migrate", "deploy/web", "--verify", "--dry-run=server"}, "--verify checks real writes"},
 		{"migrate rename: no from", []string{"migrate", "rename", "deploy/web"}, "name the managers with --from"},
 		{"migrate undo: no backup dir", []string{"migrate", "undo"}, "--backup-dir is required"},

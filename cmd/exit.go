@@ -178,7 +178,7 @@ func migrationErrorCode(rep *v1alpha1.MigrationReport) Code {
 
 // undoCode: 3 when not everything was restored.
 func undoCode(rep *v1alpha1.MigrationReport) Code {
-	if rep.Summary.Skipped > 0 {
+	if rep.Summary.Skipped > 0 || rep.Summary.Failed > 0 {
 		return CodePartial
 	}
 	return CodeOK

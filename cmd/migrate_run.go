@@ -66,6 +66,9 @@ func (o *migrateOptions) validate() error {
 	if o.concurrency < 1 {
 		return errors.New("--concurrency must be at least 1")
 	}
+	if o.concurrency > migrate.MaxConcurrency {
+		return fmt.Errorf("--concurrency must be at most %d (objects migrated at once)", migrate.MaxConcurrency)
+	}
 	if o.verify && (dr != v1alpha1.DryRunNone || o.check) {
 		return errors.New("--verify checks real writes: drop --dry-run/--check or --verify")
 	}
@@ -123,14 +126,10 @@ func (o *migrateOptions) run(ctx context.Context) error {
 		return err
 	}
 	o.sel.In = o.streams.In
-	backup := ""
+	backup, madeBackup := "", false
 	if dr == v1alpha1.DryRunNone && !o.check && !o.noBackup {
-		backup = o.backupDir
-		if backup == "" {
-			home, _ := os.UserHomeDir()
-			backup = filepath.Join(home, ".kube", "ssa-backups", "migrate-"+time.Now().UTC().Format("20060102T150405Z"))
-		}
-		if err := os.MkdirAll(backup, 0o700); err != nil {
+		var err error
+		if backup, madeBackup, err = o.backupDirectory(); err != nil {
 			return fmt.Errorf("creating the backup directory: %w", err)
 		}
 	}
@@ -140,7 +139,7 @@ func (o *migrateOptions) run(ctx context.Context) error {
 	announced := false
 	src := func(ctx context.Context, yield func(migrate.Item) error) error {
 		var err error
-		unlisted, err = o.sel.Stream(ctx, c, args, kube.StreamOptions{Verbs: []string{"patch"}}, func(it kube.Item) error {
+		unlisted, err = o.sel.Stream(ctx, c, args, kube.StreamOptions{Verbs: []string{"patch"}, ResolveFirst: true}, func(it kube.Item) error {
 			if backup != "" && !announced {
 				announced = true
 				fmt.Fprintf(o.streams.ErrOut, "Backups go to %s (undo: kubectl ssa migrate undo --backup-dir %s)\n", backup, backup)
@@ -180,9 +179,12 @@ func (o *migrateOptions) run(ctx context.Context) error {
 	line.done()
 	if backup != "" {
 		if entries, _ := os.ReadDir(backup); len(entries) == 0 {
-			// A run that wrote nothing leaves no empty backup directory.
-			_ = os.Remove(backup)
-			if announced {
+			// A run that wrote nothing leaves no empty backup directory
+			// it made (one the user made stays).
+			if madeBackup {
+				_ = os.Remove(backup)
+			}
+			if announced && madeBackup {
 				fmt.Fprintf(o.streams.ErrOut, "No backup was needed (nothing was written); %s was removed\n", backup)
 			}
 			if rep != nil {
@@ -209,6 +211,33 @@ func (o *migrateOptions) run(ctx context.Context) error {
 		return &ExitError{Code: code, Err: c.Friendly(err)}
 	}
 	return o.finish(rep)
+}
+
+// backupDirectory makes the directory of the run's backups: --backup-dir,
+// or a new one of its own under ~/.kube/ssa-backups (two runs in the same
+// second get two: neither would find the other's backups there). made
+// tells that this run made it (only then is it removed when it stays
+// empty).
+func (o *migrateOptions) backupDirectory() (dir string, made bool, err error) {
+	if o.backupDir != "" {
+		_, statErr := os.Stat(o.backupDir)
+		made = errors.Is(statErr, os.ErrNotExist)
+		return o.backupDir, made, os.MkdirAll(o.backupDir, 0o700)
+	}
+	home, _ := os.UserHomeDir()
+	parent := filepath.Join(home, ".kube", "ssa-backups")
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", false, err
+	}
+	base := filepath.Join(parent, "migrate-"+time.Now().UTC().Format("20060102T150405Z"))
+	dir = base
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o700)
+		if !errors.Is(err, os.ErrExist) || i > 1000 {
+			return dir, err == nil, err
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
 }
 
 // summaryOf is rep's summary, or zero without a report.

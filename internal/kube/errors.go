@@ -71,6 +71,9 @@ func friendly(err error, flags []string, namespaced func(schema.GroupResource) (
 	}
 	var status apierrors.APIStatus
 	switch {
+	case apierrors.IsNotFound(err) && strings.Contains(err.Error(), ": check the name"):
+		// Made friendly already (read, then wrapped by the caller).
+		return err
 	case apierrors.IsNotFound(err):
 		if errors.As(err, &status) && status.Status().Details != nil && namespaced != nil {
 			d := status.Status().Details

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,5 +47,15 @@ func TestFriendlyAggregateWraps(t *testing.T) {
 	}
 	if !errors.Is(err, first) || !errors.Is(err, second) {
 		t.Errorf("%v does not wrap its errors", err)
+	}
+}
+
+// An error made friendly, wrapped, and made friendly again says its hint
+// once (issue 36).
+func TestFriendlyOnce(t *testing.T) {
+	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "nope")
+	got := Friendly(fmt.Errorf("configmap/nope: %w", Friendly(notFound))).Error()
+	if strings.Count(got, "check the name") != 1 {
+		t.Errorf("%s", got)
 	}
 }

@@ -375,6 +375,10 @@ type StreamOptions struct {
 	Verbs []string
 	// ChunkSize is the page size of lists (default 500).
 	ChunkSize int64
+	// ResolveFirst reads every named object (TYPE NAME, -f, -k) before
+	// yielding the first: a missing one is an error before any is
+	// yielded (a command that writes then writes nothing).
+	ResolveFirst bool
 	// Concurrency is how many kinds are listed at once (default 1).
 	// yield is still called by one lister at a time, in no set order.
 	Concurrency int
@@ -401,7 +405,7 @@ func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o Str
 			return nil, err
 		}
 	case s.HasFiles() || names(args):
-		return nil, s.streamNamed(ctx, c, args, yield)
+		return nil, s.streamNamed(ctx, c, args, o.ResolveFirst, yield)
 	default:
 		for _, t := range strings.Split(args[0], ",") {
 			m, err := c.MappingFor(t)
@@ -507,7 +511,7 @@ func (s *Selection) listKind(ctx context.Context, c *Cluster, k Resource, ns str
 
 // streamNamed reads named objects through kubectl's builder, which knows
 // kubectl's argument forms, -f, -R and -k, and defaults namespaces.
-func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, yield func(Item) error) error {
+func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, resolveFirst bool, yield func(Item) error) error {
 	b, err := withFiles(ctx, s.In, resource.NewBuilder(c.Getter).Unstructured().
 		NamespaceParam(c.Namespace).DefaultNamespace().
 		ResourceTypeOrNameArgs(true, args...), c.Enforce, &s.Files)
@@ -532,6 +536,7 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 	if len(infos) == 0 {
 		return ErrNoObjects
 	}
+	var resolved []Item
 	for _, info := range infos {
 		res := ResourceOf(info.Mapping)
 		ri := c.Metadata.Resource(res.GVR)
@@ -544,7 +549,16 @@ func (s *Selection) streamNamed(ctx context.Context, c *Cluster, args []string, 
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", strings.ToLower(res.Kind), info.Name, c.Friendly(err))
 		}
+		if resolveFirst {
+			resolved = append(resolved, Item{Resource: res, Meta: m})
+			continue
+		}
 		if err := yield(Item{Resource: res, Meta: m}); err != nil {
+			return err
+		}
+	}
+	for _, it := range resolved {
+		if err := yield(it); err != nil {
 			return err
 		}
 	}

@@ -2,8 +2,12 @@ package migrate
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,17 +35,54 @@ type Backup struct {
 	Migrated        []metav1.ManagedFieldsEntry `json:"migratedManagedFields"`
 }
 
-// isBackup tells whether a file is a kubectl-ssa backup, by its format
-// marker: other JSON files in the directory are not touched.
-func isBackup(path string) bool {
-	data, err := os.ReadFile(path)
+// MaxBackupSize caps the read of a backup file: a backup is one object's
+// metadata, a few MiB at most; a file past it (or a device such as
+// /dev/zero behind a symlink) is refused, never read whole.
+const MaxBackupSize = 16 << 20
+
+// errForeign marks a JSON file without kubectl-ssa's format marker:
+// another tool's file in the directory, left alone.
+var errForeign = errors.New("not a kubectl-ssa backup")
+
+// readBackup reads and decodes the backup at path. A file that is valid
+// JSON without the format marker is errForeign (undo leaves it alone);
+// any other failure (not a regular file, too large, unreadable, not
+// JSON, a marked file that does not decode) is a backup undo cannot
+// restore, and is reported.
+func readBackup(path string) (Backup, error) {
+	var b Backup
+	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return b, err
 	}
-	var b struct {
-		Format string `json:"format"`
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return b, err
 	}
-	return json.Unmarshal(data, &b) == nil && b.Format == BackupFormat
+	if !st.Mode().IsRegular() {
+		return b, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxBackupSize+1))
+	if err != nil {
+		return b, err
+	}
+	if len(data) > MaxBackupSize {
+		return b, fmt.Errorf("%s is larger than %d MiB: not a backup", path, MaxBackupSize>>20)
+	}
+	var marker struct {
+		Format *string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &marker); err != nil {
+		return b, fmt.Errorf("%s is not a kubectl-ssa backup (corrupt: %w)", path, err)
+	}
+	if marker.Format == nil || *marker.Format != BackupFormat {
+		return b, errForeign
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		return b, fmt.Errorf("%s is a corrupt kubectl-ssa backup: %w", path, err)
+	}
+	return b, nil
 }
 
 func backupPath(dir string, it Item, m *metav1.PartialObjectMetadata) string {
@@ -72,13 +113,67 @@ func writeBackup(dir string, it Item, m *metav1.PartialObjectMetadata, p *Plan) 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	// An earlier run's backup of the object is never overwritten: undo
+	// would restore the state between the two runs, not the original.
+	exists := fmt.Errorf("%s already holds a backup of %s %s from an earlier run: use another --backup-dir, or migrate undo first", dir, strings.ToLower(it.Resource.Kind), objectName(m))
+	if _, err := os.Lstat(path); err == nil {
+		return "", exists
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", exists
+		}
 		return "", err
 	}
-	// A file left by an earlier run keeps its mode through WriteFile.
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return "", err
+	return path, nil
+}
+
+func objectName(m *metav1.PartialObjectMetadata) string {
+	if m.Namespace == "" {
+		return m.Name
 	}
-	return path, os.Rename(tmp, path)
+	return m.Namespace + "/" + m.Name
+}
+
+// writeFileAtomic writes data to a new file of a random name in path's
+// directory (os.CreateTemp: never a file or symlink planted there), mode
+// 0600, then renames it to path; on any failure the temporary file is
+// removed.
+func writeFileAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	// CreateTemp makes the file 0600 already; said again in case of an
+	// unusual umask handling.
+	if err = f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	// A hard link fails when path exists (never replaces a file put
+	// there meanwhile); where links are not supported, a rename.
+	if err = os.Link(tmp, path); err == nil {
+		return os.Remove(tmp)
+	}
+	if errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

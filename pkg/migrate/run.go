@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -72,11 +73,15 @@ type Clients struct {
 	Dynamic  dynamic.Interface
 }
 
+// MaxConcurrency is the most objects Run migrates at once.
+const MaxConcurrency = 256
+
 // Run migrates every object src yields, with bounded concurrency.
 func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1.MigrationReport, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
+	opts.Concurrency = min(opts.Concurrency, MaxConcurrency)
 	if opts.Backoff == nil {
 		b := write.DefaultBackoff
 		opts.Backoff = &b
@@ -88,21 +93,31 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 	if opts.Check {
 		rep.BackupDir, rep.Check = "", true
 	}
+	// The first backup that cannot be written (a full disk, an earlier
+	// run's backup of the object) stops the run: no other object starts.
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
 	items := make(chan Item, opts.Concurrency*2)
 	var mu sync.Mutex
 	// The workers return no error: an object's failure is in its
 	// result, and does not stop the others.
 	var workers errgroup.Group
-	for range opts.Concurrency {
+	// A worker is started with each object until there are
+	// opts.Concurrency: never more workers than objects.
+	started := 0
+	startWorker := func() {
 		workers.Go(func() error {
 			for it := range items {
-				if ctx.Err() != nil {
+				if runCtx.Err() != nil {
 					// Stopped: what is queued is not started.
 					continue
 				}
 				res, started := migrateOne(ctx, c, it, opts)
 				if !started {
 					continue
+				}
+				if strings.HasPrefix(res.Reason, backupFailure) {
+					stopRun(errBackupStopped)
 				}
 				mu.Lock()
 				rep.Summary.Scanned++
@@ -131,11 +146,15 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 		})
 	}
 	srcErr := src(ctx, func(it Item) error {
+		if started < opts.Concurrency {
+			started++
+			startWorker()
+		}
 		select {
 		case items <- it:
 			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-runCtx.Done():
+			return runCtx.Err()
 		}
 	})
 	close(items)
@@ -147,8 +166,17 @@ func Run(ctx context.Context, c Clients, src Source, opts RunOptions) (*v1alpha1
 		// the answer.
 		return rep, err
 	}
+	if cause := context.Cause(runCtx); errors.Is(cause, errBackupStopped) {
+		return rep, cause
+	}
 	return rep, srcErr
 }
+
+// backupFailure begins the reason of an object whose backup could not be
+// written (nothing was changed).
+const backupFailure = "writing the backup: "
+
+var errBackupStopped = errors.New("a backup could not be written (see the failed object): migrate stopped there, and the objects not yet started were not migrated; fix the cause and run the same command again")
 
 func refKey(r v1alpha1.ObjectRef) string {
 	return r.APIVersion + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
@@ -248,7 +276,7 @@ func (m *one) try(ctx, fctx context.Context, attempt int) error {
 	m.writing = true
 	if opts.DryRun == v1alpha1.DryRunNone && opts.BackupDir != "" && m.res.Backup == "" {
 		if m.res.Backup, err = writeBackup(opts.BackupDir, m.it, m.meta, p); err != nil {
-			m.res.Result, m.res.Reason = v1alpha1.ResultFailed, fmt.Sprintf("writing the backup: %v (nothing was changed)", err)
+			m.res.Result, m.res.Reason = v1alpha1.ResultFailed, fmt.Sprintf("%s%v (nothing was changed)", backupFailure, err)
 			return errDone
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -43,14 +44,7 @@ func partial(t *testing.T, name, rv string) *metav1.PartialObjectMetadata {
 // run renames ci to kubectl over the objects, with a fast backoff.
 func run(t *testing.T, c *metadatafake.FakeMetadataClient, check bool, objs ...*metav1.PartialObjectMetadata) *v1alpha1.MigrationReport {
 	t.Helper()
-	src := func(ctx context.Context, yield func(Item) error) error {
-		for _, o := range objs {
-			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	src := sourceOf(objs)
 	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
 	rep, err := Run(context.Background(), Clients{Metadata: c}, src, RunOptions{
 		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
@@ -170,14 +164,7 @@ func TestRunProgressIsMonotonic(t *testing.T) {
 		objs = append(objs, partial(t, fmt.Sprintf("web-%02d", i), "1"))
 	}
 	c := fakeClient(objs...)
-	src := func(ctx context.Context, yield func(Item) error) error {
-		for _, o := range objs {
-			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	src := sourceOf(objs)
 	var mu sync.Mutex
 	var seen []int
 	progress := func(s v1alpha1.MigrationSummary) {
@@ -226,14 +213,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	src := func(ctx context.Context, yield func(Item) error) error {
-		for _, o := range objs {
-			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	src := sourceOf(objs)
 	rep, err := Run(ctx, Clients{Metadata: c}, src, RunOptions{
 		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
 		Concurrency: 1,
@@ -243,5 +223,39 @@ func TestRunStopsOnCancel(t *testing.T) {
 	}
 	if rep.Summary.Failed != 0 || rep.Summary.Migrated != patched || rep.Summary.Scanned != patched || patched != 2 {
 		t.Errorf("summary %+v after %d patches, want the 2 patched objects only, none failed", rep.Summary, patched)
+	}
+}
+
+// A huge --concurrency over two objects starts two workers and a small
+// queue (issue 36, F7): the run ends as with any concurrency.
+func TestRunHugeConcurrency(t *testing.T) {
+	objs := []*metav1.PartialObjectMetadata{partial(t, "a", "1"), partial(t, "b", "1")}
+	c := fakeClient(objs...)
+	src := sourceOf(objs)
+	before := goruntime.NumGoroutine()
+	most := 0
+	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
+	rep, err := Run(context.Background(), Clients{Metadata: c}, src, RunOptions{
+		Plan:        Options{Mode: v1alpha1.MigrateRename, Target: "kubectl", From: []string{"ci"}, Now: time.Now()},
+		Concurrency: 1_000_000, Backoff: &backoff, Check: true,
+		Progress: func(v1alpha1.MigrationSummary) { most = max(most, goruntime.NumGoroutine()) },
+	})
+	if err != nil || rep.Summary.Scanned != 2 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if most > before+10 {
+		t.Fatalf("%d goroutines for 2 objects (%d before)", most, before)
+	}
+}
+
+// sourceOf yields objs as Deployments.
+func sourceOf(objs []*metav1.PartialObjectMetadata) Source {
+	return func(ctx context.Context, yield func(Item) error) error {
+		for _, o := range objs {
+			if err := yield(Item{Resource: Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, Meta: o.DeepCopy()}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,18 +25,9 @@ import (
 // done with the cancellation.
 func Undo(ctx context.Context, c Clients, dir string, dryRun v1alpha1.DryRun, force bool) (*v1alpha1.MigrationReport, error) {
 	rep := &v1alpha1.MigrationReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.MigrationReportKind), Mode: v1alpha1.MigrateUndo, DryRun: dryRun, BackupDir: dir, Objects: []v1alpha1.ObjectResult{}, Unlisted: []string{}}
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".json") && isBackup(path) {
-			files = append(files, path)
-		}
-		return nil
-	})
+	files, err := backupFiles(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading the backup directory: %w", err)
+		return nil, err
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no backups in %s: give the directory migrate printed when it started", dir)
@@ -70,16 +60,35 @@ func Undo(ctx context.Context, c Clients, dir string, dryRun v1alpha1.DryRun, fo
 	return rep, nil
 }
 
+// backupFiles lists the files under dir undo looks at: each *.json
+// file that is not valid JSON without the backup format marker (another
+// tool's file). A corrupt or unreadable one is listed, so that undo
+// reports it as failed rather than skip it silently.
+func backupFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return nil
+		}
+		if _, err := readBackup(path); !errors.Is(err, errForeign) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the backup directory: %w", err)
+	}
+	return files, nil
+}
+
 func undoOne(ctx context.Context, c Clients, file string, dryRun v1alpha1.DryRun, force bool, backoff wait.Backoff) v1alpha1.ObjectResult {
 	res := v1alpha1.ObjectResult{Changes: []v1alpha1.MigrationChange{}, Findings: []string{}, Backup: file}
-	data, err := os.ReadFile(file)
+	b, err := readBackup(file)
 	if err != nil {
-		res.Result, res.Reason = v1alpha1.ResultFailed, err.Error()
-		return res
-	}
-	var b Backup
-	if err := json.Unmarshal(data, &b); err != nil || b.Format != BackupFormat {
-		res.Result, res.Reason = v1alpha1.ResultFailed, fmt.Sprintf("%s is not a kubectl-ssa backup", file)
+		res.Result, res.Reason = v1alpha1.ResultFailed, "the backup cannot be read: "+err.Error()
 		return res
 	}
 	res.Object = v1alpha1.ObjectRef{APIVersion: b.Resource.GroupVersion().String(), Kind: b.Kind, Namespace: b.Namespace, Name: b.Name, UID: b.UID}
