@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,7 +52,14 @@ var errForeign = errors.New("not a kubectl-ssa backup")
 // restore, and is reported.
 func readBackup(path string) (Backup, error) {
 	var b Backup
-	f, err := os.Open(path)
+	// Checked before opening, and opened without blocking: opening a
+	// FIFO (or a symlink to one) waits for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return b, err
+	} else if !st.Mode().IsRegular() {
+		return b, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return b, err
 	}
