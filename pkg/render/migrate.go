@@ -17,6 +17,10 @@ func MigrationReport(w io.Writer, r *v1alpha1.MigrationReport, entries [][]owner
 	w = Terminal(w) // the one way out: see terminal.go
 	for i, o := range r.Objects {
 		name := Escape(o.Object.Display())
+		if o.Object.Name == "" && o.Backup != "" {
+			// A backup undo could not read names no object: its file.
+			name = Escape(o.Backup)
+		}
 		var tag string
 		switch o.Result {
 		case v1alpha1.ResultMigrated:

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,5 +29,18 @@ func TestEntryLines(t *testing.T) {
 	}
 	if got := entryLines([]ownership.EntryChange{}); len(got) != 1 || got[0] != "  (managedFields unchanged)" {
 		t.Errorf("unchanged: %q", got)
+	}
+}
+
+// A backup undo could not read is named by its file, not as an empty
+// object ("/").
+func TestUndoFailureNamesTheFile(t *testing.T) {
+	var b strings.Builder
+	r := &v1alpha1.MigrationReport{Mode: v1alpha1.MigrateUndo, Objects: []v1alpha1.ObjectResult{{Result: v1alpha1.ResultFailed, Backup: "/tmp/bk/b.json",
+		Reason: "the backup cannot be read: /tmp/bk/b.json is not a regular file"}}}
+	MigrationReport(&b, r, nil, NewPalette(false))
+	want := "failed  /tmp/bk/b.json: the backup cannot be read: /tmp/bk/b.json is not a regular file"
+	if line := strings.SplitN(b.String(), "\n", 2)[0]; line != want {
+		t.Errorf("first line %q, want %q", line, want)
 	}
 }
