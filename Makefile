@@ -33,7 +33,7 @@ E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build schemas test vet test-unit test-e2e test-versions testbed testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
+.PHONY: help build schemas test vet test-unit test-e2e test-versions testbed testdeps testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -62,7 +62,7 @@ RUN_FLAG = $(if $(RUN),-run '$(RUN)')
 test-unit: ## Unit tests of the plugin module, with the race detector (RUN=regexp, PKG=./pkg/x)
 	$(GO) test -race -count=1 $(RUN_FLAG) $(PKG)
 
-test-e2e: testbed ## End-to-end tests against a real kube-apiserver (RUN=regexp)
+test-e2e: testbed testdeps ## End-to-end tests against a real kube-apiserver (RUN=regexp)
 	cd test && SSA_TESTBED_BIN=$(TESTBED) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) $(RUN_FLAG) ./...
 
 # The other minors users run: test beds built by hack/testbed-version.sh
@@ -84,6 +84,9 @@ testbed: ## Build (or refresh) the test bed apiserver in the cache directory
 	@mkdir -p $(dir $(TESTBED))
 	@if [ ! -x $(TESTBED) ]; then echo "building the test bed kube-apiserver $(K8S_VERSION) into $(TESTBED) (about 10 minutes the first time)"; fi
 	cd test && $(GO) build -ldflags '$(TESTBED_LDFLAGS)' -o $(TESTBED) ./cmd/kube-apiserver
+
+testdeps: ## Install Chromium and Prometheus (promtool) from Debian's packages when missing (the e2e tests drive them)
+	hack/testdeps.sh
 
 testbed-path:
 	@echo $(TESTBED)

@@ -91,12 +91,7 @@ func (l clusterLister) Served(gvk schema.GroupVersionKind) bool { return l.c.Ser
 
 func (l clusterLister) List(ctx context.Context, each func(audit.Object)) ([]string, error) {
 	return l.o.sel.Stream(ctx, l.c, l.args, kube.StreamOptions{Concurrency: l.o.concurrency}, func(it kube.Item) error {
-		m := it.Meta
-		each(audit.Object{
-			Ref: v1alpha1.ObjectRef{APIVersion: it.Resource.GVR.GroupVersion().String(), Kind: it.Resource.Kind,
-				Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
-			ManagedFields: m.ManagedFields, Annotations: m.Annotations, Labels: m.Labels, OwnerReferences: m.OwnerReferences,
-		})
+		each(audit.ObjectOf(it.Resource.GVR.GroupVersion().String(), it.Resource.Kind, it.Meta))
 		return nil
 	})
 }

@@ -384,6 +384,48 @@ type StreamOptions struct {
 	Concurrency int
 }
 
+// Kinds are the whole kinds a selection lists (TYPE, TYPE -l,
+// --all-kinds) and the namespace they are listed in ("" for all).
+type Kinds struct {
+	Resources []Resource
+	Namespace string
+}
+
+// Kinds resolves a selection of whole kinds (TYPE[,TYPE], --all-kinds,
+// with -l and -A) to the resources to list and their namespace, checking
+// the namespace exists: what Stream lists, the snapshot stores and the
+// monitor watches. verbs are the verbs --all-kinds requires of a kind
+// besides list. Named objects (TYPE NAME, -f, -k) are not kinds: ok is
+// false and Stream reads them one by one.
+func (s *Selection) Kinds(ctx context.Context, c *Cluster, args []string, verbs []string) (k Kinds, ok bool, err error) {
+	k.Namespace = c.Namespace
+	if s.AllNamespaces {
+		k.Namespace = ""
+	}
+	switch {
+	case s.AllKinds:
+		if k.Resources, err = c.listableKinds(verbs, s.AllNamespaces); err != nil {
+			return k, false, err
+		}
+	case s.HasFiles() || names(args):
+		return k, false, nil
+	default:
+		for _, t := range strings.Split(args[0], ",") {
+			m, err := c.MappingFor(t)
+			if err != nil {
+				return k, false, err
+			}
+			k.Resources = append(k.Resources, ResourceOf(m))
+		}
+	}
+	if s.namespaced(k.Resources) {
+		if err := c.CheckNamespace(ctx, k.Namespace); err != nil {
+			return k, false, err
+		}
+	}
+	return k, true, nil
+}
+
 // Stream yields the selected objects as metadata, calling yield for each:
 // named objects (TYPE NAME, TYPE/NAME, -f, -k) are read one by one, whole
 // kinds (TYPE, TYPE -l, --all-kinds) are listed metadata-only in chunks,
@@ -394,41 +436,22 @@ func (s *Selection) Stream(ctx context.Context, c *Cluster, args []string, o Str
 	if o.ChunkSize == 0 {
 		o.ChunkSize = 500
 	}
-	ns := c.Namespace
-	if s.AllNamespaces {
-		ns = ""
+	k, ok, err := s.Kinds(ctx, c, args, o.Verbs)
+	if err != nil {
+		return nil, err
 	}
-	var kinds []Resource
-	switch {
-	case s.AllKinds:
-		if kinds, err = c.listableKinds(o.Verbs, s.AllNamespaces); err != nil {
-			return nil, err
-		}
-	case s.HasFiles() || names(args):
+	if !ok {
 		return nil, s.streamNamed(ctx, c, args, o.ResolveFirst, yield)
-	default:
-		for _, t := range strings.Split(args[0], ",") {
-			m, err := c.MappingFor(t)
-			if err != nil {
-				return nil, err
-			}
-			kinds = append(kinds, ResourceOf(m))
-		}
 	}
-	if s.namespaced(kinds) {
-		if err := c.CheckNamespace(ctx, ns); err != nil {
-			return nil, err
-		}
-	}
-	if o.Concurrency <= 1 || len(kinds) <= 1 {
-		for _, k := range kinds {
-			if err := s.listKind(ctx, c, k, ns, o, yield, &unlisted); err != nil {
+	if o.Concurrency <= 1 || len(k.Resources) <= 1 {
+		for _, r := range k.Resources {
+			if err := s.listKind(ctx, c, r, k.Namespace, o, yield, &unlisted); err != nil {
 				return unlisted, err
 			}
 		}
 		return unlisted, nil
 	}
-	return s.listSideBySide(ctx, c, kinds, ns, o, yield)
+	return s.listSideBySide(ctx, c, k.Resources, k.Namespace, o, yield)
 }
 
 // listSideBySide lists kinds side by side, o.Concurrency at a time

@@ -109,6 +109,16 @@ type Object struct {
 	Labels map[string]string
 }
 
+// ObjectOf is what Check reads of an object's metadata, as a metadata
+// list or informer gives it (apiVersion and kind are the resource's).
+func ObjectOf(apiVersion, kind string, m *metav1.PartialObjectMetadata) Object {
+	return Object{
+		Ref: v1alpha1.ObjectRef{APIVersion: apiVersion, Kind: kind,
+			Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion},
+		ManagedFields: m.ManagedFields, Annotations: m.Annotations, Labels: m.Labels, OwnerReferences: m.OwnerReferences,
+	}
+}
+
 // Check finds the problems of one object, in a stable order.
 func Check(obj Object, o Options) []v1alpha1.Finding {
 	c := checker{obj: obj, o: o}
