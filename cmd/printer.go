@@ -29,6 +29,9 @@ func choosePrinter[R any](w io.Writer, out render.Output, as func(R) any, view t
 	if out.IsData() {
 		return &dataPrinter[R]{w: w, out: out, kept: []any{}, as: as}
 	}
+	if doc, ok := view.documents[out.Name]; ok {
+		return &documentPrinter[R]{w: w, doc: doc}
+	}
 	return &textPrinter[R]{w: w, view: view}
 }
 
@@ -73,7 +76,29 @@ func (p *dataPrinter[R]) flush(asList, evenEmpty bool) error {
 type textView[R any] struct {
 	header func(w io.Writer)
 	one    func(w io.Writer, r R) error
+	// documents are the -o formats that print every report of the run
+	// as one document at the end (html, sarif, markdown, junit), by -o
+	// name; the name is one of the command's views too.
+	documents map[string]document[R]
 }
+
+// document writes a run's reports as one document (a page, a SARIF log).
+type document[R any] func(w io.Writer, reports []R) error
+
+// documentPrinter keeps the reports and writes them as one document at
+// the end, even when there are none (an empty page still says so).
+type documentPrinter[R any] struct {
+	w    io.Writer
+	doc  document[R]
+	kept []R
+}
+
+func (p *documentPrinter[R]) print(r R, _ bool) error {
+	p.kept = append(p.kept, r)
+	return nil
+}
+
+func (p *documentPrinter[R]) flush(_, _ bool) error { return p.doc(p.w, p.kept) }
 
 // textPrinter prints each report in its text view as it comes.
 type textPrinter[R any] struct {
