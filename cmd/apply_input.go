@@ -45,6 +45,9 @@ type applyInput struct {
 	// unverifiable says why --verify can't dry-run the prediction ("":
 	// it can).
 	unverifiable string
+	// read are the manifests the run read (prepare), which the review
+	// formats point at.
+	read []kube.Manifest
 	// kc is the run's cluster (kubeCluster).
 	kc *kube.Cluster
 	// view is the text views' options: the run sets them (the palette
@@ -106,7 +109,7 @@ func (o *applyInput) addFlags(cmd *cobra.Command, verb, force, forUsage string) 
 	f.BoolVar(&o.local, "local", false, "Do not contact a cluster: predict against --live-file objects with the built-in schema.")
 	f.StringSliceVar(&o.liveFiles, "live-file", nil, "With --local: files with the live objects, with their managedFields.")
 	f.StringSliceVar(&o.schemaFiles, "schema", nil, "With --local: CustomResourceDefinition files typing custom resources.")
-	o.output.add(cmd, "text", "text")
+	o.output.add(cmd, "text", append([]string{"text"}, reviewFormats...)...)
 	o.time.add(cmd, "How to show when managers last wrote: relative, absolute or none.")
 	f.BoolVar(&o.showSecrets, "show-secret-values", false, "Show the values of Secret data instead of redacting them.")
 	f.StringVar(&o.forRaw, "for", "", forUsage)

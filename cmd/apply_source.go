@@ -52,6 +52,7 @@ func (o *applyInput) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.read = manifests
 	opts := conflict.Options{FieldManager: o.fieldManager, Force: o.force, Subresource: o.subresource, KubectlUpgrade: o.upgrade, CSAUpgrade: o.csaUpgrade,
 		InputAutoscalers: inputAutoscalers(manifests)}
 	return &prepared{pal: pal, manifests: manifests, src: src, opts: opts}, nil

@@ -75,7 +75,7 @@ func newAuditCmd(g *globalOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to audit"})
-	o.output.add(cmd, viewTable, viewTable, viewWide)
+	o.output.add(cmd, viewTable, append([]string{viewTable, viewWide}, reviewFormats...)...)
 	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs: * any run of characters, ? one) that should own every field of the main resource: others' fields are drift (repeatable).")
 	f.StringArrayVar(&o.allow, "allow-manager", nil, "More managers (globs) whose fields are not drift (repeatable; with --expect-manager).")
 	f.IntVar(&o.threshold, "last-applied-threshold", o.threshold, fmt.Sprintf("The size in bytes over which a last-applied annotation is a finding (the limit on all annotations is %d).", ownership.AnnotationLimit))
@@ -128,7 +128,7 @@ func (o *auditOptions) complete(cmd *cobra.Command, args []string) (err error) {
 	if o.pal, err = o.palette(); err != nil {
 		return err
 	}
-	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable})
+	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable, documents: reviewDocuments(auditReview)})
 	return nil
 }
 

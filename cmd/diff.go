@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/remedy"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render/review"
 )
 
 // diffOptions are diff's: the apply to predict, the same as
@@ -177,6 +178,7 @@ func (o *diffOptions) choosePrinter() {
 		one: func(w io.Writer, d *diff.Computed) error {
 			return render.Diff(w, d.Report, d.Live, d.Result, o.view)
 		},
+		documents: reviewDocuments(func(ds []*diff.Computed) *review.Document { return o.reviewOf("diff", diffObjects(ds)) }),
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/conflict"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/diff"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render/review"
 )
 
 func (o *explainOptions) run(ctx context.Context) error {
@@ -71,5 +72,15 @@ func (o *explainOptions) choosePrinter() {
 			render.ConflictExplanation(w, e.report, o.view, o.target(e.source, e.report))
 			return nil
 		},
+		documents: reviewDocuments(func(es []explained) *review.Document { return o.reviewOf("explain-conflict", conflictObjects(es)) }),
 	})
+}
+
+// conflictObjects are the review objects of explanations.
+func conflictObjects(es []explained) []review.Object {
+	out := make([]review.Object, len(es))
+	for i, e := range es {
+		out[i] = review.FromConflict(e.report)
+	}
+	return out
 }

@@ -19,6 +19,7 @@ require (
 require (
 	github.com/itchyny/gojq v0.12.19
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	github.com/yuin/goldmark v1.8.7
 )
 
 require github.com/itchyny/timefmt-go v0.1.8 // indirect
