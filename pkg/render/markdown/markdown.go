@@ -46,34 +46,51 @@ func Write(w io.Writer, d *review.Document, opt Options) error {
 		limit = MaxComment
 	}
 	objects := ordered(d)
+	lines := problemLines(objects)
+	sections := make([]string, len(objects)) // made as needed
 	var b strings.Builder
 	b.WriteString(header(d))
-	lines := problemLines(objects)
-	listed := 0
+	size := b.Len()
+	for _, l := range lines {
+		size += len(l.text)
+	}
+	for i := 0; i < len(objects) && size+reserve <= limit; i++ {
+		sections[i] = section(d, objects[i])
+		size += len(sections[i])
+	}
+	// Cut, the list of problems takes half of what is left: the sections
+	// of the worst objects still show.
+	listLimit := limit
+	if size+reserve > limit {
+		listLimit = b.Len() + (limit-reserve-b.Len())/2
+	}
 	if len(lines) > 0 {
 		b.WriteString("\n#### Problems\n\n")
 	}
+	listed := 0
 	for _, l := range lines {
-		if b.Len()+len(l.text)+reserve > limit {
+		if b.Len()+len(l.text)+reserve > listLimit {
 			break
 		}
 		b.WriteString(l.text)
 		listed++
 	}
-	sections := 0
-	for _, o := range objects {
-		s := section(d, o)
+	shown := 0
+	for i, s := range sections {
+		if s == "" {
+			s = section(d, objects[i])
+		}
 		if b.Len()+len(s)+reserve > limit {
 			break
 		}
-		if sections == 0 {
+		if shown == 0 {
 			b.WriteString("\n#### Objects\n")
 		}
 		b.WriteString(s)
-		sections++
+		shown++
 	}
-	if listed < len(lines) || sections < len(objects) {
-		b.WriteString(cutNote(d, objects, lines[listed:], sections))
+	if listed < len(lines) || shown < len(objects) {
+		b.WriteString(cutNote(d, objects, lines[listed:], shown))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
