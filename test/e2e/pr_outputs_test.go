@@ -131,6 +131,39 @@ func TestPROutputs(t *testing.T) {
 		})
 	}
 
+	t.Run("controlled reset", func(t *testing.T) {
+		// An autoscaled Deployment whose manifest drops .spec.replicas:
+		// the apply resets what the HPA sets, a field the file does not
+		// hold, so the result is at the line of the deepest part it
+		// holds (spec:), not exact.
+		apply(t, ns, "deployer", strings.Replace(strings.Replace(prDeployment, `"web"`, `"api"`, 1), `"replicas":2,`, `"replicas":3,`, 1), false)
+		apply(t, ns, "deployer", `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"api"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"api"},"minReplicas":3,"maxReplicas":5}}`, false)
+		manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.27\n"
+		api := filepath.Join(t.TempDir(), "api.yaml")
+		if err := os.WriteFile(api, []byte(manifest), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := mustSSA(t, 5, "explain-conflict", "-n", ns, "-f", api, "--field-manager", "deployer", "-o", "sarif")
+		log := validSARIF(t, s.stdout)
+		var resets int
+		for _, r := range log.Runs[0].Results {
+			if r.RuleID != "controlled-reset" {
+				t.Errorf("a %s result: %+v", r.RuleID, r)
+				continue
+			}
+			resets++
+			l := r.Locations[0]
+			if l.LogicalLocations[0].Name != ".spec.replicas" || l.PhysicalLocation == nil || l.PhysicalLocation.Region == nil ||
+				l.PhysicalLocation.Region.StartLine != lineOf(t, manifest, "spec:", 1) || r.Level != "warning" || r.Properties.ExactLine == nil || *r.Properties.ExactLine {
+				b, _ := json.Marshal(r)
+				t.Errorf("the reset of .spec.replicas: want a warning at spec:'s line %d, not exact; got %s", lineOf(t, manifest, "spec:", 1), b)
+			}
+		}
+		if resets != 1 {
+			t.Errorf("%d controlled resets, want 1:\n%s", resets, s.stdout)
+		}
+	})
+
 	t.Run("standard input", func(t *testing.T) {
 		s := ssaIn(t, prManifest, "diff", "-n", ns, "-f", "-", "--field-manager", "deployer", "-o", "sarif")
 		if s.code != 1 {
@@ -200,7 +233,11 @@ func auditJSONFindings(t *testing.T, out string) []any {
 type sarifLog struct {
 	Runs []struct {
 		Results []struct {
-			RuleID    string `json:"ruleId"`
+			RuleID     string `json:"ruleId"`
+			Level      string `json:"level"`
+			Properties struct {
+				ExactLine *bool `json:"exactLine"`
+			} `json:"properties"`
 			Locations []struct {
 				PhysicalLocation *struct {
 					ArtifactLocation struct {
