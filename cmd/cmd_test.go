@@ -68,7 +68,7 @@ func TestValidationErrors(t *testing.T) {
 		want string
 	}{
 		{"who-owns: nothing selected", []string{"who-owns"}, "name the objects"},
-		{"who-owns: bad view", []string{"who-owns", "deploy/web", "-o", "html"}, `--output must be one of table, wide, blame, tree, managers, json, yaml, jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=..., not "html"`},
+		{"who-owns: bad view", []string{"who-owns", "deploy/web", "-o", "htm"}, `--output must be one of table, wide, blame, tree, managers, html, json, yaml, jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=..., not "htm"`},
 		{"who-owns: empty jsonpath", []string{"who-owns", "deploy/web", "-o", "jsonpath="}, "-o jsonpath= needs a template"},
 		{"who-owns: bad time", []string{"who-owns", "deploy/web", "--time", "soon"}, "--time must be relative, absolute or none"},
 		{"who-owns: bad operation", []string{"who-owns", "deploy/web", "--operation", "Patch"}, "--operation must be Apply or Update"},
