@@ -71,5 +71,6 @@ func (o *explainOptions) choosePrinter() {
 			render.ConflictExplanation(w, e.report, o.view, o.target(e.source, e.report))
 			return nil
 		},
+		documents: map[string]document[explained]{viewHTML: o.explainPage},
 	})
 }

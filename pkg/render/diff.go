@@ -353,29 +353,40 @@ func (d *diffView) stays() {
 // notes are what the prediction does not know: checks it skips,
 // admission, fields the apiserver may set, warnings.
 func (d *diffView) notes() {
-	r, p := d.r, d.p
-	for _, u := range r.Unchecked {
-		d.line(p.Yellow("# not exact: " + Escape(u) + ": kubectl ssa explain-conflict --verify checks it"))
-	}
-	lines, bad := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
+	lines, bad := DiffNotes(d.r)
 	for i, l := range lines {
 		if bad[i] {
-			d.line(p.Yellow("# " + l))
+			d.line(d.p.Yellow("# " + l))
 		} else {
-			d.line(p.Dim("# " + l))
+			d.line(d.p.Dim("# " + l))
 		}
 	}
+}
+
+// DiffNotes are what diff's prediction does not know (checks it skips,
+// admission, fields the apiserver may set) and its warnings, a line
+// each, and which of them warn.
+func DiffNotes(r *v1alpha1.DiffReport) (lines []string, bad []bool) {
+	for _, u := range r.Unchecked {
+		lines, bad = append(lines, "not exact: "+Escape(u)+": kubectl ssa explain-conflict --verify checks it"), append(bad, true)
+	}
+	al, ab := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
+	lines, bad = append(lines, al...), append(bad, ab...)
 	if len(r.Unknown) > 0 {
 		paths := make([]string, len(r.Unknown))
 		for i, u := range r.Unknown {
 			paths[i] = Escape(u.String())
 		}
-		d.line(p.Yellow("# not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: " + strings.Join(paths, ", ")))
+		lines, bad = append(lines, "not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: "+strings.Join(paths, ", ")), append(bad, true)
 	}
 	for _, wn := range r.Warnings {
-		d.line(p.Yellow("# warning: " + Escape(wn)))
+		lines, bad = append(lines, "warning: "+Escape(wn)), append(bad, true)
 	}
+	return lines, bad
 }
+
+// DiffCounts counts the changes by kind: "2 modified, 1 added".
+func DiffCounts(r *v1alpha1.DiffReport) string { return countKinds(r.Changes) }
 
 func count(n int, what string) string { return fmt.Sprintf("%d %s%s", n, what, plural(n)) }
 

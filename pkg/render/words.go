@@ -10,9 +10,12 @@ import (
 // The sentences of the text views that other views (the HTML page) say
 // too, without colour: each is worded in one place.
 
+// plain is the palette of the sentences other views say: no colour.
+var plain = NewPalette(false)
+
 // ConflictVerdict is explain-conflict's verdict on one apply (refused,
 // denied, created, conflicts, forced, resets, not exact, or success).
-func ConflictVerdict(r *v1alpha1.ConflictReport) string { return conflictVerdict(r, nil) }
+func ConflictVerdict(r *v1alpha1.ConflictReport) string { return conflictVerdict(r, plain) }
 
 // AdmissionLines say what admission does to an apply, a line a step; bad
 // tells the lines that make the prediction not exact. check is how the
@@ -30,7 +33,7 @@ func DiffHeadline(r *v1alpha1.DiffReport) string {
 // DiffResetLines are diff's header lines of the resets a controller
 // undoes (with their remedies) and of the way a Helm upgrade writes.
 func DiffResetLines(r *v1alpha1.DiffReport) []string {
-	lines := diffResetLines(r, nil)
+	lines := diffResetLines(r, plain)
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(strings.TrimPrefix(l, "#"))
 	}

@@ -54,9 +54,8 @@ type frame struct {
 }
 
 // write writes a page: its body (data of t's "body"), under title.
-// extraCSS is the page's own rules (the audit's filters).
-func write(w io.Writer, t *template.Template, title, command, extraCSS string, body any) error {
-	css := style + extraCSS
+func write(w io.Writer, t *template.Template, title, command string, body any) error {
+	css := style
 	f := frame{
 		Title: title, Command: command, Body: body,
 		CSS: template.CSS(css), Script: template.JS(script), // our own files, allowed by their hashes
@@ -77,14 +76,17 @@ func hash(s string) string {
 }
 
 var funcs = template.FuncMap{
-	"owner":   ownerOf,
-	"value":   render.ValueText,
-	"utc":     utc,
-	"join":    strings.Join,
-	"inc":     func(i int) int { return i + 1 },
-	"mclass":  managerClass,
-	"plural":  plural,
-	"verdict": verdictClass,
+	"owner":      ownerOf,
+	"value":      render.ValueText,
+	"utc":        utc,
+	"join":       strings.Join,
+	"mclass":     managerClass,
+	"plural":     plural,
+	"resetText":  render.ResetText,
+	"op":         op,
+	"verdict":    verdictClass,
+	"token":      func(s v1alpha1.Severity) string { return token(string(s)) },
+	"objectName": objectName,
 }
 
 // managerClass is a manager's colour class where no legend numbers the

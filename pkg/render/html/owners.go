@@ -38,7 +38,7 @@ func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions) error {
 	if len(objs) == 1 {
 		title = "Who owns the fields of " + objs[0].Name
 	}
-	return write(w, ownersPage, title, "who-owns", "", ownersBody{Objects: objs, Empty: o.Empty})
+	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty})
 }
 
 func plural(n int, what string) string {
