@@ -17,11 +17,16 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/itchyny/gojq v0.12.19
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 )
 
-require github.com/itchyny/timefmt-go v0.1.8 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/itchyny/timefmt-go v0.1.8 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
