@@ -4,29 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/chromedp"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	kubectlset "k8s.io/kubectl/pkg/cmd/set"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-)
 
-// chromium is Debian's Chromium, which make testdeps installs.
-const chromium = "/usr/bin/chromium"
+	"github.com/kubectl-ssa/kubectl-ssa/test/browser"
+)
 
 // hostileNote is an annotation that would be markup if a page pasted it.
 const hostileNote = `<img src=x onerror=alert(1)></script><script>alert(2)</script>"'`
@@ -90,33 +83,13 @@ func kubectlSetImage(t *testing.T, ns, resource, image string) {
 	}
 }
 
-// browser is a headless Chromium for the test, with the flags a closed
-// network and root need, and a fresh profile.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s: %v: the HTML tests need Debian's chromium (make testdeps installs it)", chromium, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1024))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	return ctx
-}
-
-// shown is what a page showed in the browser.
+// shown is what a page showed in the browser: its text, the URLs it
+// asked for, the dialogs it opened, its img and script elements.
 type shown struct {
-	text string
-	// requests are the URLs the page asked for; dialogs, the dialogs it
-	// opened; images and scripts, its img and script elements.
+	text            string
 	requests        []string
 	dialogs         int
 	images, scripts int
-	bytes           string
 }
 
 // screenshots is where the pages' screenshots go, for review:
@@ -133,56 +106,43 @@ func screenshots(t *testing.T) string {
 
 // load writes a page to a file, loads it from its file: URL in a new tab,
 // and reads what it shows, what it asked for and a screenshot (name.png
-// in dir).
+// in dir); the page shows the hostile texts as text.
 func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...string) shown {
 	t.Helper()
 	file := filepath.Join(dir, name+".html")
 	if err := os.WriteFile(file, []byte(html), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tab, cancel := chromedp.NewContext(ctx)
+	tab, cancel, err := browser.Open(ctx, file)
+	if err != nil {
+		t.Fatalf("loading %s: %v", file, err)
+	}
 	defer cancel()
-	var mu sync.Mutex
-	s := shown{bytes: html}
-	if err := chromedp.Listen(tab, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			s.requests = append(s.requests, e.Request.URL)
-		case *page.EventJavascriptDialogOpening:
-			s.dialogs++
-		}
-	}); err != nil {
+	var s shown
+	if s.text, err = browser.Eval[string](tab, "document.body.innerText"); err != nil {
 		t.Fatal(err)
 	}
-	u := (&url.URL{Scheme: "file", Path: file}).String()
-	if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
-		t.Fatalf("loading %s: %v", u, err)
-	}
-	var err error
-	if s.text, err = chromedp.Run(tab, chromedp.Evaluate[string]("document.body.innerText")); err != nil {
+	if s.images, err = browser.Eval[int](tab, "document.querySelectorAll('img').length"); err != nil {
 		t.Fatal(err)
 	}
-	if s.images, err = chromedp.Run(tab, chromedp.Evaluate[int]("document.querySelectorAll('img').length")); err != nil {
+	if s.scripts, err = browser.Eval[int](tab, "document.querySelectorAll('script').length"); err != nil {
 		t.Fatal(err)
 	}
-	if s.scripts, err = chromedp.Run(tab, chromedp.Evaluate[int]("document.querySelectorAll('script').length")); err != nil {
-		t.Fatal(err)
-	}
-	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+	png, err := tab.Screenshot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	s.requests, s.dialogs = tab.Requests()
 	for _, r := range s.requests {
-		if r != u {
+		if r != tab.URL {
 			t.Errorf("%s asked for %s: a page asks for nothing but itself", name, r)
 		}
+	}
+	if len(s.requests) == 0 {
+		t.Errorf("%s: no request seen, not even the page's own: is the listener deaf?", name)
 	}
 	if s.dialogs > 0 || s.images > 0 || s.scripts != 1 {
 		t.Errorf("%s: %d dialogs, %d img and %d script elements, want none, none and the page's one: hostile text became markup", name, s.dialogs, s.images, s.scripts)
@@ -208,7 +168,7 @@ func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...
 // are written for review.
 func TestHTMLPages(t *testing.T) {
 	ns := namespace(t)
-	ctx := browser(t)
+	ctx := browser.Start(t)
 	dir := screenshots(t)
 	apply(t, ns, "platform", htmlDeployment, false)
 	apply(t, ns, "platform", "apiVersion: v1\nkind: Secret\nmetadata: {name: db, annotations: {example.com/note: "+strconv.Quote(hostileNote)+"}}\nstringData: {password: "+secretValue+"}\n", false)
@@ -268,17 +228,16 @@ func checkAuditPage(t *testing.T, ctx context.Context, dir, ns string) {
 		t.Errorf("audit --all-contexts' page shows no cluster's findings:\n%s", s.text)
 	}
 	// Unticking every severity hides every finding: the filters work.
-	tab, cancel := chromedp.NewContext(ctx)
-	defer cancel()
-	u := (&url.URL{Scheme: "file", Path: filepath.Join(dir, "audit.html")}).String()
-	if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
-		t.Fatal(err)
-	}
-	status, err := chromedp.Run(tab, chromedp.Evaluate[string](`(function(){document.querySelectorAll("input[name=severity]").forEach(function(i){i.click()});return document.querySelector(".shown").textContent})()`))
+	tab, cancel, err := browser.Open(ctx, filepath.Join(dir, "audit.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	visible, err := chromedp.Run(tab, chromedp.Evaluate[int](`Array.from(document.querySelectorAll("tr.f")).filter(function(r){return r.offsetParent!==null}).length`))
+	defer cancel()
+	status, err := browser.Eval[string](tab, `(function(){document.querySelectorAll("input[name=severity]").forEach(function(i){i.click()});return document.querySelector(".shown").textContent})()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible, err := browser.Eval[int](tab, `Array.from(document.querySelectorAll("tr.f")).filter(function(r){return r.offsetParent!==null}).length`)
 	if err != nil {
 		t.Fatal(err)
 	}
