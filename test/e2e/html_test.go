@@ -202,7 +202,35 @@ func TestHTMLPages(t *testing.T) {
 			t.Errorf("diff's page does not show %q:\n%s", want, s.text)
 		}
 	}
+	checkSecretPages(t, ctx, dir, ns)
 	checkAuditPage(t, ctx, dir, ns)
+}
+
+// checkSecretPages: explain-conflict's and diff's pages of an apply that
+// changes the Secret's value hold neither value (load checks the live
+// one).
+func checkSecretPages(t *testing.T, ctx context.Context, dir, ns string) {
+	t.Helper()
+	const other = "other-html-e2e-value"
+	manifest := filepath.Join(t.TempDir(), "db.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: "+other+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range []string{"explain-conflict", "diff"} {
+		r := ssa(t, command, "-n", ns, "-f", manifest, "--field-manager", "ci", "-o", "html")
+		if r.code != 1 {
+			t.Fatalf("%s of the Secret: exit %d, want 1 (a conflict)\n%s", command, r.code, r.stderr)
+		}
+		s := load(t, ctx, dir, command+"-secret", r.stdout)
+		if !strings.Contains(s.text, ".stringData.password") && !strings.Contains(s.text, ".data.password") {
+			t.Errorf("%s's page of the Secret does not name its password:\n%s", command, s.text)
+		}
+		for _, leak := range []string{other, base64.StdEncoding.EncodeToString([]byte(other))} {
+			if strings.Contains(r.stdout, leak) {
+				t.Errorf("%s's page holds the applied Secret value (%s)", command, leak)
+			}
+		}
+	}
 }
 
 // checkAuditPage: audit's page of the namespace shows the hand edits
