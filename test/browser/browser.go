@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -93,4 +94,20 @@ func Eval[T any](t *Tab, expr string) (T, error) {
 // Screenshot is a PNG of the whole page.
 func (t *Tab) Screenshot() ([]byte, error) {
 	return chromedp.Run(t.Ctx, chromedp.FullScreenshot(100))
+}
+
+// Dark has the page follow a system in dark mode (prefers-color-scheme).
+func (t *Tab) Dark() error {
+	_, err := chromedp.Call(t.Ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+	return err
+}
+
+// PDF prints the page, as a person's print to PDF does.
+func (t *Tab) PDF() ([]byte, error) {
+	r, err := chromedp.Call(t.Ctx, page.PrintToPDF, page.PrintToPDFParams{})
+	if err != nil {
+		return nil, err
+	}
+	return r.Data, nil
 }

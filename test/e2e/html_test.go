@@ -128,13 +128,7 @@ func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...
 	if s.scripts, err = browser.Eval[int](tab, "document.querySelectorAll('script').length"); err != nil {
 		t.Fatal(err)
 	}
-	png, err := tab.Screenshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	shoot(t, tab, dir, name)
 	s.requests, s.dialogs = tab.Requests()
 	for _, r := range s.requests {
 		if r != tab.URL {
@@ -158,6 +152,42 @@ func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...
 		}
 	}
 	return s
+}
+
+// shoot writes the page's screenshots, light (name.png) and dark
+// (name-dark.png), and its print (name.pdf), for review; the page follows
+// the system's dark mode.
+func shoot(t *testing.T, tab *browser.Tab, dir, name string) {
+	t.Helper()
+	write := func(file string, b []byte, err error) {
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	png, err := tab.Screenshot()
+	write(name+".png", png, err)
+	pdf, err := tab.PDF()
+	write(name+".pdf", pdf, err)
+	background := `getComputedStyle(document.body).backgroundColor`
+	light, err := browser.Eval[string](tab, background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.Dark(); err != nil {
+		t.Fatal(err)
+	}
+	dark, err := browser.Eval[string](tab, background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dark == light {
+		t.Errorf("%s: the background is %s in dark mode as in light: the page does not follow the system", name, dark)
+	}
+	png, err = tab.Screenshot()
+	write(name+"-dark.png", png, err)
 }
 
 // TestHTMLPages: the pages of who-owns, explain-conflict, diff and audit
