@@ -128,6 +128,18 @@ func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...
 	if s.scripts, err = browser.Eval[int](tab, "document.querySelectorAll('script').length"); err != nil {
 		t.Fatal(err)
 	}
+	// What a screen reader and a keyboard find: one h1 and one main
+	// landmark, a skip link to it, headers in every table, a label on
+	// every input.
+	a11y, err := browser.Eval[string](tab, `[document.querySelectorAll("h1").length, document.querySelectorAll("main").length,
+		document.querySelectorAll("a.skip[href='#main']").length, document.querySelectorAll("table:not(:has(th))").length,
+		document.querySelectorAll("input:not(label input)").length].join(" ")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a11y != "1 1 1 0 0" {
+		t.Errorf("%s: h1, main, skip link, tables without headers, inputs without a label: %s, want 1 1 1 0 0", name, a11y)
+	}
 	shoot(t, tab, dir, name)
 	s.requests, s.dialogs = tab.Requests()
 	for _, r := range s.requests {
