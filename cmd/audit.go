@@ -65,6 +65,9 @@ func newAuditCmd(g *globalOptions) *cobra.Command {
   # Findings as JSON for a dashboard
   kubectl ssa audit -A -o json
 
+  # One page for the fleet: findings by cluster, namespace and object
+  kubectl ssa audit -A --all-contexts -o html > audit.html
+
   # Also objects made with kubectl create and never applied, and hand edits the applier adopted
   kubectl ssa audit -A --rules=+imperative,+adopted-edit
 
@@ -75,7 +78,7 @@ func newAuditCmd(g *globalOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.sel.AddFlags(f, kube.SelectionFlags{What: "to audit"})
-	o.output.add(cmd, viewTable, append([]string{viewTable, viewWide}, reviewFormats...)...)
+	o.output.add(cmd, viewTable, append([]string{viewTable, viewWide, viewHTML}, reviewFormats...)...)
 	f.StringArrayVar(&o.expect, "expect-manager", nil, "The managers (globs: * any run of characters, ? one) that should own every field of the main resource: others' fields are drift (repeatable).")
 	f.StringArrayVar(&o.allow, "allow-manager", nil, "More managers (globs) whose fields are not drift (repeatable; with --expect-manager).")
 	f.IntVar(&o.threshold, "last-applied-threshold", o.threshold, fmt.Sprintf("The size in bytes over which a last-applied annotation is a finding (the limit on all annotations is %d).", ownership.AnnotationLimit))
@@ -128,7 +131,7 @@ func (o *auditOptions) complete(cmd *cobra.Command, args []string) (err error) {
 	if o.pal, err = o.palette(); err != nil {
 		return err
 	}
-	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable, documents: reviewDocuments(auditReview)})
+	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable, documents: reviewDocuments(auditReview).with(viewHTML, auditPage)})
 	return nil
 }
 

@@ -165,7 +165,7 @@ func TestCompleteAuditAndWatchFlags(t *testing.T) {
 	if diff := cmp.Diff([]string{"info", "warning", "error", "never"}, complete(t, "audit", "--fail-on", "")); diff != "" {
 		t.Errorf("audit --fail-on <TAB> (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"table", "wide", "sarif", "markdown", "junit", "json", "yaml", "jsonpath=", "go-template="}, complete(t, "audit", "-o", "")); diff != "" {
+	if diff := cmp.Diff([]string{"table", "wide", "html", "sarif", "markdown", "junit", "json", "yaml", "jsonpath=", "go-template="}, complete(t, "audit", "-o", "")); diff != "" {
 		t.Errorf("audit -o <TAB> (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"text", "json"}, complete(t, "watch", "-o", "")); diff != "" {

@@ -55,7 +55,9 @@ the resulting objects are written to two directories and the program runs
 on them (without owners).
 
 -o json|yaml prints a DiffReport per object, with the live object and the
-result, so that scripts can diff them.
+result, so that scripts can diff them. -o html writes one self-contained
+page of every object's diff, each line with its owners before and after
+(KUBECTL_EXTERNAL_DIFF is not run for it).
 
 Exit status, as kubectl diff: 0 no value changes (a change of owners alone
 is shown but exits 0, as kubectl diff sees none), 1 changes (a conflict
@@ -169,7 +171,7 @@ func (o *diffOptions) run(ctx context.Context) error {
 // the Helm release's header), with the palette run's prepare makes
 // (o.view).
 func (o *diffOptions) choosePrinter() {
-	if external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF")); external != "" && !o.output.isData() {
+	if external := strings.TrimSpace(os.Getenv("KUBECTL_EXTERNAL_DIFF")); external != "" && !o.output.isData() && o.output.out.Name != viewHTML {
 		o.printer = &externalDiffPrinter{spec: external, o: o}
 		return
 	}
@@ -178,7 +180,7 @@ func (o *diffOptions) choosePrinter() {
 		one: func(w io.Writer, d *diff.Computed) error {
 			return render.Diff(w, d.Report, d.Live, d.Result, o.view)
 		},
-		documents: reviewDocuments(func(ds []*diff.Computed) *review.Document { return o.reviewOf("diff", diffObjects(ds)) }),
+		documents: reviewDocuments(func(ds []*diff.Computed) *review.Document { return o.reviewOf("diff", diffObjects(ds)) }).with(viewHTML, diffPage),
 	})
 }
 

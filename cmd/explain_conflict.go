@@ -40,6 +40,9 @@ func newExplainConflictCmd(g *globalOptions) *cobra.Command {
   # Gate a CI pipeline on conflicts, with a machine-readable report
   kubectl ssa explain-conflict -k overlays/prod -o json > report.json || echo "conflicts"
 
+  # One page to share in a review: the conflicts, their owners and the fixes
+  kubectl ssa explain-conflict -k overlays/prod -o html > conflicts.html
+
   # Would the next helm upgrade of release "web" conflict (Helm 4 preflight)?
   helm template web ./chart -n shop -f values.yaml --no-hooks | kubectl ssa explain-conflict -n shop --helm-release web -f -
 

@@ -72,7 +72,7 @@ func (o *explainOptions) choosePrinter() {
 			render.ConflictExplanation(w, e.report, o.view, o.target(e.source, e.report))
 			return nil
 		},
-		documents: reviewDocuments(func(es []explained) *review.Document { return o.reviewOf("explain-conflict", conflictObjects(es)) }),
+		documents: reviewDocuments(func(es []explained) *review.Document { return o.reviewOf("explain-conflict", conflictObjects(es)) }).with(viewHTML, o.explainPage),
 	})
 }
 

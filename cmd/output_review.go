@@ -31,8 +31,8 @@ var reviewFormats = []string{formatSARIF, formatMarkdown, formatJUnit}
 
 // reviewDocuments are the review formats of a command whose reports
 // make the document doc.
-func reviewDocuments[R any](doc func(reports []R) *review.Document) map[string]document[R] {
-	return map[string]document[R]{
+func reviewDocuments[R any](doc func(reports []R) *review.Document) documentSet[R] {
+	return documentSet[R]{
 		formatSARIF:    func(w io.Writer, rs []R) error { return sarif.Write(w, doc(rs)) },
 		formatMarkdown: func(w io.Writer, rs []R) error { return markdown.Write(w, doc(rs), markdown.Options{}) },
 		formatJUnit:    func(w io.Writer, rs []R) error { return junit.Write(w, doc(rs)) },

@@ -79,7 +79,19 @@ type textView[R any] struct {
 	// documents are the -o formats that print every report of the run
 	// as one document at the end (html, sarif, markdown, junit), by -o
 	// name; the name is one of the command's views too.
-	documents map[string]document[R]
+	documents documentSet[R]
+}
+
+// documentSet are a command's document formats, by -o name.
+type documentSet[R any] map[string]document[R]
+
+// with is the set and format name written by d.
+func (s documentSet[R]) with(name string, d document[R]) documentSet[R] {
+	out := documentSet[R]{name: d}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
 }
 
 // document writes a run's reports as one document (a page, a SARIF log).

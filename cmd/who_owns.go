@@ -46,7 +46,7 @@ const (
 	viewManagers = render.ViewManagers
 )
 
-var whoOwnsViews = []string{viewTable, viewWide, viewBlame, viewTree, viewManagers}
+var whoOwnsViews = []string{viewTable, viewWide, viewBlame, viewTree, viewManagers, viewHTML}
 
 func newWhoOwnsCmd(g *globalOptions) *cobra.Command {
 	o := &whoOwnsOptions{globalOptions: g, now: time.Now}
@@ -71,6 +71,8 @@ Views (-o):
   blame     the object's YAML with a gutter naming each line's owners
   tree      the field tree, collapsed where one owner set holds every owned field below a node
   managers  one row per managedFields entry
+  html      one self-contained page of every object: its YAML with each
+            line's owners, numbered and coloured, and a legend of managers
   json|yaml the OwnershipReport (documented in docs/reports.md); jsonpath=...
             and go-template=... run over it, as with kubectl get
 

@@ -95,7 +95,7 @@ type ownersShown struct {
 // each in the text view of -o (printView, with o.view, which the run
 // sets).
 func (o *whoOwnsOptions) choosePrinter() {
-	o.printer = choosePrinter(o.streams.Out, o.output.out, func(s ownersShown) any { return s.rep }, textView[ownersShown]{one: o.printView})
+	o.printer = choosePrinter(o.streams.Out, o.output.out, func(s ownersShown) any { return s.rep }, textView[ownersShown]{one: o.printView, documents: documentSet[ownersShown]{viewHTML: o.whoOwnsPage}})
 }
 
 // printView prints one object's report in the text view of -o.

@@ -8,17 +8,18 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/ownership"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/pathlang"
 )
 
-type lineKind int
+type lineKind = LineKind
 
 const (
-	lineOwned      lineKind = iota
-	lineStructural          // a map or list line whose owned fields are below it
-	lineUnowned             // present in the object, owned by nobody
-	lineUntracked           // identity and server metadata, never owned
+	lineOwned      = LineOwned
+	lineStructural = LineStructural // a map or list line whose owned fields are below it
+	lineUnowned    = LineUnowned    // present in the object, owned by nobody
+	lineUntracked  = LineUntracked  // identity and server metadata, never owned
 )
 
 type blameLine struct {
@@ -55,57 +56,100 @@ func Blame(w io.Writer, r *ownership.Report, o Options) error {
 			return err
 		}
 	}
-	b := &blamer{r: r}
-	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
-
-	show, context := b.shown()
-	if show != nil && len(show) == 0 {
+	lines, filtered := BlameLines(r)
+	if filtered && len(lines) == 0 {
 		return writeLine(w, o.Palette.Dim("("+o.empty()+")"))
 	}
-	if show != nil {
+	if filtered {
 		if err := writeLine(w, o.Palette.Dim("# the lines the filter selects, under the lines that hold them (no gutter)")); err != nil {
 			return err
 		}
 	}
-	shown := func(i int) bool { return show == nil || show[i] || context[i] }
-	gutters := make([]string, len(b.lines))
+	gutters := make([]string, len(lines))
 	width := 0
-	for i, l := range b.lines {
-		switch {
-		case !shown(i), show != nil && !show[i]:
-			// left out, or context: no gutter
-		case l.kind == lineOwned:
-			gutters[i] = o.plainOwners(ownersOf(r, l.owners))
-		case l.kind == lineUnowned:
+	for i, l := range lines {
+		switch l.Kind {
+		case LineOwned:
+			gutters[i] = o.plainOwners(l.Owners)
+		case LineUnowned:
 			gutters[i] = "(unowned)"
-		case l.kind == lineUntracked:
+		case LineUntracked:
 			gutters[i] = "(not tracked)"
 		}
 		width = max(width, utf8.RuneCountInString(gutters[i]))
 	}
 	var sb strings.Builder
-	for i, l := range b.lines {
-		if !shown(i) {
-			continue
-		}
+	for i, l := range lines {
 		g := gutters[i]
 		pad := strings.Repeat(" ", width-utf8.RuneCountInString(g))
 		switch {
 		case g == "":
-		case l.kind == lineOwned:
-			g = o.colorOwners(ownersOf(r, l.owners))
+		case l.Kind == LineOwned:
+			g = o.colorOwners(l.Owners)
 		default:
 			g = o.Palette.Dim(g)
 		}
-		if l.text == "" {
+		if l.Text == "" {
 			// an empty line of a literal block: no trailing space
 			sb.WriteString(g + pad + o.Palette.Dim(" │") + "\n")
 			continue
 		}
-		sb.WriteString(g + pad + o.Palette.Dim(" │ ") + Escape(l.text) + "\n")
+		sb.WriteString(g + pad + o.Palette.Dim(" │ ") + Escape(l.Text) + "\n")
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// LineKind says whose a line of an object's YAML is (BlameLines).
+type LineKind int
+
+// The kinds of lines.
+const (
+	// LineOwned: Owners own the line's field (or the atomic value it is in).
+	LineOwned LineKind = iota
+	// LineStructural: a map or list whose owned fields are below it, or a
+	// line that holds a line a filter selects (no owners shown).
+	LineStructural
+	// LineUnowned: present in the object, owned by nobody.
+	LineUnowned
+	// LineUntracked: identity and server metadata, never owned.
+	LineUntracked
+)
+
+// BlameLine is one line of an object's YAML with its owners: what the
+// blame view prints, and what other views (the HTML page) lay out.
+type BlameLine struct {
+	Kind   LineKind
+	Owners []v1alpha1.Owner
+	Text   string
+}
+
+// BlameLines lays out a report's object as YAML lines, each with its
+// owners. Of a filtered report (filtered is true) they are the lines of
+// the fields the filter kept, under the lines that hold them (as
+// LineStructural), and none when it kept nothing.
+func BlameLines(r *ownership.Report) (lines []BlameLine, filtered bool) {
+	b := &blamer{r: r}
+	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
+	show, context := b.shown()
+	if show != nil && len(show) == 0 {
+		return nil, true
+	}
+	out := make([]BlameLine, 0, len(b.lines))
+	for i, l := range b.lines {
+		switch {
+		case show == nil || show[i]:
+			kind := l.kind
+			if kind == LineStructural {
+				out = append(out, BlameLine{Kind: kind, Text: l.text})
+				continue
+			}
+			out = append(out, BlameLine{Kind: kind, Owners: ownersOf(r, l.owners), Text: l.text})
+		case context[i]:
+			out = append(out, BlameLine{Kind: LineStructural, Text: l.text})
+		}
+	}
+	return out, show != nil
 }
 
 func (b *blamer) add(kind lineKind, owners []int, text string, p fieldpath.Path) {

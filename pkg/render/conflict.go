@@ -93,20 +93,7 @@ func conflictVerdict(r *v1alpha1.ConflictReport, p *Palette) string {
 // writeConflictNotes are the lines under the header: warnings, what the
 // prediction does not check, the writer's note and admission.
 func writeConflictNotes(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "%s\n", p.Yellow("  warning: "+Escape(warn)))
-	}
-	for _, u := range r.Unchecked {
-		line := "  not exact: " + Escape(u)
-		if h := verifyHint(r.Verify != nil, "--verify"); h != "" {
-			line += ": " + h + " checks it"
-		}
-		fmt.Fprintf(w, "%s\n", p.Yellow(line))
-	}
-	if note := writerNote(r); note != "" {
-		fmt.Fprintf(w, "%s\n", p.Yellow("  note: "+Escape(note)))
-	}
-	lines, bad := admissionLines(r.Admission, verifyHint(r.Verify != nil, "--verify"))
+	lines, bad := ConflictNotes(r)
 	for i, l := range lines {
 		if bad[i] {
 			fmt.Fprintf(w, "  %s\n", p.Yellow(l))
@@ -114,6 +101,27 @@ func writeConflictNotes(w io.Writer, p *Palette, r *v1alpha1.ConflictReport) {
 			fmt.Fprintf(w, "  %s\n", p.Dim(l))
 		}
 	}
+}
+
+// ConflictNotes are the lines under explain-conflict's verdict (warnings,
+// what the prediction does not check, the writer's note, admission), and
+// which of them warn.
+func ConflictNotes(r *v1alpha1.ConflictReport) (lines []string, bad []bool) {
+	for _, warn := range r.Warnings {
+		lines, bad = append(lines, "warning: "+Escape(warn)), append(bad, true)
+	}
+	for _, u := range r.Unchecked {
+		line := "not exact: " + Escape(u)
+		if h := verifyHint(r.Verify != nil, "--verify"); h != "" {
+			line += ": " + h + " checks it"
+		}
+		lines, bad = append(lines, line), append(bad, true)
+	}
+	if note := writerNote(r); note != "" {
+		lines, bad = append(lines, "note: "+Escape(note)), append(bad, true)
+	}
+	al, ab := admissionLines(r.Admission, verifyHint(r.Verify != nil, "--verify"))
+	return append(lines, al...), append(bad, ab...)
 }
 
 // writeConflicts lists the conflicts (or the fields the force takes),

@@ -114,7 +114,7 @@ func Diff(w io.Writer, r *v1alpha1.DiffReport, live, result *ownership.Report, o
 	w = Terminal(w) // the one way out: see terminal.go
 	d := &diffView{r: r, o: o, p: o.Palette}
 	d.head()
-	d.body(blameObject(live), blameObject(result))
+	d.body(DiffHunks(r, live, result))
 	d.stays()
 	d.notes()
 	_, err := io.WriteString(w, d.sb.String())
@@ -136,7 +136,7 @@ func (d *diffView) line(s string) { d.sb.WriteString(s + "\n") }
 // out.
 func (d *diffView) head() {
 	r, p := d.r, d.p
-	d.line(p.Bold(fmt.Sprintf("# %s (%s): %s by %s", Escape(r.Object.Display()), Escape(r.Object.APIVersion), diffWrite(r), Escape(r.FieldManager)) + changesSummary(r)))
+	d.line(p.Bold("# " + DiffHeadline(r)))
 	writeDiffResetLines(&d.sb, r, p)
 	if r.Admission != nil && r.Admission.Denied != "" && len(r.Conflicts) == 0 {
 		d.line(p.Red("# the apply fails: admission refuses it: " + Escape(r.Admission.Denied)))
@@ -197,10 +197,35 @@ func (d *diffView) conflictLines() {
 	}
 }
 
-// body is the unified diff from live to after the apply, each changed
-// line with its owners, conflicts marked.
-func (d *diffView) body(before, after *blamed) {
-	r := d.r
+// DiffLine is one line of the unified diff of an object (DiffHunks):
+// removed ('-'), added ('+') or the same (' ', shown when its owners
+// change or as context), with the owners before and after.
+type DiffLine struct {
+	Op   byte
+	Text string
+	// Before are the owners of a removed or kept line, After those of an
+	// added or kept one.
+	Before, After []v1alpha1.Owner
+	// Conflict: the apply conflicts on the line's field.
+	Conflict bool
+	// OwnersChange: a kept line whose owners change.
+	OwnersChange bool
+}
+
+// DiffHunk is one @@ range of the unified diff.
+type DiffHunk struct {
+	// Range is diff -u's "-a,n +b,m".
+	Range string
+	Lines []DiffLine
+}
+
+// DiffHunks lays out the unified diff from live to after the apply (the
+// ownership package diff computes with the report, nil live: the apply
+// creates the object), each line with its owners, with diffContext
+// lines around each change: what the text view prints and the HTML page
+// shows. None when nothing changes, not even an owner.
+func DiffHunks(r *v1alpha1.DiffReport, live, result *ownership.Report) []DiffHunk {
+	before, after := blameObject(live), blameObject(result)
 	conflicts := map[string]bool{}
 	valueChanged := map[string]bool{}
 	for _, ch := range r.Changes {
@@ -222,25 +247,20 @@ func (d *diffView) body(before, after *blamed) {
 		rows = append(rows, row)
 	}
 	interesting := make([]bool, len(rows))
-	anyRow := false
 	for i, row := range rows {
 		interesting[i] = row.op != ' ' || !v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b])
-		anyRow = anyRow || interesting[i]
 	}
-	if !anyRow {
-		return
-	}
-	d.line(d.p.Dim("--- live"))
-	d.line(d.p.Dim("+++ after the apply"))
+	var out []DiffHunk
 	for _, h := range hunks(interesting, diffContext) {
-		d.hunk(rows[h[0]:h[1]], before, after, conflicts)
+		out = append(out, hunkOf(rows[h[0]:h[1]], before, after, conflicts))
 	}
+	return out
 }
 
-// hunk is one @@ range of rows.
-func (d *diffView) hunk(rows []diffRow, before, after *blamed, conflicts map[string]bool) {
-	p, o := d.p, d.o
+// hunkOf is one @@ range of rows.
+func hunkOf(rows []diffRow, before, after *blamed, conflicts map[string]bool) DiffHunk {
 	aStart, aLen, bStart, bLen := -1, 0, -1, 0
+	lines := make([]DiffLine, 0, len(rows))
 	for _, row := range rows {
 		if row.op != '+' {
 			if aStart < 0 {
@@ -254,21 +274,42 @@ func (d *diffView) hunk(rows []diffRow, before, after *blamed, conflicts map[str
 			}
 			bLen++
 		}
-	}
-	d.line(p.Dim(fmt.Sprintf("@@ -%s +%s @@", unifiedRange(aStart, aLen), unifiedRange(bStart, bLen))))
-	for _, row := range rows {
 		switch row.op {
 		case '-':
-			d.line(p.Red("-"+Escape(before.text[row.a])) + annotation(p, before.owners[row.a], conflicts[before.paths[row.a]], o))
+			lines = append(lines, DiffLine{Op: '-', Text: before.text[row.a], Before: before.owners[row.a], Conflict: conflicts[before.paths[row.a]]})
 		case '+':
-			d.line(p.Green("+"+Escape(after.text[row.b])) + annotation(p, after.owners[row.b], conflicts[after.paths[row.b]], o))
+			lines = append(lines, DiffLine{Op: '+', Text: after.text[row.b], After: after.owners[row.b], Conflict: conflicts[after.paths[row.b]]})
 		default:
-			text := " " + Escape(after.text[row.b])
-			if v1alpha1.SameOwners(before.owners[row.a], after.owners[row.b]) {
-				d.line(text)
-				continue
+			l := DiffLine{Op: ' ', Text: after.text[row.b], Before: before.owners[row.a], After: after.owners[row.b]}
+			l.OwnersChange = !v1alpha1.SameOwners(l.Before, l.After)
+			lines = append(lines, l)
+		}
+	}
+	return DiffHunk{Range: fmt.Sprintf("-%s +%s", unifiedRange(aStart, aLen), unifiedRange(bStart, bLen)), Lines: lines}
+}
+
+// body is the unified diff from live to after the apply, each changed
+// line with its owners, conflicts marked.
+func (d *diffView) body(hunks []DiffHunk) {
+	if len(hunks) == 0 {
+		return
+	}
+	p, o := d.p, d.o
+	d.line(p.Dim("--- live"))
+	d.line(p.Dim("+++ after the apply"))
+	for _, h := range hunks {
+		d.line(p.Dim("@@ " + h.Range + " @@"))
+		for _, l := range h.Lines {
+			switch {
+			case l.Op == '-':
+				d.line(p.Red("-"+Escape(l.Text)) + annotation(p, l.Before, l.Conflict, o))
+			case l.Op == '+':
+				d.line(p.Green("+"+Escape(l.Text)) + annotation(p, l.After, l.Conflict, o))
+			case l.OwnersChange:
+				d.line(" " + Escape(l.Text) + p.Yellow("  # owners: "+ownerList(o, l.Before)+" -> "+ownerList(o, l.After)))
+			default:
+				d.line(" " + Escape(l.Text))
 			}
-			d.line(text + p.Yellow("  # owners: "+ownerList(o, before.owners[row.a])+" -> "+ownerList(o, after.owners[row.b])))
 		}
 	}
 }
@@ -299,16 +340,12 @@ func (d *diffView) stays() {
 		if s.Note != "" {
 			d.line(p.Yellow("#     " + Escape(s.Note)))
 		}
-		switch {
-		case len(s.Command) > 0:
-			d.line(p.Dim(fmt.Sprintf("#     to make %s own them, so that its next apply removes them:", Escape(r.FieldManager))))
+		if why := StayWhy(r.FieldManager, s); why != "" {
+			// (A note says why there is no command.)
+			d.line(p.Dim("#     " + why))
+		}
+		if len(s.Command) > 0 {
 			d.line("#     " + s.Command.String())
-		case s.Note != "":
-			// The note said why there is no command.
-		case s.Manager.Subresource != "":
-			d.line(p.Dim(fmt.Sprintf("#     written through /%s: hand them over with kubectl ssa handover, or leave them to that writer", Escape(string(s.Manager.Subresource)))))
-		default:
-			d.line(p.Dim("#     a controller writes them; it keeps them"))
 		}
 	}
 }
@@ -316,29 +353,40 @@ func (d *diffView) stays() {
 // notes are what the prediction does not know: checks it skips,
 // admission, fields the apiserver may set, warnings.
 func (d *diffView) notes() {
-	r, p := d.r, d.p
-	for _, u := range r.Unchecked {
-		d.line(p.Yellow("# not exact: " + Escape(u) + ": kubectl ssa explain-conflict --verify checks it"))
-	}
-	lines, bad := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
+	lines, bad := DiffNotes(d.r)
 	for i, l := range lines {
 		if bad[i] {
-			d.line(p.Yellow("# " + l))
+			d.line(d.p.Yellow("# " + l))
 		} else {
-			d.line(p.Dim("# " + l))
+			d.line(d.p.Dim("# " + l))
 		}
 	}
+}
+
+// DiffNotes are what diff's prediction does not know (checks it skips,
+// admission, fields the apiserver may set) and its warnings, a line
+// each, and which of them warn.
+func DiffNotes(r *v1alpha1.DiffReport) (lines []string, bad []bool) {
+	for _, u := range r.Unchecked {
+		lines, bad = append(lines, "not exact: "+Escape(u)+": kubectl ssa explain-conflict --verify checks it"), append(bad, true)
+	}
+	al, ab := admissionLines(r.Admission, "kubectl ssa explain-conflict --verify")
+	lines, bad = append(lines, al...), append(bad, ab...)
 	if len(r.Unknown) > 0 {
 		paths := make([]string, len(r.Unknown))
 		for i, u := range r.Unknown {
 			paths[i] = Escape(u.String())
 		}
-		d.line(p.Yellow("# not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: " + strings.Join(paths, ", ")))
+		lines, bad = append(lines, "not known here: the apiserver may set these fields, to values it allocates or defaults that depend on others: "+strings.Join(paths, ", ")), append(bad, true)
 	}
 	for _, wn := range r.Warnings {
-		d.line(p.Yellow("# warning: " + Escape(wn)))
+		lines, bad = append(lines, "warning: "+Escape(wn)), append(bad, true)
 	}
+	return lines, bad
 }
+
+// DiffCounts counts the changes by kind: "2 modified, 1 added".
+func DiffCounts(r *v1alpha1.DiffReport) string { return countKinds(r.Changes) }
 
 func count(n int, what string) string { return fmt.Sprintf("%d %s%s", n, what, plural(n)) }
 
