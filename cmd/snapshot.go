@@ -143,7 +143,7 @@ func (o *snapshotOptions) write(snap any) error {
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.out, err)
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if err := gzipTo(tmp, b); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("-o %s: %w", o.out, err)

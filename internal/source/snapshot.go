@@ -105,7 +105,7 @@ func ReadSnapshot(path string) (*v1alpha1.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--snapshot: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var r io.Reader = bufio.NewReader(f)
 	if magic, _ := r.(*bufio.Reader).Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		gz, err := gzip.NewReader(r)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -215,9 +216,7 @@ func (s *Cluster) listAll(ctx context.Context, plan []v1alpha1.SnapshotList) ([]
 }
 
 func asStatus(err error, status *apierrors.APIStatus) bool {
-	s, ok := err.(apierrors.APIStatus) //nolint:errorlint // the dynamic client returns the status error itself
-	*status = s
-	return ok
+	return errors.As(err, status)
 }
 
 // listChunks lists l into its items, 500 at a time, sorted.

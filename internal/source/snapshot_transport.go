@@ -65,7 +65,7 @@ func (t *snapshotTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		// offline: policies that read it are then not exact.)
 		return statusResponse(req, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: path}, req.Method))
 	case path == "/version":
-		return jsonResponse(req, t.file.ServerVersion, "application/json")
+		return jsonResponse(req, t.file.ServerVersion)
 	case path == "/api" || path == "/apis":
 		doc, ok := t.file.Discovery[path]
 		if !ok {
@@ -73,7 +73,7 @@ func (t *snapshotTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 		return rawResponse(req, http.StatusOK, doc, aggregatedDiscovery), nil
 	case path == "/openapi/v3":
-		return jsonResponse(req, t.openAPIIndex(), "application/json")
+		return jsonResponse(req, t.openAPIIndex())
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		doc, ok := t.file.OpenAPI[strings.TrimPrefix(path, "/openapi/v3/")]
 		if !ok {
@@ -163,13 +163,13 @@ func (t *snapshotTransport) object(req *http.Request) (*http.Response, error) {
 		if len(items) == 0 {
 			return statusResponse(req, apierrors.NewNotFound(r.gvr.GroupResource(), r.name))
 		}
-		return jsonResponse(req, items[0], "application/json")
+		return jsonResponse(req, items[0])
 	}
 	if items == nil {
 		items = []map[string]any{}
 	}
 	list := map[string]any{"apiVersion": r.gvr.GroupVersion().String(), "kind": kind + "List", "metadata": map[string]any{"resourceVersion": ""}, "items": items}
-	return jsonResponse(req, list, "application/json")
+	return jsonResponse(req, list)
 }
 
 // covering is the list of the snapshot that covers r with selector: of
@@ -206,12 +206,12 @@ func metaOf(item map[string]any) metav1.ObjectMeta {
 	return m
 }
 
-func jsonResponse(req *http.Request, v any, contentType string) (*http.Response, error) {
+func jsonResponse(req *http.Request, v any) (*http.Response, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return rawResponse(req, http.StatusOK, b, contentType), nil
+	return rawResponse(req, http.StatusOK, b, "application/json"), nil
 }
 
 func statusResponse(req *http.Request, err *apierrors.StatusError) (*http.Response, error) {
