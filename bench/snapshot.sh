@@ -30,10 +30,12 @@ start_testbed
 for part in 0 1 2 3; do : >"$WORK/objects.$part.yaml"; done
 for i in $(seq 1 100); do deployment "web-$i" nginx:1.27 >>"$WORK/objects.$((i % 4)).yaml"; done
 for i in $(seq 1 $((OBJECTS - 100))); do configmap "cfg-$i" v1 >>"$WORK/objects.$((i % 4)).yaml"; done
+applies=()
 for part in 0 1 2 3; do
 	"$KUBECTL" apply --server-side --field-manager gitops -f "$WORK/objects.$part.yaml" >"$WORK/apply.$part.log" &
+	applies+=($!)
 done
-wait
+for pid in "${applies[@]}"; do wait "$pid"; done # (not the test bed's)
 n=$("$KUBECTL" get deployments,configmaps -n bench --no-headers | wc -l)
 [ "$n" -ge "$OBJECTS" ] || { echo "error: $n objects in namespace bench, want $OBJECTS" >&2; exit 1; }
 # The render: 50 Deployments with a new image, 50 ConfigMaps with a new value.

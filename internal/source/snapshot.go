@@ -115,7 +115,9 @@ func ReadSnapshot(path string) (*v1alpha1.Snapshot, error) {
 		r = gz
 	}
 	var snap v1alpha1.Snapshot
-	if err := json.NewDecoder(r).Decode(&snap); err != nil {
+	dec := json.NewDecoder(r)
+	dec.UseNumber() // (the objects' numbers as they were, served back as they were)
+	if err := dec.Decode(&snap); err != nil {
 		return nil, fmt.Errorf("--snapshot %s: not a snapshot (%w): take one with kubectl ssa snapshot -o FILE", path, err)
 	}
 	if snap.APIVersion != v1alpha1.GroupVersion || snap.Kind != v1alpha1.SnapshotKind {

@@ -255,6 +255,20 @@ func TestSnapshotPredictsAsTheServer(t *testing.T) {
 			}
 		})
 	}
+	// The fixes in a tool's terms are the same words.
+	t.Run("fixes for flux", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "web.yaml")
+		writeFile(t, file, deploy("", 5, "nginx:1.28", ""))
+		nowhere := nowhereKubeconfig(t)
+		args := []string{"explain-conflict", "-n", ns, "-f", file, "--field-manager", "ci", "--for", "flux", "--time", "none", "--color", "never"}
+		off := ssa(t, append(args, "--snapshot", takeSnapshot(t, reader, ns, kinds), "--kubeconfig", nowhere)...)
+		live := ssa(t, args...)
+		header, rest, _ := strings.Cut(off.stdout, "\n\n")
+		rest = strings.ReplaceAll(rest, " --kubeconfig="+nowhere, "")
+		if !strings.HasPrefix(header, "# predicted from snapshot ") || off.code != live.code || rest != live.stdout || !strings.Contains(rest, "Flux") {
+			t.Errorf("from the snapshot (exit %d):\n%s\nlive (exit %d):\n%s", off.code, off.stdout, live.code, live.stdout)
+		}
+	})
 }
 
 // A snapshot keeps no Secret value, plain or base64, compressed or not,
