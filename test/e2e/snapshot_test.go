@@ -370,3 +370,22 @@ func TestSnapshotStaleness(t *testing.T) {
 		t.Errorf("--helm-release with --snapshot: exit %d, want 2 in one line\n%s", r.code, r.stderr)
 	}
 }
+
+// A webhook is not called offline (nor is it live without --verify): one
+// that matches makes the answer from the snapshot not exact, exit 4, with
+// the same admission as the live answer.
+func TestSnapshotWebhookNotExact(t *testing.T) {
+	ns := namespace(t)
+	hook := "e2e-snap-hook-" + rand.String(5)
+	clusterObject(t, configMapWebhook(hook, "snap.example.com", ns, "Ignore", `url: "https://127.0.0.1:1/mutate"`))
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  labels: {webhook: \"on\"}\ndata: {a: b}\n"
+	file := filepath.Join(t.TempDir(), "cm.yaml")
+	writeFile(t, file, cm)
+	snap := takeSnapshot(t, env.kubeconfig, ns, "configmaps")
+	off := ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", "json", "--snapshot", snap, "--kubeconfig", nowhereKubeconfig(t))
+	live := ssa(t, "explain-conflict", "-n", ns, "-f", file, "-o", "json")
+	a, l := admissionOf(t, off.stdout), admissionOf(t, live.stdout)
+	if off.code != 4 || a.Admission.Exact || a.steps() != "MutatingWebhook "+hook+"/snap.example.com may-mutate" || a.steps() != l.steps() || live.code != 4 {
+		t.Errorf("from the snapshot: exit %d, exact %v, steps %q; live: exit %d, steps %q\n%s", off.code, a.Admission.Exact, a.steps(), live.code, l.steps(), off.stderr)
+	}
+}
