@@ -342,6 +342,39 @@ func TestSnapshotKeepsNoSecretValue(t *testing.T) {
 	}
 }
 
+// inNamespace is what snapshot file holds of namespace ns: its lists, the
+// OpenAPI documents and the salt, as JSON.
+func inNamespace(t *testing.T, file, ns string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Salt    string                     `json:"salt"`
+		OpenAPI map[string]json.RawMessage `json:"openapi"`
+		Lists   []map[string]any           `json:"lists"`
+	}
+	if err := json.NewDecoder(gz).Decode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	var lists []map[string]any
+	for _, l := range snap.Lists {
+		if l["namespace"] == ns {
+			lists = append(lists, l)
+		}
+	}
+	b, err := json.Marshal([]any{snap.Salt, snap.OpenAPI, lists})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // Staleness: the age is in the header and the report, --max-age refuses
 // an older snapshot (exit 6), --verify names an object changed since;
 // --helm-release is refused in one line.
@@ -356,6 +389,19 @@ func TestSnapshotStaleness(t *testing.T) {
 	r := mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", m, "--field-manager", "alice", "--snapshot", file, "--kubeconfig", nowhere)
 	if !strings.Contains(r.stdout, "# predicted from snapshot "+file+", taken ") {
 		t.Errorf("no snapshot header:\n%s", r.stdout)
+	}
+	// Taken again with the same salt, what the namespace holds is the
+	// same bytes (cluster-wide lists may change meanwhile: other tests'
+	// namespaces).
+	salt := strings.Repeat("ab", 32)
+	twice := [2][]byte{}
+	for i := range twice {
+		f := filepath.Join(t.TempDir(), "s")
+		mustSSA(t, 0, "snapshot", "configmaps", "-n", ns, "-o", f, "--salt", salt)
+		twice[i] = inNamespace(t, f, ns)
+	}
+	if !bytes.Equal(twice[0], twice[1]) || !bytes.Contains(twice[0], []byte(`"name":"c"`)) {
+		t.Errorf("two snapshots of one state differ:\n%s\n%s", twice[0], twice[1])
 	}
 	time.Sleep(1100 * time.Millisecond) // the snapshot's time is in whole seconds
 	if r := ssa(t, "diff", "-n", ns, "-f", m, "--snapshot", file, "--max-age", "1ms", "--kubeconfig", nowhere); r.code != 6 || !strings.Contains(r.stderr, "--max-age") {
