@@ -48,6 +48,8 @@ type applyInput struct {
 	// read are the manifests the run read (prepare), which the review
 	// formats point at.
 	read []kube.Manifest
+	// snapshot is --snapshot's.
+	snapshot snapshotInput
 	// kc is the run's cluster (kubeCluster).
 	kc *kube.Cluster
 	// view is the text views' options: the run sets them (the palette
@@ -116,6 +118,7 @@ func (o *applyInput) addFlags(cmd *cobra.Command, verb, force, forUsage string) 
 	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(toolNames(), cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVar(&o.upgrade, "kubectl-upgrade", true, "Model kubectl's first step on objects still carrying client-side apply: it moves that ownership to --field-manager before applying. Set to false to predict a plain API apply (Argo CD, Flux, client-go; the default with --helm-release).")
 	o.helm.addFlags(cmd, o)
+	o.snapshot.addFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("subresource", cobra.FixedCompletions([]string{"status", "scale"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -151,6 +154,9 @@ func (o *applyInput) validate(verb string, verify bool) error {
 			return err
 		}
 		o.tool = t
+	}
+	if err := o.snapshot.validate(o); err != nil {
+		return err
 	}
 	if o.local && verify {
 		return errors.New("--verify asks the server, --local never does: give one of them")

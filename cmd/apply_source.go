@@ -106,6 +106,9 @@ func (o *applyInput) mayAskForCredentials() bool {
 
 // source is the cluster, or with --local the saved files.
 func (o *applyInput) source(ctx context.Context) (*applySource, error) {
+	if o.snapshot.file != "" {
+		return o.snapshot.source(o)
+	}
 	if !o.local {
 		c, err := o.kubeCluster()
 		if err != nil {

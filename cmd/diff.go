@@ -176,7 +176,7 @@ func (o *diffOptions) choosePrinter() {
 		return
 	}
 	o.printer = choosePrinter(o.streams.Out, o.output.out, func(d *diff.Computed) any { return d.Report }, textView[*diff.Computed]{
-		header: func(w io.Writer) { o.printHelmHeader(w, true) },
+		header: func(w io.Writer) { o.snapshot.printHeader(w); o.printHelmHeader(w, true) },
 		one: func(w io.Writer, d *diff.Computed) error {
 			return render.Diff(w, d.Report, d.Live, d.Result, o.view)
 		},

@@ -48,6 +48,8 @@ const (
 	// the field again after, and pods go meanwhile. main says it as a
 	// warning.
 	CodeControlledReset Code = 5
+	// CodeSnapshotTooOld: --snapshot is older than --max-age.
+	CodeSnapshotTooOld Code = 6
 )
 
 // ExitError carries an exit code to main. Err, when set, is printed as
@@ -222,6 +224,7 @@ func whoOwnsCode(failed int) Code {
 func explainExit(errOut io.Writer, failed []error, reports []*v1alpha1.ConflictReport) error {
 	return exitForApply(errOut, failed,
 		func() error { return verifyExit(reports) },
+		func() error { return snapshotChanged(reports) },
 		func() error { return explainFound(reports) },
 		func() error { return controlledResets(reports) },
 		func() error { return inexact(reports) })

@@ -27,7 +27,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 	var reports []*v1alpha1.ConflictReport
 	var explanations []explained
 	failed, err := p.eachApply(ctx, "explain-conflict", func(m kube.Manifest) (*unstructured.Unstructured, func(), error) {
-		r, err := o.predict(ctx, p.src, m, opts, o.verify)
+		r, err := o.predict(ctx, p.src, m, opts, o.verify && o.snapshot.file == "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -48,6 +48,11 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.verify && o.snapshot.file != "" {
+		if err := o.snapshot.checkChanged(ctx, &o.applyInput, reports); err != nil {
+			return err
+		}
+	}
 	o.view = render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
 	if err := printAll(o.printer, explanations, len(p.manifests) > 1); err != nil {
 		return err
@@ -67,7 +72,7 @@ type explained struct {
 // run's prepare makes (o.view).
 func (o *explainOptions) choosePrinter() {
 	o.printer = choosePrinter(o.streams.Out, o.output.out, func(e explained) any { return e.report }, textView[explained]{
-		header: func(w io.Writer) { o.printHelmHeader(w, false) },
+		header: func(w io.Writer) { o.snapshot.printHeader(w); o.printHelmHeader(w, false) },
 		one: func(w io.Writer, e explained) error {
 			render.ConflictExplanation(w, e.report, o.view, o.target(e.source, e.report))
 			return nil

@@ -281,6 +281,9 @@ func (o *applyInput) predict(ctx context.Context, src *applySource, m kube.Manif
 		return nil, err
 	}
 	r, err := conflict.Predict(st, opts)
+	if err == nil {
+		r.Snapshot = o.snapshot.use()
+	}
 	if err == nil && verify {
 		r, err = conflict.Verify(ctx, src.cluster.Server(), read, st, r, opts)
 	}

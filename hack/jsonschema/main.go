@@ -34,6 +34,7 @@ var reports = []report{
 	{v1alpha1.AuditReportKind, "audit", reflect.TypeOf(v1alpha1.AuditReport{})},
 	{v1alpha1.FightKind, "watch (one JSON document a line)", reflect.TypeOf(v1alpha1.Fight{})},
 	{v1alpha1.VersionKind, "version", reflect.TypeOf(v1alpha1.Version{})},
+	{v1alpha1.SnapshotKind, "snapshot (the file, gzip-compressed)", reflect.TypeOf(v1alpha1.Snapshot{})},
 }
 
 func strs[T ~string](vals ...T) []string {

@@ -39,6 +39,8 @@ type ApplyMeta struct {
 	FieldManager string      `json:"fieldManager"`
 	Force        bool        `json:"force"`
 	Subresource  Subresource `json:"subresource"`
+	// Snapshot is the snapshot the prediction was read from (--snapshot).
+	Snapshot *SnapshotUse `json:"snapshot,omitempty"`
 }
 
 // NewTypeMeta is the header of a report of kind.

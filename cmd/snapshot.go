@@ -1,0 +1,166 @@
+package cmd
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+)
+
+// snapshotOptions are the flags of kubectl ssa snapshot.
+type snapshotOptions struct {
+	*globalOptions
+	sel     kube.Selection
+	args    []string
+	out     string
+	saltHex string
+	salt    []byte
+}
+
+func newSnapshotCmd(g *globalOptions) *cobra.Command {
+	o := &snapshotOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "snapshot TYPE[,TYPE...] -o FILE",
+		Short: "Save what predictions read from the cluster, to predict offline with --snapshot",
+		Long: `Save, with gets and lists only, what explain-conflict and diff read from
+the cluster to predict an apply to the selected objects: the objects with
+their managedFields and resourceVersion, the OpenAPI v3 documents of the
+group-versions used, the CRDs, admission's configuration (admission
+policies and their bindings and params, webhook configurations,
+LimitRanges, ServiceAccounts, the classes, namespaces and their labels),
+the HorizontalPodAutoscalers, discovery and the server's version.
+explain-conflict and diff --snapshot FILE then predict from the file with
+no cluster reachable (CI without credentials).
+
+The file is gzip-compressed JSON (kind Snapshot, apiVersion
+ssa.kubectl-ssa.io/v1alpha1; docs/snapshot.md). A Secret's values are never
+stored: each is an HMAC-SHA256 keyed by a random salt kept in the file
+(--salt fixes it), enough to tell the same value from another. The same
+cluster state and salt give the same bytes.`,
+		Example: `  # Deployments, Services and ConfigMaps of namespace web
+  kubectl ssa snapshot deployments,services,configmaps -n web -o web.snapshot
+
+  # Every kind in every namespace
+  kubectl ssa snapshot --all-kinds -A -o cluster.snapshot`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: runE(o),
+	}
+	o.sel.AddFlags(cmd.Flags(), kube.SelectionFlags{What: "to snapshot", AllKinds: true})
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "The file to write (- for standard output).")
+	cmd.Flags().StringVar(&o.saltHex, "salt", "", "The salt of the Secret values' hashes, in hex (default: 32 random bytes).")
+	return cmd
+}
+
+func (o *snapshotOptions) complete(_ *cobra.Command, args []string) error {
+	o.args = args
+	return nil
+}
+
+func (o *snapshotOptions) validate() error {
+	if o.out == "" {
+		return errors.New("give the file to write with -o FILE (- for standard output)")
+	}
+	if o.sel.HasFiles() {
+		return errors.New("a snapshot lists whole kinds: give TYPE[,TYPE...] or --all-kinds, not -f or -k")
+	}
+	if len(o.args) == 0 && !o.sel.AllKinds {
+		return errors.New("give the kinds to snapshot (deployments,services) or --all-kinds")
+	}
+	if len(o.args) > 0 && o.sel.AllKinds {
+		return errors.New("give kinds or --all-kinds, not both")
+	}
+	if o.saltHex == "" {
+		o.salt = make([]byte, 32)
+		_, err := rand.Read(o.salt)
+		return err
+	}
+	var err error
+	if o.salt, err = hex.DecodeString(o.saltHex); err != nil || len(o.salt) < 16 {
+		return fmt.Errorf("--salt must be at least 16 bytes in hex (32 hex digits), not %q", o.saltHex)
+	}
+	return nil
+}
+
+func (o *snapshotOptions) run(ctx context.Context) error {
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	if err := c.CheckServer(); err != nil {
+		return err
+	}
+	kinds, ok, err := o.sel.Kinds(ctx, c, o.args, nil)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("a snapshot lists whole kinds: give TYPE[,TYPE...] (not TYPE NAME) or --all-kinds")
+	}
+	snap, err := source.NewCluster(c, "").TakeSnapshot(ctx, source.TakeOptions{Kinds: kinds, LabelSelector: o.sel.LabelSelector, Salt: o.salt, Now: time.Now()})
+	if err != nil {
+		return err
+	}
+	for _, r := range kinds.Resources {
+		snap.Selection.Resources = append(snap.Selection.Resources, r.GVR.GroupResource().String()+"."+r.GVR.Version)
+	}
+	snap.Selection.Namespace, snap.Selection.AllNamespaces, snap.Selection.LabelSelector = kinds.Namespace, kinds.Namespace == "", o.sel.LabelSelector
+	if err := o.write(snap); err != nil {
+		return err
+	}
+	n := 0
+	for _, l := range snap.Lists {
+		n += len(l.Items)
+	}
+	if o.out != "-" {
+		fmt.Fprintf(o.streams.ErrOut, "Wrote %s: %d objects in %d lists, taken %s from %s.\n", o.out, n, len(snap.Lists), snap.TakenAt.UTC().Format(time.RFC3339), snap.ServerVersion.GitVersion)
+	}
+	return nil
+}
+
+// write writes snap gzip-compressed (no name, no time in the header: the
+// same snapshot, the same bytes), through a file renamed into place.
+func (o *snapshotOptions) write(snap any) error {
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	if o.out == "-" {
+		return gzipTo(o.streams.Out, b)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(o.out), ".snapshot-*")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", o.out, err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if err := gzipTo(tmp, b); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("-o %s: %w", o.out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("-o %s: %w", o.out, err)
+	}
+	if err := os.Rename(tmp.Name(), o.out); err != nil {
+		return fmt.Errorf("-o %s: %w", o.out, err)
+	}
+	return nil
+}
+
+func gzipTo(w io.Writer, b []byte) error {
+	gz := gzip.NewWriter(w)
+	if _, err := gz.Write(b); err != nil {
+		return err
+	}
+	return gz.Close()
+}
