@@ -99,8 +99,8 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 // config is the monitor's Config from the flags.
 func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, cs kubernetes.Interface, log func(string)) monitor.Config {
 	cfg := monitor.Config{Kinds: kinds.Resources, Namespace: kinds.Namespace, LabelSelector: o.sel.LabelSelector,
-		Fight: fight.Options{MinFlips: o.minFlips, Window: o.window},
-		Audit: audit.Options{LastAppliedThreshold: audit.DefaultLastAppliedThreshold, Served: c.ServedKind, ClusterFlags: o.commandFlags},
+		Fight:       fight.Options{MinFlips: o.minFlips, Window: o.window},
+		Audit:       audit.Options{LastAppliedThreshold: audit.DefaultLastAppliedThreshold, Served: c.ServedKind, ClusterFlags: o.commandFlags},
 		ReportEvery: o.reportPeriod, Log: log,
 		Probe: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

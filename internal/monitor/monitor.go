@@ -41,8 +41,7 @@ type Config struct {
 	// ReportEvery a namespace.
 	Reports     dynamic.Interface
 	ReportEvery time.Duration
-	// Probe asks the server whether it answers, for Ready after a watch
-	// failed.
+	// Probe asks the server whether it answers, for Ready.
 	Probe func(context.Context) error
 	// Log says what happens, a line at a time (standard error).
 	Log func(string)
@@ -57,9 +56,8 @@ type Monitor struct {
 	factory   metadatainformer.SharedInformerFactory
 	informers []named
 
-	// watchFailed: a list or watch failed since the server last answered
-	// (an apiserver restarting): not ready until it answers again.
-	watchFailed atomic.Bool
+	// lost: the server did not answer Ready's probe.
+	lost atomic.Bool
 
 	mu      sync.Mutex
 	tracker *fight.Tracker
@@ -97,9 +95,7 @@ func New(client metadata.Interface, cfg Config, m *Metrics) (*Monitor, error) {
 			return nil, err
 		}
 		if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-			if !mon.watchFailed.Swap(true) {
-				cfg.Log(fmt.Sprintf("the watch of %s failed (%v): listing again as soon as the server answers", k.GVR.GroupResource(), err))
-			}
+			cfg.Log(fmt.Sprintf("the watch of %s failed (%v): it lists again", k.GVR.GroupResource(), err))
 		}); err != nil {
 			return nil, err
 		}
@@ -137,21 +133,26 @@ func (m *Monitor) count() int {
 	return n
 }
 
-// Ready tells whether every kind was listed and the server answers (after
-// a watch failed: an apiserver restarting, a network cut).
+// Ready tells whether every kind was listed and the server answers: while
+// it does not (an apiserver restarting, a network cut), the informers
+// retry and see nothing.
 func (m *Monitor) Ready(ctx context.Context) error {
 	for _, n := range m.informers {
 		if !n.informer.HasSynced() {
 			return fmt.Errorf("%s not listed yet", n.kind.GVR.GroupResource())
 		}
 	}
-	if m.watchFailed.Load() && m.cfg.Probe != nil {
-		if err := m.cfg.Probe(ctx); err != nil {
-			return fmt.Errorf("the watches have lost the server: %w", err)
+	if m.cfg.Probe == nil {
+		return nil
+	}
+	if err := m.cfg.Probe(ctx); err != nil {
+		if !m.lost.Swap(true) {
+			m.cfg.Log(fmt.Sprintf("the server does not answer (%v): the watches retry", err))
 		}
-		if m.watchFailed.Swap(false) {
-			m.cfg.Log("the server answers again: the watches list again and carry on")
-		}
+		return fmt.Errorf("the server does not answer: %w", err)
+	}
+	if m.lost.Swap(false) {
+		m.cfg.Log("the server answers again: the watches list again and carry on")
 	}
 	return nil
 }
