@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -505,4 +507,119 @@ func restartTestbed(t *testing.T, old *testbed.Server, kubeconfig string) *testb
 		t.Fatalf("restarted at %s, not %s", got, want)
 	}
 	return srv
+}
+
+// TestMonitorFleet: two clusters (the suite's test bed and one of the
+// test's own), a monitor in each, and one real Prometheus scraping both
+// with a cluster label from its scrape configuration, as a fleet's
+// federation or remote-write does: its API returns both clusters' series,
+// and the fight in the second cluster only under that cluster.
+func TestMonitorFleet(t *testing.T) {
+	promBin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Fatal("prometheus is needed (make testdeps installs Debian's prometheus package): ", err)
+	}
+	ns := namespace(t)
+	apply(t, ns, "gitops", deployment, false)
+	a := startMonitor(t, nil, "deployments", "-n", ns, "--policy-reports=false", "--events=false")
+
+	srv, kubeconfig := ownTestbed(t)
+	createNamespace(t, kubernetes.NewForConfigOrDie(srv.Config), "fleet")
+	manifest := strings.Replace(deployment, "name: web", "name: fought", 1)
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	if err := applyWith(dyn, "fleet", "gitops", manifest); err != nil {
+		t.Fatal(err)
+	}
+	b := startMonitor(t, []string{"KUBECONFIG=" + kubeconfig}, "deployments", "-A", "--policy-reports=false", "--events=false")
+
+	prom := startPrometheus(t, promBin, map[string]string{"a": a.addr, "b": b.addr})
+	stop, errs := make(chan struct{}), make(chan error, 1)
+	var wg sync.WaitGroup
+	fightOver(dyn, "fleet", "fought", manifest, &wg, stop, errs)
+	var last string
+	poll(t, 60*time.Second, func() bool {
+		objects, err := prom.query(`kubectl_ssa_objects{kind="Deployment"}`)
+		last = fmt.Sprintf("objects %v %v", objects, err)
+		if err != nil || objects["a"] != 1 || objects["b"] != 1 {
+			return false
+		}
+		fights, err := prom.query(`sum by (cluster) (kubectl_ssa_fights_total{namespace="fleet"})`)
+		last += fmt.Sprintf("; fights %v %v", fights, err)
+		return err == nil && fights["b"] > 0 && fights["a"] == 0
+	}, func() string { return last + "\nprometheus:\n" + prom.stderr.String() })
+	stopWriters(t, stop, &wg, errs)
+	for _, m := range []*monitorProc{a, b} {
+		if code := m.stop(t); code != 0 {
+			t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
+		}
+	}
+}
+
+// promProc is a running Prometheus.
+type promProc struct {
+	addr   string
+	stderr syncBuffer
+}
+
+// startPrometheus runs Prometheus on loopback, in a temporary directory,
+// scraping each target every second with its cluster label.
+func startPrometheus(t *testing.T, bin string, targets map[string]string) *promProc {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := "global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n- job_name: kubectl-ssa-monitor\n  static_configs:\n"
+	for cluster, addr := range targets {
+		cfg += fmt.Sprintf("  - targets: [%q]\n    labels: {cluster: %q}\n", addr, cluster)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &promProc{addr: freeAddr(t)}
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+p.addr)
+	cmd.Stderr = &p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	return p
+}
+
+// query runs an instant query, returning each series' value by its
+// cluster label.
+func (p *promProc) query(q string) (map[string]float64, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, err
+	}
+	if body.Status != "success" {
+		return nil, errors.New(body.Error)
+	}
+	out := map[string]float64{}
+	for _, r := range body.Data.Result {
+		s, _ := r.Value[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Metric["cluster"]] += v
+	}
+	return out, nil
 }
