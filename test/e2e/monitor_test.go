@@ -623,3 +623,40 @@ func (p *promProc) query(q string) (map[string]float64, error) {
 	}
 	return out, nil
 }
+
+// TestMonitorLeaderElection: of two replicas with --leader-elect, one
+// holds the Lease and monitors; SIGTERM ends it with exit 0 and releases
+// the Lease, which the other takes at once; stopped in turn, it leaves
+// the Lease free.
+func TestMonitorLeaderElection(t *testing.T) {
+	ns := namespace(t)
+	args := []string{"deployments", "-n", ns, "--policy-reports=false", "--leader-elect", "--leader-elect-namespace", ns, "--leader-elect-id", "mon"}
+	first := startMonitor(t, nil, args...)
+	poll(t, 30*time.Second, func() bool { return strings.Contains(first.stderr.String(), "holding the lease") },
+		func() string { return "the first replica does not lead:\n" + first.stderr.String() })
+	second := startMonitor(t, nil, args...)
+	holder := func() string {
+		l, err := env.client.CoordinationV1().Leases(ns).Get(context.Background(), "mon", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	leader := holder()
+	if leader == "" || strings.Contains(second.stderr.String(), "holding the lease") {
+		t.Fatalf("lease held by %q; the second replica says:\n%s", leader, second.stderr.String())
+	}
+	if code := first.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, first.stderr.String())
+	}
+	poll(t, 20*time.Second, func() bool {
+		return strings.Contains(second.stderr.String(), "holding the lease") && holder() != "" && holder() != leader
+	}, func() string { return "the second replica did not take over:\n" + second.stderr.String() })
+	second.waitReady(t, http.StatusOK, 30*time.Second)
+	if code := second.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, second.stderr.String())
+	}
+	if h := holder(); h != "" {
+		t.Errorf("the lease is still held by %q after both stopped", h)
+	}
+}
