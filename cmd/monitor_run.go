@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,9 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	kinds, _, err := o.sel.Kinds(ctx, c, o.args, []string{"watch"})
 	if err != nil {
 		return err
+	}
+	if o.sel.AllKinds {
+		kinds.Resources = slices.DeleteFunc(kinds.Resources, isEvents)
 	}
 	if len(kinds.Resources) == 0 {
 		return errors.New("no kind to monitor: the server lists none that can be watched")
@@ -94,6 +98,12 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	err = g.Wait()
 	log("stopped")
 	return err
+}
+
+// isEvents: --all-kinds leaves Events out. Nobody applies them, and
+// they are the busiest kind of a cluster (the monitor's own among them).
+func isEvents(r kube.Resource) bool {
+	return r.GVR.Resource == "events" && (r.GVR.Group == "" || r.GVR.Group == "events.k8s.io")
 }
 
 // config is the monitor's Config from the flags.

@@ -41,20 +41,7 @@ var (
 // (testdata/policyreport, with their provenance).
 func policyReportCRDs(t *testing.T) {
 	t.Helper()
-	policyReportsOnce.Do(func() {
-		files, err := filepath.Glob(filepath.Join("testdata", "policyreport", "*.yaml"))
-		if err != nil || len(files) != 2 {
-			t.Fatalf("the PolicyReport CRDs: %v %v", files, err)
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crd := apply(t, "", "test-setup", strings.TrimPrefix(string(b), "---\n"), true)
-			waitEstablished(t, crd.GetName())
-		}
-	})
+	policyReportsOnce.Do(func() { installCRDs(t, "policyreport", 2) })
 }
 
 // monitorProc is a running kubectl ssa monitor.
@@ -460,15 +447,7 @@ func createNamespace(t *testing.T, client kubernetes.Interface, name string) {
 // its data kept across a restart) and returns a copy of its kubeconfig.
 func ownTestbed(t *testing.T) (*testbed.Server, string) {
 	t.Helper()
-	bin, err := testbed.Binary(repoRoot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testbed.Start(bin, ownTestbedOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := startOwnTestbed(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	raw, err := os.ReadFile(srv.Kubeconfig)
 	if err != nil {
@@ -478,6 +457,22 @@ func ownTestbed(t *testing.T) (*testbed.Server, string) {
 		t.Fatal(err)
 	}
 	return srv, kubeconfig
+}
+
+// startOwnTestbed starts the test's own test bed (again, after a stop:
+// the same data, certificates and address).
+func startOwnTestbed(t *testing.T) *testbed.Server {
+	t.Helper()
+	bin, err := testbed.Binary(repoRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := testbed.Start(bin, ownTestbedOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	return srv
 }
 
 var testbedDirs sync.Map
@@ -490,15 +485,7 @@ func ownTestbedOptions(t *testing.T) testbed.Options {
 // restartTestbed starts the stopped test bed again, at the same address.
 func restartTestbed(t *testing.T, old *testbed.Server, kubeconfig string) *testbed.Server {
 	t.Helper()
-	bin, err := testbed.Binary(repoRoot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testbed.Start(bin, ownTestbedOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := startOwnTestbed(t)
 	raw, err := os.ReadFile(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
