@@ -15,7 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/monitor"
@@ -44,7 +45,13 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	if len(kinds.Resources) == 0 {
 		return errors.New("no kind to monitor: the server lists none that can be watched")
 	}
-	cs, err := kubernetes.NewForConfig(c.Config)
+	// The typed clients of the two groups it writes, not a whole
+	// clientset: the binary links what it calls.
+	core, err := corev1client.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	leases, err := coordinationv1client.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
@@ -61,9 +68,9 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	log(fmt.Sprintf("monitoring %s; /metrics, /healthz and /readyz on %s", describeKinds(kinds), ln.Addr()))
 
 	work := func(ctx context.Context) error {
-		cfg := o.config(c, kinds, cs, log)
+		cfg := o.config(c, kinds, log)
 		if o.events {
-			rec, stop := monitor.Recorder(ctx, cs)
+			rec, stop := monitor.Recorder(ctx, core)
 			defer stop()
 			cfg.Events = rec
 		}
@@ -91,7 +98,7 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	g.Go(func() error {
 		defer func() { _ = srv.Close() }()
 		if o.leaderElect {
-			return monitor.Elect(gctx, cs, o.election, log, work)
+			return monitor.Elect(gctx, leases, o.election, log, work)
 		}
 		return work(gctx)
 	})
@@ -107,7 +114,7 @@ func isEvents(r kube.Resource) bool {
 }
 
 // config is the monitor's Config from the flags.
-func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, cs kubernetes.Interface, log func(string)) monitor.Config {
+func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, log func(string)) monitor.Config {
 	cfg := monitor.Config{Kinds: kinds.Resources, Namespace: kinds.Namespace, LabelSelector: o.sel.LabelSelector,
 		Fight:       fight.Options{MinFlips: o.minFlips, Window: o.window},
 		Audit:       audit.Options{LastAppliedThreshold: audit.DefaultLastAppliedThreshold, Served: c.ServedKind, ClusterFlags: o.commandFlags},
@@ -115,7 +122,7 @@ func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, cs kubernetes
 		Probe: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			return cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+			return c.Discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 		},
 	}
 	if o.reports {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,6 +122,10 @@ func (m *Monitor) Run(ctx context.Context) error {
 		return nil // stopped
 	}
 	m.cfg.Log(fmt.Sprintf("watching %d objects of %d kinds", m.count(), len(m.informers)))
+	// The first listing's garbage (whole lists decoded at once) goes back
+	// to the system now rather than minutes later: a monitor's resident
+	// memory is what its store holds.
+	debug.FreeOSMemory()
 	wait.UntilWithContext(ctx, m.tick, m.cfg.ReportEvery)
 	return nil
 }
