@@ -171,6 +171,9 @@ func describeKinds(k kube.Kinds) string {
 	if k.Namespace != "" {
 		where = "in namespace " + k.Namespace
 	}
+	if !slices.ContainsFunc(k.Resources, func(r kube.Resource) bool { return r.Namespaced }) {
+		where = "(cluster-scoped)"
+	}
 	if len(k.Resources) == 1 {
 		return k.Resources[0].GVR.GroupResource().String() + " " + where
 	}

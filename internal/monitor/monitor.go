@@ -54,7 +54,9 @@ type Config struct {
 type Monitor struct {
 	cfg       Config
 	metrics   *Metrics
-	factory   metadatainformer.SharedInformerFactory
+	// factories are the informers' of the namespace (namespaced kinds)
+	// and of the cluster (cluster-scoped kinds).
+	factories map[bool]metadatainformer.SharedInformerFactory
 	informers []named
 
 	// lost: the server did not answer Ready's probe.
@@ -87,11 +89,13 @@ func New(client metadata.Interface, cfg Config, m *Metrics) (*Monitor, error) {
 		cfg.ReportEvery = 3 * time.Second
 	}
 	mon := &Monitor{cfg: cfg, metrics: m, tracker: fight.New(cfg.Fight), objects: map[types.UID]*found{}, open: map[string]int{}, dirty: map[string]bool{}}
-	mon.factory = metadatainformer.NewFilteredSharedInformerFactory(client, 0, cfg.Namespace, func(o *metav1.ListOptions) {
-		o.LabelSelector = cfg.LabelSelector
-	})
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = cfg.LabelSelector }
+	mon.factories = map[bool]metadatainformer.SharedInformerFactory{
+		true:  metadatainformer.NewFilteredSharedInformerFactory(client, 0, cfg.Namespace, tweak),
+		false: metadatainformer.NewFilteredSharedInformerFactory(client, 0, metav1.NamespaceAll, tweak),
+	}
 	for _, k := range cfg.Kinds {
-		inf := mon.factory.ForResource(k.GVR).Informer()
+		inf := mon.factories[k.Namespaced].ForResource(k.GVR).Informer()
 		if err := inf.SetTransform(strip(cfg.Audit.LastAppliedThreshold)); err != nil {
 			return nil, err
 		}
@@ -112,8 +116,10 @@ func New(client metadata.Interface, cfg Config, m *Metrics) (*Monitor, error) {
 // Run watches until ctx ends, writing the PolicyReports as they change
 // and forgetting fights and takeovers older than the window.
 func (m *Monitor) Run(ctx context.Context) error {
-	m.factory.Start(ctx.Done())
-	defer m.factory.Shutdown()
+	for _, f := range m.factories {
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+	}
 	synced := make([]cache.InformerSynced, len(m.informers))
 	for i, n := range m.informers {
 		synced[i] = n.informer.HasSynced

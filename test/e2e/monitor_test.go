@@ -647,3 +647,48 @@ func TestMonitorLeaderElection(t *testing.T) {
 		t.Errorf("the lease is still held by %q after both stopped", h)
 	}
 }
+
+// TestMonitorClusterScoped: a hand edit of a cluster-scoped object an
+// applier owns is a result of the ClusterPolicyReport kubectl-ssa and an
+// Event in the default namespace (where client-go's recorder puts those
+// of cluster-scoped objects).
+func TestMonitorClusterScoped(t *testing.T) {
+	policyReportCRDs(t)
+	ns := namespace(t) // a unique name, and a label to select by
+	name := "monitored-" + ns
+	role := fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: %s, labels: {test: %s}}\nrules:\n- apiGroups: [apps]\n  resources: [deployments]\n  verbs: [get]\n", name, ns)
+	apply(t, "", "gitops", role, false)
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	t.Cleanup(func() { _ = env.dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	m := startMonitor(t, nil, "clusterroles", "-l", "test="+ns, "--policy-report-period", "1s")
+	if _, err := env.dynamic.Resource(gvr).Patch(context.Background(), name, types.JSONPatchType,
+		[]byte(`[{"op":"replace","path":"/rules/0/verbs","value":["get","list"]}]`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	var last []string
+	poll(t, 30*time.Second, func() bool {
+		last = missingEvents(t, "default", map[string]string{name: "ManualEdit"})
+		rep, err := env.dynamic.Resource(schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}).
+			Get(context.Background(), "kubectl-ssa", metav1.GetOptions{})
+		if err != nil {
+			last = append(last, err.Error())
+			return false
+		}
+		items, _, _ := unstructured.NestedSlice(rep.Object, "results")
+		found := false
+		for _, it := range items {
+			r, _ := it.(map[string]any)
+			res, _, _ := unstructured.NestedSlice(r, "resources")
+			if obj, _ := res[0].(map[string]any); r["policy"] == "manual-edit" && obj["name"] == name && obj["kind"] == "ClusterRole" {
+				found = true
+			}
+		}
+		if !found {
+			last = append(last, fmt.Sprintf("no manual-edit result on %s in %v", name, items))
+		}
+		return len(last) == 0
+	}, func() string { return fmt.Sprintf("%v\n%s", last, m.stderr.String()) })
+	if code := m.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
+	}
+}
