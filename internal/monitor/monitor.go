@@ -52,8 +52,8 @@ type Config struct {
 // Monitor watches the kinds of its Config. Its informers call it from
 // several goroutines: one lock guards what it found.
 type Monitor struct {
-	cfg       Config
-	metrics   *Metrics
+	cfg     Config
+	metrics *Metrics
 	// factories are the informers' of the namespace (namespaced kinds)
 	// and of the cluster (cluster-scoped kinds).
 	factories map[bool]metadatainformer.SharedInformerFactory
