@@ -132,6 +132,9 @@ func (m *Monitor) Run(ctx context.Context) error {
 	// to the system now rather than minutes later: a monitor's resident
 	// memory is what its store holds.
 	debug.FreeOSMemory()
+	if m.cfg.Reports != nil {
+		m.stale(ctx)
+	}
 	wait.UntilWithContext(ctx, m.tick, m.cfg.ReportEvery)
 	return nil
 }

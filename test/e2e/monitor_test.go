@@ -666,28 +666,42 @@ func TestMonitorClusterScoped(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last []string
-	poll(t, 30*time.Second, func() bool {
-		last = missingEvents(t, "default", map[string]string{name: "ManualEdit"})
+	// edited: whether the report holds the hand edit's result.
+	edited := func() (bool, error) {
 		rep, err := env.dynamic.Resource(schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}).
 			Get(context.Background(), "kubectl-ssa", metav1.GetOptions{})
 		if err != nil {
-			last = append(last, err.Error())
-			return false
+			return false, err
 		}
 		items, _, _ := unstructured.NestedSlice(rep.Object, "results")
-		found := false
 		for _, it := range items {
 			r, _ := it.(map[string]any)
 			res, _, _ := unstructured.NestedSlice(r, "resources")
 			if obj, _ := res[0].(map[string]any); r["policy"] == "manual-edit" && obj["name"] == name && obj["kind"] == "ClusterRole" {
-				found = true
+				return true, nil
 			}
 		}
-		if !found {
-			last = append(last, fmt.Sprintf("no manual-edit result on %s in %v", name, items))
+		return false, nil
+	}
+	poll(t, 30*time.Second, func() bool {
+		last = missingEvents(t, "default", map[string]string{name: "ManualEdit"})
+		if ok, err := edited(); !ok {
+			last = append(last, fmt.Sprintf("no manual-edit result on %s (%v)", name, err))
 		}
 		return len(last) == 0
 	}, func() string { return fmt.Sprintf("%v\n%s", last, m.stderr.String()) })
+	if code := m.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
+	}
+
+	// Deleted while no monitor ran: the next one empties the report an
+	// earlier run left.
+	if err := env.dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m = startMonitor(t, nil, "clusterroles", "-l", "test="+ns, "--policy-report-period", "1s")
+	poll(t, 30*time.Second, func() bool { ok, err := edited(); return err == nil && !ok },
+		func() string { return "the result of the deleted ClusterRole stays\n" + m.stderr.String() })
 	if code := m.stop(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
 	}
