@@ -203,40 +203,44 @@ type handler struct {
 }
 
 func (h handler) OnAdd(obj any, _ bool) {
-	meta, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return
-	}
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Inc()
-	h.m.check(h.kind, meta)
+	h.locked(obj, func(meta *metav1.PartialObjectMetadata) {
+		h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Inc()
+		h.m.check(h.kind, meta)
+	})
 }
 
 func (h handler) OnUpdate(oldObj, newObj any) {
-	old, ok1 := oldObj.(*metav1.PartialObjectMetadata)
-	cur, ok2 := newObj.(*metav1.PartialObjectMetadata)
-	if !ok1 || !ok2 || old.ResourceVersion == cur.ResourceVersion {
+	old, ok := oldObj.(*metav1.PartialObjectMetadata)
+	if !ok {
 		return
 	}
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	h.m.check(h.kind, cur)
-	h.m.changed(h.kind, old, cur)
+	h.locked(newObj, func(cur *metav1.PartialObjectMetadata) {
+		if old.ResourceVersion != cur.ResourceVersion {
+			h.m.check(h.kind, cur)
+			h.m.changed(h.kind, old, cur)
+		}
+	})
 }
 
 func (h handler) OnDelete(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
+	h.locked(obj, func(meta *metav1.PartialObjectMetadata) {
+		h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Dec()
+		h.m.forget(h.kind, meta)
+	})
+}
+
+// locked calls f with obj's metadata under the monitor's lock.
+func (h handler) locked(obj any, f func(*metav1.PartialObjectMetadata)) {
 	meta, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return
 	}
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
-	h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Dec()
-	h.m.forget(h.kind, meta)
+	f(meta)
 }
 
 // refOf is an object's reference, with its resource's apiVersion and kind.
