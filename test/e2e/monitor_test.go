@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -704,5 +705,58 @@ func TestMonitorClusterScoped(t *testing.T) {
 		func() string { return "the result of the deleted ClusterRole stays\n" + m.stderr.String() })
 	if code := m.stop(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
+	}
+}
+
+// TestMonitorSecrets: a hand edit of a Secret's value an applier owns
+// (kubectl edit writes .data) is reported like any other, and no value of it, plain or base64, is in
+// the metrics, the Events, the PolicyReport or the log (the monitor reads
+// metadata only).
+func TestMonitorSecrets(t *testing.T) {
+	policyReportCRDs(t)
+	ns := namespace(t)
+	apply(t, ns, "gitops", "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\ndata: {password: "+base64.StdEncoding.EncodeToString([]byte("applied-Pa55word"))+"}\n", false)
+	m := startMonitor(t, nil, "secrets", "-n", ns, "--policy-report-period", "1s")
+	if _, err := env.client.CoreV1().Secrets(ns).Patch(context.Background(), "creds", types.MergePatchType,
+		[]byte(`{"data":{"password":"`+base64.StdEncoding.EncodeToString([]byte("edited-Pa55word"))+`"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	poll(t, 30*time.Second, func() bool {
+		seen = append(missingEvents(t, ns, map[string]string{"creds": "ManualEdit"}), missingResults(t, ns, map[string]string{"creds": "manual-edit"})...)
+		return len(seen) == 0
+	}, func() string {
+		sec, err := env.client.CoreV1().Secrets(ns).Get(context.Background(), "creds", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		var mf []string
+		for _, e := range sec.ManagedFields {
+			mf = append(mf, fmt.Sprintf("%s %s %s", e.Manager, e.Operation, e.FieldsV1.String()))
+		}
+		return fmt.Sprintf("%v\nmanagedFields:\n%s\n%s", seen, strings.Join(mf, "\n"), m.stderr.String())
+	})
+	_, metrics, err := m.get("/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := env.client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := env.dynamic.Resource(policyReportGVR).Namespace(ns).Get(context.Background(), "kubectl-ssa", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := m.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
+	}
+	all := fmt.Sprintf("%s\n%v\n%v\n%s", metrics, events.Items, report.Object, m.stderr.String())
+	for _, v := range []string{"applied-Pa55word", "edited-Pa55word"} {
+		for _, form := range []string{v, base64.StdEncoding.EncodeToString([]byte(v))} {
+			if strings.Contains(all, form) {
+				t.Errorf("the Secret's value %q is in what the monitor wrote", form)
+			}
+		}
 	}
 }
