@@ -163,6 +163,14 @@ func TestValidationErrors(t *testing.T) {
 		{"watch: window", []string{"watch", "deploy", "--window", "0s"}, "--window must be a positive duration"},
 		{"watch: no outage allowed", []string{"watch", "deploy", "--max-outage", "0s"}, "--max-outage must be a positive duration, e.g. 2m, not 0s"},
 		{"watch: yaml", []string{"watch", "deploy", "-o", "yaml"}, `--output must be text or json (JSON lines), not "yaml"`},
+		{"monitor: nothing named", []string{"monitor"}, "name the kinds to monitor"},
+		{"monitor: an object", []string{"monitor", "deploy/web"}, "monitor watches whole kinds"},
+		{"monitor: names", []string{"monitor", "deploy", "web"}, "monitor watches whole kinds"},
+		{"monitor: kinds and all kinds", []string{"monitor", "deploy", "--all-kinds"}, "--all-kinds selects every kind"},
+		{"monitor: one flip", []string{"monitor", "deploy", "--min-flips", "1"}, "--min-flips must be at least 2"},
+		{"monitor: window", []string{"monitor", "deploy", "--window", "0s"}, "--window must be a positive duration"},
+		{"monitor: bad selector", []string{"monitor", "deploy", "-l", "bad selector"}, "is not a label selector"},
+		{"monitor: no lease name", []string{"monitor", "deploy", "--leader-elect", "--leader-elect-id="}, "--leader-elect-id must name the Lease"},
 		{"unknown command", []string{"blame"}, `unknown command "blame"`},
 	}
 	for _, tt := range tests {

@@ -189,6 +189,7 @@ namespaces and clusters (audit), and reports managers fighting over fields
 		newMigrateCmd(g),
 		newAuditCmd(g),
 		newWatchCmd(g),
+		newMonitorCmd(g),
 		newVersionCmd(g),
 	)
 	addCompletion(root, g)

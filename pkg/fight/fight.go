@@ -38,6 +38,7 @@ type Tracker struct {
 	o       Options
 	objects map[types.UID]map[string]*pathState
 	fought  map[string]bool
+	swept   time.Time
 }
 
 type owners struct {
