@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +13,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -33,7 +40,12 @@ const chartName = "kubectl-ssa-monitor"
 // renderChart is `helm template kubectl-ssa-monitor` of the chart in ns.
 func renderChart(t *testing.T, ns string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
-	out := helmRun(t, append([]string{"template", chartName, filepath.Join(deployDir(), "chart", chartName), "--namespace", ns}, args...)...)
+	return renderRelease(t, chartName, ns, args...)
+}
+
+func renderRelease(t *testing.T, release, ns string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out := helmRun(t, append([]string{"template", release, filepath.Join(deployDir(), "chart", chartName), "--namespace", ns}, args...)...)
 	return splitDocs(t, []byte(out))
 }
 
@@ -186,6 +198,70 @@ func checkHardened(t *testing.T, objs []*unstructured.Unstructured, ctr map[stri
 	}
 }
 
+// TestDeployChartRBACIsEnough: the chart's ServiceAccount and RBAC,
+// created for real, are all the monitor needs. It runs with the chart's
+// arguments under that ServiceAccount's token (its Lease in the release's
+// namespace, as in the pod), lists, finds a hand edit, and writes the
+// Warning Event and the PolicyReport, with no request forbidden.
+func TestDeployChartRBACIsEnough(t *testing.T) {
+	policyReportCRDs(t)
+	ns := namespace(t)
+	objs := renderRelease(t, ns, ns, "--set", "monitor.kinds={configmaps}", "--set", "monitor.namespace="+ns,
+		"--set-json", `rbac.rules=[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch"]}]`,
+		"--set", "monitor.extraArgs={--policy-report-period=1s}")
+	ctx := context.Background()
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" || u.GetKind() == "Service" {
+			continue
+		}
+		r := resourceFor(t, u)
+		if _, err := r.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "helm", Force: true}); err != nil {
+			t.Fatalf("creating %s/%s: %v", u.GetKind(), u.GetName(), err)
+		}
+		if u.GetNamespace() == "" {
+			t.Cleanup(func() { _ = r.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{}) })
+		}
+	}
+	sa := find(t, objs, "ServiceAccount").GetName()
+	tok, err := env.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testbed"] = &clientcmdapi.Cluster{Server: env.config.Host, CertificateAuthorityData: env.config.CAData, CertificateAuthority: env.config.CAFile}
+	cfg.AuthInfos["monitor"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["monitor"] = &clientcmdapi.Context{Cluster: "testbed", AuthInfo: "monitor"}
+	cfg.CurrentContext = "monitor"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	// The chart's arguments but its bind address: startMonitor's, on loopback.
+	var args []string
+	for _, a := range argsOf(container(t, objs))[1:] {
+		if !strings.HasPrefix(a, "--metrics-bind-address") {
+			args = append(args, a)
+		}
+	}
+	apply(t, ns, "gitops", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: blue}\n", false)
+	m := startMonitor(t, []string{"KUBECONFIG=" + kubeconfig, "POD_NAMESPACE=" + ns}, args...)
+	// kubectl edit's write over the applier's field.
+	if _, err := env.client.CoreV1().ConfigMaps(ns).Patch(ctx, "settings", types.MergePatchType, []byte(`{"data":{"mode":"green"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	poll(t, 30*time.Second, func() bool {
+		missing = append(missingEvents(t, ns, map[string]string{"settings": "ManualEdit"}), missingResults(t, ns, map[string]string{"settings": "manual-edit"})...)
+		return len(missing) == 0
+	}, func() string { return fmt.Sprintf("missing %v\nstderr:\n%s", missing, m.stderr.String()) })
+	if _, err := env.client.CoordinationV1().Leases(ns).Get(ctx, "kubectl-ssa-monitor", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Lease in the release's namespace: %v", err)
+	}
+	if code := m.stop(t); code != 0 || strings.Contains(strings.ToLower(m.stderr.String()), "forbidden") {
+		t.Errorf("the monitor under the chart's RBAC: exit %d, stderr:\n%s", code, m.stderr.String())
+	}
+}
+
 // TestDeployChartPrometheusObjects: the ServiceMonitor and PrometheusRule
 // appear only when asked for (the test bed has no prometheus-operator
 // CRDs, so they are not sent to it), the rule holds deploy/prometheus's
@@ -193,7 +269,7 @@ func checkHardened(t *testing.T, objs []*unstructured.Unstructured, ctr map[stri
 // names.
 func TestDeployChartPrometheusObjects(t *testing.T) {
 	objs := renderChart(t, "monitoring", "--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true",
-		"--set", "prometheusRule.labels.release=kube-prometheus-stack")
+		"--set", "prometheusRule.labels.release=kube-prometheus-stack", "--set", "serviceMonitor.cluster=eu-1")
 	want := []string{"ServiceAccount/" + chartName, "ClusterRole/" + chartName, "ClusterRoleBinding/" + chartName,
 		"Role/" + chartName + "-leader-election", "RoleBinding/" + chartName + "-leader-election",
 		"Service/" + chartName, "Deployment/" + chartName, "PrometheusRule/" + chartName, "ServiceMonitor/" + chartName}
@@ -216,6 +292,10 @@ func TestDeployChartPrometheusObjects(t *testing.T) {
 		t.Errorf("PrometheusRule labels: %v", rule.GetLabels())
 	}
 	sm := find(t, objs, "ServiceMonitor").Object
+	relabel, _, _ := unstructured.NestedSlice(sm, "spec", "endpoints")
+	if diff := cmp.Diff([]any{map[string]any{"targetLabel": "cluster", "replacement": "eu-1"}}, relabel[0].(map[string]any)["relabelings"]); diff != "" {
+		t.Errorf("the ServiceMonitor's cluster label (-want +got):\n%s", diff)
+	}
 	jobLabel, _, _ := unstructured.NestedString(sm, "spec", "jobLabel")
 	if job := find(t, objs, "Service").GetLabels()[jobLabel]; job != "kubectl-ssa-monitor" || !strings.Contains(string(raw), `job="`+job+`"`) {
 		t.Errorf("the ServiceMonitor's job is %q (service label %q): the alerts select job=%q", job, jobLabel, "kubectl-ssa-monitor")
@@ -298,5 +378,76 @@ func TestPrometheusRules(t *testing.T) {
 		if err != nil {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+	}
+}
+
+// TestFleetExamples: docs/fleet.md's example manifests. Each ```yaml block
+// parses; Kubernetes objects name their apiVersion, kind and name, and
+// Flux's Kustomization and HelmRelease pass the strict dry run against
+// Flux's published CRDs (testdata/gitops-crds); Prometheus configurations
+// pass promtool check config. The ApplicationSet and GitRepository are
+// only parsed: their CRDs are not in the test bed.
+func TestFleetExamples(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatalf("promtool is not on the PATH (make testdeps installs it): %v", err)
+	}
+	gitopsCRDs(t)
+	ns := namespace(t)
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "docs", "fleet.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	promConfigs := 0
+	for i, block := range yamlBlocks(string(raw)) {
+		for _, u := range splitDocs(t, []byte(block)) {
+			if _, ok := u.Object["global"]; ok {
+				promConfigs++
+				checkPromConfig(t, promtool, block)
+				continue
+			}
+			if u.GetAPIVersion() == "" || u.GetKind() == "" || u.GetName() == "" {
+				t.Errorf("block %d: an object without apiVersion, kind or name: %v", i, u.Object)
+				continue
+			}
+			kinds = append(kinds, u.GetKind())
+			if strings.HasSuffix(u.GroupVersionKind().Group, ".toolkit.fluxcd.io") && u.GetKind() != "GitRepository" {
+				u.SetNamespace(ns)
+				dryRunAll(t, []*unstructured.Unstructured{u})
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"ApplicationSet", "Kustomization", "GitRepository", "HelmRelease"}, kinds); diff != "" || promConfigs != 2 {
+		t.Errorf("docs/fleet.md's examples (-want +got):\n%s\nPrometheus configurations: %d, want 2", diff, promConfigs)
+	}
+}
+
+// yamlBlocks are the contents of a Markdown text's ```yaml blocks.
+func yamlBlocks(md string) []string {
+	var blocks []string
+	var cur *strings.Builder
+	for _, l := range strings.Split(md, "\n") {
+		switch {
+		case cur == nil && strings.TrimSpace(l) == "```yaml":
+			cur = &strings.Builder{}
+		case cur != nil && strings.TrimSpace(l) == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(l + "\n")
+		}
+	}
+	return blocks
+}
+
+func checkPromConfig(t *testing.T, promtool, config string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(f, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "config", f).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config:\n%s\n%v\n%s", config, err, out)
 	}
 }
