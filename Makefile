@@ -134,6 +134,7 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/migrate.sh
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/audit.sh
 	PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/output-memory.sh
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/monitor.sh
 
 lint: $(GOLANGCI_LINT) ## golangci-lint (pinned), both modules
 	$(GOLANGCI_LINT) run ./...
