@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/monitor"
@@ -37,10 +39,19 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.sel.AllKinds {
+		kinds.Resources = slices.DeleteFunc(kinds.Resources, isEvents)
+	}
 	if len(kinds.Resources) == 0 {
 		return errors.New("no kind to monitor: the server lists none that can be watched")
 	}
-	cs, err := kubernetes.NewForConfig(c.Config)
+	// The typed clients of the two groups it writes, not a whole
+	// clientset: the binary links what it calls.
+	core, err := corev1client.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	leases, err := coordinationv1client.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
@@ -57,9 +68,9 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	log(fmt.Sprintf("monitoring %s; /metrics, /healthz and /readyz on %s", describeKinds(kinds), ln.Addr()))
 
 	work := func(ctx context.Context) error {
-		cfg := o.config(c, kinds, cs, log)
+		cfg := o.config(c, kinds, log)
 		if o.events {
-			rec, stop := monitor.Recorder(ctx, cs)
+			rec, stop := monitor.Recorder(ctx, core)
 			defer stop()
 			cfg.Events = rec
 		}
@@ -87,7 +98,7 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	g.Go(func() error {
 		defer func() { _ = srv.Close() }()
 		if o.leaderElect {
-			return monitor.Elect(gctx, cs, o.election, log, work)
+			return monitor.Elect(gctx, leases, o.election, log, work)
 		}
 		return work(gctx)
 	})
@@ -96,8 +107,14 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	return err
 }
 
+// isEvents: --all-kinds leaves Events out. Nobody applies them, and
+// they are the busiest kind of a cluster (the monitor's own among them).
+func isEvents(r kube.Resource) bool {
+	return r.GVR.Resource == "events" && (r.GVR.Group == "" || r.GVR.Group == "events.k8s.io")
+}
+
 // config is the monitor's Config from the flags.
-func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, cs kubernetes.Interface, log func(string)) monitor.Config {
+func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, log func(string)) monitor.Config {
 	cfg := monitor.Config{Kinds: kinds.Resources, Namespace: kinds.Namespace, LabelSelector: o.sel.LabelSelector,
 		Fight:       fight.Options{MinFlips: o.minFlips, Window: o.window},
 		Audit:       audit.Options{LastAppliedThreshold: audit.DefaultLastAppliedThreshold, Served: c.ServedKind, ClusterFlags: o.commandFlags},
@@ -105,7 +122,7 @@ func (o *monitorOptions) config(c *kube.Cluster, kinds kube.Kinds, cs kubernetes
 		Probe: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			return cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+			return c.Discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 		},
 	}
 	if o.reports {
@@ -153,6 +170,9 @@ func describeKinds(k kube.Kinds) string {
 	where := "in all namespaces"
 	if k.Namespace != "" {
 		where = "in namespace " + k.Namespace
+	}
+	if !slices.ContainsFunc(k.Resources, func(r kube.Resource) bool { return r.Namespaced }) {
+		where = "(cluster-scoped)"
 	}
 	if len(k.Resources) == 1 {
 		return k.Resources[0].GVR.GroupResource().String() + " " + where

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -39,13 +39,13 @@ func PodNamespace() string {
 // works, and releases it when ctx ends (a SIGTERM: the next replica takes
 // over at once). Losing the lease to another replica is ErrLostLease:
 // the process ends and is started again, as a controller's is.
-func Elect(ctx context.Context, client kubernetes.Interface, e Election, log func(string), work func(context.Context) error) error {
+func Elect(ctx context.Context, client coordinationv1client.LeasesGetter, e Election, log func(string), work func(context.Context) error) error {
 	host, _ := os.Hostname()
 	id := host + "_" + string(uuid.NewUUID())
 	leading := make(chan context.Context, 1)
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: e.Name},
-			Client: client.CoordinationV1(), LockConfig: resourcelock.ResourceLockConfig{Identity: id}},
+			Client: client, LockConfig: resourcelock.ResourceLockConfig{Identity: id}},
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		ReleaseOnCancel: true, Name: e.Name,
 		Callbacks: leaderelection.LeaderCallbacks{

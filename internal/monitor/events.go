@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -23,9 +22,9 @@ const Component = "kubectl-ssa-monitor"
 // Recorder is client-go's event recorder (its rate limit and its
 // de-duplication of repeated Events: a fight's Event counts up rather
 // than piling up) writing to the cluster; stop flushes and ends it.
-func Recorder(ctx context.Context, client kubernetes.Interface) (rec record.EventRecorder, stop func()) {
+func Recorder(ctx context.Context, client typedcorev1.EventsGetter) (rec record.EventRecorder, stop func()) {
 	b := record.NewBroadcaster(record.WithContext(ctx))
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.Events("")})
 	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}), b.Shutdown
 }
 

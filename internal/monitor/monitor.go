@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,9 +52,11 @@ type Config struct {
 // Monitor watches the kinds of its Config. Its informers call it from
 // several goroutines: one lock guards what it found.
 type Monitor struct {
-	cfg       Config
-	metrics   *Metrics
-	factory   metadatainformer.SharedInformerFactory
+	cfg     Config
+	metrics *Metrics
+	// factories are the informers' of the namespace (namespaced kinds)
+	// and of the cluster (cluster-scoped kinds).
+	factories map[bool]metadatainformer.SharedInformerFactory
 	informers []named
 
 	// lost: the server did not answer Ready's probe.
@@ -86,11 +89,13 @@ func New(client metadata.Interface, cfg Config, m *Metrics) (*Monitor, error) {
 		cfg.ReportEvery = 3 * time.Second
 	}
 	mon := &Monitor{cfg: cfg, metrics: m, tracker: fight.New(cfg.Fight), objects: map[types.UID]*found{}, open: map[string]int{}, dirty: map[string]bool{}}
-	mon.factory = metadatainformer.NewFilteredSharedInformerFactory(client, 0, cfg.Namespace, func(o *metav1.ListOptions) {
-		o.LabelSelector = cfg.LabelSelector
-	})
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = cfg.LabelSelector }
+	mon.factories = map[bool]metadatainformer.SharedInformerFactory{
+		true:  metadatainformer.NewFilteredSharedInformerFactory(client, 0, cfg.Namespace, tweak),
+		false: metadatainformer.NewFilteredSharedInformerFactory(client, 0, metav1.NamespaceAll, tweak),
+	}
 	for _, k := range cfg.Kinds {
-		inf := mon.factory.ForResource(k.GVR).Informer()
+		inf := mon.factories[k.Namespaced].ForResource(k.GVR).Informer()
 		if err := inf.SetTransform(strip(cfg.Audit.LastAppliedThreshold)); err != nil {
 			return nil, err
 		}
@@ -111,8 +116,10 @@ func New(client metadata.Interface, cfg Config, m *Metrics) (*Monitor, error) {
 // Run watches until ctx ends, writing the PolicyReports as they change
 // and forgetting fights and takeovers older than the window.
 func (m *Monitor) Run(ctx context.Context) error {
-	m.factory.Start(ctx.Done())
-	defer m.factory.Shutdown()
+	for _, f := range m.factories {
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+	}
 	synced := make([]cache.InformerSynced, len(m.informers))
 	for i, n := range m.informers {
 		synced[i] = n.informer.HasSynced
@@ -121,6 +128,13 @@ func (m *Monitor) Run(ctx context.Context) error {
 		return nil // stopped
 	}
 	m.cfg.Log(fmt.Sprintf("watching %d objects of %d kinds", m.count(), len(m.informers)))
+	// The first listing's garbage (whole lists decoded at once) goes back
+	// to the system now rather than minutes later: a monitor's resident
+	// memory is what its store holds.
+	debug.FreeOSMemory()
+	if m.cfg.Reports != nil {
+		m.stale(ctx)
+	}
 	wait.UntilWithContext(ctx, m.tick, m.cfg.ReportEvery)
 	return nil
 }
@@ -189,40 +203,44 @@ type handler struct {
 }
 
 func (h handler) OnAdd(obj any, _ bool) {
-	meta, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return
-	}
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Inc()
-	h.m.check(h.kind, meta)
+	h.locked(obj, func(meta *metav1.PartialObjectMetadata) {
+		h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Inc()
+		h.m.check(h.kind, meta)
+	})
 }
 
 func (h handler) OnUpdate(oldObj, newObj any) {
-	old, ok1 := oldObj.(*metav1.PartialObjectMetadata)
-	cur, ok2 := newObj.(*metav1.PartialObjectMetadata)
-	if !ok1 || !ok2 || old.ResourceVersion == cur.ResourceVersion {
+	old, ok := oldObj.(*metav1.PartialObjectMetadata)
+	if !ok {
 		return
 	}
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	h.m.check(h.kind, cur)
-	h.m.changed(h.kind, old, cur)
+	h.locked(newObj, func(cur *metav1.PartialObjectMetadata) {
+		if old.ResourceVersion != cur.ResourceVersion {
+			h.m.check(h.kind, cur)
+			h.m.changed(h.kind, old, cur)
+		}
+	})
 }
 
 func (h handler) OnDelete(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
+	h.locked(obj, func(meta *metav1.PartialObjectMetadata) {
+		h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Dec()
+		h.m.forget(h.kind, meta)
+	})
+}
+
+// locked calls f with obj's metadata under the monitor's lock.
+func (h handler) locked(obj any, f func(*metav1.PartialObjectMetadata)) {
 	meta, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return
 	}
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
-	h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Dec()
-	h.m.forget(h.kind, meta)
+	f(meta)
 }
 
 // refOf is an object's reference, with its resource's apiVersion and kind.

@@ -4,16 +4,21 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
@@ -211,5 +216,61 @@ func TestReady(t *testing.T) {
 	r := newRig(t)
 	if err := r.mon.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "deployments.apps not listed yet") {
 		t.Errorf("Ready before the listing: %v", err)
+	}
+}
+
+// TestMonitorAcrossExpiredWatch: the watch ends with 410 Gone (its
+// resourceVersion compacted away) while the object changed; the informer
+// lists again and the change is seen, as one write.
+func TestMonitorAcrossExpiredWatch(t *testing.T) {
+	s := (&scenario.State{}).Run(t, scenario.Apply{Manager: "gitops", Manifest: web})
+	meta := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-web", ResourceVersion: rv, ManagedFields: s.Live.GetManagedFields()}}
+	}
+	sch := runtime.NewScheme()
+	_ = metav1.AddMetaToScheme(sch)
+	client := metadatafake.NewSimpleMetadataClient(sch, meta("1"))
+	first := watch.NewFake()
+	var watches atomic.Int32
+	client.PrependWatchReactor("deployments", func(clienttesting.Action) (bool, watch.Interface, error) {
+		return watches.Add(1) == 1, first, nil
+	})
+	metrics := NewMetrics(prometheus.NewRegistry())
+	mon, err := New(client, Config{Kinds: []kube.Resource{deployments}, Namespace: "shop", Fight: fight.Options{MinFlips: 3, Window: time.Minute},
+		Audit: audit.Options{LastAppliedThreshold: audit.DefaultLastAppliedThreshold}}, metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var g errgroup.Group
+	g.Go(func() error { return mon.Run(ctx) })
+	defer func() {
+		cancel()
+		if err := g.Wait(); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, func() bool { return mon.Ready(ctx) == nil && watches.Load() == 1 })
+
+	// kubectl scale, unseen by the watch, which then expires.
+	s.Run(t, scenario.Update{Manager: "kubectl", Subresource: "scale", Mutate: scenario.Set(int64(4), "spec", "replicas")})
+	if err := client.Tracker().Update(deployments.GVR, meta("2"), "shop"); err != nil {
+		t.Fatal(err)
+	}
+	first.Error(&apierrors.NewResourceExpired("too old resource version: 1 (2)").ErrStatus)
+	waitFor(t, func() bool {
+		return testutil.ToFloat64(metrics.ManualEdits.WithLabelValues("shop", "Deployment", "kubectl")) == 1
+	})
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("not within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

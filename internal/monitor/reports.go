@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
@@ -140,4 +142,29 @@ func toAny(rs []map[string]any) []any {
 // going, nor when the server refuses it (no CRD, no right).
 func retry(err error) bool {
 	return !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !apierrors.IsMethodNotSupported(err)
+}
+
+// stale marks for writing the reports an earlier run left (their
+// findings may be gone since): each is written again, emptied if need be.
+func (m *Monitor) stale(ctx context.Context) {
+	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=" + ReportSource, FieldSelector: "metadata.name=" + ReportName}
+	var lists []dynamic.ResourceInterface
+	if slices.ContainsFunc(m.cfg.Kinds, func(k kube.Resource) bool { return k.Namespaced }) {
+		lists = append(lists, m.cfg.Reports.Resource(PolicyReports).Namespace(m.cfg.Namespace))
+	}
+	if slices.ContainsFunc(m.cfg.Kinds, func(k kube.Resource) bool { return !k.Namespaced }) {
+		lists = append(lists, m.cfg.Reports.Resource(ClusterPolicyReports))
+	}
+	for _, l := range lists {
+		got, err := l.List(ctx, sel)
+		if err != nil {
+			m.cfg.Log(fmt.Sprintf("listing the reports of an earlier run: %v", err))
+			continue
+		}
+		m.mu.Lock()
+		for _, r := range got.Items {
+			m.dirty[r.GetNamespace()] = true
+		}
+		m.mu.Unlock()
+	}
 }

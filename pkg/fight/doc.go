@@ -9,4 +9,10 @@
 // comes back), a controller's steady writes (the owner does not change)
 // and a rollout (the applier changes values it already owns) are not
 // fights. It is pure: the caller supplies the time and does the watching.
+//
+// Moves reads the same flips from managedFields alone, between two
+// versions of an object (a field that changed hands changed value: the
+// field manager moves it only then), and Tracker.Moved takes them: no
+// value is read, and nothing is kept of an object until a field of it
+// moves (kubectl ssa monitor, over metadata informers).
 package fight

@@ -34,20 +34,25 @@ var gitopsCRDsOnce sync.Once
 // HelmRelease CRDs (testdata/gitops-crds, with their provenance).
 func gitopsCRDs(t *testing.T) {
 	t.Helper()
-	gitopsCRDsOnce.Do(func() {
-		files, err := filepath.Glob(filepath.Join("testdata", "gitops-crds", "*.yaml"))
-		if err != nil || len(files) != 3 {
-			t.Fatalf("the GitOps CRDs: %v %v", files, err)
+	gitopsCRDsOnce.Do(func() { installCRDs(t, "gitops-crds", 3) })
+}
+
+// installCRDs installs the n CRDs of testdata/DIR and waits until they
+// are established.
+func installCRDs(t *testing.T, dir string, n int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
+	if err != nil || len(files) != n {
+		t.Fatalf("the CRDs of testdata/%s: %v %v", dir, files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crd := apply(t, "", "test-setup", strings.TrimPrefix(string(b), "---\n"), true)
-			waitEstablished(t, crd.GetName())
-		}
-	})
+		crd := apply(t, "", "test-setup", strings.TrimPrefix(string(b), "---\n"), true)
+		waitEstablished(t, crd.GetName())
+	}
 }
 
 // remedyOut is a resolution of the ConflictReport, as printed.

@@ -41,20 +41,7 @@ var (
 // (testdata/policyreport, with their provenance).
 func policyReportCRDs(t *testing.T) {
 	t.Helper()
-	policyReportsOnce.Do(func() {
-		files, err := filepath.Glob(filepath.Join("testdata", "policyreport", "*.yaml"))
-		if err != nil || len(files) != 2 {
-			t.Fatalf("the PolicyReport CRDs: %v %v", files, err)
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crd := apply(t, "", "test-setup", strings.TrimPrefix(string(b), "---\n"), true)
-			waitEstablished(t, crd.GetName())
-		}
-	})
+	policyReportsOnce.Do(func() { installCRDs(t, "policyreport", 2) })
 }
 
 // monitorProc is a running kubectl ssa monitor.
@@ -460,15 +447,7 @@ func createNamespace(t *testing.T, client kubernetes.Interface, name string) {
 // its data kept across a restart) and returns a copy of its kubeconfig.
 func ownTestbed(t *testing.T) (*testbed.Server, string) {
 	t.Helper()
-	bin, err := testbed.Binary(repoRoot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testbed.Start(bin, ownTestbedOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := startOwnTestbed(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	raw, err := os.ReadFile(srv.Kubeconfig)
 	if err != nil {
@@ -478,6 +457,22 @@ func ownTestbed(t *testing.T) (*testbed.Server, string) {
 		t.Fatal(err)
 	}
 	return srv, kubeconfig
+}
+
+// startOwnTestbed starts the test's own test bed (again, after a stop:
+// the same data, certificates and address).
+func startOwnTestbed(t *testing.T) *testbed.Server {
+	t.Helper()
+	bin, err := testbed.Binary(repoRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := testbed.Start(bin, ownTestbedOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	return srv
 }
 
 var testbedDirs sync.Map
@@ -490,15 +485,7 @@ func ownTestbedOptions(t *testing.T) testbed.Options {
 // restartTestbed starts the stopped test bed again, at the same address.
 func restartTestbed(t *testing.T, old *testbed.Server, kubeconfig string) *testbed.Server {
 	t.Helper()
-	bin, err := testbed.Binary(repoRoot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testbed.Start(bin, ownTestbedOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := startOwnTestbed(t)
 	raw, err := os.ReadFile(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -658,5 +645,64 @@ func TestMonitorLeaderElection(t *testing.T) {
 	}
 	if h := holder(); h != "" {
 		t.Errorf("the lease is still held by %q after both stopped", h)
+	}
+}
+
+// TestMonitorClusterScoped: a hand edit of a cluster-scoped object an
+// applier owns is a result of the ClusterPolicyReport kubectl-ssa and an
+// Event in the default namespace (where client-go's recorder puts those
+// of cluster-scoped objects).
+func TestMonitorClusterScoped(t *testing.T) {
+	policyReportCRDs(t)
+	ns := namespace(t) // a unique name, and a label to select by
+	name := "monitored-" + ns
+	role := fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: %s, labels: {test: %s}}\nrules:\n- apiGroups: [apps]\n  resources: [deployments]\n  verbs: [get]\n", name, ns)
+	apply(t, "", "gitops", role, false)
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	t.Cleanup(func() { _ = env.dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	m := startMonitor(t, nil, "clusterroles", "-l", "test="+ns, "--policy-report-period", "1s")
+	if _, err := env.dynamic.Resource(gvr).Patch(context.Background(), name, types.JSONPatchType,
+		[]byte(`[{"op":"replace","path":"/rules/0/verbs","value":["get","list"]}]`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	var last []string
+	// edited: whether the report holds the hand edit's result.
+	edited := func() (bool, error) {
+		rep, err := env.dynamic.Resource(schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}).
+			Get(context.Background(), "kubectl-ssa", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		items, _, _ := unstructured.NestedSlice(rep.Object, "results")
+		for _, it := range items {
+			r, _ := it.(map[string]any)
+			res, _, _ := unstructured.NestedSlice(r, "resources")
+			if obj, _ := res[0].(map[string]any); r["policy"] == "manual-edit" && obj["name"] == name && obj["kind"] == "ClusterRole" {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	poll(t, 30*time.Second, func() bool {
+		last = missingEvents(t, "default", map[string]string{name: "ManualEdit"})
+		if ok, err := edited(); !ok {
+			last = append(last, fmt.Sprintf("no manual-edit result on %s (%v)", name, err))
+		}
+		return len(last) == 0
+	}, func() string { return fmt.Sprintf("%v\n%s", last, m.stderr.String()) })
+	if code := m.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
+	}
+
+	// Deleted while no monitor ran: the next one empties the report an
+	// earlier run left.
+	if err := env.dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m = startMonitor(t, nil, "clusterroles", "-l", "test="+ns, "--policy-report-period", "1s")
+	poll(t, 30*time.Second, func() bool { ok, err := edited(); return err == nil && !ok },
+		func() string { return "the result of the deleted ClusterRole stays\n" + m.stderr.String() })
+	if code := m.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, m.stderr.String())
 	}
 }
