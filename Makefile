@@ -29,11 +29,15 @@ ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := $(CACHE_DIR)/tools/actionlint-$(ACTIONLINT_VERSION)
 KREW_VERSION := $(shell awk '$$1 == "sigs.k8s.io/krew" { print $$2 }' test/go.mod)
 KREW := $(CACHE_DIR)/tools/krew-$(KREW_VERSION)
+# crane pushes the image; its version is the go-containerregistry that
+# hack/image builds with (go.mod).
+CRANE_VERSION := $(shell awk '$$1 == "github.com/google/go-containerregistry" { print $$2 }' go.mod)
+CRANE := $(CACHE_DIR)/tools/crane-$(CRANE_VERSION)
 E2E_TIMEOUT ?= 45m
 # Extra arguments for the demo, e.g. DEMO_ARGS=--keep to leave the server up.
 DEMO_ARGS ?=
 
-.PHONY: help build schemas test vet test-unit test-e2e test-versions testbed testdeps testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
+.PHONY: help build image image-push schemas test vet test-unit test-e2e test-versions testbed testdeps testbed-path defaults demo bench lint tidy-check clean release-snapshot release krew-manifest release-tools actionlint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -43,6 +47,30 @@ help: ## List the targets
 build: ## Build bin/kubectl-ssa and its companion bin/ssa-admission-eval (admission policies' CEL), static as released
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-ssa .
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/ssa-admission-eval ./cmd/ssa-admission-eval
+
+# The container image the monitor's chart runs (deploy/, docs/monitor-deploy.md),
+# without a Docker daemon: each platform's static binary on an empty base,
+# non-root, as an OCI image layout in dist/image whose digest is printed.
+# Every time in it is the commit's, so a commit built twice is one digest.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+image: ## Build the container image (static kubectl-ssa, empty base, uid 65532) into dist/image, an OCI layout; prints its digest
+	rm -rf dist/image dist/image-bin
+	@set -e; for p in $(IMAGE_PLATFORMS); do \
+		echo "building kubectl-ssa for $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/image-bin/$${p/\//_}/kubectl-ssa .; \
+	done
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./hack/image -o dist/image -version $(VERSION) -revision $(COMMIT) \
+		$(foreach p,$(IMAGE_PLATFORMS),$(p)=dist/image-bin/$(subst /,_,$(p))/kubectl-ssa) > dist/image.digest
+	@echo "dist/image: $$(cat dist/image.digest)"
+
+# IMAGE=registry/repository:tag. With REGISTRY_USER and REGISTRY_PASSWORD
+# set (the release workflow), crane logs in to IMAGE's registry first.
+image-push: $(CRANE) ## Push dist/image (make image) to IMAGE=registry/repository:tag with crane
+	@test -n "$(IMAGE)" || { echo "make image-push: set IMAGE=registry/repository:tag"; exit 1; }
+	@test -f dist/image/index.json || { echo "make image-push: no dist/image: run make image first"; exit 1; }
+	@if [ -n "$$REGISTRY_PASSWORD" ]; then printf '%s' "$$REGISTRY_PASSWORD" | $(CRANE) auth login "$(firstword $(subst /, ,$(IMAGE)))" -u "$$REGISTRY_USER" --password-stdin; fi
+	$(CRANE) push dist/image $(IMAGE)
 
 schemas: ## Write the JSON Schema of every report into docs/schema (from the report types)
 	$(GO) run ./hack/jsonschema docs/schema
@@ -107,6 +135,7 @@ bench: build testbed ## Go benchmarks and the bench/ scripts against the local s
 	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/audit.sh
 	PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/output-memory.sh
 	bench/html.sh
+	TESTBED=$(TESTBED) PLUGIN=$(CURDIR)/bin/kubectl-ssa bench/monitor.sh
 
 lint: $(GOLANGCI_LINT) ## golangci-lint (pinned), both modules
 	$(GOLANGCI_LINT) run ./...
@@ -125,6 +154,9 @@ $(GOLANGCI_LINT):
 $(GORELEASER):
 	$(call go-install,goreleaser,github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION))
 
+$(CRANE):
+	$(call go-install,crane,github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION))
+
 $(ACTIONLINT):
 	$(call go-install,actionlint,github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
 
@@ -136,8 +168,9 @@ $(KREW):
 	cd test && $(GO) mod download sigs.k8s.io/krew
 	cd "$$(cd test && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/krew)" && $(GO) build -trimpath -o $@ ./cmd/krew
 
-release-tools: $(GORELEASER) $(KREW) $(ACTIONLINT) ## Build goreleaser, krew and actionlint (pinned) into the cache directory and print their paths
+release-tools: $(GORELEASER) $(KREW) $(ACTIONLINT) $(CRANE) ## Build goreleaser, krew, actionlint and crane (pinned) into the cache directory and print their paths
 	@echo GORELEASER=$(GORELEASER)
+	@echo CRANE=$(CRANE)
 	@echo KREW=$(KREW)
 	@echo ACTIONLINT=$(ACTIONLINT)
 
@@ -165,6 +198,8 @@ release-snapshot: $(GORELEASER) ## Build the release archives, checksums, SBOMs 
 #   2. .github/workflows/release.yml runs `make release` with GITHUB_TOKEN:
 #      goreleaser publishes the GitHub release (archives, checksums.txt);
 #      dist/krew/ssa.yaml is filled from those archives and attached;
+#      make image and make image-push publish the container image to
+#      ghcr.io (its digest, dist/image.digest, attached to the release);
 #      krew-release-bot opens the krew-index pull request from .krew.yaml;
 #      a pull request updates krew-manifest.yaml to the release.
 # Run by hand only to redo a failed workflow run, on the tag's commit.

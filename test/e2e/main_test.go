@@ -93,6 +93,16 @@ func runMain(m *testing.M) int {
 	env.client = kubernetes.NewForConfigOrDie(srv.Config)
 	env.dynamic = dynamic.NewForConfigOrDie(srv.Config)
 
+	// The go builds tests run (helm, ...) keep the user's caches: under the
+	// private HOME they would download every module and compile from cold,
+	// minutes and gigabytes a run.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
+		if v := strings.Split(strings.TrimSpace(string(out)), "\n"); len(v) == 3 {
+			_ = os.Setenv("GOCACHE", v[0])
+			_ = os.Setenv("GOMODCACHE", v[1])
+			_ = os.Setenv("GOPATH", v[2])
+		}
+	}
 	// The plugin sees only the private HOME and KUBECONFIG.
 	home := filepath.Join(dir, "home")
 	_ = os.MkdirAll(home, 0o700)
