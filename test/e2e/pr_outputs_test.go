@@ -25,9 +25,9 @@ import (
 // named as markup owns with a value that is markup; a Secret another
 // manager owns with a value that must never be printed.
 const (
-	prDeployment   = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}}}`
-	prConfigMap    = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"mode":"</code></summary></details><script>alert(1)</script> | [x](javascript:alert(1))"}}`
-	prSecret       = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":"prout-live-s3cret-value"}}`
+	prDeployment     = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}}}`
+	prConfigMap      = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"mode":"</code></summary></details><script>alert(1)</script> | [x](javascript:alert(1))"}}`
+	prSecret         = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":"prout-live-s3cret-value"}}`
 	prHostileManager = `<img src=x onerror=alert(1)>**m**`
 	prSecretValue    = "prout-live-s3cret-value"
 	// The input, as a reviewer's pull request has it: comments, and the
