@@ -49,22 +49,47 @@ func plugin(*testing.T) string { return pluginBin }
 // started is a running kubectl-ssa whose standard input stays open.
 type started struct {
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	stdin  *os.File
 	stderr *bytes.Buffer
 	exited chan struct{}
+}
+
+// waitRead waits until the process has read everything written to its
+// standard input: it then runs its command, its signal handling set up
+// (main sets it up first). Sleeping instead raced the process's start on
+// a busy machine.
+func (s *started) waitRead(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, err := unread(s.stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl-ssa did not read its standard input in a minute; stderr:\n%s", s.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func start(t *testing.T, bin, kubeconfig string, args ...string) *started {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+t.TempDir(), "NO_COLOR=1")
-	stdin, err := cmd.StdinPipe()
+	r, stdin, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stdin = r
 	s := &started{cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	_ = r.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(s.exited) }()
@@ -115,7 +140,7 @@ func TestSignalStopsCommandReadingStandardInput(t *testing.T) {
 				if _, err := io.WriteString(s.stdin, "apiVersion: v1\nkind: ConfigMap\n"); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(300 * time.Millisecond) // let it reach the read
+				s.waitRead(t)
 				if err := s.cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
@@ -131,8 +156,9 @@ func TestSignalStopsCommandReadingStandardInput(t *testing.T) {
 }
 
 // silentServer is a kubeconfig naming a server that accepts connections
-// and never answers.
-func silentServer(t *testing.T) string {
+// and never answers, and a channel closed once the first is accepted (the
+// command then runs, its signal handling set up).
+func silentServer(t *testing.T) (string, <-chan struct{}) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -141,6 +167,7 @@ func silentServer(t *testing.T) string {
 	t.Cleanup(func() { _ = l.Close() })
 	var mu sync.Mutex
 	var conns []net.Conn
+	connected := make(chan struct{})
 	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -156,6 +183,9 @@ func silentServer(t *testing.T) string {
 			}
 			mu.Lock()
 			conns = append(conns, c) // held open, never answered
+			if len(conns) == 1 {
+				close(connected)
+			}
 			mu.Unlock()
 		}
 	}()
@@ -170,7 +200,20 @@ current-context: silent
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig
+	return kubeconfig, connected
+}
+
+// waitConnected waits until the process has connected to the silent
+// server (or exited).
+func (s *started) waitConnected(t *testing.T, connected <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-connected:
+	case <-s.exited:
+		t.Fatalf("kubectl-ssa exited before connecting; stderr:\n%s", s.stderr)
+	case <-time.After(time.Minute):
+		t.Fatalf("kubectl-ssa did not connect in a minute; stderr:\n%s", s.stderr)
+	}
 }
 
 // The selection of objects (kubectl's builder, which takes no context)
@@ -179,8 +222,9 @@ current-context: silent
 func TestSignalStopsSelection(t *testing.T) {
 	t.Parallel()
 	bin := plugin(t)
-	s := start(t, bin, silentServer(t), "who-owns", "configmap/x")
-	time.Sleep(500 * time.Millisecond)
+	kubeconfig, connected := silentServer(t)
+	s := start(t, bin, kubeconfig, "who-owns", "configmap/x")
+	s.waitConnected(t, connected)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +242,10 @@ func startBlockedDiff(t *testing.T) *started {
 	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return start(t, plugin(t), silentServer(t), "diff", "-f", manifest)
+	kubeconfig, connected := silentServer(t)
+	s := start(t, plugin(t), kubeconfig, "diff", "-f", manifest)
+	s.waitConnected(t, connected)
+	return s
 }
 
 // A second signal ends a command at once, even one blocked where its
@@ -207,7 +254,6 @@ func startBlockedDiff(t *testing.T) *started {
 func TestSecondSignalKills(t *testing.T) {
 	t.Parallel()
 	s := startBlockedDiff(t)
-	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +278,6 @@ func TestGracePeriodEnds(t *testing.T) {
 	// Side by side with the others: each mostly waits.
 	t.Parallel()
 	s := startBlockedDiff(t)
-	time.Sleep(500 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
