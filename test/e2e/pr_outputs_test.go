@@ -25,11 +25,11 @@ import (
 // named as markup owns with a value that is markup; a Secret another
 // manager owns with a value that must never be printed.
 const (
-	prDeployment   = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}}}`
-	prConfigMap    = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"mode":"</code></summary></details><script>alert(1)</script> | [x](javascript:alert(1))"}}`
-	prSecret       = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":"prout-live-s3cret-value"}}`
-	hostileManager = `<img src=x onerror=alert(1)>**m**`
-	secretValue    = "prout-live-s3cret-value"
+	prDeployment     = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}}}`
+	prConfigMap      = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"mode":"</code></summary></details><script>alert(1)</script> | [x](javascript:alert(1))"}}`
+	prSecret         = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":"prout-live-s3cret-value"}}`
+	prHostileManager = `<img src=x onerror=alert(1)>**m**`
+	prSecretValue    = "prout-live-s3cret-value"
 	// The input, as a reviewer's pull request has it: comments, and the
 	// fields that conflict on lines of their own.
 	prManifest = `# web: the shop's front end
@@ -93,7 +93,7 @@ func TestPROutputs(t *testing.T) {
 	ns := namespace(t)
 	apply(t, ns, "deployer", prDeployment, false)
 	kubectlScale(t, ns, "deployment/web", 5)
-	apply(t, ns, hostileManager, prConfigMap, false)
+	apply(t, ns, prHostileManager, prConfigMap, false)
 	apply(t, ns, "vault-sync", prSecret, false)
 	file := filepath.Join(t.TempDir(), "shop.yaml")
 	if err := os.WriteFile(file, []byte(prManifest), 0o600); err != nil {
@@ -115,7 +115,7 @@ func TestPROutputs(t *testing.T) {
 			s := mustSSA(t, 1, command, "-n", ns, "-f", file, "--field-manager", "deployer", "-o", "sarif")
 			checkSARIF(t, s.stdout, "file://"+filepath.ToSlash(file), want, conflicts)
 			m := mustSSA(t, 1, command, "-n", ns, "-f", file, "--field-manager", "deployer", "-o", "markdown")
-			page := checkMarkdown(t, m.stdout, "Deployment/"+ns+"/web", ".spec.replicas", "kubectl", hostileManager, "ConfigMap/"+ns+"/settings")
+			page := checkMarkdown(t, m.stdout, "Deployment/"+ns+"/web", ".spec.replicas", "kubectl", prHostileManager, "ConfigMap/"+ns+"/settings")
 			if !strings.Contains(page, "shop.yaml line "+strconv.Itoa(want[".spec.replicas"])) {
 				t.Errorf("the comment does not give the line of .spec.replicas in the file:\n%s", m.stdout)
 			}
@@ -124,7 +124,7 @@ func TestPROutputs(t *testing.T) {
 				t.Errorf("%d failures for %d conflicts:\n%s", failures, conflicts, j.stdout)
 			}
 			for _, out := range []string{s.stdout, m.stdout, j.stdout} {
-				if strings.Contains(out, secretValue) || strings.Contains(out, "prout-manifest-s3cret-value") {
+				if strings.Contains(out, prSecretValue) || strings.Contains(out, "prout-manifest-s3cret-value") {
 					t.Errorf("a Secret's value is printed:\n%s", out)
 				}
 			}
