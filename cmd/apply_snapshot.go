@@ -56,9 +56,14 @@ func (s *snapshotInput) source(o *applyInput) (*applySource, error) {
 		return nil, err
 	}
 	s.now = time.Now()
-	if age := s.now.Sub(f.TakenAt.Time); s.maxAge > 0 && age > s.maxAge {
+	age := s.now.Sub(f.TakenAt.Time)
+	switch {
+	case s.maxAge > 0 && age > s.maxAge:
 		return nil, &ExitError{Code: CodeSnapshotTooOld, Err: fmt.Errorf("--snapshot %s was taken %s ago (at %s), more than --max-age %s: take a new one with kubectl ssa snapshot",
 			s.file, age.Round(time.Second), f.TakenAt.UTC().Format(time.RFC3339), s.maxAge)}
+	case s.maxAge > 0 && age < -time.Minute:
+		return nil, &ExitError{Code: CodeSnapshotTooOld, Err: fmt.Errorf("--snapshot %s was taken at %s, %s in the future: its age can't be checked against --max-age (the clocks disagree): take a new one with kubectl ssa snapshot",
+			s.file, f.TakenAt.UTC().Format(time.RFC3339), (-age).Round(time.Second))}
 	}
 	ns, enforce, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {

@@ -58,6 +58,9 @@ cluster state and salt give the same bytes.`,
 		RunE: runE(o),
 	}
 	o.sel.AddFlags(cmd.Flags(), kube.SelectionFlags{What: "to snapshot", AllKinds: true})
+	for _, f := range []string{"filename", "kustomize", "recursive"} {
+		_ = cmd.Flags().MarkHidden(f) // (whole kinds only: validate refuses them)
+	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "The file to write (- for standard output).")
 	cmd.Flags().StringVar(&o.saltHex, "salt", "", "The salt of the Secret values' hashes, in hex (default: 32 random bytes).")
 	return cmd

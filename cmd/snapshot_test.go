@@ -3,7 +3,12 @@ package cmd
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The file's gzip header holds no name and no time: the same snapshot
@@ -26,5 +31,44 @@ func TestSnapshotGzipIsDeterministic(t *testing.T) {
 	}
 	if !r.ModTime.IsZero() || r.Name != "" || r.Comment != "" {
 		t.Errorf("gzip header: time %v, name %q, comment %q", r.ModTime, r.Name, r.Comment)
+	}
+}
+
+// The help lists only the flags snapshot takes: a snapshot lists whole
+// kinds, so -f, -k and -R (refused) are not offered.
+func TestSnapshotHelpOffersNoFileFlags(t *testing.T) {
+	cmd := newSnapshotCmd(&globalOptions{})
+	for _, name := range []string{"filename", "kustomize", "recursive"} {
+		if f := cmd.Flags().Lookup(name); f != nil && !f.Hidden {
+			t.Errorf("snapshot --help offers --%s, which it refuses", name)
+		}
+	}
+}
+
+// A snapshot taken in the future (clocks that disagree) has no age
+// --max-age can check: refused with exit 6, as an old one; one with no
+// takenAt is not a snapshot.
+func TestSnapshotMaxAgeFuture(t *testing.T) {
+	dir := t.TempDir()
+	for name, takenAt := range map[string]string{"future": time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "none": ""} {
+		doc := `{"apiVersion":"ssa.kubectl-ssa.io/v1alpha1","kind":"Snapshot","salt":"00"`
+		if takenAt != "" {
+			doc += `,"takenAt":"` + takenAt + `"`
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(doc+"}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := &snapshotInput{file: f, maxAge: time.Hour}
+		_, err := s.source(nil)
+		var exit *ExitError
+		switch {
+		case err == nil:
+			t.Errorf("%s: accepted", name)
+		case name == "future" && (!errors.As(err, &exit) || exit.Code != CodeSnapshotTooOld):
+			t.Errorf("%s: %v, not exit %d", name, err, CodeSnapshotTooOld)
+		case name == "none" && !strings.Contains(err.Error(), "takenAt"):
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -146,5 +146,8 @@ func ReadSnapshot(path string) (*v1alpha1.Snapshot, error) {
 	if snap.APIVersion != v1alpha1.GroupVersion || snap.Kind != v1alpha1.SnapshotKind {
 		return nil, fmt.Errorf("--snapshot %s: a %s %s, not a %s %s: take one with kubectl ssa snapshot -o FILE", path, snap.APIVersion, snap.Kind, v1alpha1.GroupVersion, v1alpha1.SnapshotKind)
 	}
+	if snap.TakenAt.IsZero() {
+		return nil, fmt.Errorf("--snapshot %s: it has no takenAt (its age is not known): take one with kubectl ssa snapshot -o FILE", path)
+	}
 	return &snap, nil
 }

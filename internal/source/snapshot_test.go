@@ -49,7 +49,7 @@ func testSnapshot(t *testing.T) *v1alpha1.Snapshot {
 		}
 		return o
 	}
-	return &v1alpha1.Snapshot{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SnapshotKind), Salt: hex.EncodeToString(salt),
+	return &v1alpha1.Snapshot{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SnapshotKind), Salt: hex.EncodeToString(salt), TakenAt: metav1.Unix(1e9, 0),
 		Discovery: map[string]json.RawMessage{"/api": raw(core), "/apis": raw(apis)},
 		Lists: []v1alpha1.SnapshotList{
 			{Version: "v1", Resource: "configmaps", Namespace: "a", Items: []map[string]any{obj("ConfigMap", "a", "c", map[string]any{"app": "web"}, nil)}},
