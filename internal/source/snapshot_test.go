@@ -85,7 +85,9 @@ func TestSnapshotAnswers(t *testing.T) {
 			return err != nil && strings.Contains(err.Error(), "the snapshot holds no list of configmaps in namespace b")
 		}},
 		{"not served", get("widgets", "a", "w"), apierrors.IsNotFound},
-		{"listed with a selector only", get("pods", "a", "p"), func(err error) bool { return err != nil && !apierrors.IsNotFound(err) }},
+		{"listed with a selector only", get("pods", "a", "p"), func(err error) bool {
+			return err != nil && !apierrors.IsNotFound(err) && strings.Contains(err.Error(), "holds only what -l app=web selects")
+		}},
 		{"refused when taken", get("pods", "b", "p"), apierrors.IsForbidden},
 	}
 	for _, tc := range tests {
