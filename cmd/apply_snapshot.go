@@ -85,6 +85,17 @@ func (s *snapshotInput) use() *v1alpha1.SnapshotUse {
 	return &v1alpha1.SnapshotUse{TakenAt: f.TakenAt, AgeSeconds: int64(s.now.Sub(f.TakenAt.Time).Seconds()), ServerVersion: f.ServerVersion.GitVersion}
 }
 
+// sentence says, for the review formats, what snapshot the prediction
+// read and when it was taken (not its age: the same run, the same bytes);
+// "" without --snapshot.
+func (s *snapshotInput) sentence() string {
+	u := s.use()
+	if u == nil {
+		return ""
+	}
+	return fmt.Sprintf("Predicted from snapshot %s, taken %s from %s: the cluster may have changed since", s.file, u.TakenAt.UTC().Format(time.RFC3339), u.ServerVersion)
+}
+
 // printHeader is the text views' line on the snapshot: when it was
 // taken, how long ago, from which server.
 func (s *snapshotInput) printHeader(w io.Writer) {

@@ -122,6 +122,9 @@ type Document struct {
 	Version string
 	Rules   []Rule
 	Objects []Object
+	// Snapshot says what snapshot the prediction read and when it was
+	// taken ("": the cluster, live).
+	Snapshot string
 	// Scanned and Unlisted are audit's: the objects read, and the kinds
 	// that could not be listed.
 	Scanned  int
