@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,6 +77,9 @@ func (o *snapshotOptions) validate() error {
 	if o.out == "" {
 		return errors.New("give the file to write with -o FILE (- for standard output)")
 	}
+	if format, _, _ := strings.Cut(o.out, "="); slices.Contains(outputFormats, format) {
+		return fmt.Errorf("-o is the file to write, not an output format: the snapshot is gzip-compressed JSON (-o ./%s writes a file of that name)", o.out)
+	}
 	if o.sel.HasFiles() {
 		return errors.New("a snapshot lists whole kinds: give TYPE[,TYPE...] or --all-kinds, not -f or -k")
 	}
@@ -95,6 +100,10 @@ func (o *snapshotOptions) validate() error {
 	}
 	return nil
 }
+
+// outputFormats are the -o formats of kubectl and of the other commands,
+// which snapshot's -o FILE refuses as a file name.
+var outputFormats = []string{"json", "yaml", "wide", "name", "jsonpath", "jsonpath-file", "go-template", "go-template-file", "custom-columns", "template", "html", "sarif", "markdown", "junit", "text"}
 
 func (o *snapshotOptions) run(ctx context.Context) error {
 	c, err := o.cluster()

@@ -72,3 +72,15 @@ func TestSnapshotMaxAgeFuture(t *testing.T) {
 		}
 	}
 }
+
+// -o is the file to write: a kubectl output format given there (-o json,
+// as every other command takes it) is refused, not written as a file of
+// that name.
+func TestSnapshotOutputIsAFile(t *testing.T) {
+	for out, ok := range map[string]bool{"json": false, "yaml": false, "jsonpath={.x}": false, "markdown": false, "./json": true, "shop.snapshot": true, "-": true} {
+		o := &snapshotOptions{out: out, args: []string{"deployments"}, saltHex: strings.Repeat("ab", 32)}
+		if err := o.validate(); (err == nil) != ok {
+			t.Errorf("-o %s: %v", out, err)
+		}
+	}
+}
