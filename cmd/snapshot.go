@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // snapshotOptions are the flags of kubectl ssa snapshot.
@@ -135,10 +137,33 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 	for _, l := range snap.Lists {
 		n += len(l.Items)
 	}
+	if w := refusedWarning(snap); w != "" {
+		fmt.Fprintln(o.streams.ErrOut, w)
+	}
 	if o.out != "-" {
 		fmt.Fprintf(o.streams.ErrOut, "Wrote %s: %d objects in %d lists, taken %s from %s.\n", o.out, n, len(snap.Lists), snap.TakenAt.UTC().Format(time.RFC3339), snap.ServerVersion.GitVersion)
 	}
 	return nil
+}
+
+// refusedWarning names the lists the server refused ("" when none was):
+// the predictions that read them are not exact, or refused.
+func refusedWarning(snap *v1alpha1.Snapshot) string {
+	var names []string
+	for _, l := range snap.Lists {
+		if l.Refused == "" {
+			continue
+		}
+		name := schema.GroupResource{Group: l.Group, Resource: l.Resource}.String()
+		if l.Namespace != "" {
+			name += " in namespace " + l.Namespace
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: the server refused %d lists (kept as refused; a prediction that reads them is not exact, or fails): %s: give the snapshot's account get and list on them", len(names), strings.Join(names, ", "))
 }
 
 // write writes snap gzip-compressed (no name, no time in the header: the

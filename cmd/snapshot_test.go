@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // The file's gzip header holds no name and no time: the same snapshot
@@ -82,5 +84,22 @@ func TestSnapshotOutputIsAFile(t *testing.T) {
 		if err := o.validate(); (err == nil) != ok {
 			t.Errorf("-o %s: %v", out, err)
 		}
+	}
+}
+
+// Lists the server refused are named when the snapshot is written: the
+// predictions that read them will not be exact.
+func TestSnapshotRefusedWarning(t *testing.T) {
+	snap := &v1alpha1.Snapshot{Lists: []v1alpha1.SnapshotList{
+		{Version: "v1", Resource: "configmaps", Namespace: "shop"},
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies", Refused: "forbidden"},
+		{Version: "v1", Resource: "secrets", Namespace: "shop", Refused: "forbidden"},
+	}}
+	got := refusedWarning(snap)
+	if !strings.Contains(got, "2 lists") || !strings.Contains(got, "validatingadmissionpolicies.admissionregistration.k8s.io") || !strings.Contains(got, "secrets in namespace shop") {
+		t.Errorf("warning %q", got)
+	}
+	if refusedWarning(&v1alpha1.Snapshot{Lists: snap.Lists[:1]}) != "" {
+		t.Error("a warning with nothing refused")
 	}
 }
