@@ -104,8 +104,12 @@ func (s *snapshotInput) printHeader(w io.Writer) {
 		return
 	}
 	age := time.Duration(u.AgeSeconds) * time.Second
-	fmt.Fprintf(w, "# predicted from snapshot %s, taken %s (%s ago) from %s: the cluster may have changed since\n\n",
-		render.Escape(s.file), u.TakenAt.UTC().Format(time.RFC3339), age, render.Escape(u.ServerVersion))
+	when := age.String() + " ago"
+	if age < 0 {
+		when = (-age).String() + " in the future: the clocks disagree"
+	}
+	fmt.Fprintf(w, "# predicted from snapshot %s, taken %s (%s) from %s: the cluster may have changed since\n\n",
+		render.Escape(s.file), u.TakenAt.UTC().Format(time.RFC3339), when, render.Escape(u.ServerVersion))
 }
 
 // checkChanged is --verify with --snapshot: it reads each object's

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
@@ -101,5 +104,18 @@ func TestSnapshotRefusedWarning(t *testing.T) {
 	}
 	if refusedWarning(&v1alpha1.Snapshot{Lists: snap.Lists[:1]}) != "" {
 		t.Error("a warning with nothing refused")
+	}
+}
+
+// A snapshot from the future (clocks that disagree) says so in the text
+// views' header, not a negative age.
+func TestSnapshotHeaderFuture(t *testing.T) {
+	s := &snapshotInput{file: "f", now: time.Unix(1000, 0)}
+	snap := &v1alpha1.Snapshot{TakenAt: metav1.Unix(1000+7200, 0)}
+	s.snap = &source.Snapshot{File: snap}
+	var b bytes.Buffer
+	s.printHeader(&b)
+	if strings.Contains(b.String(), "-2h") || !strings.Contains(b.String(), "2h0m0s in the future") {
+		t.Errorf("header %q", b.String())
 	}
 }
