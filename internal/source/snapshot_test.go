@@ -82,7 +82,7 @@ func TestSnapshotAnswers(t *testing.T) {
 		{"listed", get("configmaps", "a", "c"), func(err error) bool { return err == nil }},
 		{"not there when listed", get("configmaps", "a", "gone"), apierrors.IsNotFound},
 		{"namespace not listed", get("configmaps", "b", "c"), func(err error) bool {
-			return err != nil && strings.Contains(err.Error(), "the snapshot holds no list of configmaps in namespace b")
+			return err != nil && strings.Contains(err.Error(), "the snapshot lists configmaps in namespace a, not in namespace b: give -n a")
 		}},
 		{"not served", get("widgets", "a", "w"), apierrors.IsNotFound},
 		{"listed with a selector only", get("pods", "a", "p"), func(err error) bool {

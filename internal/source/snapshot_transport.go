@@ -195,10 +195,14 @@ func (t *snapshotTransport) uncovered(r request) string {
 		what += " in namespace " + r.namespace
 	}
 	for _, l := range t.file.Lists {
-		if l.Group != r.gvr.Group || l.Resource != r.gvr.Resource || l.Namespace != "" && l.Namespace != r.namespace {
+		if l.Group != r.gvr.Group || l.Resource != r.gvr.Resource {
 			continue
 		}
 		switch {
+		case l.Namespace != "" && l.Namespace != r.namespace && r.namespace != "":
+			return fmt.Sprintf("the snapshot lists %s in namespace %s, not in namespace %s: give -n %s if the manifest names no namespace, or take a snapshot of namespace %s", r.gvr.GroupResource(), l.Namespace, r.namespace, l.Namespace, r.namespace)
+		case l.Namespace != "" && l.Namespace != r.namespace:
+			continue
 		case l.Version != r.gvr.Version:
 			return fmt.Sprintf("the snapshot lists %s in version %s, not %s: write the manifest in %s", what, l.Version, r.gvr.Version, schema.GroupVersion{Group: l.Group, Version: l.Version})
 		case l.LabelSelector != "":
