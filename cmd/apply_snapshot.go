@@ -56,9 +56,14 @@ func (s *snapshotInput) source(o *applyInput) (*applySource, error) {
 		return nil, err
 	}
 	s.now = time.Now()
-	if age := s.now.Sub(f.TakenAt.Time); s.maxAge > 0 && age > s.maxAge {
+	age := s.now.Sub(f.TakenAt.Time)
+	switch {
+	case s.maxAge > 0 && age > s.maxAge:
 		return nil, &ExitError{Code: CodeSnapshotTooOld, Err: fmt.Errorf("--snapshot %s was taken %s ago (at %s), more than --max-age %s: take a new one with kubectl ssa snapshot",
 			s.file, age.Round(time.Second), f.TakenAt.UTC().Format(time.RFC3339), s.maxAge)}
+	case s.maxAge > 0 && age < -time.Minute:
+		return nil, &ExitError{Code: CodeSnapshotTooOld, Err: fmt.Errorf("--snapshot %s was taken at %s, %s in the future: its age can't be checked against --max-age (the clocks disagree): take a new one with kubectl ssa snapshot",
+			s.file, f.TakenAt.UTC().Format(time.RFC3339), (-age).Round(time.Second))}
 	}
 	ns, enforce, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
@@ -80,6 +85,17 @@ func (s *snapshotInput) use() *v1alpha1.SnapshotUse {
 	return &v1alpha1.SnapshotUse{TakenAt: f.TakenAt, AgeSeconds: int64(s.now.Sub(f.TakenAt.Time).Seconds()), ServerVersion: f.ServerVersion.GitVersion}
 }
 
+// sentence says, for the review formats, what snapshot the prediction
+// read and when it was taken (not its age: the same run, the same bytes);
+// "" without --snapshot.
+func (s *snapshotInput) sentence() string {
+	u := s.use()
+	if u == nil {
+		return ""
+	}
+	return fmt.Sprintf("Predicted from snapshot %s, taken %s from %s: the cluster may have changed since", s.file, u.TakenAt.UTC().Format(time.RFC3339), u.ServerVersion)
+}
+
 // printHeader is the text views' line on the snapshot: when it was
 // taken, how long ago, from which server.
 func (s *snapshotInput) printHeader(w io.Writer) {
@@ -88,8 +104,12 @@ func (s *snapshotInput) printHeader(w io.Writer) {
 		return
 	}
 	age := time.Duration(u.AgeSeconds) * time.Second
-	fmt.Fprintf(w, "# predicted from snapshot %s, taken %s (%s ago) from %s: the cluster may have changed since\n\n",
-		render.Escape(s.file), u.TakenAt.UTC().Format(time.RFC3339), age, render.Escape(u.ServerVersion))
+	when := age.String() + " ago"
+	if age < 0 {
+		when = (-age).String() + " in the future: the clocks disagree"
+	}
+	fmt.Fprintf(w, "# predicted from snapshot %s, taken %s (%s) from %s: the cluster may have changed since\n\n",
+		render.Escape(s.file), u.TakenAt.UTC().Format(time.RFC3339), when, render.Escape(u.ServerVersion))
 }
 
 // checkChanged is --verify with --snapshot: it reads each object's

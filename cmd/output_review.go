@@ -127,7 +127,7 @@ func (o *applyInput) reviewOf(command string, objects []review.Object) *review.D
 	for i := range objects {
 		objects[i] = l.place(objects[i])
 	}
-	return &review.Document{Command: command, Version: versionInfo().Version, Rules: review.ApplyRules, Objects: objects}
+	return &review.Document{Command: command, Version: versionInfo().Version, Rules: review.ApplyRules, Objects: objects, Snapshot: o.snapshot.sentence()}
 }
 
 // auditRules are audit's codes as review rules (audit.Table's words).

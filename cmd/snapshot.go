@@ -11,12 +11,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-ssa/kubectl-ssa/internal/kube"
 	"github.com/kubectl-ssa/kubectl-ssa/internal/source"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
 )
 
 // snapshotOptions are the flags of kubectl ssa snapshot.
@@ -58,6 +62,9 @@ cluster state and salt give the same bytes.`,
 		RunE: runE(o),
 	}
 	o.sel.AddFlags(cmd.Flags(), kube.SelectionFlags{What: "to snapshot", AllKinds: true})
+	for _, f := range []string{"filename", "kustomize", "recursive"} {
+		_ = cmd.Flags().MarkHidden(f) // (whole kinds only: validate refuses them)
+	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "The file to write (- for standard output).")
 	cmd.Flags().StringVar(&o.saltHex, "salt", "", "The salt of the Secret values' hashes, in hex (default: 32 random bytes).")
 	return cmd
@@ -71,6 +78,9 @@ func (o *snapshotOptions) complete(_ *cobra.Command, args []string) error {
 func (o *snapshotOptions) validate() error {
 	if o.out == "" {
 		return errors.New("give the file to write with -o FILE (- for standard output)")
+	}
+	if format, _, _ := strings.Cut(o.out, "="); slices.Contains(outputFormats, format) {
+		return fmt.Errorf("-o is the file to write, not an output format: the snapshot is gzip-compressed JSON (-o ./%s writes a file of that name)", o.out)
 	}
 	if o.sel.HasFiles() {
 		return errors.New("a snapshot lists whole kinds: give TYPE[,TYPE...] or --all-kinds, not -f or -k")
@@ -92,6 +102,10 @@ func (o *snapshotOptions) validate() error {
 	}
 	return nil
 }
+
+// outputFormats are the -o formats of kubectl and of the other commands,
+// which snapshot's -o FILE refuses as a file name.
+var outputFormats = []string{"json", "yaml", "wide", "name", "jsonpath", "jsonpath-file", "go-template", "go-template-file", "custom-columns", "template", "html", "sarif", "markdown", "junit", "text"}
 
 func (o *snapshotOptions) run(ctx context.Context) error {
 	c, err := o.cluster()
@@ -123,10 +137,33 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 	for _, l := range snap.Lists {
 		n += len(l.Items)
 	}
+	if w := refusedWarning(snap); w != "" {
+		fmt.Fprintln(o.streams.ErrOut, w)
+	}
 	if o.out != "-" {
 		fmt.Fprintf(o.streams.ErrOut, "Wrote %s: %d objects in %d lists, taken %s from %s.\n", o.out, n, len(snap.Lists), snap.TakenAt.UTC().Format(time.RFC3339), snap.ServerVersion.GitVersion)
 	}
 	return nil
+}
+
+// refusedWarning names the lists the server refused ("" when none was):
+// the predictions that read them are not exact, or refused.
+func refusedWarning(snap *v1alpha1.Snapshot) string {
+	var names []string
+	for _, l := range snap.Lists {
+		if l.Refused == "" {
+			continue
+		}
+		name := schema.GroupResource{Group: l.Group, Resource: l.Resource}.String()
+		if l.Namespace != "" {
+			name += " in namespace " + l.Namespace
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: the server refused %d lists (kept as refused; a prediction that reads them is not exact, or fails): %s: give the snapshot's account get and list on them", len(names), strings.Join(names, ", "))
 }
 
 // write writes snap gzip-compressed (no name, no time in the header: the

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -64,18 +65,40 @@ func (s *Snapshot) Target(ctx context.Context, obj *unstructured.Unstructured) (
 		return t, err
 	}
 	t.Live = t.Live.DeepCopy()
-	data, _, _ := unstructured.NestedMap(t.Live.Object, "data")
-	for k, v := range data {
-		stored, _ := v.(string)
-		data[k] = base64.StdEncoding.EncodeToString([]byte("(a value kubectl ssa snapshot did not keep)"))
-		if mine, ok := secretValue(obj, k); ok && stored == HashValue(s.salt, mine) {
-			data[k] = base64.StdEncoding.EncodeToString(mine)
+	s.unhash(t.Live.Object, obj)
+	ann := t.Live.GetAnnotations()
+	if v, ok := ann[lastApplied]; ok {
+		var m map[string]any
+		if json.Unmarshal([]byte(v), &m) == nil && m != nil {
+			s.unhash(m, obj)
+			if b, err := json.Marshal(m); err == nil {
+				ann[lastApplied] = string(b) + strings.TrimPrefix(v, strings.TrimRight(v, "\n"))
+				t.Live.SetAnnotations(ann)
+			}
 		}
 	}
-	if data != nil {
-		_ = unstructured.SetNestedMap(t.Live.Object, data, "data")
-	}
 	return t, nil
+}
+
+// unhash puts back, in a Secret's data and stringData (of the live object
+// or of its last-applied configuration), the manifest's value where it
+// hashes as the stored one; elsewhere a stand-in, the same for the same
+// hash (values equal live stay equal) and never the manifest's.
+func (s *Snapshot) unhash(secret map[string]any, manifest *unstructured.Unstructured) {
+	for _, field := range []string{"data", "stringData"} {
+		m, _ := secret[field].(map[string]any)
+		for k, v := range m {
+			stored, _ := v.(string)
+			value := []byte("(a value kubectl ssa snapshot did not keep: " + strings.TrimPrefix(stored, v1alpha1.SecretHashPrefix) + ")")
+			if mine, ok := secretValue(manifest, k); ok && stored == HashValue(s.salt, mine) {
+				value = mine
+			}
+			m[k] = string(value)
+			if field == "data" {
+				m[k] = base64.StdEncoding.EncodeToString(value)
+			}
+		}
+	}
 }
 
 // secretValue is the value of key in a manifest's Secret: in stringData
@@ -122,6 +145,9 @@ func ReadSnapshot(path string) (*v1alpha1.Snapshot, error) {
 	}
 	if snap.APIVersion != v1alpha1.GroupVersion || snap.Kind != v1alpha1.SnapshotKind {
 		return nil, fmt.Errorf("--snapshot %s: a %s %s, not a %s %s: take one with kubectl ssa snapshot -o FILE", path, snap.APIVersion, snap.Kind, v1alpha1.GroupVersion, v1alpha1.SnapshotKind)
+	}
+	if snap.TakenAt.IsZero() {
+		return nil, fmt.Errorf("--snapshot %s: it has no takenAt (its age is not known): take one with kubectl ssa snapshot -o FILE", path)
 	}
 	return &snap, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -248,24 +249,52 @@ func hashSecrets(l *v1alpha1.SnapshotList, salt []byte) {
 		return
 	}
 	for _, it := range l.Items {
-		if data, ok := it["data"].(map[string]any); ok {
-			for k, v := range data {
-				s, _ := v.(string)
-				b, err := base64.StdEncoding.DecodeString(s)
-				if err != nil {
-					b = []byte(s)
-				}
-				data[k] = HashValue(salt, b)
-			}
-		}
-		delete(it, "stringData")
+		hashValues(it, salt)
 		md, _ := it["metadata"].(map[string]any)
 		if ann, ok := md["annotations"].(map[string]any); ok {
 			if v, ok := ann[lastApplied].(string); ok {
-				ann[lastApplied] = HashValue(salt, []byte(v))
+				ann[lastApplied] = hashLastApplied(v, salt)
 			}
 		}
 	}
+}
+
+// hashValues replaces each value of a Secret's data (decoded) and
+// stringData by its salted hash (the same value, the same hash).
+func hashValues(secret map[string]any, salt []byte) {
+	for _, field := range []string{"data", "stringData"} {
+		m, _ := secret[field].(map[string]any)
+		for k, v := range m {
+			s, _ := v.(string)
+			b := []byte(s)
+			if field == "data" {
+				if d, err := base64.StdEncoding.DecodeString(s); err == nil {
+					b = d
+				}
+			}
+			m[k] = HashValue(salt, b)
+		}
+	}
+}
+
+// hashLastApplied hashes the values of the Secret a last-applied
+// configuration holds, and keeps the rest: the apiserver reads it (an
+// apply by "kubectl" may take the fields it holds at their live value).
+// One that is not a JSON object is hashed whole.
+func hashLastApplied(v string, salt []byte) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
+		return HashValue(salt, []byte(v))
+	}
+	hashValues(m, salt)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return HashValue(salt, []byte(v))
+	}
+	if strings.HasSuffix(v, "\n") {
+		b = append(b, '\n')
+	}
+	return string(b)
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"

@@ -49,7 +49,7 @@ func testSnapshot(t *testing.T) *v1alpha1.Snapshot {
 		}
 		return o
 	}
-	return &v1alpha1.Snapshot{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SnapshotKind), Salt: hex.EncodeToString(salt),
+	return &v1alpha1.Snapshot{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SnapshotKind), Salt: hex.EncodeToString(salt), TakenAt: metav1.Unix(1e9, 0),
 		Discovery: map[string]json.RawMessage{"/api": raw(core), "/apis": raw(apis)},
 		Lists: []v1alpha1.SnapshotList{
 			{Version: "v1", Resource: "configmaps", Namespace: "a", Items: []map[string]any{obj("ConfigMap", "a", "c", map[string]any{"app": "web"}, nil)}},
@@ -82,10 +82,12 @@ func TestSnapshotAnswers(t *testing.T) {
 		{"listed", get("configmaps", "a", "c"), func(err error) bool { return err == nil }},
 		{"not there when listed", get("configmaps", "a", "gone"), apierrors.IsNotFound},
 		{"namespace not listed", get("configmaps", "b", "c"), func(err error) bool {
-			return err != nil && strings.Contains(err.Error(), "the snapshot holds no list of configmaps in namespace b")
+			return err != nil && strings.Contains(err.Error(), "the snapshot lists configmaps in namespace a, not in namespace b: give -n a")
 		}},
 		{"not served", get("widgets", "a", "w"), apierrors.IsNotFound},
-		{"listed with a selector only", get("pods", "a", "p"), func(err error) bool { return err != nil && !apierrors.IsNotFound(err) }},
+		{"listed with a selector only", get("pods", "a", "p"), func(err error) bool {
+			return err != nil && !apierrors.IsNotFound(err) && strings.Contains(err.Error(), "holds only what -l app=web selects")
+		}},
 		{"refused when taken", get("pods", "b", "p"), apierrors.IsForbidden},
 	}
 	for _, tc := range tests {

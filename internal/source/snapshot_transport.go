@@ -143,11 +143,7 @@ func (t *snapshotTransport) object(req *http.Request) (*http.Response, error) {
 	l := t.covering(r, selector)
 	switch {
 	case l == nil:
-		what := r.gvr.GroupResource().String()
-		if r.namespace != "" {
-			what += " in namespace " + r.namespace
-		}
-		return statusResponse(req, apierrors.NewServiceUnavailable(fmt.Sprintf("the snapshot holds no list of %s (%s): take a snapshot that selects it", what, r.gvr.Version)))
+		return statusResponse(req, apierrors.NewServiceUnavailable(t.uncovered(r)))
 	case l.Refused != "":
 		return statusResponse(req, apierrors.NewForbidden(r.gvr.GroupResource(), r.name, fmt.Errorf("when the snapshot was taken: %s", l.Refused)))
 	}
@@ -189,6 +185,31 @@ func (t *snapshotTransport) covering(r request, selector string) *v1alpha1.Snaps
 		}
 	}
 	return nil
+}
+
+// uncovered says why no list of the snapshot covers r, and what to do:
+// a list of the resource in another version, or with a selector, or none.
+func (t *snapshotTransport) uncovered(r request) string {
+	what := r.gvr.GroupResource().String()
+	if r.namespace != "" {
+		what += " in namespace " + r.namespace
+	}
+	for _, l := range t.file.Lists {
+		if l.Group != r.gvr.Group || l.Resource != r.gvr.Resource {
+			continue
+		}
+		switch {
+		case l.Namespace != "" && l.Namespace != r.namespace && r.namespace != "":
+			return fmt.Sprintf("the snapshot lists %s in namespace %s, not in namespace %s: give -n %s if the manifest names no namespace, or take a snapshot of namespace %s", r.gvr.GroupResource(), l.Namespace, r.namespace, l.Namespace, r.namespace)
+		case l.Namespace != "" && l.Namespace != r.namespace:
+			continue
+		case l.Version != r.gvr.Version:
+			return fmt.Sprintf("the snapshot lists %s in version %s, not %s: write the manifest in %s", what, l.Version, r.gvr.Version, schema.GroupVersion{Group: l.Group, Version: l.Version})
+		case l.LabelSelector != "":
+			return fmt.Sprintf("the snapshot's list of %s holds only what -l %s selects: take a snapshot whose selection holds the object (or no -l)", what, l.LabelSelector)
+		}
+	}
+	return fmt.Sprintf("the snapshot holds no list of %s (%s): take a snapshot that selects it", what, r.gvr.Version)
 }
 
 // metaOf reads an item's namespace, name and labels.

@@ -435,3 +435,37 @@ func TestSnapshotWebhookNotExact(t *testing.T) {
 		t.Errorf("from the snapshot: exit %d, exact %v, steps %q; live: exit %d, steps %q\n%s", off.code, a.Admission.Exact, a.steps(), live.code, l.steps(), off.stderr)
 	}
 }
+
+// A Secret applied client-side (kubectl apply), then server-side by
+// kubectl with a new value: the apiserver lets "kubectl" take the fields
+// the last-applied annotation holds at their live value (its
+// lastAppliedManager), so the apply succeeds. From a snapshot, where the
+// annotation's values are hashes, the prediction is the same: no
+// conflict where there is none.
+func TestSnapshotSecretAppliedClientSide(t *testing.T) {
+	ns := namespace(t)
+	old := "old-" + rand.String(12)
+	b64 := func(v string) string { return base64.StdEncoding.EncodeToString([]byte(v)) }
+	secret := func(password string) string {
+		return "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: " + ns + "}\ndata: {password: " + b64(password) + "}\nstringData: {user: admin}\n"
+	}
+	kubectlApply(t, ns, secret(old))
+	file := takeSnapshot(t, env.kubeconfig, ns, "secrets")
+	nowhere := nowhereKubeconfig(t)
+	m := filepath.Join(t.TempDir(), "secret.yaml")
+	for _, password := range []string{old, "new-" + rand.String(12)} {
+		writeFile(t, m, secret(password))
+		for _, cmd := range []string{"explain-conflict", "diff"} {
+			d := ssa(t, cmd, "-f", m, "--snapshot", file, "--kubeconfig", nowhere, "-o", "json")
+			live := ssa(t, cmd, "-f", m, "-o", "json")
+			var got, want struct {
+				Conflicts []struct{ Path, Manager string } `json:"conflicts"`
+			}
+			_ = json.Unmarshal([]byte(d.stdout), &got)
+			_ = json.Unmarshal([]byte(live.stdout), &want)
+			if d.code != live.code || !reflect.DeepEqual(got, want) || len(want.Conflicts) != 0 {
+				t.Errorf("%s, password changed %v: from the snapshot exit %d, conflicts %v; live exit %d, conflicts %v\n%s%s", cmd, password != old, d.code, got.Conflicts, live.code, want.Conflicts, d.stdout, d.stderr)
+			}
+		}
+	}
+}

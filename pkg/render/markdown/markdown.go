@@ -129,6 +129,9 @@ func header(d *review.Document) string {
 	c := d.Count()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n### kubectl ssa %s: %s\n\n", Marker, d.Command, title(d, c))
+	if d.Snapshot != "" {
+		fmt.Fprintf(&b, "%s\n\n", md(d.Snapshot))
+	}
 	b.WriteString("| | |\n|---|---:|\n")
 	if d.Command == "audit" {
 		fmt.Fprintf(&b, "| objects scanned | %d |\n", d.Scanned)

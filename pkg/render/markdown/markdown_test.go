@@ -111,3 +111,18 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// A prediction from a snapshot says so under the title, with when it was
+// taken (escaped, as everything that comes from outside).
+func TestWriteSnapshotLine(t *testing.T) {
+	d := bigDocument(1)
+	d.Snapshot = "Predicted from snapshot shop_*x*.snapshot, taken 2026-11-27T16:00:00Z from v1.37.1: the cluster may have changed since"
+	var b bytes.Buffer
+	if err := markdown.Write(&b, d, markdown.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.HasPrefix(lines[1], "### kubectl ssa diff:") || !strings.Contains(b.String(), "\nPredicted from snapshot shop\\_\\*x\\*.snapshot, taken 2026-11-27T16:00:00Z from v1.37.1: the cluster may have changed since\n") {
+		t.Errorf("no snapshot line under the title:\n%s", b.String())
+	}
+}

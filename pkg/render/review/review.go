@@ -67,10 +67,14 @@ var (
 		Short: "The applying tool refuses the object before it applies it.",
 		Help:  "Helm refuses to take an object that exists and is not its release's (its ownership metadata).",
 		Fix:   "Add the labels and annotations the tool needs, as `kubectl ssa explain-conflict` shows, or delete the object."}
+	RuleNotExact = Rule{ID: "not-exact", Level: LevelWarning,
+		Short: "The prediction is not exact: what was not evaluated here may change or refuse the apply.",
+		Help:  "A webhook, a policy that reads who applies, or a validation not modelled here matches the apply: its answer is not known here, so finding no problem is not a pass.",
+		Fix:   "Have the server's dry run check it where a cluster is reachable (`kubectl ssa explain-conflict --verify`), or accept the risk for this object."}
 )
 
 // ApplyRules are the rules of explain-conflict and diff, in order.
-var ApplyRules = []Rule{RuleConflict, RuleControlledReset, RuleAdmissionDenial, RuleApplyError, RuleRefused}
+var ApplyRules = []Rule{RuleConflict, RuleControlledReset, RuleAdmissionDenial, RuleApplyError, RuleRefused, RuleNotExact}
 
 // Problem is one problem of one object.
 type Problem struct {
@@ -118,6 +122,9 @@ type Document struct {
 	Version string
 	Rules   []Rule
 	Objects []Object
+	// Snapshot says what snapshot the prediction read and when it was
+	// taken ("": the cluster, live).
+	Snapshot string
 	// Scanned and Unlisted are audit's: the objects read, and the kinds
 	// that could not be listed.
 	Scanned  int
@@ -161,6 +168,7 @@ func (d *Document) Rule(id string) Rule {
 func FromConflict(r *v1alpha1.ConflictReport) Object {
 	o := Object{Ref: r.Object, Action: r.Action}
 	o.Problems = applyProblems(r.Conflicts, r.ControlledResets, r.Admission, r.Message, r.Refused, r.Resolutions)
+	o.Problems = append(o.Problems, notExact(r.Admission, r.Unchecked)...)
 	return o
 }
 
@@ -168,7 +176,26 @@ func FromConflict(r *v1alpha1.ConflictReport) Object {
 func FromDiff(r *v1alpha1.DiffReport) Object {
 	o := Object{Ref: r.Object, Action: r.Action, Changes: r.Changes}
 	o.Problems = applyProblems(r.Conflicts, r.ControlledResets, r.Admission, r.Message, nil, append(append([]remedy.Remedy{}, r.Remedies...), r.ResetRemedies...))
+	o.Problems = append(o.Problems, notExact(r.Admission, r.Unchecked)...)
 	return o
+}
+
+// notExact is the problem of a prediction that is not exact (exit 4):
+// admission not evaluated here matches, or validation not modelled here
+// checks the result. None when it is exact.
+func notExact(adm *v1alpha1.AdmissionReport, unchecked []string) []Problem {
+	var why []string
+	if adm != nil && !adm.Exact {
+		why = append(why, adm.Reasons...)
+		if len(adm.Reasons) == 0 {
+			why = append(why, "admission not evaluated here matches")
+		}
+	}
+	why = append(why, unchecked...)
+	if len(why) == 0 {
+		return nil
+	}
+	return []Problem{{Rule: RuleNotExact.ID, Level: RuleNotExact.Level, Message: "the prediction is not exact: " + strings.Join(why, "; ")}}
 }
 
 func applyProblems(conflicts []v1alpha1.Conflict, resets []v1alpha1.ControlledReset, adm *v1alpha1.AdmissionReport, message string, refused *v1alpha1.Refusal, fixes []remedy.Remedy) []Problem {

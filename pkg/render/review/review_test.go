@@ -24,7 +24,7 @@ func TestFromConflict(t *testing.T) {
 				Resolutions: []remedy.Remedy{{Command: remedy.Command{"kubectl", "apply"}}, {Paths: []pathlang.Path{replicas}, Command: remedy.Command{"kubectl", "ssa", "handover"}}}},
 			[]string{"controlled-reset: .spec.replicas: HorizontalPodAutoscaler web sets it; the apply resets it to 1 (live: 5) / kubectl ssa handover"}},
 		{"admission denial, not an apply error too",
-			v1alpha1.ConflictReport{Message: "denied", Admission: &v1alpha1.AdmissionReport{Denied: "denied by policy p", Denials: []string{"a", "b"}}},
+			v1alpha1.ConflictReport{Message: "denied", Admission: &v1alpha1.AdmissionReport{Exact: true, Denied: "denied by policy p", Denials: []string{"a", "b"}}},
 			[]string{"admission-denial: denied by policy p (or, in an order the server does not fix: a; b) / "}},
 		{"the apiserver's error",
 			v1alpha1.ConflictReport{Message: `Deployment.apps "web" is invalid`},
@@ -32,6 +32,9 @@ func TestFromConflict(t *testing.T) {
 		{"Helm's refusal",
 			v1alpha1.ConflictReport{Refused: &v1alpha1.Refusal{Tool: remedy.Helm, Message: "exists and cannot be imported"}},
 			[]string{"refused: helm: exists and cannot be imported / "}},
+		{"not exact: a webhook matches, and what validation checks",
+			v1alpha1.ConflictReport{Admission: &v1alpha1.AdmissionReport{Reasons: []string{"ValidatingWebhook w/x matches: it may deny the apply (not evaluated here)"}}, Unchecked: []string{"two ports named http"}},
+			[]string{"not-exact: the prediction is not exact: ValidatingWebhook w/x matches: it may deny the apply (not evaluated here); two ports named http / "}},
 		{"nothing", v1alpha1.ConflictReport{}, nil},
 	}
 	for _, c := range cases {
