@@ -174,3 +174,31 @@ func TestWhoOwnsHostile(t *testing.T) {
 		t.Error("the hostile annotation is not on the page as text")
 	}
 }
+
+// A value or manager holding a character that reorders or hides text
+// (U+202E, a zero-width space) shows it escaped, as the text views do:
+// the page shows what the object holds, not "abcwzfed" for
+// "abc\u202edef\u200bzw".
+func TestWhoOwnsInvisibleEscaped(t *testing.T) {
+	u := loadObject(t, "deployment.yaml")
+	u.SetAnnotations(map[string]string{"example.com/note": "abc\u202edef\u200bzw"})
+	mf := u.GetManagedFields()
+	mf[0].Manager = "ci\u2066bot\u2069"
+	u.SetManagedFields(mf)
+	var buf bytes.Buffer
+	if err := html.WhoOwns(&buf, []*ownership.Report{analyze(t, u, ownership.Filter{})}, html.OwnersOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	checkPage(t, page)
+	for _, r := range page {
+		if r == 0x202e || r == 0x200b || r == 0x2066 || r == 0x2069 {
+			t.Errorf("the page holds %U raw", r)
+		}
+	}
+	for _, want := range []string{`abc\u202edef\u200bzw`, `ci\u2066bot\u2069`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not show %s", want)
+		}
+	}
+}
