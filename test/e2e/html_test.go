@@ -24,11 +24,11 @@ import (
 // hostileNote is an annotation that would be markup if a page pasted it.
 const hostileNote = `<img src=x onerror=alert(1)></script><script>alert(2)</script>"'`
 
-// hostileManager is a field manager's name that would be markup too.
-const hostileManager = `<img src=x onerror=alert(3)>`
+// hostilePageManager is a field manager's name that would be markup too.
+const hostilePageManager = `<img src=x onerror=alert(3)>`
 
-// secretValue is a Secret's value that no page may hold, nor its base64.
-const secretValue = "hunter2-html-e2e"
+// pageSecretValue is a Secret's value that no page may hold, nor its base64.
+const pageSecretValue = "hunter2-html-e2e"
 
 var htmlDeployment = `apiVersion: apps/v1
 kind: Deployment
@@ -158,7 +158,7 @@ func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...
 			t.Errorf("%s does not show %q as text", name, h)
 		}
 	}
-	for _, leak := range []string{secretValue, base64.StdEncoding.EncodeToString([]byte(secretValue))} {
+	for _, leak := range []string{pageSecretValue, base64.StdEncoding.EncodeToString([]byte(pageSecretValue))} {
 		if strings.Contains(html, leak) {
 			t.Errorf("%s holds a Secret's value (%s)", name, leak)
 		}
@@ -213,10 +213,10 @@ func TestHTMLPages(t *testing.T) {
 	ctx := browser.Start(t)
 	dir := screenshots(t)
 	apply(t, ns, "platform", htmlDeployment, false)
-	apply(t, ns, "platform", "apiVersion: v1\nkind: Secret\nmetadata: {name: db, annotations: {example.com/note: "+strconv.Quote(hostileNote)+"}}\nstringData: {password: "+secretValue+"}\n", false)
+	apply(t, ns, "platform", "apiVersion: v1\nkind: Secret\nmetadata: {name: db, annotations: {example.com/note: "+strconv.Quote(hostileNote)+"}}\nstringData: {password: "+pageSecretValue+"}\n", false)
 	kubectlScale(t, ns, "deployment/web", 3)
 	kubectlSetImage(t, ns, "deployment/web", "web=nginx:1.28")
-	patch(t, parse(t, strings.Replace(htmlDeployment, "name: web\n", "name: web\n  namespace: "+ns+"\n", 1)), hostileManager, `{"metadata":{"labels":{"team":"a"}}}`)
+	patch(t, parse(t, strings.Replace(htmlDeployment, "name: web\n", "name: web\n  namespace: "+ns+"\n", 1)), hostilePageManager, `{"metadata":{"labels":{"team":"a"}}}`)
 	manifest := filepath.Join(t.TempDir(), "web.yaml")
 	applied := strings.NewReplacer("nginx:1.27", "nginx:1.29", "replicas: 2", "replicas: 4", "  annotations:", "  labels: {team: b}\n  annotations:").Replace(htmlDeployment)
 	if err := os.WriteFile(manifest, []byte(applied), 0o600); err != nil {
@@ -224,7 +224,7 @@ func TestHTMLPages(t *testing.T) {
 	}
 
 	page := mustSSA(t, 0, "who-owns", "-n", ns, "deployment/web", "-o", "html").stdout
-	s := load(t, ctx, dir, "who-owns", page, hostileNote, hostileManager)
+	s := load(t, ctx, dir, "who-owns", page, hostileNote, hostilePageManager)
 	for _, want := range []string{"platform", "kubectl-set", "Update", "scale", "nginx:1.28", "replicas: 3", "example.com/note"} {
 		if !strings.Contains(s.text, want) {
 			t.Errorf("who-owns' page does not show %q:\n%s", want, s.text)
@@ -232,13 +232,13 @@ func TestHTMLPages(t *testing.T) {
 	}
 	load(t, ctx, dir, "who-owns-secret", mustSSA(t, 0, "who-owns", "-n", ns, "secret/db", "-o", "html").stdout, hostileNote)
 
-	s = load(t, ctx, dir, "explain-conflict", mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostileManager)
+	s = load(t, ctx, dir, "explain-conflict", mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostilePageManager)
 	for _, want := range []string{"CONFLICT", ".spec.replicas", `.spec.template.spec.containers[name="web"].image`, "kubectl-set", "kubectl ssa handover", "--force-conflicts"} {
 		if !strings.Contains(s.text, want) {
 			t.Errorf("explain-conflict's page does not show %q:\n%s", want, s.text)
 		}
 	}
-	s = load(t, ctx, dir, "diff", mustSSA(t, 1, "diff", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostileManager)
+	s = load(t, ctx, dir, "diff", mustSSA(t, 1, "diff", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostilePageManager)
 	for _, want := range []string{"The apply fails", "image: nginx:1.29", "replicas: 4", "kubectl-set", "platform"} {
 		if !strings.Contains(s.text, want) {
 			t.Errorf("diff's page does not show %q:\n%s", want, s.text)
