@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,5 +314,43 @@ func checkAuditPage(t *testing.T, ctx context.Context, dir, ns string) {
 	}
 	if !strings.HasPrefix(status, "0 of ") || visible != 0 {
 		t.Errorf("with no severity ticked the page says %q and shows %d findings, want 0", status, visible)
+	}
+}
+
+// TestHTMLLongNames: a manager's name of 128 characters without a space
+// (the longest the apiserver takes) wraps in its table: the page is no
+// wider than the window, nothing is pushed off it.
+func TestHTMLLongNames(t *testing.T) {
+	ctx := browser.Start(t)
+	dir := screenshots(t)
+	long := strings.Repeat("m", 128)
+	obj := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: long
+  namespace: shop
+  managedFields:
+  - {manager: ` + long + `, operation: Apply, apiVersion: v1, time: "2026-01-02T03:04:05Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}}}}
+  - {manager: kubectl-edit, operation: Update, apiVersion: v1, time: "2026-01-02T03:04:05Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:b": {}}}}
+data: {a: "1", b: "2"}
+`
+	file := filepath.Join(t.TempDir(), "long.yaml")
+	if err := os.WriteFile(file, []byte(obj), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := mustSSA(t, 0, "who-owns", "--local", "-f", file, "-o", "html").stdout
+	load(t, ctx, dir, "who-owns-long", page, "kubectl-edit")
+	tab, cancel, err := browser.Open(ctx, filepath.Join(dir, "who-owns-long.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	widths, err := browser.Eval[string](tab, `document.documentElement.scrollWidth + " " + document.documentElement.clientWidth`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wide, window int
+	if _, err := fmt.Sscan(widths, &wide, &window); err != nil || wide > window {
+		t.Errorf("the page is %d pixels wide in a window of %d: a long name pushes the tables off it (%v)", wide, window, err)
 	}
 }
