@@ -354,3 +354,24 @@ data: {a: "1", b: "2"}
 		t.Errorf("the page is %d pixels wide in a window of %d: a long name pushes the tables off it (%v)", wide, window, err)
 	}
 }
+
+// TestHTMLIncomplete: a run that fails on one of its objects still
+// writes the page of the others, exits 2, and the page says at its top
+// that it is incomplete and why: kept alone, it is not taken for the
+// whole answer.
+func TestHTMLIncomplete(t *testing.T) {
+	ns := namespace(t)
+	ctx := browser.Start(t)
+	dir := screenshots(t)
+	apply(t, ns, "platform", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {a: \"1\"}\n", false)
+	r := ssa(t, "who-owns", "-n", ns, "configmap/app", "configmap/nope", "-o", "html")
+	if r.code != 2 || !strings.Contains(r.stderr, `"nope" not found`) {
+		t.Fatalf("who-owns of a missing object: exit %d, want 2, and an error on stderr:\n%s", r.code, r.stderr)
+	}
+	s := load(t, ctx, dir, "who-owns-incomplete", r.stdout, "platform")
+	for _, want := range []string{"Incomplete: 1 error", `configmaps "nope" not found`, "ConfigMap/" + ns + "/app"} {
+		if !strings.Contains(s.text, want) {
+			t.Errorf("the page of a run that failed on one object does not show %q:\n%s", want, s.text)
+		}
+	}
+}

@@ -52,15 +52,21 @@ type frame struct {
 	CSS     template.CSS
 	Script  template.JS
 	Body    any
+	// Failed are the run's errors: the page is not the whole answer.
+	Failed []string
 }
 
-// write writes a page: its body (data of t's "body"), under title.
-func write(w io.Writer, t *template.Template, title, command string, body any) error {
+// write writes a page: its body (data of t's "body"), under title, and
+// the run's errors (failed) first.
+func write(w io.Writer, t *template.Template, title, command string, body any, failed []error) error {
 	css := style
 	f := frame{
 		Title: title, Command: command, Body: body,
 		CSS: template.CSS(css), Script: template.JS(script), // our own files, allowed by their hashes
 		CSP: "default-src 'none'; style-src " + hash(css) + "; script-src " + hash(script) + "; img-src 'none'; base-uri 'none'; form-action 'none'",
+	}
+	for _, err := range failed {
+		f.Failed = append(f.Failed, err.Error())
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "page", f); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"flag"
 	stdhtml "html"
 	"os"
@@ -199,6 +200,31 @@ func TestWhoOwnsInvisibleEscaped(t *testing.T) {
 	for _, want := range []string{`abc\u202edef\u200bzw`, `ci\u2066bot\u2069`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page does not show %s", want)
+		}
+	}
+}
+
+// A run that failed on some objects says so at the top of its page, with
+// each error as text: a page kept alone (a CronJob's) is not taken for
+// the whole answer.
+func TestPageSaysIncomplete(t *testing.T) {
+	r := analyze(t, loadObject(t, "configmap.yaml"), ownership.Filter{})
+	var whole, partial bytes.Buffer
+	if err := html.WhoOwns(&whole, []*ownership.Report{r}, html.OwnersOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(whole.String(), "Incomplete") {
+		t.Error("a page of a run without errors says it is incomplete")
+	}
+	failed := []error{errors.New(`deployments.apps "<b>nope</b>" not found`)}
+	if err := html.WhoOwns(&partial, []*ownership.Report{r}, html.OwnersOptions{}, failed...); err != nil {
+		t.Fatal(err)
+	}
+	page := partial.String()
+	checkPage(t, page)
+	for _, want := range []string{"Incomplete: 1 error", `deployments.apps &#34;&lt;b&gt;nope&lt;/b&gt;&#34; not found`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page of a run with an error does not say %q", want)
 		}
 	}
 }

@@ -25,8 +25,9 @@ type OwnersOptions struct {
 
 // WhoOwns writes the ownership of objects (who-owns -o html): each
 // object's YAML with every line's owners, a legend of its managers,
-// its shared fields and the paths nobody owns.
-func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions) error {
+// its shared fields and the paths nobody owns. failed are the objects
+// that could not be read: the page says it is incomplete.
+func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions, failed ...error) error {
 	if o.Empty == "" {
 		o.Empty = "no fields match"
 	}
@@ -38,7 +39,7 @@ func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions) error {
 	if len(objs) == 1 {
 		title = "Who owns the fields of " + objs[0].Name
 	}
-	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty})
+	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty}, failed)
 }
 
 func plural(n int, what string) string {
