@@ -375,3 +375,33 @@ func TestHTMLIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLObjectsList: the list of objects atop a page of several keeps
+// each entry whole in its column: an entry's end is not at the top of
+// the next column.
+func TestHTMLObjectsList(t *testing.T) {
+	ns := namespace(t)
+	ctx := browser.Start(t)
+	dir := screenshots(t)
+	files := t.TempDir()
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "-settings-of-the-shop, namespace: " + ns + "}\ndata: {a: \"1\"}\n"
+		if err := os.WriteFile(filepath.Join(files, name+".yaml"), []byte(cm), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := mustSSA(t, 0, "explain-conflict", "-f", files, "--field-manager", "platform", "-o", "html").stdout
+	load(t, ctx, dir, "explain-conflict-list", page, "alpha-settings-of-the-shop")
+	tab, cancel, err := browser.Open(ctx, filepath.Join(dir, "explain-conflict-list.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	split, err := browser.Eval[int](tab, `Array.from(document.querySelectorAll("nav li")).filter(function(li){return li.getClientRects().length > 1}).length`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if split > 0 {
+		t.Errorf("%d entries of the list of objects are split between two columns", split)
+	}
+}
