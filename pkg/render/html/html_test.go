@@ -228,3 +228,28 @@ func TestPageSaysIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// A field a manager owns that the object does not hold (a Secret's
+// write-only stringData, stored as data) is on the page with its owner:
+// the YAML has no line for it, and the legend counts it.
+func TestWhoOwnsAbsentFields(t *testing.T) {
+	u := loadObject(t, "secret.yaml")
+	mf := u.GetManagedFields()
+	vault := mf[0].DeepCopy()
+	vault.Manager, vault.Operation = "vault", "Apply"
+	vault.FieldsV1.Raw = []byte(`{"f:stringData":{"f:extra":{}}}`)
+	u.SetManagedFields(append(mf, *vault))
+	var buf bytes.Buffer
+	if err := html.WhoOwns(&buf, []*ownership.Report{analyze(t, u, ownership.Filter{})}, html.OwnersOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	checkPage(t, page)
+	i := strings.Index(page, "Owned fields the object does not hold (1)")
+	if i < 0 {
+		t.Fatal("the page does not list the owned field the object does not hold")
+	}
+	if !strings.Contains(page[i:], "<code>.stringData.extra</code>") || !strings.Contains(page[i:], ">vault</span>") {
+		t.Errorf("the list does not name .stringData.extra and its owner vault:\n%s", page[i:])
+	}
+}

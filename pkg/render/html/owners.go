@@ -66,6 +66,9 @@ type ownersObject struct {
 	Fields, Unowned   int
 	Shared            []v1alpha1.Field
 	UnownedPaths      []string
+	// Absent are the owned fields no line shows: the object does not
+	// hold them.
+	Absent []v1alpha1.Field
 }
 
 // legendRow is one manager (managedFields entry) of the legend.
@@ -119,6 +122,7 @@ func ownersOf(r *ownership.Report, id string) ownersObject {
 			o.Shared = append(o.Shared, f)
 		}
 	}
+	o.Absent = render.BlameAbsent(r)
 	o.Unowned = len(r.Unowned)
 	for _, p := range r.Unowned {
 		o.UnownedPaths = append(o.UnownedPaths, p.String())
