@@ -19,7 +19,7 @@ func (o *whoOwnsOptions) whoOwnsPage(w io.Writer, shown []ownersShown) error {
 	for i, s := range shown {
 		reps[i] = s.rep
 	}
-	return html.WhoOwns(w, reps, html.OwnersOptions{Empty: o.view.Empty}, o.failed...)
+	return html.WhoOwns(w, reps, html.OwnersOptions{Empty: o.view.Empty, Unmatched: o.unmatched}, o.failed...)
 }
 
 // explainPage is explain-conflict's page of the objects predicted.

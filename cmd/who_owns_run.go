@@ -47,6 +47,7 @@ func (o *whoOwnsOptions) run(ctx context.Context) error {
 	}
 	// As data, an empty list too over many objects that all could be
 	// read.
+	o.unmatched = empty
 	if err := o.printer.flush(!single, !single && failed == 0); err != nil {
 		return err
 	}

@@ -253,3 +253,26 @@ func TestWhoOwnsAbsentFields(t *testing.T) {
 		t.Errorf("the list does not name .stringData.extra and its owner vault:\n%s", page[i:])
 	}
 }
+
+// Over many objects, those a filter leaves nothing of are not shown, and
+// the page says how many there are: not "No objects." when objects were
+// read and matched nothing.
+func TestWhoOwnsUnmatched(t *testing.T) {
+	var buf bytes.Buffer
+	if err := html.WhoOwns(&buf, nil, html.OwnersOptions{Empty: "no fields match", Unmatched: 2}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	checkPage(t, page)
+	if strings.Contains(page, "No objects.") || !strings.Contains(page, "no fields match, in all 2 objects read") {
+		t.Errorf("the page of 2 objects a filter matched nothing of does not say so:\n%s", page)
+	}
+	buf.Reset()
+	r := analyze(t, loadObject(t, "configmap.yaml"), ownership.Filter{})
+	if err := html.WhoOwns(&buf, []*ownership.Report{r}, html.OwnersOptions{Empty: "no fields match", Unmatched: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "no fields match, in 3 more objects read (not shown)") {
+		t.Errorf("the page does not say 3 more objects matched nothing")
+	}
+}

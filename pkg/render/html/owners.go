@@ -21,6 +21,9 @@ type OwnersOptions struct {
 	// Empty is said of an object a filter leaves nothing of ("": no
 	// fields match).
 	Empty string
+	// Unmatched is how many more objects were read that a filter left
+	// nothing of: they are not shown, the page counts them.
+	Unmatched int
 }
 
 // WhoOwns writes the ownership of objects (who-owns -o html): each
@@ -39,7 +42,7 @@ func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions, failed .
 	if len(objs) == 1 {
 		title = "Who owns the fields of " + objs[0].Name
 	}
-	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty}, failed)
+	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty, Unmatched: o.Unmatched}, failed)
 }
 
 func plural(n int, what string) string {
@@ -50,8 +53,9 @@ func plural(n int, what string) string {
 }
 
 type ownersBody struct {
-	Objects []ownersObject
-	Empty   string
+	Objects   []ownersObject
+	Empty     string
+	Unmatched int
 }
 
 // ownersObject is one object's section.
