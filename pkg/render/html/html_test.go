@@ -237,7 +237,7 @@ func TestWhoOwnsAbsentFields(t *testing.T) {
 	mf := u.GetManagedFields()
 	vault := mf[0].DeepCopy()
 	vault.Manager, vault.Operation = "vault", "Apply"
-	vault.FieldsV1.Raw = []byte(`{"f:stringData":{"f:extra":{}}}`)
+	vault.FieldsV1.SetRawString(`{"f:stringData":{"f:extra":{}}}`)
 	u.SetManagedFields(append(mf, *vault))
 	var buf bytes.Buffer
 	if err := html.WhoOwns(&buf, []*ownership.Report{analyze(t, u, ownership.Filter{})}, html.OwnersOptions{}); err != nil {
