@@ -131,7 +131,7 @@ func (o *auditOptions) complete(cmd *cobra.Command, args []string) (err error) {
 	if o.pal, err = o.palette(); err != nil {
 		return err
 	}
-	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable, documents: reviewDocuments(auditReview).with(viewHTML, auditPage)})
+	o.printer = choosePrinter(o.streams.Out, o.output.out, nil, textView[*v1alpha1.AuditReport]{one: o.printTable, documents: reviewDocuments(auditReview).with(viewHTML, o.auditPage)})
 	return nil
 }
 

@@ -36,7 +36,7 @@ func (o *auditOptions) run(ctx context.Context) error {
 	if len(failed) == len(targets) {
 		return errors.Join(failed...)
 	}
-	o.clusters = len(targets)
+	o.clusters, o.failed = len(targets), failed
 	if err := printAll(o.printer, []*v1alpha1.AuditReport{rep}, false); err != nil {
 		return err
 	}

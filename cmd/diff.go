@@ -154,6 +154,7 @@ func (o *diffOptions) run(ctx context.Context) error {
 		reports[i] = d.Report
 	}
 	o.view = render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
+	o.failed = failed
 	if err := printAll(o.printer, computed, len(p.manifests) > 1); err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (o *diffOptions) choosePrinter() {
 		one: func(w io.Writer, d *diff.Computed) error {
 			return render.Diff(w, d.Report, d.Live, d.Result, o.view)
 		},
-		documents: reviewDocuments(func(ds []*diff.Computed) *review.Document { return o.reviewOf("diff", diffObjects(ds)) }).with(viewHTML, diffPage),
+		documents: reviewDocuments(func(ds []*diff.Computed) *review.Document { return o.reviewOf("diff", diffObjects(ds)) }).with(viewHTML, o.diffPage),
 	})
 }
 

@@ -54,6 +54,7 @@ func (o *explainOptions) run(ctx context.Context) error {
 		}
 	}
 	o.view = render.Options{Time: o.time.mode, Now: time.Now(), Palette: p.pal}
+	o.failed = failed
 	if err := printAll(o.printer, explanations, len(p.manifests) > 1); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func (o *whoOwnsOptions) whoOwnsPage(w io.Writer, shown []ownersShown) error {
 	for i, s := range shown {
 		reps[i] = s.rep
 	}
-	return html.WhoOwns(w, reps, html.OwnersOptions{Empty: o.view.Empty})
+	return html.WhoOwns(w, reps, html.OwnersOptions{Empty: o.view.Empty, Unmatched: o.unmatched}, o.failed...)
 }
 
 // explainPage is explain-conflict's page of the objects predicted.
@@ -28,17 +28,19 @@ func (o *explainOptions) explainPage(w io.Writer, objs []explained) error {
 	for i, e := range objs {
 		out[i] = html.Explained{Report: e.report, Target: o.target(e.source, e.report)}
 	}
-	return html.Conflicts(w, out)
+	return html.Conflicts(w, out, o.failed...)
 }
 
 // diffPage is diff's page of the objects diffed.
-func diffPage(w io.Writer, objs []*diff.Computed) error {
+func (o *diffOptions) diffPage(w io.Writer, objs []*diff.Computed) error {
 	out := make([]html.Diffed, len(objs))
 	for i, d := range objs {
 		out[i] = html.Diffed{Report: d.Report, Live: d.Live, Result: d.Result}
 	}
-	return html.Diffs(w, out)
+	return html.Diffs(w, out, o.failed...)
 }
 
 // auditPage is audit's page of its report.
-func auditPage(w io.Writer, reports []*v1alpha1.AuditReport) error { return html.Audit(w, reports) }
+func (o *auditOptions) auditPage(w io.Writer, reports []*v1alpha1.AuditReport) error {
+	return html.Audit(w, reports, o.failed...)
+}

@@ -34,6 +34,9 @@ type globalOptions struct {
 	// oneDial makes the run's requests to a server wait for the first
 	// one's connection (kube.NewOneDial).
 	oneDial func(http.RoundTripper) http.RoundTripper
+	// failed are the run's errors on some of its objects or clusters
+	// (said on stderr as well), that a page says it lacks.
+	failed []error
 }
 
 func (g *globalOptions) palette() (*render.Palette, error) {

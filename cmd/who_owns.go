@@ -31,6 +31,8 @@ type whoOwnsOptions struct {
 	printer printer[ownersShown]
 	// view is the text views' options (the run sets the time).
 	view render.Options
+	// unmatched is how many objects a filter left nothing of (not shown).
+	unmatched int
 }
 
 // longTable is the number of rows over which the default table of one

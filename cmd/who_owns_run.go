@@ -23,6 +23,9 @@ func (o *whoOwnsOptions) run(ctx context.Context) error {
 		return err
 	}
 	o.view = o.renderOptions()
+	if partial != nil {
+		o.failed = append(o.failed, partial)
+	}
 	analyzed, failed := o.analyze(objs)
 	if err := o.unmatchedFields(analyzed); err != nil {
 		return err
@@ -44,6 +47,7 @@ func (o *whoOwnsOptions) run(ctx context.Context) error {
 	}
 	// As data, an empty list too over many objects that all could be
 	// read.
+	o.unmatched = empty
 	if err := o.printer.flush(!single, !single && failed == 0); err != nil {
 		return err
 	}
@@ -76,6 +80,7 @@ func (o *whoOwnsOptions) analyze(objs []*unstructured.Unstructured) (analyzed []
 		rep, err := ownership.Analyze(obj, ownership.Options{ShowSecretValues: o.showSecretValues})
 		if err != nil {
 			render.Error(o.streams.ErrOut, err)
+			o.failed = append(o.failed, err)
 			failed++
 			continue
 		}

@@ -400,3 +400,25 @@ func unionInts(a, b []int) []int {
 	sort.Ints(out)
 	return out
 }
+
+// BlameAbsent are the owned fields of a report that no line of
+// BlameLines shows: a field the object does not hold, as a Secret's
+// write-only stringData (stored as data) or a field owned but removed.
+func BlameAbsent(r *ownership.Report) []v1alpha1.Field {
+	b := &blamer{r: r}
+	b.mapping(r.Content, r.Tree, nil, fieldpath.Path{}, "", "")
+	shown := &fieldpath.Set{}
+	for _, l := range b.lines {
+		shown.Insert(l.path)
+		if l.item != nil {
+			shown.Insert(l.item)
+		}
+	}
+	var out []v1alpha1.Field
+	for _, f := range r.Fields {
+		if !shown.Has(f.Path.Elements()) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,11 +25,11 @@ import (
 // hostileNote is an annotation that would be markup if a page pasted it.
 const hostileNote = `<img src=x onerror=alert(1)></script><script>alert(2)</script>"'`
 
-// hostileManager is a field manager's name that would be markup too.
-const hostileManager = `<img src=x onerror=alert(3)>`
+// hostilePageManager is a field manager's name that would be markup too.
+const hostilePageManager = `<img src=x onerror=alert(3)>`
 
-// secretValue is a Secret's value that no page may hold, nor its base64.
-const secretValue = "hunter2-html-e2e"
+// pageSecretValue is a Secret's value that no page may hold, nor its base64.
+const pageSecretValue = "hunter2-html-e2e"
 
 var htmlDeployment = `apiVersion: apps/v1
 kind: Deployment
@@ -158,7 +159,7 @@ func load(t *testing.T, ctx context.Context, dir, name, html string, hostile ...
 			t.Errorf("%s does not show %q as text", name, h)
 		}
 	}
-	for _, leak := range []string{secretValue, base64.StdEncoding.EncodeToString([]byte(secretValue))} {
+	for _, leak := range []string{pageSecretValue, base64.StdEncoding.EncodeToString([]byte(pageSecretValue))} {
 		if strings.Contains(html, leak) {
 			t.Errorf("%s holds a Secret's value (%s)", name, leak)
 		}
@@ -213,10 +214,10 @@ func TestHTMLPages(t *testing.T) {
 	ctx := browser.Start(t)
 	dir := screenshots(t)
 	apply(t, ns, "platform", htmlDeployment, false)
-	apply(t, ns, "platform", "apiVersion: v1\nkind: Secret\nmetadata: {name: db, annotations: {example.com/note: "+strconv.Quote(hostileNote)+"}}\nstringData: {password: "+secretValue+"}\n", false)
+	apply(t, ns, "platform", "apiVersion: v1\nkind: Secret\nmetadata: {name: db, annotations: {example.com/note: "+strconv.Quote(hostileNote)+"}}\nstringData: {password: "+pageSecretValue+"}\n", false)
 	kubectlScale(t, ns, "deployment/web", 3)
 	kubectlSetImage(t, ns, "deployment/web", "web=nginx:1.28")
-	patch(t, parse(t, strings.Replace(htmlDeployment, "name: web\n", "name: web\n  namespace: "+ns+"\n", 1)), hostileManager, `{"metadata":{"labels":{"team":"a"}}}`)
+	patch(t, parse(t, strings.Replace(htmlDeployment, "name: web\n", "name: web\n  namespace: "+ns+"\n", 1)), hostilePageManager, `{"metadata":{"labels":{"team":"a"}}}`)
 	manifest := filepath.Join(t.TempDir(), "web.yaml")
 	applied := strings.NewReplacer("nginx:1.27", "nginx:1.29", "replicas: 2", "replicas: 4", "  annotations:", "  labels: {team: b}\n  annotations:").Replace(htmlDeployment)
 	if err := os.WriteFile(manifest, []byte(applied), 0o600); err != nil {
@@ -224,7 +225,7 @@ func TestHTMLPages(t *testing.T) {
 	}
 
 	page := mustSSA(t, 0, "who-owns", "-n", ns, "deployment/web", "-o", "html").stdout
-	s := load(t, ctx, dir, "who-owns", page, hostileNote, hostileManager)
+	s := load(t, ctx, dir, "who-owns", page, hostileNote, hostilePageManager)
 	for _, want := range []string{"platform", "kubectl-set", "Update", "scale", "nginx:1.28", "replicas: 3", "example.com/note"} {
 		if !strings.Contains(s.text, want) {
 			t.Errorf("who-owns' page does not show %q:\n%s", want, s.text)
@@ -232,13 +233,13 @@ func TestHTMLPages(t *testing.T) {
 	}
 	load(t, ctx, dir, "who-owns-secret", mustSSA(t, 0, "who-owns", "-n", ns, "secret/db", "-o", "html").stdout, hostileNote)
 
-	s = load(t, ctx, dir, "explain-conflict", mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostileManager)
+	s = load(t, ctx, dir, "explain-conflict", mustSSA(t, 1, "explain-conflict", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostilePageManager)
 	for _, want := range []string{"CONFLICT", ".spec.replicas", `.spec.template.spec.containers[name="web"].image`, "kubectl-set", "kubectl ssa handover", "--force-conflicts"} {
 		if !strings.Contains(s.text, want) {
 			t.Errorf("explain-conflict's page does not show %q:\n%s", want, s.text)
 		}
 	}
-	s = load(t, ctx, dir, "diff", mustSSA(t, 1, "diff", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostileManager)
+	s = load(t, ctx, dir, "diff", mustSSA(t, 1, "diff", "-n", ns, "-f", manifest, "--field-manager", "platform", "-o", "html").stdout, hostilePageManager)
 	for _, want := range []string{"The apply fails", "image: nginx:1.29", "replicas: 4", "kubectl-set", "platform"} {
 		if !strings.Contains(s.text, want) {
 			t.Errorf("diff's page does not show %q:\n%s", want, s.text)
@@ -313,5 +314,94 @@ func checkAuditPage(t *testing.T, ctx context.Context, dir, ns string) {
 	}
 	if !strings.HasPrefix(status, "0 of ") || visible != 0 {
 		t.Errorf("with no severity ticked the page says %q and shows %d findings, want 0", status, visible)
+	}
+}
+
+// TestHTMLLongNames: a manager's name of 128 characters without a space
+// (the longest the apiserver takes) wraps in its table: the page is no
+// wider than the window, nothing is pushed off it.
+func TestHTMLLongNames(t *testing.T) {
+	ctx := browser.Start(t)
+	dir := screenshots(t)
+	long := strings.Repeat("m", 128)
+	obj := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: long
+  namespace: shop
+  managedFields:
+  - {manager: ` + long + `, operation: Apply, apiVersion: v1, time: "2026-01-02T03:04:05Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}}}}
+  - {manager: kubectl-edit, operation: Update, apiVersion: v1, time: "2026-01-02T03:04:05Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:b": {}}}}
+data: {a: "1", b: "2"}
+`
+	file := filepath.Join(t.TempDir(), "long.yaml")
+	if err := os.WriteFile(file, []byte(obj), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := mustSSA(t, 0, "who-owns", "--local", "-f", file, "-o", "html").stdout
+	load(t, ctx, dir, "who-owns-long", page, "kubectl-edit")
+	tab, cancel, err := browser.Open(ctx, filepath.Join(dir, "who-owns-long.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	widths, err := browser.Eval[string](tab, `document.documentElement.scrollWidth + " " + document.documentElement.clientWidth`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wide, window int
+	if _, err := fmt.Sscan(widths, &wide, &window); err != nil || wide > window {
+		t.Errorf("the page is %d pixels wide in a window of %d: a long name pushes the tables off it (%v)", wide, window, err)
+	}
+}
+
+// TestHTMLIncomplete: a run that fails on one of its objects still
+// writes the page of the others, exits 2, and the page says at its top
+// that it is incomplete and why: kept alone, it is not taken for the
+// whole answer.
+func TestHTMLIncomplete(t *testing.T) {
+	ns := namespace(t)
+	ctx := browser.Start(t)
+	dir := screenshots(t)
+	apply(t, ns, "platform", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {a: \"1\"}\n", false)
+	r := ssa(t, "who-owns", "-n", ns, "configmap/app", "configmap/nope", "-o", "html")
+	if r.code != 2 || !strings.Contains(r.stderr, `"nope" not found`) {
+		t.Fatalf("who-owns of a missing object: exit %d, want 2, and an error on stderr:\n%s", r.code, r.stderr)
+	}
+	s := load(t, ctx, dir, "who-owns-incomplete", r.stdout, "platform")
+	for _, want := range []string{"Incomplete: 1 error", `configmaps "nope" not found`, "ConfigMap/" + ns + "/app"} {
+		if !strings.Contains(s.text, want) {
+			t.Errorf("the page of a run that failed on one object does not show %q:\n%s", want, s.text)
+		}
+	}
+}
+
+// TestHTMLObjectsList: the list of objects atop a page of several keeps
+// each entry whole in its column: an entry's end is not at the top of
+// the next column.
+func TestHTMLObjectsList(t *testing.T) {
+	ns := namespace(t)
+	ctx := browser.Start(t)
+	dir := screenshots(t)
+	files := t.TempDir()
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "-settings-of-the-shop, namespace: " + ns + "}\ndata: {a: \"1\"}\n"
+		if err := os.WriteFile(filepath.Join(files, name+".yaml"), []byte(cm), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := mustSSA(t, 0, "explain-conflict", "-f", files, "--field-manager", "platform", "-o", "html").stdout
+	load(t, ctx, dir, "explain-conflict-list", page, "alpha-settings-of-the-shop")
+	tab, cancel, err := browser.Open(ctx, filepath.Join(dir, "explain-conflict-list.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	split, err := browser.Eval[int](tab, `Array.from(document.querySelectorAll("nav li")).filter(function(li){return li.getClientRects().length > 1}).length`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if split > 0 {
+		t.Errorf("%d entries of the list of objects are split between two columns", split)
 	}
 }

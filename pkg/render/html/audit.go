@@ -19,13 +19,14 @@ const openFindings = 2000
 // Audit writes an audit (-o html): the findings grouped by cluster,
 // namespace and object, with their counts by code, severity and
 // manager, and filters by code and severity (the page's script: without
-// it every finding shows).
-func Audit(w io.Writer, reports []*v1alpha1.AuditReport) error {
+// it every finding shows). failed are the run's errors: the page says
+// it is incomplete.
+func Audit(w io.Writer, reports []*v1alpha1.AuditReport, failed ...error) error {
 	b := auditBody{}
 	for _, r := range reports {
 		b.Reports = append(b.Reports, auditOf(r))
 	}
-	return write(w, auditPage, "Audit of managedFields", "audit", b)
+	return write(w, auditPage, "Audit of managedFields", "audit", b, failed)
 }
 
 type auditBody struct {

@@ -24,8 +24,9 @@ type Explained struct {
 // with its verdict, its conflicts first with both values and their
 // owner, the ways to resolve them as commands and snippets to copy, what
 // the apply removes, resets and leaves to others, and admission's
-// verdicts; the text view's whole explanation folds below.
-func Conflicts(w io.Writer, objs []Explained) error {
+// verdicts; the text view's whole explanation folds below. failed are
+// the objects that could not be predicted: the page says it is incomplete.
+func Conflicts(w io.Writer, objs []Explained, failed ...error) error {
 	out := make([]conflictObject, len(objs))
 	for i, e := range objs {
 		out[i] = conflictOf(e, fmt.Sprintf("o%d", i+1))
@@ -34,7 +35,7 @@ func Conflicts(w io.Writer, objs []Explained) error {
 	if len(out) == 1 {
 		title = "What applying " + out[0].Name + " does"
 	}
-	return write(w, conflictPage, title, "explain-conflict", out)
+	return write(w, conflictPage, title, "explain-conflict", out, failed)
 }
 
 // conflictObject is one object's section.

@@ -22,8 +22,9 @@ type Diffed struct {
 // Diffs writes diff's reports (-o html): each object with its conflicts
 // and their ways out first, the unified diff with every changed line's
 // owners before and after, what other managers keep and why, and
-// admission's verdicts.
-func Diffs(w io.Writer, objs []Diffed) error {
+// admission's verdicts. failed are the objects that could not be
+// predicted: the page says it is incomplete.
+func Diffs(w io.Writer, objs []Diffed, failed ...error) error {
 	out := make([]diffObject, len(objs))
 	for i, d := range objs {
 		r := d.Report
@@ -41,7 +42,7 @@ func Diffs(w io.Writer, objs []Diffed) error {
 	if len(out) == 1 {
 		title = "What applying " + out[0].Name + " changes"
 	}
-	return write(w, diffPage, title, "diff", out)
+	return write(w, diffPage, title, "diff", out, failed)
 }
 
 // diffObject is one object's section.

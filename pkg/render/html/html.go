@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -51,22 +52,59 @@ type frame struct {
 	CSS     template.CSS
 	Script  template.JS
 	Body    any
+	// Failed are the run's errors: the page is not the whole answer.
+	Failed []string
 }
 
-// write writes a page: its body (data of t's "body"), under title.
-func write(w io.Writer, t *template.Template, title, command string, body any) error {
+// write writes a page: its body (data of t's "body"), under title, and
+// the run's errors (failed) first.
+func write(w io.Writer, t *template.Template, title, command string, body any, failed []error) error {
 	css := style
 	f := frame{
 		Title: title, Command: command, Body: body,
 		CSS: template.CSS(css), Script: template.JS(script), // our own files, allowed by their hashes
 		CSP: "default-src 'none'; style-src " + hash(css) + "; script-src " + hash(script) + "; img-src 'none'; base-uri 'none'; form-action 'none'",
 	}
+	for _, err := range failed {
+		f.Failed = append(f.Failed, err.Error())
+	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "page", f); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(visible(buf.Bytes()))
 	return err
+}
+
+// visible escapes what would not show as itself (control characters,
+// the bidirectional and zero-width ones that reorder or hide text) as
+// the text views do (render.Escape: "\u202e"), so the page shows what
+// the objects hold. Newlines and tabs stay; the page's own text has
+// nothing else to escape.
+func visible(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		keep := r == '\n' || r == '\t' || (r >= 0x20 && r < 0x7f)
+		if !keep {
+			if e := render.Escape(string(b[i : i+size])); e != string(b[i:i+size]) {
+				if out == nil {
+					out = append(make([]byte, 0, len(b)+64), b[:i]...)
+				}
+				out = append(out, e...)
+				i += size
+				continue
+			}
+		}
+		if out != nil {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // hash is a CSP source that allows the inline text s.

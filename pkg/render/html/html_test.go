@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"flag"
 	stdhtml "html"
 	"os"
@@ -172,5 +173,106 @@ func TestWhoOwnsHostile(t *testing.T) {
 	checkPage(t, buf.String())
 	if !strings.Contains(buf.String(), "&lt;img src=x onerror=alert(1)&gt;") {
 		t.Error("the hostile annotation is not on the page as text")
+	}
+}
+
+// A value or manager holding a character that reorders or hides text
+// (U+202E, a zero-width space) shows it escaped, as the text views do:
+// the page shows what the object holds, not "abcwzfed" for
+// "abc\u202edef\u200bzw".
+func TestWhoOwnsInvisibleEscaped(t *testing.T) {
+	u := loadObject(t, "deployment.yaml")
+	u.SetAnnotations(map[string]string{"example.com/note": "abc\u202edef\u200bzw"})
+	mf := u.GetManagedFields()
+	mf[0].Manager = "ci\u2066bot\u2069"
+	u.SetManagedFields(mf)
+	var buf bytes.Buffer
+	if err := html.WhoOwns(&buf, []*ownership.Report{analyze(t, u, ownership.Filter{})}, html.OwnersOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	checkPage(t, page)
+	for _, r := range page {
+		if r == 0x202e || r == 0x200b || r == 0x2066 || r == 0x2069 {
+			t.Errorf("the page holds %U raw", r)
+		}
+	}
+	for _, want := range []string{`abc\u202edef\u200bzw`, `ci\u2066bot\u2069`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not show %s", want)
+		}
+	}
+}
+
+// A run that failed on some objects says so at the top of its page, with
+// each error as text: a page kept alone (a CronJob's) is not taken for
+// the whole answer.
+func TestPageSaysIncomplete(t *testing.T) {
+	r := analyze(t, loadObject(t, "configmap.yaml"), ownership.Filter{})
+	var whole, partial bytes.Buffer
+	if err := html.WhoOwns(&whole, []*ownership.Report{r}, html.OwnersOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(whole.String(), "Incomplete") {
+		t.Error("a page of a run without errors says it is incomplete")
+	}
+	failed := []error{errors.New(`deployments.apps "<b>nope</b>" not found`)}
+	if err := html.WhoOwns(&partial, []*ownership.Report{r}, html.OwnersOptions{}, failed...); err != nil {
+		t.Fatal(err)
+	}
+	page := partial.String()
+	checkPage(t, page)
+	for _, want := range []string{"Incomplete: 1 error", `deployments.apps &#34;&lt;b&gt;nope&lt;/b&gt;&#34; not found`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page of a run with an error does not say %q", want)
+		}
+	}
+}
+
+// A field a manager owns that the object does not hold (a Secret's
+// write-only stringData, stored as data) is on the page with its owner:
+// the YAML has no line for it, and the legend counts it.
+func TestWhoOwnsAbsentFields(t *testing.T) {
+	u := loadObject(t, "secret.yaml")
+	mf := u.GetManagedFields()
+	vault := mf[0].DeepCopy()
+	vault.Manager, vault.Operation = "vault", "Apply"
+	vault.FieldsV1.SetRawString(`{"f:stringData":{"f:extra":{}}}`)
+	u.SetManagedFields(append(mf, *vault))
+	var buf bytes.Buffer
+	if err := html.WhoOwns(&buf, []*ownership.Report{analyze(t, u, ownership.Filter{})}, html.OwnersOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	checkPage(t, page)
+	i := strings.Index(page, "Owned fields the object does not hold (1)")
+	if i < 0 {
+		t.Fatal("the page does not list the owned field the object does not hold")
+	}
+	if !strings.Contains(page[i:], "<code>.stringData.extra</code>") || !strings.Contains(page[i:], ">vault</span>") {
+		t.Errorf("the list does not name .stringData.extra and its owner vault:\n%s", page[i:])
+	}
+}
+
+// Over many objects, those a filter leaves nothing of are not shown, and
+// the page says how many there are: not "No objects." when objects were
+// read and matched nothing.
+func TestWhoOwnsUnmatched(t *testing.T) {
+	var buf bytes.Buffer
+	if err := html.WhoOwns(&buf, nil, html.OwnersOptions{Empty: "no fields match", Unmatched: 2}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	checkPage(t, page)
+	if strings.Contains(page, "No objects.") || !strings.Contains(page, "no fields match, in all 2 objects read") {
+		t.Errorf("the page of 2 objects a filter matched nothing of does not say so:\n%s", page)
+	}
+	buf.Reset()
+	r := analyze(t, loadObject(t, "configmap.yaml"), ownership.Filter{})
+	if err := html.WhoOwns(&buf, []*ownership.Report{r}, html.OwnersOptions{Empty: "no fields match", Unmatched: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "no fields match, in 3 more objects read (not shown)") {
+		t.Errorf("the page does not say 3 more objects matched nothing")
 	}
 }

@@ -21,12 +21,16 @@ type OwnersOptions struct {
 	// Empty is said of an object a filter leaves nothing of ("": no
 	// fields match).
 	Empty string
+	// Unmatched is how many more objects were read that a filter left
+	// nothing of: they are not shown, the page counts them.
+	Unmatched int
 }
 
 // WhoOwns writes the ownership of objects (who-owns -o html): each
 // object's YAML with every line's owners, a legend of its managers,
-// its shared fields and the paths nobody owns.
-func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions) error {
+// its shared fields and the paths nobody owns. failed are the objects
+// that could not be read: the page says it is incomplete.
+func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions, failed ...error) error {
 	if o.Empty == "" {
 		o.Empty = "no fields match"
 	}
@@ -38,7 +42,7 @@ func WhoOwns(w io.Writer, reports []*ownership.Report, o OwnersOptions) error {
 	if len(objs) == 1 {
 		title = "Who owns the fields of " + objs[0].Name
 	}
-	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty})
+	return write(w, ownersPage, title, "who-owns", ownersBody{Objects: objs, Empty: o.Empty, Unmatched: o.Unmatched}, failed)
 }
 
 func plural(n int, what string) string {
@@ -49,8 +53,9 @@ func plural(n int, what string) string {
 }
 
 type ownersBody struct {
-	Objects []ownersObject
-	Empty   string
+	Objects   []ownersObject
+	Empty     string
+	Unmatched int
 }
 
 // ownersObject is one object's section.
@@ -65,6 +70,9 @@ type ownersObject struct {
 	Fields, Unowned   int
 	Shared            []v1alpha1.Field
 	UnownedPaths      []string
+	// Absent are the owned fields no line shows: the object does not
+	// hold them.
+	Absent []v1alpha1.Field
 }
 
 // legendRow is one manager (managedFields entry) of the legend.
@@ -118,6 +126,7 @@ func ownersOf(r *ownership.Report, id string) ownersObject {
 			o.Shared = append(o.Shared, f)
 		}
 	}
+	o.Absent = render.BlameAbsent(r)
 	o.Unowned = len(r.Unowned)
 	for _, p := range r.Unowned {
 		o.UnownedPaths = append(o.UnownedPaths, p.String())
