@@ -141,6 +141,11 @@ func invisible(r rune) bool {
 	return false
 }
 
+// Invisible tells whether r changes how the text around it shows without
+// showing itself (invisible): the other outputs (a page, a pull
+// request's comment) escape it as the terminal views do.
+func Invisible(r rune) bool { return invisible(r) }
+
 // Error prints an error for a terminal: "error: " and the message, escaped
 // on one line; then, for an error that offers what the user may have meant
 // (a mistyped command), "Did you mean this?" and each name on its own

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/apis/ssa/v1alpha1"
+	"github.com/kubectl-ssa/kubectl-ssa/pkg/render"
 	"github.com/kubectl-ssa/kubectl-ssa/pkg/render/review"
 )
 
@@ -409,6 +410,10 @@ func md(s string) string {
 			b.WriteString("&amp;")
 		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
+		case render.Invisible(r):
+			// Shown escaped, as the text views show it: a bidi override
+			// would reorder the comment's line ("Trojan Source").
+			fmt.Fprintf(&b, "\\u%04x", r)
 		case unicode.IsControl(r) || r == utf8.RuneError:
 			b.WriteRune(utf8.RuneError)
 		case strings.ContainsRune(markup, r):
@@ -424,5 +429,13 @@ func md(s string) string {
 // htm escapes s for an HTML block (a section's summary line), where
 // Markdown is not read: entities only, line breaks as spaces.
 func htm(s string) string {
-	return html.EscapeString(strings.NewReplacer("\n", " ", "\r", " ").Replace(s))
+	var b strings.Builder
+	for _, r := range strings.NewReplacer("\n", " ", "\r", " ").Replace(s) {
+		if render.Invisible(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return html.EscapeString(b.String())
 }

@@ -126,3 +126,28 @@ func TestWriteSnapshotLine(t *testing.T) {
 		t.Errorf("no snapshot line under the title:\n%s", b.String())
 	}
 }
+
+// A bidi override or a zero-width character from the cluster (a name, a
+// manager, a value) is shown escaped, as the terminal views show it: raw,
+// it would reorder the comment's line ("Trojan Source").
+func TestInvisibleEscaped(t *testing.T) {
+	d := bigDocument(1)
+	d.Objects[0].Ref.Name = "cm\u202egnp.exe"
+	d.Objects[0].Problems[0].Owners = []string{"zero\u200bwidth"}
+	d.Objects[0].Changes[0].After = "abc\u202edef"
+	var b bytes.Buffer
+	if err := markdown.Write(&b, d, markdown.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, r := range []string{"\u202e", "\u200b"} {
+		if strings.Contains(out, r) {
+			t.Errorf("the comment holds %U raw", []rune(r)[0])
+		}
+	}
+	for _, want := range []string{`cm\u202egnp.exe`, `zero\u200bwidth`, `abc\u202edef`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the comment lacks %s, escaped", want)
+		}
+	}
+}
