@@ -229,6 +229,9 @@ func (h handler) OnDelete(obj any) {
 	h.locked(obj, func(meta *metav1.PartialObjectMetadata) {
 		h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Dec()
 		h.m.forget(h.kind, meta)
+		if h.kind.GVR.Group == "" && h.kind.GVR.Resource == "namespaces" {
+			h.m.metrics.dropNamespace(meta.Name)
+		}
 	})
 }
 

@@ -274,3 +274,28 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+var namespaces = kube.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
+
+// TestMonitorNamespaceGone: when a namespace is deleted, its counters'
+// series go with it (namespaces come and go: CI's, previews'), the other
+// namespaces' stay.
+func TestMonitorNamespaceGone(t *testing.T) {
+	r := newRig(t)
+	m := r.mon.metrics
+	r.write(scenario.Apply{Manager: "gitops", Manifest: web})
+	r.write(scenario.Update{Manager: "kubectl", Subresource: "scale", Mutate: scenario.Set(int64(4), "spec", "replicas")})
+	m.ManualEdits.WithLabelValues("other", "Deployment", "kubectl").Inc()
+	m.Fights.WithLabelValues("shop", "Deployment", "kubectl").Inc()
+	m.ForcedTakeovers.WithLabelValues("shop", "Deployment", "kubectl").Inc()
+	r.h.OnDelete(r.last)
+	handler{r.mon, namespaces}.OnDelete(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "uid-shop"}})
+	for name, c := range map[string]*prometheus.CounterVec{"fights": m.Fights, "manual edits": m.ManualEdits, "takeovers": m.ForcedTakeovers} {
+		if n := testutil.CollectAndCount(c); name == "manual edits" && n != 1 || name != "manual edits" && n != 0 {
+			t.Errorf("%s: %d series left after the namespace's deletion", name, n)
+		}
+	}
+	if got := testutil.ToFloat64(m.ManualEdits.WithLabelValues("other", "Deployment", "kubectl")); got != 1 {
+		t.Errorf("another namespace's series: %v, want 1", got)
+	}
+}
