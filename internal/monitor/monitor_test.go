@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -297,5 +298,38 @@ func TestMonitorNamespaceGone(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.ManualEdits.WithLabelValues("other", "Deployment", "kubectl")); got != 1 {
 		t.Errorf("another namespace's series: %v, want 1", got)
+	}
+}
+
+// TestMonitorNoReportCRD: without the PolicyReport CRD, the monitor says
+// so once, with what to do, rather than a line per write, and writes the
+// reports once the CRD is there.
+func TestMonitorNoReportCRD(t *testing.T) {
+	r := newRig(t)
+	var logged []string
+	r.mon.cfg.Log = func(s string) { logged = append(logged, s) }
+	client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	var installed atomic.Bool
+	var applied atomic.Int32
+	client.PrependReactor("patch", "policyreports", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if !installed.Load() {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+		}
+		applied.Add(1)
+		return true, nil, nil
+	})
+	r.mon.cfg.Reports = client
+	r.write(scenario.Apply{Manager: "gitops", Manifest: web})
+	r.write(scenario.Update{Manager: "kubectl", Subresource: "scale", Mutate: scenario.Set(int64(4), "spec", "replicas")})
+	for range 3 {
+		r.mon.tick(context.Background())
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "CRD") || !strings.Contains(logged[0], "--policy-reports=false") {
+		t.Errorf("logged %q, want one line naming the CRD and --policy-reports=false", logged)
+	}
+	installed.Store(true)
+	r.mon.tick(context.Background())
+	if applied.Load() != 1 {
+		t.Errorf("%d reports written once the CRD is installed, want 1", applied.Load())
 	}
 }
