@@ -42,8 +42,12 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	if o.sel.AllKinds {
 		kinds.Resources = slices.DeleteFunc(kinds.Resources, isEvents)
 	}
+	log := o.logger()
+	if kinds, err = o.watchable(ctx, c.Config, kinds, log); err != nil {
+		return err
+	}
 	if len(kinds.Resources) == 0 {
-		return errors.New("no kind to monitor: the server lists none that can be watched")
+		return errors.New("no kind to monitor: the server lists none that this account may list and watch")
 	}
 	// The typed clients of the two groups it writes, not a whole
 	// clientset: the binary links what it calls.
@@ -62,7 +66,6 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := monitor.NewMetrics(reg)
-	log := o.logger()
 	var current atomic.Pointer[monitor.Monitor]
 	srv := &http.Server{Handler: o.mux(reg, &current), ReadHeaderTimeout: 10 * time.Second}
 	log(fmt.Sprintf("monitoring %s; /metrics, /healthz and /readyz on %s", describeKinds(kinds), ln.Addr()))

@@ -41,3 +41,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.Fights, m.ManualEdits, m.ForcedTakeovers, m.Findings, m.Objects)
 	return m
 }
+
+// dropNamespace deletes the counters' series of a namespace gone:
+// namespaces come and go (CI's, previews'), their series would pile up.
+// Its findings went with its objects. Only seen when namespaces are
+// watched (--all-kinds does).
+func (m *Metrics) dropNamespace(ns string) {
+	for _, c := range []*prometheus.CounterVec{m.Fights, m.ManualEdits, m.ForcedTakeovers} {
+		c.DeletePartialMatch(prometheus.Labels{labelNamespace: ns})
+	}
+}

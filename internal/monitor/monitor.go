@@ -70,6 +70,9 @@ type Monitor struct {
 	// dirty are the namespaces whose PolicyReport is to be written again
 	// ("" is the ClusterPolicyReport).
 	dirty map[string]bool
+	// noCRD: a report could not be written for want of its CRD (only
+	// tick reads and writes it).
+	noCRD bool
 }
 
 type named struct {
@@ -184,15 +187,36 @@ func (m *Monitor) tick(ctx context.Context) {
 	}
 	m.dirty = map[string]bool{}
 	m.mu.Unlock()
-	for _, r := range reports {
-		if err := r.write(ctx, m.cfg.Reports); err != nil && ctx.Err() == nil {
-			if retry(err) {
-				m.mu.Lock()
-				m.dirty[r.namespace] = true
-				m.mu.Unlock()
+	for i, r := range reports {
+		err := r.write(ctx, m.cfg.Reports)
+		switch {
+		case err == nil:
+			m.noCRD = false
+		case ctx.Err() != nil:
+		case missingCRD(err):
+			// Said once; the reports wait for the CRD, tried one a tick.
+			if !m.noCRD {
+				m.cfg.Log("the PolicyReport CRDs (wgpolicyk8s.io) are not installed: no report is written until they are " +
+					"(kubectl apply -f deploy/crds/), or run with --policy-reports=false")
 			}
+			m.noCRD = true
+			m.redo(reports[i:])
+			return
+		case retry(err):
+			m.redo(reports[i : i+1])
+			fallthrough
+		default:
 			m.cfg.Log(err.Error())
 		}
+	}
+}
+
+// redo marks reports to be written again at the next tick.
+func (m *Monitor) redo(reports []report) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range reports {
+		m.dirty[r.namespace] = true
 	}
 }
 
@@ -229,6 +253,9 @@ func (h handler) OnDelete(obj any) {
 	h.locked(obj, func(meta *metav1.PartialObjectMetadata) {
 		h.m.metrics.Objects.WithLabelValues(h.kind.Kind).Dec()
 		h.m.forget(h.kind, meta)
+		if h.kind.GVR.Group == "" && h.kind.GVR.Resource == "namespaces" {
+			h.m.metrics.dropNamespace(meta.Name)
+		}
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -272,5 +273,63 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("not within 10 s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var namespaces = kube.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
+
+// TestMonitorNamespaceGone: when a namespace is deleted, its counters'
+// series go with it (namespaces come and go: CI's, previews'), the other
+// namespaces' stay.
+func TestMonitorNamespaceGone(t *testing.T) {
+	r := newRig(t)
+	m := r.mon.metrics
+	r.write(scenario.Apply{Manager: "gitops", Manifest: web})
+	r.write(scenario.Update{Manager: "kubectl", Subresource: "scale", Mutate: scenario.Set(int64(4), "spec", "replicas")})
+	m.ManualEdits.WithLabelValues("other", "Deployment", "kubectl").Inc()
+	m.Fights.WithLabelValues("shop", "Deployment", "kubectl").Inc()
+	m.ForcedTakeovers.WithLabelValues("shop", "Deployment", "kubectl").Inc()
+	r.h.OnDelete(r.last)
+	handler{r.mon, namespaces}.OnDelete(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "uid-shop"}})
+	for name, c := range map[string]*prometheus.CounterVec{"fights": m.Fights, "manual edits": m.ManualEdits, "takeovers": m.ForcedTakeovers} {
+		if n := testutil.CollectAndCount(c); name == "manual edits" && n != 1 || name != "manual edits" && n != 0 {
+			t.Errorf("%s: %d series left after the namespace's deletion", name, n)
+		}
+	}
+	if got := testutil.ToFloat64(m.ManualEdits.WithLabelValues("other", "Deployment", "kubectl")); got != 1 {
+		t.Errorf("another namespace's series: %v, want 1", got)
+	}
+}
+
+// TestMonitorNoReportCRD: without the PolicyReport CRD, the monitor says
+// so once, with what to do, rather than a line per write, and writes the
+// reports once the CRD is there.
+func TestMonitorNoReportCRD(t *testing.T) {
+	r := newRig(t)
+	var logged []string
+	r.mon.cfg.Log = func(s string) { logged = append(logged, s) }
+	client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	var installed atomic.Bool
+	var applied atomic.Int32
+	client.PrependReactor("patch", "policyreports", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if !installed.Load() {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+		}
+		applied.Add(1)
+		return true, nil, nil
+	})
+	r.mon.cfg.Reports = client
+	r.write(scenario.Apply{Manager: "gitops", Manifest: web})
+	r.write(scenario.Update{Manager: "kubectl", Subresource: "scale", Mutate: scenario.Set(int64(4), "spec", "replicas")})
+	for range 3 {
+		r.mon.tick(context.Background())
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "CRD") || !strings.Contains(logged[0], "--policy-reports=false") {
+		t.Errorf("logged %q, want one line naming the CRD and --policy-reports=false", logged)
+	}
+	installed.Store(true)
+	r.mon.tick(context.Background())
+	if applied.Load() != 1 {
+		t.Errorf("%d reports written once the CRD is installed, want 1", applied.Load())
 	}
 }

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -142,6 +143,17 @@ func toAny(rs []map[string]any) []any {
 // going, nor when the server refuses it (no CRD, no right).
 func retry(err error) bool {
 	return !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !apierrors.IsMethodNotSupported(err)
+}
+
+// missingCRD tells a report refused for want of its resource (the CRD
+// not installed) from one refused for want of its namespace.
+func missingCRD(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Kind != "namespaces"
 }
 
 // stale marks for writing the reports an earlier run left (their

@@ -760,3 +760,29 @@ func TestMonitorSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorForbiddenKind: an account that may list but not watch a
+// named kind is told so at once (one line, exit 2), not served as ready
+// while its watch is refused; with --all-kinds such kinds are left out,
+// and with none left it stops likewise.
+func TestMonitorForbiddenKind(t *testing.T) {
+	ns := namespace(t)
+	reader := readOnlyKubeconfig(t, ns)
+	for _, args := range [][]string{{"configmaps", "-n", ns}, {"--all-kinds", "-n", ns}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, "kubectl-ssa", append([]string{"monitor", "--metrics-bind-address", freeAddr(t), "--kubeconfig", reader}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		late := ctx.Err()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || late != nil {
+			t.Errorf("monitor %v: %v, want exit 2 at once\n%s", args, err, stderr.String())
+			continue
+		}
+		if msg := strings.TrimSpace(stderr.String()); !strings.Contains(msg, "watch") || strings.Count(msg, "\n") > 1 {
+			t.Errorf("monitor %v: want one line saying what it may not watch, got:\n%s", args, msg)
+		}
+	}
+}
