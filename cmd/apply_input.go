@@ -83,9 +83,38 @@ func inputAutoscalers(ms []kube.Manifest) []unstructured.Unstructured {
 // object, the connection and input flags, the field manager.
 func (o *applyInput) target(source string, r *v1alpha1.ConflictReport) remedy.Target {
 	return remedy.Target{File: source, Kustomize: o.files.Kustomize, ClusterFlags: o.clusterFlags,
-		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool,
+		ResourceArg: r.Object.ResourceArg(), Namespace: r.Object.Namespace, MixedNamespaces: o.mixedNamespaces(source, r.Object.Namespace), FieldManager: o.fieldManager, Subresource: o.subresource, Tool: o.tool,
 		HelmRelease: o.helm.release, HelmRevision: o.helm.revision, HelmInstall: o.helm.read != nil && o.helm.read.Version == 0,
 		HelmServerSide: map[bool]string{true: o.helm.serverSide}[o.helm.serverSide != helmSideAuto]}
+}
+
+// mixedNamespaces tells whether an object of the input source (all of
+// it for -k, standard input or a Helm release) is in a namespace other
+// than ns: kubectl apply -n ns would refuse it, or move one the manifest
+// leaves to the context's. An explicit -n holds for every object; without
+// the cluster's discovery, an object that names no namespace counts as
+// one in another.
+func (o *applyInput) mixedNamespaces(source, ns string) bool {
+	if o.kc != nil && o.kc.Enforce {
+		return false
+	}
+	whole := o.files.Kustomize != "" || o.helm.release != "" || source == "" || source == "STDIN"
+	for _, m := range o.read {
+		if !whole && m.Source != source {
+			continue
+		}
+		// The namespace kubectl puts, on a copy of the kind and namespace.
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(m.Object.GroupVersionKind())
+		got.SetNamespace(m.Object.GetNamespace())
+		if o.kc != nil && o.kc.Resolved(got) != nil && got.GetNamespace() == "" {
+			continue // cluster-scoped: kubectl ignores -n
+		}
+		if got.GetNamespace() != ns {
+			return true
+		}
+	}
+	return false
 }
 
 // toolNames are --for's values.

@@ -362,7 +362,7 @@ func diffNotExact(reports []*v1alpha1.DiffReport, targets []remedy.Target) error
 		names = append(names, name)
 		if check == nil {
 			t := targets[i]
-			check = t.Line([]string{"kubectl", "ssa", "explain-conflict"}, append(append(t.SSAInput(), t.ManagerFlag()...), "--verify")...)
+			check = t.InputLine([]string{"kubectl", "ssa", "explain-conflict"}, append(append(t.SSAInput(), t.ManagerFlag()...), "--verify")...)
 		}
 	}
 	if len(names) > 0 {

@@ -210,8 +210,8 @@ var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 
 // ReplicasHolders reads, from the live object, who besides the
 // autoscaler's controller holds .spec.replicas: owners in managedFields,
-// and the client-side apply manager whose last-applied annotation holds
-// it. Ordered by manager name; nil for an object that does not exist.
+// and the client-side apply manager (in managedFields) whose last-applied
+// annotation holds it. Ordered by manager name; nil for an object that does not exist.
 func ReplicasHolders(live *unstructured.Unstructured) []v1alpha1.ReplicasHolder {
 	if live == nil {
 		return nil
@@ -235,16 +235,15 @@ func ReplicasHolders(live *unstructured.Unstructured) []v1alpha1.ReplicasHolder 
 		}
 	}
 	if lastAppliedHoldsReplicas(live.GetAnnotations()[ownership.LastAppliedAnnotation]) {
-		// The annotation's owner, as kubectl finds it; kubectl's own
-		// client-side manager when none owns it.
-		csa := ownership.ClientSideApplyManager
+		// The annotation's owner, as kubectl finds it. Without one (a
+		// server-side apply migrated it), no handover can start from a
+		// client-side manager: none is named.
 		for _, e := range entries {
 			if ownership.IsCSAEntry(e) {
-				csa = e.Manager
+				add(e.Manager).LastApplied = true
 				break
 			}
 		}
-		add(csa).LastApplied = true
 	}
 	out := make([]v1alpha1.ReplicasHolder, 0, len(byManager))
 	for _, h := range byManager {

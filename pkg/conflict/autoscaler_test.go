@@ -71,6 +71,20 @@ func TestReplicasHolders(t *testing.T) {
 			want: []v1alpha1.ReplicasHolder{{Manager: "kubectl"}},
 		},
 		{
+			// kubectl apply --server-side --field-manager=argocd-controller
+			// after a client-side apply migrates the client-side entry
+			// into argocd-controller's and leaves the annotation: no
+			// client-side manager is left for a handover to start from.
+			name: "the annotation holds replicas, its client-side entry migrated",
+			ops:  []operation{apply{Manager: "argocd-controller", Manifest: csaWithReplicas(2)}},
+			want: []v1alpha1.ReplicasHolder{{Manager: "argocd-controller"}},
+		},
+		{
+			name: "the annotation holds replicas, its client-side entry migrated, then scaled",
+			ops:  []operation{apply{Manager: "argocd-controller", Manifest: csaWithReplicas(2)}, hpaScales(4)},
+			want: []v1alpha1.ReplicasHolder{},
+		},
+		{
 			name: "held by a handover to the autoscaler",
 			ops:  []operation{apply{Manager: "kubectl-ssa-handover", Manifest: fmt.Sprintf(replicas, 3)}},
 			want: []v1alpha1.ReplicasHolder{},

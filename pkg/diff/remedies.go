@@ -32,7 +32,7 @@ func conflictRemedies(r *v1alpha1.DiffReport, t remedy.Target) []remedy.Remedy {
 		out = append(out, remedy.Remedy{Kind: remedy.Force, Summary: "take the fields: force the apply", Command: t.ForceApply()})
 	}
 	rest := append(append(append(t.ManagerFlag(), t.SubresourceFlag()...), t.ForFlag()...), t.SSAInput()...)
-	return append(out, remedy.Remedy{Kind: remedy.Explain, Summary: "see why and the ways out", Command: t.Line(explainHead, rest...)})
+	return append(out, remedy.Remedy{Kind: remedy.Explain, Summary: "see why and the ways out", Command: t.InputLine(explainHead, rest...)})
 }
 
 // resetRemedies are the ways out of the resets a controller undoes, to
@@ -42,5 +42,5 @@ func resetRemedies(r *v1alpha1.DiffReport, t remedy.Target) []remedy.Remedy {
 		return nil
 	}
 	rest := append(append(t.ManagerFlag(), t.ForFlag()...), t.SSAInput()...)
-	return []remedy.Remedy{{Kind: remedy.Explain, Summary: "the ways out, before you apply", Command: t.Line(explainHead, rest...)}}
+	return []remedy.Remedy{{Kind: remedy.Explain, Summary: "the ways out, before you apply", Command: t.InputLine(explainHead, rest...)}}
 }

@@ -162,6 +162,10 @@ type Target struct {
 	// ResourceArg names the object as kubectl does (deployment.v1.apps/web).
 	ResourceArg string
 	Namespace   string
+	// MixedNamespaces: the objects of the input are not all in Namespace
+	// (the manifests name theirs). A command that reads the input then
+	// has no -n, which kubectl refuses for an object in another one.
+	MixedNamespaces bool
 	// ClusterFlags are the connection flags the user gave (--context,
 	// --kubeconfig, --as, ...), as words.
 	ClusterFlags []string
@@ -196,6 +200,15 @@ func (t Target) Line(head []string, rest ...string) Command {
 		out = append(out, "-n", t.Namespace)
 	}
 	return append(out, rest...)
+}
+
+// InputLine is Line for a command that reads the input (-f, -k): -n
+// only when every object of the input is in Namespace.
+func (t Target) InputLine(head []string, rest ...string) Command {
+	if t.MixedNamespaces {
+		t.Namespace = ""
+	}
+	return t.Line(head, rest...)
 }
 
 // SSA is kubectl ssa SUBCOMMAND... on the object: head words, the
@@ -269,5 +282,5 @@ func (t Target) SubresourceFlag() []string {
 // ForceApply is the forced server-side apply of the manifests.
 func (t Target) ForceApply() Command {
 	head := append(append(Command{"kubectl", "apply", "--server-side", "--force-conflicts"}, t.ManagerFlag()...), t.SubresourceFlag()...)
-	return t.Line(head, t.Input()...)
+	return t.InputLine(head, t.Input()...)
 }

@@ -18,6 +18,11 @@ func TestTargetCommands(t *testing.T) {
 	}{
 		{"force apply", full.ForceApply(), `kubectl apply --server-side --force-conflicts '--field-manager=argo cd' --subresource=scale --context=prod '--kubeconfig=/home/me/my configs/k' -n shop -f app.yaml`},
 		{"kubectl's manager, kustomize", remedy.Target{Kustomize: "overlays/prod", FieldManager: "kubectl"}.ForceApply(), `kubectl apply --server-side --force-conflicts -k overlays/prod`},
+		// kubectl apply -n refuses a manifest in another namespace: the
+		// objects of a file in several namespaces carry theirs.
+		{"objects in several namespaces", remedy.Target{ResourceArg: "cm/a", Namespace: "other", File: "multi.yaml", MixedNamespaces: true}.ForceApply(), `kubectl apply --server-side --force-conflicts -f multi.yaml`},
+		{"several namespaces: the object's own command", remedy.Target{ResourceArg: "cm/a", Namespace: "other", MixedNamespaces: true}.SSA([]string{"who-owns"}), `kubectl ssa who-owns cm/a -n other`},
+		{"several namespaces: explain the file", remedy.Target{Namespace: "other", File: "multi.yaml", MixedNamespaces: true}.InputLine([]string{"kubectl", "ssa", "explain-conflict"}, "-f", "multi.yaml"), `kubectl ssa explain-conflict -f multi.yaml`},
 		{"standard input", remedy.Target{File: "STDIN"}.ForceApply(), `kubectl apply --server-side --force-conflicts -f MANIFEST`},
 		{"ssa", full.SSA([]string{"handover"}, "--field", ".metadata.labels['a b']", "--from", "x"), `kubectl ssa handover deployment.v1.apps/web --context=prod '--kubeconfig=/home/me/my configs/k' -n shop --field '.metadata.labels['\''a b'\'']' --from x`},
 		{"control characters", remedy.Target{ResourceArg: "cm/a\nb"}.SSA([]string{"who-owns"}), `kubectl ssa who-owns $'cm/a\nb'`},

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,14 @@ func kubectlApplyServerSide(t *testing.T, file string) {
 // kubectlApplyFile is kubectl apply -f file with more flags (name=value).
 func kubectlApplyFile(t *testing.T, ns, file string, more ...string) {
 	t.Helper()
+	if err := kubectlApplyFileErr(t, ns, file, more...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kubectlApplyFileErr is kubectlApplyFile, its error returned.
+func kubectlApplyFileErr(t *testing.T, ns, file string, more ...string) error {
+	t.Helper()
 	cf := genericclioptions.NewConfigFlags(true)
 	cf.KubeConfig = &env.kubeconfig
 	if ns != "" {
@@ -70,8 +79,9 @@ func kubectlApplyFile(t *testing.T, ns, file string, more ...string) {
 		err = o.Run()
 	}
 	if err != nil {
-		t.Fatalf("kubectl apply: %v\n%s%s", err, out.String(), errOut.String())
+		return fmt.Errorf("kubectl apply: %w\n%s%s", err, out.String(), errOut.String())
 	}
+	return nil
 }
 
 // csaWeb is the Deployment of the HPA tests with 3 replicas.
