@@ -87,17 +87,19 @@ func TestLocalSelector(t *testing.T) {
 // checked while its body streams, and within the run's timeout.
 func TestInputURL(t *testing.T) {
 	srv := testkit.InputServer(t, map[string]string{"/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
-	ctx := WithInputs(context.Background(), "1s")
 	tests := []struct {
-		path, want string
+		path, timeout, want string
 	}{
-		{"/endless.yaml", "endless.yaml holds more than 67108864 bytes"},
-		{"/slow.yaml", "slow.yaml did not answer in full within 1s: try again, raise --request-timeout"},
-		{"/missing.yaml", "status code=404"},
-		{"/cm.yaml", ""},
+		// The bound, not the timeout, ends an endless body: a minute
+		// for 64 MiB even on a busy machine with the race detector.
+		{"/endless.yaml", "1m", "endless.yaml holds more than 67108864 bytes"},
+		{"/slow.yaml", "1s", "slow.yaml did not answer in full within 1s: try again, raise --request-timeout"},
+		{"/missing.yaml", "1m", "status code=404"},
+		{"/cm.yaml", "1m", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
+			ctx := WithInputs(context.Background(), tt.timeout)
 			ms, err := ReadManifests(ctx, nil, &resource.FilenameOptions{Filenames: []string{srv.URL + tt.path}})
 			if tt.want == "" {
 				if err != nil || len(ms) != 1 || ms[0].Source != srv.URL+tt.path {
