@@ -39,21 +39,27 @@ stringData:
 	return writeChart(t, dir, files)
 }
 
-// TestSnapshotHelmRelease: a release installed by helm (server-side, and
-// client-side) with a Secret rendered from a value; a snapshot taken by a
-// read-only account keeps the release with no Secret value nor user
-// value, and diff and explain-conflict of the release, and of upgrade
-// renders (the Secret the same, and changed), say from the snapshot with
-// no cluster what they say live, with the same exit code.
+// TestSnapshotHelmRelease: a release installed by helm (server-side,
+// client-side, and kept in ConfigMaps) with a Secret rendered from a
+// value; a snapshot taken by a read-only account keeps the release with
+// no Secret value nor user value, and diff and explain-conflict of the
+// release, and of upgrade renders (the Secret the same, and changed), say
+// from the snapshot with no cluster what they say live, with the same
+// exit code.
 func TestSnapshotHelmRelease(t *testing.T) {
-	for _, serverSide := range []bool{true, false} {
-		t.Run("server-side="+strconv.FormatBool(serverSide), func(t *testing.T) {
+	for _, tc := range []struct {
+		name, driver string
+		serverSide   bool
+	}{{"server-side", "secret", true}, {"client-side", "secret", false}, {"configmap", "configmap", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// helm and kubectl-ssa both read it.
+			t.Setenv("HELM_DRIVER", tc.driver)
 			ns := namespace(t)
 			chart := secretChart(t)
 			old, next := "snap-old-"+rand.String(12), "snap-new-"+rand.String(12)
-			helmRun(t, "install", "web", chart, "-n", ns, "--server-side="+strconv.FormatBool(serverSide), "--set", "password="+old)
+			helmRun(t, "install", "web", chart, "-n", ns, "--server-side="+strconv.FormatBool(tc.serverSide), "--set", "password="+old)
 			file := takeSnapshot(t, readOnlyKubeconfig(t, ns), ns, "secrets,configmaps")
-			snapshotLeaks(t, file, ns, old)
+			snapshotLeaks(t, file, ns, tc.driver+"s", old)
 			dir := t.TempDir()
 			same, changed := filepath.Join(dir, "same.yaml"), filepath.Join(dir, "changed.yaml")
 			writeFile(t, same, helmRun(t, "template", "web", chart, "-n", ns, "--set", "password="+old, "--set", "greeting=hi"))
@@ -109,7 +115,7 @@ func withoutSnapshot(t *testing.T, out string) any {
 // and the release it keeps, decoded) holds the user's value or the
 // chart's default, in clear or in base64, or the release's values or
 // chart at all.
-func snapshotLeaks(t *testing.T, file, ns, value string) {
+func snapshotLeaks(t *testing.T, file, ns, storage, value string) {
 	t.Helper()
 	raw, plain := snapshotBytes(t, file)
 	var snap struct {
@@ -126,14 +132,14 @@ func snapshotLeaks(t *testing.T, file, ns, value string) {
 		for _, it := range l.Items {
 			md, _ := it["metadata"].(map[string]any)
 			data, _ := it["data"].(map[string]any)
-			if l.Resource != "secrets" || md["namespace"] != ns || md["name"] != "sh.helm.release.v1.web.v1" {
+			if l.Resource != storage || md["namespace"] != ns || md["name"] != "sh.helm.release.v1.web.v1" {
 				continue
 			}
-			release = helmDecoded(t, data["release"])
+			release = helmDecoded(t, data["release"], storage == "secrets")
 		}
 	}
 	if release == nil {
-		t.Fatalf("the snapshot holds no release Secret sh.helm.release.v1.web.v1 in %s", ns)
+		t.Fatalf("the snapshot holds no release %s sh.helm.release.v1.web.v1 in %s", storage, ns)
 	}
 	var rel map[string]any
 	if err := json.Unmarshal(release, &rel); err != nil {
@@ -180,16 +186,19 @@ func gunzipped(t *testing.T, b []byte) []byte {
 	return out
 }
 
-// helmDecoded is the JSON of the release a storage Secret's data.release
-// holds: the Secret's base64, then Helm's base64 of gzip.
-func helmDecoded(t *testing.T, v any) []byte {
+// helmDecoded is the JSON of the release a storage object's data.release
+// holds: a Secret's base64, then Helm's base64 of gzip.
+func helmDecoded(t *testing.T, v any, secret bool) []byte {
 	t.Helper()
 	s, _ := v.(string)
-	outer, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
+	if secret {
+		outer, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = string(outer)
 	}
-	inner, err := base64.StdEncoding.DecodeString(string(outer))
+	inner, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		t.Fatal(err)
 	}
