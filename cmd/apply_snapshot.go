@@ -41,16 +41,17 @@ func (s *snapshotInput) validate(o *applyInput) error {
 		return nil
 	case o.local:
 		return errors.New("--snapshot and --local are two offline sources: give one of them")
-	case o.helm.release != "":
-		return errors.New("--helm-release can't be read from a snapshot (a release's Secret is kept as hashes): render the chart (helm template) and give it with -f")
 	case s.maxAge < 0:
 		return fmt.Errorf("--max-age must be positive, not %s", s.maxAge)
 	}
 	return nil
 }
 
-// source reads the snapshot and refuses one older than --max-age.
+// source reads the snapshot, once, and refuses one older than --max-age.
 func (s *snapshotInput) source(o *applyInput) (*applySource, error) {
+	if s.snap != nil {
+		return &applySource{reader: s.snap.Reader(), cluster: s.snap.Cluster}, nil
+	}
 	f, err := source.ReadSnapshot(s.file)
 	if err != nil {
 		return nil, err

@@ -88,7 +88,6 @@ func TestValidationErrors(t *testing.T) {
 		{"explain-conflict: live file without local", []string{"explain-conflict", "-f", "x.yaml", "--live-file", "l.yaml"}, "--live-file and --schema go with --local"},
 		{"explain-conflict: max-age without snapshot", []string{"explain-conflict", "-f", "x.yaml", "--max-age", "1h"}, "--max-age goes with --snapshot"},
 		{"explain-conflict: snapshot and local", []string{"explain-conflict", "-f", "x.yaml", "--snapshot", "s", "--local", "--live-file", "l.yaml"}, "--snapshot and --local are two offline sources"},
-		{"diff: snapshot and helm release", []string{"diff", "--helm-release", "web", "--snapshot", "s"}, "--helm-release can't be read from a snapshot"},
 		{"snapshot: no file", []string{"snapshot", "deployments"}, "give the file to write with -o FILE"},
 		{"snapshot: no kinds", []string{"snapshot", "-o", "x"}, "give the kinds to snapshot"},
 		{"snapshot: named objects", []string{"snapshot", "-o", "x", "-f", "x.yaml"}, "a snapshot lists whole kinds"},

@@ -253,9 +253,18 @@ func (h *helmInput) refusal(m kube.Manifest) *v1alpha1.Refusal {
 		Annotations: map[string]string{helm.ReleaseNameAnnotation: h.read.Name, helm.ReleaseNamespaceAnnotation: ns}}
 }
 
-// kubeCluster is the run's cluster clients, made once.
+// kubeCluster is the run's cluster clients, made once: with --snapshot,
+// the snapshot's (a Helm release is read from it).
 func (o *applyInput) kubeCluster() (*kube.Cluster, error) {
 	if o.kc != nil {
+		return o.kc, nil
+	}
+	if o.snapshot.file != "" {
+		src, err := o.snapshot.source(o)
+		if err != nil {
+			return nil, err
+		}
+		o.kc = src.cluster.Cluster
 		return o.kc, nil
 	}
 	c, err := o.cluster()

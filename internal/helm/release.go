@@ -124,6 +124,33 @@ func Decode(data string) (*Release, error) {
 	return &r, nil
 }
 
+// Encode is Decode's inverse, as Helm's encodeRelease writes a release:
+// its JSON, gzipped at gzip.BestCompression, in standard base64 (for a
+// Secret, under the Secret's own base64).
+func Encode(r *Release) (string, error) {
+	js, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	return EncodeJSON(js)
+}
+
+// EncodeJSON is Encode of a release's JSON already marshalled.
+func EncodeJSON(js []byte) (string, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := zw.Write(js); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", fmt.Errorf("gzip: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
 // gunzip decompresses b, refusing it as soon as it passes maxRelease.
 func gunzip(b []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))

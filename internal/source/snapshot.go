@@ -90,7 +90,13 @@ func (s *Snapshot) unhash(secret map[string]any, manifest *unstructured.Unstruct
 		for k, v := range m {
 			stored, _ := v.(string)
 			value := []byte("(a value kubectl ssa snapshot did not keep: " + strings.TrimPrefix(stored, v1alpha1.SecretHashPrefix) + ")")
-			if mine, ok := secretValue(manifest, k); ok && stored == HashValue(s.salt, mine) {
+			mine, ok := secretValue(manifest, k)
+			switch {
+			case ok && stored == HashValue(s.salt, mine):
+				value = mine
+			case ok && stored == string(mine):
+				// A Helm release's manifest, as the snapshot kept it
+				// (hashed): the same value.
 				value = mine
 			}
 			m[k] = string(value)

@@ -243,13 +243,22 @@ func (s *Cluster) listChunks(ctx context.Context, l *v1alpha1.SnapshotList) erro
 }
 
 // hashSecrets replaces each value of the Secrets of l (data, and the
-// last-applied configuration, which holds them too) by its salted hash.
+// last-applied configuration, which holds them too) by its salted hash;
+// of Helm's storage objects (Secrets and ConfigMaps) it keeps the release
+// sanitized (sanitizeHelmData).
 func hashSecrets(l *v1alpha1.SnapshotList, salt []byte) {
-	if l.Group != "" || l.Resource != "secrets" {
+	if l.Group != "" || l.Resource != "secrets" && l.Resource != "configmaps" {
 		return
 	}
 	for _, it := range l.Items {
-		hashValues(it, salt)
+		switch {
+		case helmStorage(l.Resource, it):
+			sanitizeHelmData(it, l.Resource == "secrets", salt)
+		case l.Resource == "configmaps":
+			continue
+		default:
+			hashValues(it, salt)
+		}
 		md, _ := it["metadata"].(map[string]any)
 		if ann, ok := md["annotations"].(map[string]any); ok {
 			if v, ok := ann[lastApplied].(string); ok {

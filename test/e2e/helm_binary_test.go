@@ -107,6 +107,12 @@ spec:
 {{- end }}
 `,
 	}
+	return writeChart(t, dir, files)
+}
+
+// writeChart writes files (by path) under dir, and returns dir.
+func writeChart(t *testing.T, dir string, files map[string]string) string {
+	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
