@@ -209,7 +209,7 @@ func TestParseDryRun(t *testing.T) {
 func TestFinishing(t *testing.T) {
 	t.Run("outlives the cancellation by the grace", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		fin, stop := Finishing(ctx, 200*time.Millisecond)
+		fin, stop := Finishing(ctx, 2*time.Second)
 		defer stop()
 		cancel()
 		select {
@@ -219,7 +219,7 @@ func TestFinishing(t *testing.T) {
 		}
 		select {
 		case <-fin.Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("still running long after the grace")
 		}
 	})
