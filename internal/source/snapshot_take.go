@@ -133,7 +133,7 @@ func snapshotPlan(o TakeOptions, served map[schema.GroupVersionResource]string) 
 			}
 		}
 	}
-	return dedupLists(plan)
+	return newLists(plan, nil)
 }
 
 // paramLists are the lists of the params of the policies listed: every
@@ -154,32 +154,23 @@ func (s *Cluster) paramLists(lists []v1alpha1.SnapshotList) []v1alpha1.SnapshotL
 			plan = append(plan, v1alpha1.SnapshotList{Group: m.Resource.Group, Version: m.Resource.Version, Resource: m.Resource.Resource})
 		}
 	}
-	var out []v1alpha1.SnapshotList
-	for _, p := range dedupLists(plan) {
-		if !containsList(lists, p) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return newLists(plan, lists)
 }
 
 func listKey(l v1alpha1.SnapshotList) string {
 	return l.Group + "/" + l.Version + "/" + l.Resource + "/" + l.Namespace + "/" + l.LabelSelector
 }
 
-func containsList(lists []v1alpha1.SnapshotList, l v1alpha1.SnapshotList) bool {
-	for _, x := range lists {
-		if listKey(x) == listKey(l) {
-			return true
-		}
+// newLists are the lists of plan, each once, that are not in have.
+func newLists(plan, have []v1alpha1.SnapshotList) []v1alpha1.SnapshotList {
+	seen := map[string]bool{}
+	for _, l := range have {
+		seen[listKey(l)] = true
 	}
-	return false
-}
-
-func dedupLists(plan []v1alpha1.SnapshotList) []v1alpha1.SnapshotList {
 	var out []v1alpha1.SnapshotList
 	for _, l := range plan {
-		if !containsList(out, l) {
+		if k := listKey(l); !seen[k] {
+			seen[k] = true
 			out = append(out, l)
 		}
 	}
