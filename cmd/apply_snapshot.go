@@ -73,11 +73,6 @@ func (s *snapshotInput) source(o *applyInput) (*applySource, error) {
 	if s.snap, err = source.NewSnapshot(f, ns, enforce); err != nil {
 		return nil, fmt.Errorf("--snapshot %s: %w", s.file, err)
 	}
-	// The run's cluster is the snapshot's: what the fixes say of -n
-	// (mixedNamespaces) reads it as it reads the live one.
-	if o.kc == nil {
-		o.kc = s.snap.Cluster.Cluster
-	}
 	return &applySource{reader: s.snap.Reader(), cluster: s.snap.Cluster}, nil
 }
 

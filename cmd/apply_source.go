@@ -107,6 +107,11 @@ func (o *applyInput) mayAskForCredentials() bool {
 // source is the cluster, or with --local the saved files.
 func (o *applyInput) source(ctx context.Context) (*applySource, error) {
 	if o.snapshot.file != "" {
+		// The run's cluster is the snapshot's (kubeCluster), as a live
+		// run's is the live one: what the fixes say of -n reads it.
+		if _, err := o.kubeCluster(); err != nil {
+			return nil, err
+		}
 		return o.snapshot.source(o)
 	}
 	if !o.local {
