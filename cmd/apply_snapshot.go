@@ -67,8 +67,13 @@ func (s *snapshotInput) source(o *applyInput) (*applySource, error) {
 			s.file, f.TakenAt.UTC().Format(time.RFC3339), (-age).Round(time.Second))}
 	}
 	ns, enforce, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil, err
+	switch {
+	case err == nil:
+	case o.configFlags.Namespace != nil && *o.configFlags.Namespace != "":
+		// No cluster is read: -n is all the kubeconfig would give.
+		ns, enforce = *o.configFlags.Namespace, true
+	default:
+		return nil, fmt.Errorf("--snapshot contacts no cluster, but the namespace comes from the kubeconfig, which can't be read (%w): give -n NAMESPACE, or a kubeconfig that can be read", err)
 	}
 	if s.snap, err = source.NewSnapshot(f, ns, enforce); err != nil {
 		return nil, fmt.Errorf("--snapshot %s: %w", s.file, err)

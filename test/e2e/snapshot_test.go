@@ -382,6 +382,13 @@ func TestSnapshotStaleness(t *testing.T) {
 	if !strings.Contains(r.stdout, "# predicted from snapshot "+file+", taken ") {
 		t.Errorf("no snapshot header:\n%s", r.stdout)
 	}
+	// A kubeconfig that isn't there is not needed with -n (no cluster is
+	// read); without -n, one line says to give it.
+	missing := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	mustSSA(t, 0, "explain-conflict", "-n", ns, "-f", m, "--field-manager", "alice", "--snapshot", file, "--kubeconfig", missing)
+	if r := ssa(t, "explain-conflict", "-f", m, "--field-manager", "alice", "--snapshot", file, "--kubeconfig", missing); r.code != 2 || !strings.Contains(r.stderr, "give -n NAMESPACE") {
+		t.Errorf("a missing kubeconfig without -n: exit %d\n%s", r.code, r.stderr)
+	}
 	// Taken again with the same salt, what the namespace holds is the
 	// same bytes (cluster-wide lists may change meanwhile: other tests'
 	// namespaces).
