@@ -82,6 +82,9 @@ func (o *snapshotOptions) validate() error {
 	if format, _, _ := strings.Cut(o.out, "="); slices.Contains(outputFormats, format) {
 		return fmt.Errorf("-o is the file to write, not an output format: the snapshot is gzip-compressed JSON (-o ./%s writes a file of that name)", o.out)
 	}
+	if err := checkOutFile(o.out); err != nil {
+		return err
+	}
 	if o.sel.HasFiles() {
 		return errors.New("a snapshot lists whole kinds: give TYPE[,TYPE...] or --all-kinds, not -f or -k")
 	}
@@ -99,6 +102,23 @@ func (o *snapshotOptions) validate() error {
 	var err error
 	if o.salt, err = hex.DecodeString(o.saltHex); err != nil || len(o.salt) < 16 {
 		return fmt.Errorf("--salt must be at least 16 bytes in hex (32 hex digits), not %q", o.saltHex)
+	}
+	return nil
+}
+
+// checkOutFile tells, before the cluster is read, why -o FILE could not
+// be written: a directory, or a file in a directory that is not there.
+func checkOutFile(out string) error {
+	if out == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return fmt.Errorf("-o %s is a directory: give a file in it (-o %s)", out, filepath.Join(out, "snapshot.json.gz"))
+	}
+	if dir := filepath.Dir(out); dir != "." {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("-o %s: the directory %s does not exist: create it first", out, dir)
+		}
 	}
 	return nil
 }

@@ -119,3 +119,20 @@ func TestSnapshotHeaderFuture(t *testing.T) {
 		t.Errorf("header %q", b.String())
 	}
 }
+
+// -o FILE that can't be written is refused before the cluster is read,
+// naming the directory, not a temporary file.
+func TestSnapshotOutFile(t *testing.T) {
+	dir := t.TempDir()
+	for out, want := range map[string]string{
+		dir:                                "is a directory: give a file in it",
+		filepath.Join(dir, "nope", "s.gz"): "the directory " + filepath.Join(dir, "nope") + " does not exist",
+		filepath.Join(dir, "s.gz"):         "",
+		"-":                                "",
+	} {
+		err := checkOutFile(out)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("-o %s: %v, want %q", out, err, want)
+		}
+	}
+}
