@@ -10,8 +10,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -128,25 +130,41 @@ func HashValue(salt, value []byte) string {
 	return v1alpha1.SecretHashPrefix + hex.EncodeToString(m.Sum(nil))
 }
 
+// MaxSnapshotBytes bounds a snapshot once decompressed: ten times a
+// 50,000-object one, and not a gzip bomb's worth.
+const MaxSnapshotBytes = 1 << 30
+
 // ReadSnapshot reads a snapshot file (gzip-compressed or plain JSON).
 func ReadSnapshot(path string) (*v1alpha1.Snapshot, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--snapshot %s: no such file: take one with kubectl ssa snapshot -o FILE", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--snapshot: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	var r io.Reader = bufio.NewReader(f)
-	if magic, _ := r.(*bufio.Reader).Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	magic, _ := br.Peek(2)
+	switch {
+	case len(magic) == 0:
+		return nil, fmt.Errorf("--snapshot %s: the file is empty: take one with kubectl ssa snapshot -o FILE", path)
+	case bytes.Equal(magic, []byte{0x1f, 0x8b}):
 		gz, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, fmt.Errorf("--snapshot %s: %w", path, err)
 		}
 		r = gz
 	}
+	limited := &io.LimitedReader{R: r, N: MaxSnapshotBytes + 1}
 	var snap v1alpha1.Snapshot
-	dec := json.NewDecoder(r)
+	dec := json.NewDecoder(limited)
 	dec.UseNumber() // (the objects' numbers as they were, served back as they were)
 	if err := dec.Decode(&snap); err != nil {
+		if limited.N <= 0 {
+			return nil, fmt.Errorf("--snapshot %s: it holds more than %d bytes once decompressed, more than a snapshot does: take one with kubectl ssa snapshot -o FILE", path, int64(MaxSnapshotBytes))
+		}
 		return nil, fmt.Errorf("--snapshot %s: not a snapshot (%w): take one with kubectl ssa snapshot -o FILE", path, err)
 	}
 	if snap.APIVersion != v1alpha1.GroupVersion || snap.Kind != v1alpha1.SnapshotKind {

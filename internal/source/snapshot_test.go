@@ -150,4 +150,13 @@ func TestReadSnapshot(t *testing.T) {
 	if _, err := ReadSnapshot(f); err == nil || !strings.Contains(err.Error(), "not a ssa.kubectl-ssa.io/v1alpha1 Snapshot") {
 		t.Errorf("a report read as a snapshot: %v", err)
 	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{empty: "the file is empty", filepath.Join(dir, "nope"): "nope: no such file"} {
+		if _, err := ReadSnapshot(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+	}
 }
