@@ -61,7 +61,7 @@ func (o *monitorOptions) serve(ctx context.Context) error {
 	}
 	ln, err := net.Listen("tcp", o.bind)
 	if err != nil {
-		return fmt.Errorf("--metrics-bind-address %s: %w (choose a free address, e.g. :9090)", o.bind, err)
+		return fmt.Errorf("--metrics-bind-address %s: %w (give a free HOST:PORT or :PORT, e.g. :9090)", o.bind, err)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

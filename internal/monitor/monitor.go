@@ -130,7 +130,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil // stopped
 	}
-	m.cfg.Log(fmt.Sprintf("watching %d objects of %d kinds", m.count(), len(m.informers)))
+	m.cfg.Log(fmt.Sprintf("watching %s of %s", counted(m.count(), "object"), counted(len(m.informers), "kind")))
 	// The first listing's garbage (whole lists decoded at once) goes back
 	// to the system now rather than minutes later: a monitor's resident
 	// memory is what its store holds.
@@ -287,3 +287,11 @@ func (m *Monitor) event(ref v1alpha1.ObjectRef, reason, msg string) {
 
 // ErrLostLease is returned when another replica took the lease.
 var ErrLostLease = errors.New("lost the leader lease to another replica")
+
+// counted is n and what, plural unless n is 1.
+func counted(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -169,6 +169,9 @@ func (m *Monitor) stale(ctx context.Context) {
 	}
 	for _, l := range lists {
 		got, err := l.List(ctx, sel)
+		if apierrors.IsNotFound(err) {
+			continue // no CRD: said once where reports are written
+		}
 		if err != nil {
 			m.cfg.Log(fmt.Sprintf("listing the reports of an earlier run: %v", err))
 			continue
